@@ -1,0 +1,55 @@
+# Plumbline: `make run` starts the whole system, `make test` runs every test.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+STAMP := $(VENV)/.installed
+PROTO_STAMP := libs/plumbline/.proto-stamp
+PROTOS := $(shell find proto -name '*.proto')
+
+.DEFAULT_GOAL := help
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml setup.py
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+setup: $(STAMP) proto ## create the virtualenv, install everything, build the gRPC code
+
+proto: $(PROTO_STAMP) ## generate the gRPC code from proto/
+
+$(PROTO_STAMP): $(STAMP) $(PROTOS)
+	$(PY) -m plumbline.protogen proto libs
+	touch $@
+
+run: setup ## start the whole system in one process (SQLite, in-process bus) on :8080
+	$(BIN)/plumbline run --target all
+
+migrate: setup ## apply every service's migrations
+	$(BIN)/plumbline migrate
+
+test: setup browser ## run unit and end-to-end tests in both topologies
+	$(BIN)/pytest -q tests
+
+test-unit: setup ## unit tests only
+	$(BIN)/pytest -q tests/unit
+
+lint: setup ## ruff and mypy
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
+
+bench: setup ## benchmarks (TOPOLOGY=embedded|distributed)
+	$(PY) -m bench --topology $${TOPOLOGY:-embedded}
+
+browser: ## install Chromium for the docs UI browser test if it is missing
+	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
+
+clean: ## remove generated code and the virtualenv
+	rm -rf $(VENV) $(PROTO_STAMP)
+	find libs/plumbline -name '*_pb2*.py*' -delete
+
+.PHONY: help setup proto run migrate test test-unit lint bench browser clean

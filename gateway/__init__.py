@@ -1,0 +1,1 @@
+"""The gateway: the whole ``/rest/{version}`` surface in front of the services."""

@@ -1,0 +1,146 @@
+"""Authentication: Basic, Bearer tokens, and the docs page's session cookie.
+
+A password is hashed once: a verified Basic credential is cached under a keyed digest
+(HMAC with a per-process key, so the cache never holds a password) for a short TTL and
+dropped when the user changes. Tokens are verified locally with identity's public keys;
+the user behind a token is looked up once per TTL, so deactivation takes effect.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import os
+import time
+
+import jwt
+from starlette.requests import Request
+
+from plumbline.common.context import Principal
+from plumbline.common.errors import NotFound, Unauthenticated
+from plumbline.common.events import Event
+from plumbline.common.rpc import ServiceClient
+from plumbline.core.v1 import core_pb2
+from plumbline.identity.v1 import identity_pb2
+
+SESSION_COOKIE = "plumbline_session"
+_MAX_ENTRIES = 100_000
+
+
+class Authenticator:
+    """Turns request credentials into a principal."""
+
+    def __init__(self, identity: ServiceClient, ttl: float) -> None:
+        self.identity = identity
+        self.ttl = ttl
+        self._key = os.urandom(32)
+        self._basic: dict[bytes, tuple[Principal, float]] = {}
+        self._basic_by_user: dict[int, set[bytes]] = {}
+        self._users: dict[int, tuple[Principal | None, float]] = {}
+        self._public_keys: dict[str, str] = {}
+
+    async def load_keys(self) -> None:
+        """Fetches identity's token keys."""
+        reply = await self.identity.GetTokenKeys(core_pb2.Empty())
+        self._public_keys = dict(reply.public_keys)
+
+    def forget_user(self, user_id: int) -> None:
+        """Drops everything cached for a user."""
+        for digest in self._basic_by_user.pop(user_id, set()):
+            self._basic.pop(digest, None)
+        self._users.pop(user_id, None)
+
+    async def on_event(self, event: Event) -> None:
+        """Bus handler for ``identity.user.*``."""
+        for user_id in event.object_ids:
+            self.forget_user(int(user_id))
+
+    async def authenticate(self, request: Request) -> Principal:
+        """The principal of a request, or ``Unauthenticated``."""
+        header = request.headers.get("authorization")
+        if header:
+            scheme, _, value = header.partition(" ")
+            scheme = scheme.lower()
+            if scheme == "basic":
+                return await self.basic(value.strip())
+            if scheme == "bearer":
+                return await self.bearer(value.strip())
+            raise Unauthenticated("Use Basic or Bearer authentication.")
+        cookie = request.cookies.get(SESSION_COOKIE)
+        if cookie:
+            return await self.bearer(cookie)
+        raise Unauthenticated("Authentication is required: use Basic or Bearer credentials.")
+
+    async def basic(self, encoded: str) -> Principal:
+        """Basic credentials, verified once per TTL."""
+        digest = hmac.new(self._key, encoded.encode(), hashlib.sha256).digest()
+        now = time.monotonic()
+        cached = self._basic.get(digest)
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        username, password = decode_basic(encoded)
+        reply = await self.identity.AuthenticateBasic(
+            identity_pb2.BasicCredentials(username=username, password=password)
+        )
+        principal = Principal(reply.user_id, reply.username, frozenset(reply.roles))
+        if len(self._basic) > _MAX_ENTRIES:
+            self._basic.clear()
+            self._basic_by_user.clear()
+        self._basic[digest] = (principal, now + self.ttl)
+        self._basic_by_user.setdefault(principal.user_id, set()).add(digest)
+        return principal
+
+    async def bearer(self, token: str) -> Principal:
+        """A signed token; the user must still be active."""
+        try:
+            kid = jwt.get_unverified_header(token).get("kid", "")
+        except jwt.PyJWTError:
+            raise Unauthenticated("The access token is malformed.") from None
+        if kid not in self._public_keys:
+            await self.load_keys()
+        key = self._public_keys.get(kid)
+        if key is None:
+            raise Unauthenticated("The access token was not issued by this server.")
+        try:
+            claims = jwt.decode(token, key, algorithms=["EdDSA"], issuer="plumbline")
+        except jwt.ExpiredSignatureError:
+            raise Unauthenticated("The access token has expired; request a new one.") from None
+        except jwt.PyJWTError:
+            raise Unauthenticated("The access token is not valid.") from None
+        return await self.user(int(claims["sub"]))
+
+    async def user(self, user_id: int) -> Principal:
+        """The principal of a user id, cached for the TTL."""
+        now = time.monotonic()
+        cached = self._users.get(user_id)
+        if cached is None or cached[1] <= now:
+            try:
+                reply = await self.identity.GetPrincipal(core_pb2.Id(id=user_id))
+                principal = (
+                    Principal(reply.user_id, reply.username, frozenset(reply.roles))
+                    if reply.active
+                    else None
+                )
+            except NotFound:
+                principal = None
+            if len(self._users) > _MAX_ENTRIES:
+                self._users.clear()
+            cached = (principal, now + self.ttl)
+            self._users[user_id] = cached
+        if cached[0] is None:
+            raise Unauthenticated("The user of this token is inactive or no longer exists.")
+        return cached[0]
+
+
+def decode_basic(encoded: str) -> tuple[str, str]:
+    """user and password of a Basic credential."""
+    try:
+        text = base64.b64decode(encoded, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise Unauthenticated("The Basic credentials are not valid base64 of user:password.") from None
+    username, sep, password = text.partition(":")
+    if not sep or not username:
+        raise Unauthenticated("The Basic credentials must be user:password.")
+    return username, password

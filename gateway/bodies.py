@@ -1,0 +1,136 @@
+"""Request bodies: strict types, no unknown fields, bounded strings."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+Name = Annotated[str, StringConstraints(min_length=1, max_length=255)]
+Short = Annotated[str, StringConstraints(max_length=255)]
+Phone = Annotated[str, StringConstraints(max_length=64)]
+Email = Annotated[
+    str, StringConstraints(max_length=255, pattern=r"^[^@\s]+@[^@\s]+$")
+]
+Text = Annotated[str, StringConstraints(max_length=65535)]
+
+LicenseType = Literal[
+    "NAMED",
+    "FLOATING",
+    "STAKEHOLDER",
+    "FLOATING_COLLABORATOR",
+    "RESERVED_COLLABORATOR",
+    "FLOATING_REVIEWER",
+    "RESERVED_REVIEWER",
+    "NAMED_REVIEWER",
+    "TEST_RUNNER",
+    "EXPIRING_TRIAL",
+    "INACTIVE",
+    "CREATOR",
+]
+
+
+class Strict(BaseModel):
+    """Unknown fields and loose types are errors."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+class UserCreate(Strict):
+    """RequestUser on POST."""
+
+    username: Name
+    password: Annotated[str, StringConstraints(min_length=1, max_length=255)]
+    firstName: Name
+    lastName: Name
+    email: Email
+    licenseType: LicenseType
+    phone: Phone | None = None
+    title: Short | None = None
+    location: Short | None = None
+    authenticationType: dict[str, Any] | None = None
+
+
+class UserUpdate(Strict):
+    """RequestUser on PUT; read-only members of a GET body are accepted and ignored."""
+
+    username: Name | None = None
+    firstName: Name | None = None
+    lastName: Name | None = None
+    email: Email | None = None
+    licenseType: LicenseType | None = None
+    phone: Phone | None = None
+    title: Short | None = None
+    location: Short | None = None
+    password: str | None = None
+    id: int | None = None
+    type: str | None = None
+    active: bool | None = None
+    avatarUrl: str | None = None
+    authenticationType: dict[str, Any] | None = None
+
+
+class ActiveStatus(Strict):
+    """RequestActiveStatus."""
+
+    active: bool
+
+
+class GroupCreate(Strict):
+    """A new user group."""
+
+    name: Name
+    description: Text | None = None
+    project: int | None = None
+
+
+class GroupUpdate(Strict):
+    """A user group's new values; ``id`` and ``type`` of a GET body are ignored."""
+
+    name: Name | None = None
+    description: Text | None = None
+    project: int | None = None
+    id: int | None = None
+    type: str | None = None
+
+
+class GroupUser(Strict):
+    """RequestGroupUser."""
+
+    user: int
+
+
+class ProjectFields(Strict):
+    """The fields a project has."""
+
+    name: Name | None = None
+    description: Text | None = None
+    projectKey: Short | None = None
+    projectManager: int | None = None
+    statusId: int | None = None
+    projectGroup: int | None = None
+    user1: int | None = None
+    text1: Text | None = None
+    date1: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")] | None = None
+    date2: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")] | None = None
+
+
+class ProjectBody(Strict):
+    """RequestProject; the read-only members of a GET body are accepted and ignored."""
+
+    projectKey: Annotated[str, StringConstraints(max_length=32)] | None = None
+    isFolder: bool | None = None
+    parent: int | None = None
+    fields: ProjectFields = Field(default_factory=ProjectFields)
+    id: int | None = None
+    type: str | None = None
+    createdDate: str | None = None
+    modifiedDate: str | None = None
+    createdBy: int | None = None
+    modifiedBy: int | None = None
+
+
+class CredentialsCreate(Strict):
+    """A new set of API client credentials."""
+
+    name: Name

@@ -1,0 +1,94 @@
+"""What every route needs: the gateway, the API version, the caller."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import Depends, Path
+from starlette.requests import Request
+
+from plumbline.common.context import Principal, principal_var
+from plumbline.common.errors import NotFound
+from plumbline.common.settings import Settings
+from plumbline.gateway.auth import Authenticator
+from plumbline.gateway.includes import links_for, requested, resolve
+from plumbline.gateway.paging import Page, parse_page
+from plumbline.gateway.upstreams import Upstreams
+
+VERSIONS = ("v1", "latest", "labs")
+
+
+@dataclass
+class Gateway:
+    """Set on ``app.state.gateway`` once the upstreams are connected."""
+
+    settings: Settings
+    upstreams: Upstreams
+    auth: Authenticator
+
+
+def gateway(request: Request) -> Gateway:
+    """The gateway of this app."""
+    value: Gateway = request.app.state.gateway
+    return value
+
+
+def api_version(version: Annotated[str, Path(description="v1, latest or labs")]) -> str:
+    """The version segment; unknown versions are a 404."""
+    if version not in VERSIONS:
+        raise NotFound(f"Unknown API version {version!r}; available: {', '.join(VERSIONS)}.")
+    return version
+
+
+def labs_version(version: Annotated[str, Depends(api_version)]) -> str:
+    """Endpoints offered only under ``/rest/labs``."""
+    if version != "labs":
+        raise NotFound("This endpoint is offered under /rest/labs only.")
+    return version
+
+
+async def caller(request: Request, gw: Annotated[Gateway, Depends(gateway)]) -> Principal:
+    """Authenticates the request and makes the caller current for gRPC calls."""
+    principal = await gw.auth.authenticate(request)
+    principal_var.set(principal)
+    return principal
+
+
+Version = Annotated[str, Depends(api_version)]
+Caller = Annotated[Principal, Depends(caller)]
+Gw = Annotated[Gateway, Depends(gateway)]
+
+
+class View:
+    """Builds the links and linked maps of one response."""
+
+    def __init__(self, request: Request, gw: Gateway, version: str, resource: str) -> None:
+        self.request = request
+        self.gw = gw
+        self.version = version
+        self.resource = resource
+        self.includes = requested(request, resource)
+
+    def links(self) -> dict[str, Any]:
+        """The ``links`` map."""
+        return links_for(self.resource, self.request, self.version, self.gw.settings.public_url)
+
+    async def linked(self, records: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The ``linked`` map for ``include``."""
+        return await resolve(self.gw.upstreams, self.resource, self.includes, records)
+
+    def location(self, path: str) -> str:
+        """Absolute URL of a record under this version."""
+        from plumbline.gateway.includes import base_url
+
+        base = base_url(self.request, self.gw.settings.public_url)
+        return f"{base}/rest/{self.version}/{path}"
+
+
+def page(request: Request) -> Page:
+    """Paging parameters of a list request."""
+    return parse_page(request)
+
+
+Paging = Annotated[Page, Depends(page)]

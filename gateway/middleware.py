@@ -1,0 +1,155 @@
+"""One ASGI layer in front of the routes: request ids, logs, metrics, throttling,
+trailing slashes and the JSON content-type rule."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+
+from prometheus_client import Counter, Gauge, Histogram
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from plumbline.common.context import request_id_var
+from plumbline.gateway.envelope import error
+
+log = logging.getLogger("plumbline.gateway.access")
+
+REQUESTS = Counter("plumbline_http_requests_total", "HTTP requests", ["method", "status"])
+SECONDS = Histogram(
+    "plumbline_http_request_seconds",
+    "HTTP request time",
+    ["method"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+IN_FLIGHT = Gauge("plumbline_http_in_flight", "API requests being handled")
+QUEUED = Gauge("plumbline_http_queued", "API requests waiting for a slot")
+THROTTLED = Counter("plumbline_http_throttled_total", "API requests answered 429")
+
+# Bodies that are not JSON by contract.
+_NON_JSON_SUFFIXES = ("/file",)
+_NON_JSON_PATHS = ("/rest/oauth/token", "/api-docs/login")
+
+
+class Throttle:
+    """At most ``concurrency`` API requests at once, ``queue`` more waiting."""
+
+    def __init__(self, concurrency: int, queue: int, timeout: float) -> None:
+        self.slots = asyncio.Semaphore(concurrency)
+        self.queue = queue
+        self.timeout = timeout
+        self.waiting = 0
+
+    async def acquire(self) -> bool:
+        """True once a slot is held; False when the queue is full or the wait timed out."""
+        if not self.slots.locked():
+            await self.slots.acquire()
+            return True
+        if self.waiting >= self.queue:
+            return False
+        self.waiting += 1
+        QUEUED.inc()
+        try:
+            await asyncio.wait_for(self.slots.acquire(), self.timeout)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            self.waiting -= 1
+            QUEUED.dec()
+
+    def release(self) -> None:
+        """Frees a slot."""
+        self.slots.release()
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+def _has_body(scope: Scope) -> bool:
+    length = _header(scope, b"content-length")
+    if length is not None:
+        return length.strip() not in ("", "0")
+    return _header(scope, b"transfer-encoding") is not None
+
+
+class GatewayMiddleware:
+    """Wraps the whole HTTP app."""
+
+    def __init__(self, app: ASGIApp, throttle: Throttle) -> None:
+        self.app = app
+        self.throttle = throttle
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        if len(path) > 1 and path.endswith("/") and path != "/api-docs/":
+            path = path.rstrip("/") or "/"
+            scope = dict(scope, path=path, raw_path=path.encode())
+        request_id = _header(scope, b"x-request-id") or uuid.uuid4().hex[:16]
+        token = request_id_var.set(request_id)
+        method: str = scope["method"]
+        started = time.perf_counter()
+        status_holder: list[int] = [500]
+
+        async def send_wrapper(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_holder[0] = message["status"]
+                headers = list(message.get("headers", ()))
+                headers.append((b"x-request-id", request_id.encode()))
+                message = dict(message, headers=headers)
+            await send(message)
+
+        api = path.startswith("/rest")
+        try:
+            if api and method in ("POST", "PUT", "PATCH") and _has_body(scope):
+                problem = self._content_type_problem(scope, path)
+                if problem is not None:
+                    await error(400, problem)(scope, receive, send_wrapper)
+                    return
+            if not api:
+                await self.app(scope, receive, send_wrapper)
+                return
+            if not await self.throttle.acquire():
+                THROTTLED.inc()
+                response = error(
+                    429,
+                    "Too many requests are waiting; retry after the time in Retry-After.",
+                    {"Retry-After": "1"},
+                )
+                await response(scope, receive, send_wrapper)
+                return
+            IN_FLIGHT.inc()
+            try:
+                await self.app(scope, receive, send_wrapper)
+            finally:
+                IN_FLIGHT.dec()
+                self.throttle.release()
+        finally:
+            elapsed = time.perf_counter() - started
+            status = status_holder[0]
+            REQUESTS.labels(method, str(status)).inc()
+            SECONDS.labels(method).observe(elapsed)
+            if path not in ("/healthz", "/readyz", "/metrics"):
+                log.info(
+                    "%s %s %d %.1fms", method, path, status, elapsed * 1000,
+                )
+            request_id_var.reset(token)
+
+    @staticmethod
+    def _content_type_problem(scope: Scope, path: str) -> str | None:
+        if path in _NON_JSON_PATHS or path.endswith(_NON_JSON_SUFFIXES):
+            return None
+        content_type = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
+        if content_type == "application/json" or content_type.endswith("+json"):
+            return None
+        shown = content_type or "none"
+        return f"Request bodies must be JSON with Content-Type: application/json (got {shown})."
+

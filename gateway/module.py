@@ -1,0 +1,54 @@
+"""The gateway as a runnable module."""
+
+from __future__ import annotations
+
+import logging
+
+from plumbline.common.bus import Subscription
+from plumbline.gateway import errors
+from plumbline.gateway.auth import Authenticator
+from plumbline.gateway.deps import Gateway
+from plumbline.gateway.middleware import GatewayMiddleware, Throttle
+from plumbline.gateway.routes import activities, credentials, meta, oauth, projects, usergroups, users
+from plumbline.gateway.upstreams import Upstreams
+from plumbline.runtime import Module, Runtime
+
+log = logging.getLogger(__name__)
+
+UPSTREAM_WAIT = 120.0
+
+
+class GatewayModule(Module):
+    """The REST surface."""
+
+    name = "gateway"
+
+    async def start(self, runtime: Runtime) -> None:
+        from plumbline.gateway import docs, openapi
+
+        app = runtime.http
+        settings = runtime.settings
+        errors.install(app)
+        for module in (meta, oauth, openapi, credentials, users, usergroups, projects, activities):
+            app.include_router(module.router)
+        docs.install(app)
+        throttle = Throttle(
+            settings.throttle_concurrency, settings.throttle_queue, settings.throttle_timeout
+        )
+        app.add_middleware(GatewayMiddleware, throttle=throttle)
+        self.subscription: Subscription | None = None
+
+    async def serve(self, runtime: Runtime) -> None:
+        upstreams = Upstreams.connect(runtime)
+        for client in upstreams.all():
+            await client.wait_ready(UPSTREAM_WAIT)
+        auth = Authenticator(upstreams.identity, runtime.settings.auth_cache_ttl)
+        await auth.load_keys()
+        self.subscription = await runtime.bus.subscribe(
+            f"{runtime.bus.prefix}.identity.user.>", auth.on_event
+        )
+        runtime.http.state.gateway = Gateway(runtime.settings, upstreams, auth)
+
+    async def stop(self) -> None:
+        if self.subscription is not None:
+            await self.subscription.stop()

@@ -1,0 +1,81 @@
+"""How each record looks on the wire (camelCase, with its ``type``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from plumbline.activity.v1 import activity_pb2
+from plumbline.identity.v1 import identity_pb2
+from plumbline.items.v1 import items_pb2
+
+
+def user(message: identity_pb2.User) -> dict[str, Any]:
+    """A User."""
+    return {
+        "id": message.id,
+        "username": message.username,
+        "firstName": message.first_name,
+        "lastName": message.last_name,
+        "email": message.email,
+        "phone": message.phone,
+        "title": message.title,
+        "location": message.location,
+        "licenseType": message.license_type,
+        "avatarUrl": message.avatar_url,
+        "active": message.active,
+        "type": "users",
+    }
+
+
+def group(message: identity_pb2.Group) -> dict[str, Any]:
+    """A UserGroup."""
+    body: dict[str, Any] = {
+        "id": message.id,
+        "name": message.name,
+        "description": message.description,
+    }
+    if message.HasField("project"):
+        body["project"] = message.project
+    body["type"] = "usergroups"
+    return body
+
+
+def project(message: items_pb2.Project) -> dict[str, Any]:
+    """A Project."""
+    body: dict[str, Any] = {"id": message.id}
+    if message.project_key:
+        body["projectKey"] = message.project_key
+    if message.HasField("parent"):
+        body["parent"] = message.parent
+    body.update(
+        {
+            "isFolder": message.is_folder,
+            "createdDate": message.created_date,
+            "modifiedDate": message.modified_date,
+            "createdBy": message.created_by,
+            "modifiedBy": message.modified_by,
+            "fields": json.loads(message.fields_json or b"{}"),
+            "type": "projects",
+        }
+    )
+    return body
+
+
+def activity(message: activity_pb2.ActivityRecord) -> dict[str, Any]:
+    """An Activity."""
+    body: dict[str, Any] = {
+        "id": message.id,
+        "date": message.date,
+        "details": message.details,
+        "action": message.action,
+    }
+    if message.HasField("user"):
+        body["user"] = message.user
+    body["userComment"] = message.user_comment
+    if message.HasField("item"):
+        body["item"] = message.item
+    body["eventType"] = message.event_type
+    body["objectType"] = message.object_type
+    body["type"] = "activities"
+    return body

@@ -1,0 +1,42 @@
+"""``GET /rest`` and ``GET /rest/{version}``: what the API offers."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from plumbline.gateway.deps import VERSIONS, Caller, Gw, Version
+from plumbline.gateway.envelope import ok
+from plumbline.gateway.includes import base_url
+
+router = APIRouter(tags=["meta"])
+
+
+@router.get("/rest", summary="List the API versions")
+async def versions(request: Request, gw: Gw) -> Response:
+    base = base_url(request, gw.settings.public_url)
+    data = [
+        {"name": v, "href": f"{base}/rest/{v}/", "status": _status(v), "type": "versions"}
+        for v in VERSIONS
+    ]
+    return ok(data, page=(0, len(data), len(data)))
+
+
+def _status(version: str) -> str:
+    return {"v1": "CURRENT", "latest": "DEPRECATED", "labs": "UNSUPPORTED"}[version]
+
+
+@router.get("/rest/{version}", summary="List the resources of this API version")
+async def endpoints(request: Request, version: Version, gw: Gw, _caller: Caller) -> Response:
+    base = base_url(request, gw.settings.public_url)
+    prefix = "/rest/{version}/"
+    names = sorted(
+        {
+            route.path[len(prefix) :].split("/")[0]
+            for route in request.app.routes
+            if getattr(route, "path", "").startswith(prefix)
+        }
+    )
+    data = [{"name": n, "href": f"{base}/rest/{version}/{n}", "type": "endpoints"} for n in names]
+    return ok(data, page=(0, len(data), len(data)))

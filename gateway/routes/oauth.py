@@ -1,0 +1,76 @@
+"""``POST /rest/oauth/token``: the client-credentials exchange."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from plumbline.common.errors import PlumblineError
+from plumbline.gateway.auth import decode_basic
+from plumbline.gateway.deps import Gw
+from plumbline.gateway.envelope import error, json_response
+from plumbline.identity.v1 import identity_pb2
+
+router = APIRouter(tags=["oauth"])
+
+
+def _oauth_error(status: int, code: str, message: str) -> Response:
+    # RFC 6749 members for OAuth libraries, the contract's meta for everyone else.
+    response = error(status, message)
+    import orjson
+
+    body = orjson.loads(response.body)
+    body.update({"error": code, "error_description": message})
+    headers = {"WWW-Authenticate": 'Basic realm="oauth"'} if status == 401 else None
+    return json_response(body, status=status, headers=headers)
+
+
+@router.post(
+    "/rest/oauth/token",
+    summary="Exchange client credentials for an access token",
+    responses={200: {"description": "access_token, token_type, expires_in, scope, tenant, jti"}},
+)
+async def token(request: Request, gw: Gw) -> Response:
+    header = request.headers.get("authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "basic":
+        return _oauth_error(401, "invalid_client", "Authenticate with HTTP Basic: client id and client secret.")
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    body = (await request.body()).decode("utf-8", "replace")
+    if content_type == "application/x-www-form-urlencoded" or not content_type:
+        form = {k: v[-1] for k, v in parse_qs(body).items()}
+    else:
+        return _oauth_error(
+            400, "invalid_request", "Send the form as application/x-www-form-urlencoded."
+        )
+    grant = form.get("grant_type") or request.query_params.get("grant_type")
+    if grant != "client_credentials":
+        return _oauth_error(
+            400,
+            "unsupported_grant_type",
+            f"grant_type must be client_credentials, got {grant!r}.",
+        )
+    try:
+        client_id, secret = decode_basic(value.strip())
+        reply = await gw.upstreams.identity.IssueClientToken(
+            identity_pb2.BasicCredentials(username=client_id, password=secret)
+        )
+    except PlumblineError as exc:
+        if exc.http_status == 401:
+            return _oauth_error(401, "invalid_client", exc.message)
+        raise
+    return json_response(
+        {
+            "access_token": reply.access_token,
+            "token_type": reply.token_type,
+            "expires_in": reply.expires_in,
+            "scope": reply.scope,
+            "application_data": {},
+            "tenant": reply.tenant,
+            "jti": reply.jti,
+        },
+        headers={"Cache-Control": "no-store", "Pragma": "no-cache"},
+    )

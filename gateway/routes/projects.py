@@ -1,0 +1,66 @@
+"""``/projects``."""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from plumbline.core.v1 import core_pb2
+from plumbline.gateway import representations
+from plumbline.gateway.bodies import ProjectBody
+from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
+from plumbline.gateway.envelope import created, ok, updated
+from plumbline.items.v1 import items_pb2
+
+router = APIRouter(prefix="/rest/{version}", tags=["projects"])
+
+
+def _input(body: ProjectBody) -> items_pb2.ProjectInput:
+    values = body.model_dump(exclude_unset=True)
+    message = items_pb2.ProjectInput()
+    if values.get("projectKey") is not None:
+        message.project_key = values["projectKey"]
+    if values.get("isFolder") is not None:
+        message.is_folder = values["isFolder"]
+    if "parent" in values:
+        if values["parent"] is None:
+            message.clear_parent = True
+        else:
+            message.parent = values["parent"]
+    if "fields" in values:
+        fields = {k: v for k, v in values["fields"].items()}
+        message.fields_json = json.dumps(fields).encode()
+    return message
+
+
+@router.get("/projects", summary="List projects")
+async def list_projects(request: Request, version: Version, gw: Gw, page: Paging, _c: Caller) -> Response:
+    view = View(request, gw, version, "projects")
+    reply = await gw.upstreams.items.ListProjects(items_pb2.ListProjectsRequest(page=page.message()))
+    data = [representations.project(p) for p in reply.projects]
+    info = reply.page_info
+    return ok(data, view.links(), await view.linked(data), (info.start_index, info.result_count, info.total_results))
+
+
+@router.post("/projects", status_code=201, summary="Create a project or project folder")
+async def create_project(request: Request, body: ProjectBody, version: Version, gw: Gw, _c: Caller) -> Response:
+    view = View(request, gw, version, "projects")
+    reply = await gw.upstreams.items.CreateProject(_input(body))
+    return created(reply.id, view.location(f"projects/{reply.id}"))
+
+
+@router.get("/projects/{projectId}", summary="Get a project")
+async def get_project(request: Request, projectId: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    view = View(request, gw, version, "projects")
+    reply = await gw.upstreams.items.GetProjects(core_pb2.IdList(ids=[projectId]))
+    data = representations.project(reply.projects[0])
+    return ok(data, view.links(), await view.linked([data]))
+
+
+@router.put("/projects/{projectId}", summary="Update a project")
+async def update_project(projectId: int, body: ProjectBody, version: Version, gw: Gw, _c: Caller) -> Response:
+    await gw.upstreams.items.UpdateProject(items_pb2.UpdateProjectRequest(id=projectId, project=_input(body)))
+    return updated()

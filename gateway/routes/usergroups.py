@@ -1,0 +1,90 @@
+"""``/usergroups``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from plumbline.core.v1 import core_pb2
+from plumbline.gateway import params, representations
+from plumbline.gateway.bodies import GroupCreate, GroupUpdate, GroupUser
+from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
+from plumbline.gateway.envelope import created, deleted, ok, updated
+from plumbline.identity.v1 import identity_pb2
+
+router = APIRouter(prefix="/rest/{version}", tags=["usergroups"])
+
+
+@router.get("/usergroups", summary="List user groups")
+async def list_groups(request: Request, version: Version, gw: Gw, page: Paging, _c: Caller) -> Response:
+    view = View(request, gw, version, "usergroups")
+    message = identity_pb2.ListGroupsRequest(page=page.message())
+    project = params.integer(request, "project")
+    if project is not None:
+        message.project = project
+    reply = await gw.upstreams.identity.ListGroups(message)
+    data = [representations.group(g) for g in reply.groups]
+    info = reply.page_info
+    return ok(data, view.links(), await view.linked(data), (info.start_index, info.result_count, info.total_results))
+
+
+@router.post("/usergroups", status_code=201, summary="Create a user group")
+async def create_group(request: Request, body: GroupCreate, version: Version, gw: Gw, _c: Caller) -> Response:
+    view = View(request, gw, version, "usergroups")
+    message = identity_pb2.GroupInput(name=body.name, description=body.description or "")
+    if body.project is not None:
+        message.project = body.project
+    reply = await gw.upstreams.identity.CreateGroup(message)
+    return created(reply.id, view.location(f"usergroups/{reply.id}"))
+
+
+@router.get("/usergroups/{id}", summary="Get a user group")
+async def get_group(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    view = View(request, gw, version, "usergroups")
+    data = representations.group(await gw.upstreams.identity.GetGroup(core_pb2.Id(id=id)))
+    return ok(data, view.links(), await view.linked([data]))
+
+
+@router.put("/usergroups/{id}", summary="Update a user group")
+async def update_group(id: int, body: GroupUpdate, version: Version, gw: Gw, _c: Caller) -> Response:
+    values = body.model_dump(exclude_unset=True, exclude={"id", "type"})
+    message = identity_pb2.GroupInput()
+    if "name" in values and values["name"] is not None:
+        message.name = values["name"]
+    if "description" in values:
+        message.description = values["description"] or ""
+    if values.get("project") is not None:
+        message.project = values["project"]
+    await gw.upstreams.identity.UpdateGroup(identity_pb2.UpdateGroupRequest(id=id, group=message))
+    return updated()
+
+
+@router.delete("/usergroups/{id}", status_code=204, summary="Delete a user group")
+async def delete_group(id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    await gw.upstreams.identity.DeleteGroup(core_pb2.Id(id=id))
+    return deleted()
+
+
+@router.get("/usergroups/{id}/users", summary="List the members of a user group")
+async def list_members(request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller) -> Response:
+    view = View(request, gw, version, "users")
+    reply = await gw.upstreams.identity.ListGroupMembers(
+        identity_pb2.ListGroupMembersRequest(group_id=id, page=page.message())
+    )
+    data = [representations.user(u) for u in reply.users]
+    info = reply.page_info
+    return ok(data, view.links(), await view.linked(data), (info.start_index, info.result_count, info.total_results))
+
+
+@router.post("/usergroups/{id}/users", status_code=201, summary="Add a user to a user group")
+async def add_member(request: Request, id: int, body: GroupUser, version: Version, gw: Gw, _c: Caller) -> Response:
+    view = View(request, gw, version, "users")
+    await gw.upstreams.identity.AddGroupMember(identity_pb2.GroupMember(group_id=id, user_id=body.user))
+    return created(body.user, view.location(f"usergroups/{id}/users/{body.user}"))
+
+
+@router.delete("/usergroups/{id}/users/{userId}", status_code=204, summary="Remove a user from a user group")
+async def remove_member(id: int, userId: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    await gw.upstreams.identity.RemoveGroupMember(identity_pb2.GroupMember(group_id=id, user_id=userId))
+    return deleted()

@@ -1,0 +1,94 @@
+"""``/users``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from plumbline.core.v1 import core_pb2
+from plumbline.gateway import params, representations
+from plumbline.gateway.bodies import ActiveStatus, UserCreate, UserUpdate
+from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
+from plumbline.gateway.envelope import created, ok, updated
+from plumbline.identity.v1 import identity_pb2
+
+router = APIRouter(prefix="/rest/{version}", tags=["users"])
+
+_FIELDS = {
+    "username": "username",
+    "firstName": "first_name",
+    "lastName": "last_name",
+    "email": "email",
+    "phone": "phone",
+    "title": "title",
+    "location": "location",
+    "licenseType": "license_type",
+    "password": "password",
+}
+
+
+def _input(values: dict[str, object]) -> identity_pb2.UserInput:
+    message = identity_pb2.UserInput()
+    for wire, field in _FIELDS.items():
+        if wire in values:
+            value = values[wire]
+            setattr(message, field, "" if value is None else str(value))
+    return message
+
+
+@router.get("/users", summary="List users (user administrators)")
+async def list_users(request: Request, version: Version, gw: Gw, page: Paging, _c: Caller) -> Response:
+    view = View(request, gw, version, "users")
+    reply = await gw.upstreams.identity.ListUsers(
+        identity_pb2.ListUsersRequest(
+            username=params.strings(request, "username"),
+            email=params.strings(request, "email"),
+            first_name=params.strings(request, "firstName"),
+            last_name=params.strings(request, "lastName"),
+            include_inactive=params.boolean(request, "includeInactive"),
+            page=page.message(),
+        )
+    )
+    data = [representations.user(u) for u in reply.users]
+    info = reply.page_info
+    return ok(data, view.links(), await view.linked(data), (info.start_index, info.result_count, info.total_results))
+
+
+@router.post("/users", status_code=201, summary="Create a user")
+async def create_user(request: Request, body: UserCreate, version: Version, gw: Gw, _c: Caller) -> Response:
+    view = View(request, gw, version, "users")
+    values = body.model_dump(exclude_unset=True)
+    reply = await gw.upstreams.identity.CreateUser(_input(values))
+    return created(reply.id, view.location(f"users/{reply.id}"))
+
+
+@router.get("/users/current", summary="The authenticated user")
+async def current_user(request: Request, version: Version, gw: Gw, caller: Caller) -> Response:
+    view = View(request, gw, version, "users")
+    reply = await gw.upstreams.identity.GetUser(core_pb2.Id(id=caller.user_id))
+    data = representations.user(reply)
+    return ok(data, view.links(), await view.linked([data]))
+
+
+@router.get("/users/{userId}", summary="Get a user")
+async def get_user(request: Request, userId: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    view = View(request, gw, version, "users")
+    reply = await gw.upstreams.identity.GetUser(core_pb2.Id(id=userId))
+    data = representations.user(reply)
+    return ok(data, view.links(), await view.linked([data]))
+
+
+@router.put("/users/{userId}", summary="Update a user")
+async def update_user(userId: int, body: UserUpdate, version: Version, gw: Gw, _c: Caller) -> Response:
+    values = body.model_dump(exclude_unset=True, exclude={"id", "type", "active", "avatarUrl", "authenticationType"})
+    await gw.upstreams.identity.UpdateUser(identity_pb2.UpdateUserRequest(id=userId, user=_input(values)))
+    return updated()
+
+
+@router.put("/users/{userId}/active", summary="Activate or deactivate a user")
+async def set_active(userId: int, body: ActiveStatus, version: Version, gw: Gw, _c: Caller) -> Response:
+    await gw.upstreams.identity.SetUserActive(
+        identity_pb2.SetUserActiveRequest(id=userId, active=body.active)
+    )
+    return updated()

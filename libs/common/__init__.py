@@ -1,0 +1,1 @@
+"""Code shared by every Plumbline service and the gateway."""

@@ -1,0 +1,62 @@
+"""What every bus offers."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Awaitable, Callable
+
+from plumbline.common.events import Event
+
+Handler = Callable[[Event], Awaitable[None]]
+
+
+def subject_matches(pattern: str, subject: str) -> bool:
+    """NATS subject matching: ``*`` is one token, ``>`` the rest."""
+    pattern_tokens = pattern.split(".")
+    subject_tokens = subject.split(".")
+    for index, token in enumerate(pattern_tokens):
+        if token == ">":
+            return len(subject_tokens) > index
+        if index >= len(subject_tokens):
+            return False
+        if token != "*" and token != subject_tokens[index]:
+            return False
+    return len(pattern_tokens) == len(subject_tokens)
+
+
+class Subscription(abc.ABC):
+    """A running consumer; ``stop`` ends it."""
+
+    @abc.abstractmethod
+    async def stop(self) -> None:
+        """Stops delivering; in-flight handling finishes first."""
+
+
+class Bus(abc.ABC):
+    """Publishes events and runs consumers.
+
+    ``durable`` consumers see every event since the stream began, share work between
+    replicas of the same name and get an event again when the handler raises; the
+    handler acknowledges by returning. Without ``durable`` a consumer sees only new
+    events, at most once (for caches).
+    """
+
+    prefix: str = "plumbline"
+
+    @abc.abstractmethod
+    async def connect(self) -> None:
+        """Opens connections and declares the stream."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Stops every subscription and disconnects."""
+
+    @abc.abstractmethod
+    async def publish(self, event: Event) -> None:
+        """Publishes once: a second publish of the same event id is dropped."""
+
+    @abc.abstractmethod
+    async def subscribe(
+        self, pattern: str, handler: Handler, durable: str | None = None
+    ) -> Subscription:
+        """Delivers events whose subject matches ``pattern`` to ``handler``."""

@@ -1,0 +1,19 @@
+"""Chooses the bus by URL."""
+
+from __future__ import annotations
+
+from plumbline.common.bus._base import Bus
+from plumbline.common.errors import InvalidArgument
+
+
+def create_bus(url: str, stream: str, prefix: str) -> Bus:
+    """``memory://`` or ``nats://host:port``; anything else is refused."""
+    if url.startswith("memory://"):
+        from plumbline.common.bus._memory import MemoryBus
+
+        return MemoryBus(prefix)
+    if url.startswith(("nats://", "tls://")):
+        from plumbline.common.bus._nats import NatsBus
+
+        return NatsBus(url, stream, prefix)
+    raise InvalidArgument(f"unsupported bus URL {url!r}: use memory:// or nats://host:port")

@@ -1,0 +1,170 @@
+"""JetStream: one stream for every subject under the prefix, dedup by ``Nats-Msg-Id``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import nats
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StreamConfig
+from nats.js.errors import NotFoundError
+
+from plumbline.common.bus._base import Bus, Handler, Subscription
+from plumbline.common.errors import Unavailable
+from plumbline.common.events import Event
+
+log = logging.getLogger(__name__)
+
+
+class _PullSubscription(Subscription):
+    """A durable pull consumer: fetch, handle, ack after the handler returned."""
+
+    def __init__(self, sub: JetStreamContext.PullSubscription, handler: Handler) -> None:
+        self._sub = sub
+        self._handler = handler
+        self._task = asyncio.create_task(self._run(), name="nats-consumer")
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                messages = await self._sub.fetch(batch=64, timeout=1.0)
+            except (NatsTimeout, asyncio.TimeoutError):
+                continue
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # connection trouble: keep trying
+                log.warning("fetch failed (%s); retrying", exc)
+                await asyncio.sleep(0.5)
+                continue
+            for message in messages:
+                await self._handle(message)
+
+    async def _handle(self, message: Msg) -> None:
+        try:
+            event = Event.from_json(message.data)
+        except Exception:
+            log.exception("dropping malformed event on %s", message.subject)
+            await message.term()
+            return
+        try:
+            await self._handler(event)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("handler failed for event %s; redelivering", event.id)
+            await message.nak(delay=0.5)
+            return
+        await message.ack()
+
+    async def stop(self) -> None:
+        self._task.cancel()
+        try:
+            await self._task
+        except asyncio.CancelledError:
+            pass
+        try:
+            await self._sub.unsubscribe()
+        except Exception:  # the connection may already be gone
+            pass
+
+
+class _CoreSubscription(Subscription):
+    """A plain NATS subscription: new events only, for caches."""
+
+    def __init__(self, sub: object) -> None:
+        self._sub = sub
+
+    async def stop(self) -> None:
+        try:
+            await self._sub.unsubscribe()  # type: ignore[attr-defined]
+        except Exception:
+            pass
+
+
+class NatsBus(Bus):
+    """Events on NATS JetStream."""
+
+    def __init__(self, url: str, stream: str, prefix: str = "plumbline") -> None:
+        self.url = url
+        self.stream = stream
+        self.prefix = prefix
+        self._nc: Client | None = None
+        self._js: JetStreamContext | None = None
+        self._subscriptions: list[Subscription] = []
+
+    async def connect(self) -> None:
+        try:
+            self._nc = await nats.connect(
+                self.url,
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=0.5,
+                connect_timeout=5,
+            )
+        except Exception as exc:
+            raise Unavailable(f"cannot reach NATS at {self.url}: {exc}") from exc
+        self._js = self._nc.jetstream(timeout=5)
+        subjects = [f"{self.prefix}.>"]
+        try:
+            await self._js.stream_info(self.stream)
+        except NotFoundError:
+            await self._js.add_stream(
+                StreamConfig(name=self.stream, subjects=subjects, duplicate_window=120.0)
+            )
+
+    async def close(self) -> None:
+        for subscription in self._subscriptions:
+            await subscription.stop()
+        self._subscriptions.clear()
+        if self._nc is not None and not self._nc.is_closed:
+            await self._nc.drain()
+
+    def _jetstream(self) -> JetStreamContext:
+        if self._js is None:
+            raise Unavailable("the NATS bus is not connected")
+        return self._js
+
+    async def publish(self, event: Event) -> None:
+        await self._jetstream().publish(
+            event.subject(self.prefix),
+            event.to_json(),
+            stream=self.stream,
+            headers={"Nats-Msg-Id": event.id},
+            timeout=2.0,
+        )
+
+    async def subscribe(
+        self, pattern: str, handler: Handler, durable: str | None = None
+    ) -> Subscription:
+        subscription: Subscription
+        if durable is None:
+            assert self._nc is not None
+
+            async def callback(message: Msg) -> None:
+                try:
+                    await handler(Event.from_json(message.data))
+                except Exception:
+                    log.exception("cache handler failed on %s", message.subject)
+
+            subscription = _CoreSubscription(await self._nc.subscribe(pattern, cb=callback))
+        else:
+            config = ConsumerConfig(
+                durable_name=durable,
+                ack_policy=AckPolicy.EXPLICIT,
+                deliver_policy=DeliverPolicy.ALL,
+                ack_wait=30.0,
+                filter_subject=pattern,
+            )
+            sub = await self._jetstream().pull_subscribe(
+                pattern, durable=durable, stream=self.stream, config=config
+            )
+            subscription = _PullSubscription(sub, handler)
+        self._subscriptions.append(subscription)
+        return subscription
+
+    async def delete_stream(self) -> None:
+        """Removes the stream (tests use unique stream names and drop them)."""
+        await self._jetstream().delete_stream(self.stream)

@@ -1,0 +1,68 @@
+"""Who is calling and which request this is, carried across async calls and gRPC."""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+ORG_ADMIN = "ORGANIZATION_ADMIN"
+USER_ADMIN = "USER_ADMIN"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """An authenticated user as the services see it."""
+
+    user_id: int
+    username: str
+    roles: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def is_admin(self) -> bool:
+        """Organization administrators may do everything."""
+        return ORG_ADMIN in self.roles
+
+    @property
+    def may_manage_users(self) -> bool:
+        """Organization or user administrators manage users and groups."""
+        return bool(self.roles & {ORG_ADMIN, USER_ADMIN})
+
+
+SYSTEM = Principal(user_id=0, username="system", roles=frozenset({ORG_ADMIN}))
+
+principal_var: ContextVar[Principal | None] = ContextVar("principal", default=None)
+request_id_var: ContextVar[str] = ContextVar("request_id", default="-")
+
+# gRPC metadata keys.
+USER_ID_KEY = "x-plumbline-user-id"
+USERNAME_KEY = "x-plumbline-username"
+ROLES_KEY = "x-plumbline-roles"
+REQUEST_ID_KEY = "x-request-id"
+
+
+def current_principal() -> Principal | None:
+    """The caller of the current request, if any."""
+    return principal_var.get()
+
+
+def to_metadata() -> list[tuple[str, str]]:
+    """The current context as gRPC metadata."""
+    metadata = [(REQUEST_ID_KEY, request_id_var.get())]
+    principal = principal_var.get()
+    if principal is not None:
+        metadata += [
+            (USER_ID_KEY, str(principal.user_id)),
+            (USERNAME_KEY, principal.username),
+            (ROLES_KEY, ",".join(sorted(principal.roles))),
+        ]
+    return metadata
+
+
+def from_metadata(metadata: dict[str, str]) -> tuple[Principal | None, str]:
+    """Reads a principal and request id from incoming gRPC metadata."""
+    request_id = metadata.get(REQUEST_ID_KEY, "-")
+    user_id = metadata.get(USER_ID_KEY)
+    if user_id is None:
+        return None, request_id
+    roles = frozenset(r for r in metadata.get(ROLES_KEY, "").split(",") if r)
+    return Principal(int(user_id), metadata.get(USERNAME_KEY, ""), roles), request_id

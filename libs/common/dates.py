@@ -1,0 +1,79 @@
+"""The contract's date formats.
+
+Responses carry ``yyyy-MM-dd'T'HH:mm:ss.SSS+0000``; query parameters may omit the
+milliseconds and use any offset; dates inside an item's ``fields`` are ``yyyy-MM-dd``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta, timezone
+
+from plumbline.common.errors import InvalidArgument
+
+_QUERY_DATE = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?"
+    r"(Z|[+-]\d{2}:?\d{2})$"
+)
+
+
+def utcnow() -> datetime:
+    """Now, in UTC, at millisecond precision (what the wire can carry)."""
+    now = datetime.now(UTC)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def format_datetime(value: datetime) -> str:
+    """``2016-11-28T23:22:15.999+0000``."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}+0000"
+
+
+def format_date(value: date) -> str:
+    """``2016-11-28``: the form of date fields inside ``fields``."""
+    return value.strftime("%Y-%m-%d")
+
+
+def parse_datetime(text: str, name: str = "date") -> datetime:
+    """Parses a query-parameter date; raises ``InvalidArgument`` naming ``name``."""
+    match = _QUERY_DATE.match(text.strip())
+    if match is None:
+        raise InvalidArgument(
+            f"{name} must be a date like 2024-01-31T13:45:00.000+0000 "
+            f"(milliseconds optional), got {text!r}"
+        )
+    year, month, day, hour, minute, second, fraction, offset = match.groups()
+    micro = int((fraction or "0").ljust(6, "0"))
+    if offset == "Z":
+        tz = UTC
+    else:
+        sign = 1 if offset[0] == "+" else -1
+        digits = offset[1:].replace(":", "")
+        tz = timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))
+    try:
+        value = datetime(
+            int(year), int(month), int(day), int(hour), int(minute), int(second), micro, tz
+        )
+    except ValueError as exc:
+        raise InvalidArgument(f"{name} is not a valid date: {text!r} ({exc})") from None
+    return value.astimezone(UTC)
+
+
+def parse_date_range(values: list[str], name: str) -> tuple[datetime, datetime | None]:
+    """One value means "at or after"; two values are an inclusive range."""
+    if not 1 <= len(values) <= 2:
+        raise InvalidArgument(f"{name} takes one or two dates, got {len(values)}")
+    start = parse_datetime(values[0], name)
+    if len(values) == 1:
+        return start, None
+    end = parse_datetime(values[1], name)
+    if end < start:
+        raise InvalidArgument(f"{name}: the second date must not be before the first")
+    return start, end
+
+
+def parse_iso(text: str) -> datetime:
+    """Inverse of ``format_datetime`` for values that travel between services."""
+    return parse_datetime(text)

@@ -1,0 +1,109 @@
+"""Async SQLAlchemy engines for the two supported databases.
+
+SQLite (the embedded default) runs in WAL mode with a busy timeout so that readers
+never block the writer; PostgreSQL runs on asyncpg.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from plumbline.common.errors import InvalidArgument
+
+
+def is_sqlite(url: str) -> bool:
+    """Whether ``url`` names a SQLite database."""
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def check_url(url: str) -> None:
+    """Refuses database URLs the services cannot use, with a sentence that says why."""
+    parsed = make_url(url)
+    allowed = {("sqlite", "aiosqlite"), ("postgresql", "asyncpg")}
+    if (parsed.get_backend_name(), parsed.get_driver_name()) not in allowed:
+        raise InvalidArgument(
+            f"unsupported database URL {parsed.render_as_string(hide_password=True)}: "
+            "use sqlite+aiosqlite:///path or postgresql+asyncpg://user@host/db"
+        )
+
+
+def create_engine(url: str) -> AsyncEngine:
+    """An engine tuned for its backend."""
+    check_url(url)
+    if is_sqlite(url):
+        path = make_url(url).database
+        if path:
+            from pathlib import Path
+
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(url, connect_args={"timeout": 30})
+
+        @event.listens_for(engine.sync_engine, "connect")
+        def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cursor = dbapi_conn.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.close()
+
+        return engine
+    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+
+
+async def ensure_database(url: str) -> None:
+    """Creates the PostgreSQL database named in ``url`` if it does not exist yet."""
+    if is_sqlite(url):
+        return
+    import asyncpg
+
+    parsed = make_url(url)
+    admin = parsed.set(drivername="postgresql", database="postgres")
+    conn = await asyncpg.connect(admin.render_as_string(hide_password=False))
+    try:
+        exists = await conn.fetchval("SELECT 1 FROM pg_database WHERE datname=$1", parsed.database)
+        if not exists:
+            await conn.execute(f'CREATE DATABASE "{parsed.database}"')
+    except asyncpg.DuplicateDatabaseError:
+        pass
+    finally:
+        await conn.close()
+
+
+class Database:
+    """An engine and its session factory for one service."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = create_engine(url)
+        self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self.sqlite = is_sqlite(url)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncSession]:
+        """A session inside one transaction, committed on success."""
+        async with self.sessions() as session, session.begin():
+            yield session
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncSession]:
+        """A session for reads only."""
+        async with self.sessions() as session:
+            yield session
+
+    async def close(self) -> None:
+        """Releases every connection."""
+        await self.engine.dispose()
+
+
+def unique_violation(exc: IntegrityError) -> bool:
+    """Whether an integrity error is a unique-constraint violation (both backends)."""
+    text = str(exc.orig).lower()
+    return "unique" in text or "duplicate key" in text

@@ -1,0 +1,142 @@
+"""The domain error hierarchy and its two mapping tables.
+
+    PlumblineError
+    ├── InvalidArgument       bad input: 400
+    │   └── AlreadyExists     a unique name or key is taken: 400 ("already exists")
+    ├── FailedPrecondition    the request is valid but the state forbids it: 400
+    ├── NotFound              nothing at that id: 404
+    ├── Unauthenticated       no or wrong credentials: 401
+    ├── PermissionDenied      authenticated, but not allowed: 401 (the contract has no 403)
+    ├── MethodNotAllowed      wrong HTTP method: 405
+    ├── Throttled             queue full or timed out: 429
+    └── Unavailable           a dependency is down: 503
+
+Services raise these; the gRPC layer maps them to status codes (``GRPC_CODES``) and the
+gateway maps status codes to HTTP (``HTTP_STATUS``). Messages are sentences for users.
+"""
+
+from __future__ import annotations
+
+import grpc
+
+
+class PlumblineError(Exception):
+    """Base of every error that is meant to reach a client."""
+
+    http_status = 500
+    grpc_code = grpc.StatusCode.INTERNAL
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidArgument(PlumblineError):
+    """The request is malformed or a value is out of range."""
+
+    http_status = 400
+    grpc_code = grpc.StatusCode.INVALID_ARGUMENT
+
+
+class AlreadyExists(InvalidArgument):
+    """A unique value is already taken."""
+
+    grpc_code = grpc.StatusCode.ALREADY_EXISTS
+
+
+class FailedPrecondition(PlumblineError):
+    """The request is well formed but the current state does not allow it."""
+
+    http_status = 400
+    grpc_code = grpc.StatusCode.FAILED_PRECONDITION
+
+
+class NotFound(PlumblineError):
+    """No record at that id."""
+
+    http_status = 404
+    grpc_code = grpc.StatusCode.NOT_FOUND
+
+
+class Unauthenticated(PlumblineError):
+    """Credentials are missing, wrong, expired or belong to an inactive user."""
+
+    http_status = 401
+    grpc_code = grpc.StatusCode.UNAUTHENTICATED
+
+
+class PermissionDenied(PlumblineError):
+    """The caller is known but may not do this (the contract answers 401)."""
+
+    http_status = 401
+    grpc_code = grpc.StatusCode.PERMISSION_DENIED
+
+
+class MethodNotAllowed(PlumblineError):
+    """The resource exists but not with this HTTP method."""
+
+    http_status = 405
+    grpc_code = grpc.StatusCode.UNIMPLEMENTED
+
+
+class Throttled(PlumblineError):
+    """Too many requests in flight."""
+
+    http_status = 429
+    grpc_code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+class Unavailable(PlumblineError):
+    """A service this request needs cannot be reached."""
+
+    http_status = 503
+    grpc_code = grpc.StatusCode.UNAVAILABLE
+
+
+class Internal(PlumblineError):
+    """A fault of ours; the message never carries details."""
+
+
+_ERRORS: tuple[type[PlumblineError], ...] = (
+    InvalidArgument,
+    AlreadyExists,
+    FailedPrecondition,
+    NotFound,
+    Unauthenticated,
+    PermissionDenied,
+    MethodNotAllowed,
+    Throttled,
+    Unavailable,
+    Internal,
+)
+
+#: Domain error to gRPC status code.
+GRPC_CODES: dict[type[PlumblineError], grpc.StatusCode] = {e: e.grpc_code for e in _ERRORS}
+
+#: gRPC status code back to the domain error (and so to its HTTP status).
+FROM_GRPC: dict[grpc.StatusCode, type[PlumblineError]] = {
+    grpc.StatusCode.INVALID_ARGUMENT: InvalidArgument,
+    grpc.StatusCode.ALREADY_EXISTS: AlreadyExists,
+    grpc.StatusCode.FAILED_PRECONDITION: FailedPrecondition,
+    grpc.StatusCode.OUT_OF_RANGE: InvalidArgument,
+    grpc.StatusCode.NOT_FOUND: NotFound,
+    grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
+    grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,
+    grpc.StatusCode.UNIMPLEMENTED: MethodNotAllowed,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: Throttled,
+    grpc.StatusCode.UNAVAILABLE: Unavailable,
+    grpc.StatusCode.DEADLINE_EXCEEDED: Unavailable,
+}
+
+#: gRPC status code to HTTP status.
+HTTP_STATUS: dict[grpc.StatusCode, int] = {
+    code: error.http_status for code, error in FROM_GRPC.items()
+}
+
+
+def from_grpc(code: grpc.StatusCode, message: str) -> PlumblineError:
+    """The domain error for a gRPC failure; unknown codes become ``Internal``."""
+    error = FROM_GRPC.get(code)
+    if error is None:
+        return Internal("The server could not complete the request.")
+    return error(message)

@@ -1,0 +1,122 @@
+"""One gRPC server per process, with health, context and error mapping."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from prometheus_client import Histogram
+
+from plumbline.common import telemetry
+from plumbline.common.context import from_metadata, principal_var, request_id_var
+from plumbline.common.errors import PlumblineError
+from plumbline.core.v1 import core_pb2
+
+log = logging.getLogger(__name__)
+
+GRPC_SECONDS = Histogram(
+    "plumbline_grpc_server_seconds", "gRPC handling time", ["method", "code"]
+)
+
+
+def page_of(page: core_pb2.Page) -> tuple[int, int]:
+    """(start_at, max_results) of a request page; the gateway validated the range."""
+    return page.start_at, page.max_results or 20
+
+
+class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Restores the caller's context and maps domain errors to status codes."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        if handler is None or handler.unary_unary is None:
+            return handler
+        inner = handler.unary_unary
+        method = details.method
+        metadata = {k: v for k, v in details.invocation_metadata or () if isinstance(v, str)}
+
+        async def wrapper(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            principal, request_id = from_metadata(metadata)
+            p_token = principal_var.set(principal)
+            r_token = request_id_var.set(request_id)
+            t_token = telemetry.attach_traceparent(metadata.get("traceparent"))
+            started = time.perf_counter()
+            code = "OK"
+            try:
+                if telemetry.enabled():
+                    with telemetry.tracer().start_as_current_span(method):
+                        return await inner(request, context)
+                return await inner(request, context)
+            except PlumblineError as exc:
+                code = exc.grpc_code.name
+                await context.abort(exc.grpc_code, exc.message)
+            except grpc.aio.AbortError:
+                raise
+            except Exception:
+                code = "INTERNAL"
+                log.exception("unhandled error in %s", method)
+                await context.abort(
+                    grpc.StatusCode.INTERNAL, "The server could not complete the request."
+                )
+            finally:
+                GRPC_SECONDS.labels(method, code).observe(time.perf_counter() - started)
+                telemetry.detach(t_token)
+                request_id_var.reset(r_token)
+                principal_var.reset(p_token)
+
+        return grpc.unary_unary_rpc_method_handler(
+            wrapper,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+
+class GrpcServer:
+    """The process's gRPC server; modules add their servicers before ``start``."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.server = grpc.aio.server(
+            interceptors=[ServerInterceptor()],
+            options=[("grpc.so_reuseport", 0)],
+        )
+        self.health = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        self.requested = f"{host}:{port}"
+        self.port = 0
+        self.services: list[str] = []
+
+    def add(self, register: Callable[[Any, grpc.aio.Server], None], servicer: Any, name: str) -> None:
+        """Registers ``servicer`` with its generated ``add_..._to_server`` function."""
+        register(servicer, self.server)
+        self.services.append(name)
+
+    async def start(self) -> int:
+        """Binds and starts; returns the bound port."""
+        self.port = self.server.add_insecure_port(self.requested)
+        if self.port == 0:
+            raise OSError(f"cannot bind gRPC to {self.requested}")
+        await self.server.start()
+        return self.port
+
+    async def set_serving(self, serving: bool) -> None:
+        """Health of the whole process and of each service."""
+        status = (
+            health_pb2.HealthCheckResponse.SERVING
+            if serving
+            else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
+        await self.health.set("", status)
+        for name in self.services:
+            await self.health.set(name, status)
+
+    async def stop(self, grace: float) -> None:
+        """Stops accepting calls and lets in-flight ones finish within ``grace``."""
+        await self.server.stop(grace)

@@ -1,0 +1,76 @@
+"""One settings object for every process, read from ``PLUMBLINE_*`` variables."""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+SERVICES = ("identity", "items", "activity")
+
+
+class Settings(BaseSettings):
+    """Process configuration. Every field is ``PLUMBLINE_<NAME>`` in the environment."""
+
+    model_config = SettingsConfigDict(env_prefix="PLUMBLINE_", extra="ignore")
+
+    host: str | None = Field(
+        default=None,
+        description="Bind address; 127.0.0.1 for --target all, 0.0.0.0 otherwise.",
+    )
+    http_port: int = 8080
+    grpc_port: int = 9090
+    data_dir: Path = Path(".data")
+    database_url: str | None = Field(
+        default=None,
+        description=(
+            "Database URL for every service; '{service}' is replaced by the service name. "
+            "Default: sqlite+aiosqlite:///<data dir>/<service>.db. "
+            "PLUMBLINE_<SERVICE>_DATABASE_URL overrides it for one service."
+        ),
+    )
+    bus_url: str = "memory://"
+    bus_stream: str = "PLUMBLINE"
+    bus_subject_prefix: str = "plumbline"
+    identity_addr: str | None = None
+    items_addr: str | None = None
+    activity_addr: str | None = None
+    admin_password: str | None = None
+    token_ttl: int = 3600
+    tenant: str = "default"
+    auth_cache_ttl: float = 60.0
+    throttle_concurrency: int = 64
+    throttle_queue: int = 512
+    throttle_timeout: float = 10.0
+    ready_file: Path | None = None
+    log_level: str = "INFO"
+    drain_seconds: float = 0.0
+    migrate_on_start: bool = False
+    consistency_wait: float = 3.0
+    password_time_cost: int = 2
+    password_memory_cost: int = 19456
+    public_url: str | None = Field(
+        default=None, description="Base URL used in links; default: from the request."
+    )
+
+    def database_url_for(self, service: str) -> str:
+        """The database URL of one service."""
+        override = os.environ.get(f"PLUMBLINE_{service.upper()}_DATABASE_URL")
+        if override:
+            return override
+        if self.database_url:
+            return self.database_url.replace("{service}", service)
+        return f"sqlite+aiosqlite:///{self.data_dir.resolve() / (service + '.db')}"
+
+    def address_of(self, service: str) -> str | None:
+        """The configured gRPC address of a service, if any."""
+        value: str | None = getattr(self, f"{service}_addr", None)
+        return value
+
+    @cached_property
+    def bus_is_memory(self) -> bool:
+        """Whether the in-process bus is configured."""
+        return self.bus_url.startswith("memory://")

@@ -1,0 +1,79 @@
+"""OpenTelemetry from the standard ``OTEL_*`` variables; off unless they ask for it.
+
+Tracing turns on when ``OTEL_TRACES_EXPORTER`` names an exporter other than ``none``
+or ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set. The trace context travels in gRPC metadata
+and in events as ``traceparent`` either way.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.propagate import extract, inject
+
+log = logging.getLogger(__name__)
+
+_enabled = False
+
+
+def tracing_requested(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether the environment asks for traces."""
+    exporter = environ.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+    if exporter == "none":
+        return False
+    return bool(exporter) or bool(environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"))
+
+
+def setup(service_name: str) -> bool:
+    """Installs a tracer provider with the OTLP/HTTP exporter when requested."""
+    global _enabled
+    if _enabled or not tracing_requested():
+        return _enabled
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    name = os.environ.get("OTEL_SERVICE_NAME", f"plumbline-{service_name}")
+    provider = TracerProvider(resource=Resource.create({"service.name": name}))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)
+    _enabled = True
+    log.info("OpenTelemetry tracing on for %s", name)
+    return True
+
+
+def enabled() -> bool:
+    """Whether tracing was set up in this process."""
+    return _enabled
+
+
+def tracer() -> trace.Tracer:
+    """The Plumbline tracer (a no-op one when tracing is off)."""
+    return trace.get_tracer("plumbline")
+
+
+def current_traceparent() -> str | None:
+    """The W3C ``traceparent`` of the active span, if any."""
+    if not _enabled:
+        return None
+    carrier: dict[str, str] = {}
+    inject(carrier)
+    return carrier.get("traceparent")
+
+
+def attach_traceparent(traceparent: str | None) -> object | None:
+    """Makes ``traceparent`` the current context; returns a token for ``detach``."""
+    if not _enabled or not traceparent:
+        return None
+    return otel_context.attach(extract({"traceparent": traceparent}))
+
+
+def detach(token: object | None) -> None:
+    """Undoes ``attach_traceparent``."""
+    if token is not None:
+        otel_context.detach(token)  # type: ignore[arg-type]

@@ -1,0 +1,116 @@
+"""The ``plumbline`` command."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from plumbline.common import logs
+from plumbline.common.errors import PlumblineError
+from plumbline.common.settings import Settings
+from plumbline.modules import ALL, MODULES, SERVICES, resolve
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides = {}
+    for name in ("http_port", "grpc_port", "data_dir", "ready_file"):
+        value = getattr(args, name, None)
+        if value is not None:
+            overrides[name] = value
+    return Settings(**overrides)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from plumbline.runner import run
+
+    settings = _settings(args)
+    logs.setup(settings.log_level, json_lines=args.json_logs)
+    targets = resolve(args.target)
+    asyncio.run(run(settings, targets))
+    return 0
+
+
+def _cmd_list_targets(args: argparse.Namespace) -> int:
+    print("all")
+    for name, (_factory, deps) in MODULES.items():
+        after = f" (after {', '.join(deps)} when in the same process)" if deps else ""
+        print(f"{name}{after}")
+    return 0
+
+
+def _cmd_migrate(args: argparse.Namespace) -> int:
+    from plumbline.common.migrations import upgrade
+
+    settings = _settings(args)
+    logs.setup(settings.log_level)
+    services = [t for t in resolve(args.target) if t in SERVICES]
+
+    async def migrate() -> None:
+        for service in services:
+            await upgrade(service, settings.database_url_for(service))
+            print(f"migrated {service}")
+
+    asyncio.run(migrate())
+    return 0
+
+
+def _cmd_credentials_create(args: argparse.Namespace) -> int:
+    from plumbline.services.identity.offline import create_credentials
+
+    settings = _settings(args)
+    logs.setup("WARNING")
+    client_id, secret = asyncio.run(create_credentials(settings, args.user, args.name))
+    print(f"client_id: {client_id}")
+    print(f"client_secret: {secret}")
+    print("The secret is shown only this once; store it now.", file=sys.stderr)
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser (also used by the docs)."""
+    top = argparse.ArgumentParser(prog="plumbline", description=__doc__)
+    commands = top.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="run one or more targets in this process")
+    run.add_argument("--target", default="all", help=f"all, or a comma list of: {', '.join(ALL)}")
+    run.add_argument("--http-port", type=int, help="HTTP port (PLUMBLINE_HTTP_PORT, 8080)")
+    run.add_argument("--grpc-port", type=int, help="gRPC port (PLUMBLINE_GRPC_PORT, 9090)")
+    run.add_argument("--data-dir", type=Path, help="embedded data folder (PLUMBLINE_DATA_DIR)")
+    run.add_argument("--ready-file", type=Path, help="write the bound ports here once ready")
+    run.add_argument("--json-logs", action="store_true", help="log one JSON object a line")
+    run.set_defaults(func=_cmd_run)
+
+    targets = commands.add_parser("list-targets", help="list the targets")
+    targets.set_defaults(func=_cmd_list_targets)
+
+    migrate = commands.add_parser("migrate", help="apply every pending migration")
+    migrate.add_argument("--target", default="all", help="services to migrate (default all)")
+    migrate.add_argument("--data-dir", type=Path)
+    migrate.set_defaults(func=_cmd_migrate)
+
+    credentials = commands.add_parser("credentials", help="API client credentials")
+    cred_commands = credentials.add_subparsers(dest="credentials_command", required=True)
+    create = cred_commands.add_parser("create", help="create client credentials for a user")
+    create.add_argument("--user", required=True, help="user name")
+    create.add_argument("--name", default="cli", help="name of the integration")
+    create.add_argument("--data-dir", type=Path)
+    create.set_defaults(func=_cmd_credentials_create)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script."""
+    args = parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except PlumblineError as exc:
+        print(f"plumbline: {exc.message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""The module table: what each target is and what it must start after.
+
+Dependencies only order modules that share a process (the gateway starts after the
+services it fronts); a target never pulls another service into its process, since
+services reach each other over gRPC.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from plumbline.common.errors import InvalidArgument
+from plumbline.runtime import Module
+
+
+def _identity() -> Module:
+    from plumbline.services.identity.module import IdentityModule
+
+    return IdentityModule()
+
+
+def _items() -> Module:
+    from plumbline.services.items.module import ItemsModule
+
+    return ItemsModule()
+
+
+def _activity() -> Module:
+    from plumbline.services.activity.module import ActivityModule
+
+    return ActivityModule()
+
+
+def _gateway() -> Module:
+    from plumbline.gateway.module import GatewayModule
+
+    return GatewayModule()
+
+
+#: target -> (factory, targets it starts after when they share the process)
+MODULES: dict[str, tuple[Callable[[], Module], tuple[str, ...]]] = {
+    "identity": (_identity, ()),
+    "items": (_items, ()),
+    "activity": (_activity, ("identity", "items")),
+    "gateway": (_gateway, ("identity", "items", "activity")),
+}
+
+SERVICES = ("identity", "items", "activity")
+ALL = tuple(MODULES)
+
+
+def resolve(spec: str) -> tuple[str, ...]:
+    """``all`` or a comma list, validated and put in start order."""
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    if not names:
+        raise InvalidArgument("--target needs at least one target")
+    wanted: set[str] = set()
+    for name in names:
+        if name == "all":
+            wanted.update(ALL)
+        elif name in MODULES:
+            wanted.add(name)
+        else:
+            raise InvalidArgument(
+                f"unknown target {name!r}; targets are: all, {', '.join(ALL)}"
+            )
+    ordered: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in ordered:
+            return
+        for dep in MODULES[name][1]:
+            if dep in wanted:
+                visit(dep)
+        ordered.append(name)
+
+    for name in ALL:
+        if name in wanted:
+            visit(name)
+    return tuple(ordered)

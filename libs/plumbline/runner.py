@@ -1,0 +1,155 @@
+"""Starts the modules of one process in order and stops them in reverse."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import uvicorn
+
+from plumbline.common import telemetry
+from plumbline.common.bus import create_bus
+from plumbline.common.db import check_url, is_sqlite
+from plumbline.common.errors import InvalidArgument
+from plumbline.common.rpc import GrpcServer
+from plumbline.common.settings import Settings
+from plumbline.health import ProcessState, base_app
+from plumbline.modules import ALL, MODULES, SERVICES
+from plumbline.runtime import Module, Runtime
+
+log = logging.getLogger(__name__)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handling: the runner owns SIGTERM."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def check_topology(settings: Settings, targets: tuple[str, ...]) -> bool:
+    """Refuses combinations that cannot work; returns whether this is the embedded default."""
+    local_services = [t for t in targets if t in SERVICES]
+    for service in local_services:
+        check_url(settings.database_url_for(service))
+    if settings.bus_is_memory and set(targets) != set(ALL):
+        raise InvalidArgument(
+            "the memory:// bus only works when every target runs in one process "
+            "(--target all); set PLUMBLINE_BUS_URL=nats://host:4222 to split the services"
+        )
+    all_sqlite = all(is_sqlite(settings.database_url_for(s)) for s in local_services)
+    return set(targets) == set(ALL) and settings.bus_is_memory and all_sqlite
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
+
+
+async def run(settings: Settings, targets: tuple[str, ...]) -> None:
+    """Runs until SIGTERM or SIGINT, then drains and stops."""
+    embedded = check_topology(settings, targets)
+    host = settings.host or ("127.0.0.1" if set(targets) == set(ALL) else "0.0.0.0")
+    telemetry.setup("+".join(targets))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+
+    state = ProcessState(targets=targets)
+    bus = create_bus(settings.bus_url, settings.bus_stream, settings.bus_subject_prefix)
+    grpc_server = GrpcServer(host, settings.grpc_port)
+    runtime = Runtime(settings, targets, bus, grpc_server, base_app(state), embedded)
+    modules: list[Module] = [MODULES[name][0]() for name in targets]
+    started: list[Module] = []
+    http: _Server | None = None
+    http_task: asyncio.Task[None] | None = None
+    try:
+        await bus.connect()
+        for module in modules:
+            await module.start(runtime)
+            started.append(module)
+        grpc_port = await grpc_server.start()
+        for module in modules:
+            await module.serve(runtime)
+        sock = _bind(host, settings.http_port)
+        http_port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            runtime.http, log_config=None, access_log=False, lifespan="off", server_header=False
+        )
+        http = _Server(config)
+        http_task = asyncio.create_task(http.serve(sockets=[sock]))
+        while not http.started:
+            if http_task.done():
+                await http_task
+                raise OSError("the HTTP server stopped during start-up")
+            await asyncio.sleep(0.01)
+        await grpc_server.set_serving(True)
+        state.ready = True
+        _announce(settings, targets, host, http_port, grpc_port)
+        await stop.wait()
+        log.info("stopping: draining")
+    finally:
+        state.ready = False
+        with contextlib.suppress(Exception):
+            await grpc_server.set_serving(False)
+        if settings.drain_seconds > 0 and http is not None:
+            await asyncio.sleep(settings.drain_seconds)
+        if http is not None and http_task is not None:
+            http.should_exit = True
+            with contextlib.suppress(Exception):
+                await http_task
+        with contextlib.suppress(Exception):
+            await grpc_server.stop(grace=5)
+        for module in reversed(started):
+            try:
+                await module.stop()
+            except Exception:
+                log.exception("error while stopping %s", module.name)
+        for client in runtime.clients.values():
+            await client.close()
+        with contextlib.suppress(Exception):
+            await bus.close()
+        if settings.ready_file is not None:
+            with contextlib.suppress(FileNotFoundError):
+                settings.ready_file.unlink()
+
+
+def _announce(
+    settings: Settings, targets: tuple[str, ...], host: str, http_port: int, grpc_port: int
+) -> None:
+    line = (
+        f"plumbline ready: targets={','.join(targets)} "
+        f"http=http://{host}:{http_port} grpc={host}:{grpc_port}"
+    )
+    print(line, flush=True)
+    if settings.ready_file is not None:
+        path = Path(settings.ready_file)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(
+            json.dumps(
+                {
+                    "targets": list(targets),
+                    "host": host,
+                    "http_port": http_port,
+                    "grpc_port": grpc_port,
+                    "pid": os.getpid(),
+                }
+            )
+        )
+        tmp.replace(path)
+    sys.stdout.flush()

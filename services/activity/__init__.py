@@ -1,0 +1,1 @@
+"""activity: the history of changes, built from every service's events."""

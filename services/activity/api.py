@@ -1,0 +1,68 @@
+"""activity's gRPC servicer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+
+from plumbline.activity.v1 import activity_pb2 as pb
+from plumbline.activity.v1 import activity_pb2_grpc
+from plumbline.common.dates import format_datetime, parse_iso
+from plumbline.common.rpc import page_of
+from plumbline.core.v1 import core_pb2
+from plumbline.services.activity.feed import ActivityQuery, Feed
+
+Ctx = grpc.aio.ServicerContext
+
+
+def activity_message(row: Any) -> pb.ActivityRecord:
+    """An activities row as a message."""
+    message = pb.ActivityRecord(
+        id=row.id,
+        date=format_datetime(row.date),
+        details=row.details,
+        action=row.action,
+        user_comment=row.user_comment,
+        event_type=row.event_type,
+        object_type=row.object_type,
+    )
+    for name, value in (
+        ("user", row.user_id),
+        ("item", row.item),
+        ("project", row.project),
+        ("item_type", row.item_type),
+    ):
+        if value is not None:
+            setattr(message, name, value)
+    return message
+
+
+class ActivityServicer(activity_pb2_grpc.ActivityServicer):  # type: ignore[misc]
+    """Thin mapping onto the feed."""
+
+    def __init__(self, feed: Feed) -> None:
+        self.feed = feed
+
+    async def ListActivities(self, request: pb.ListActivitiesRequest, context: Ctx) -> pb.ActivityPage:
+        await self.feed.caught_up({w.source: w.position for w in request.wait_for})
+        start, size = page_of(request.page)
+        rows, total = await self.feed.list(
+            ActivityQuery(
+                project=request.project,
+                event_types=list(request.event_types),
+                object_types=list(request.object_types),
+                item_types=list(request.item_types),
+                date_from=parse_iso(request.date_from) if request.date_from else None,
+                date_to=parse_iso(request.date_to) if request.date_to else None,
+                delete_events_only=request.delete_events_only,
+                start_at=start,
+                max_results=size,
+            )
+        )
+        info = core_pb2.PageInfo(start_index=start, result_count=len(rows), total_results=total)
+        return pb.ActivityPage(activities=[activity_message(r) for r in rows], page_info=info)
+
+    async def GetActivity(self, request: pb.GetActivityRequest, context: Ctx) -> pb.ActivityRecord:
+        await self.feed.caught_up({w.source: w.position for w in request.wait_for})
+        return activity_message(await self.feed.get(request.id))

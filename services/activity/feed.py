@@ -1,0 +1,126 @@
+"""Recording activities from events and reading them back."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, and_, func, or_, select
+
+from plumbline.common.context import current_principal
+from plumbline.common.dates import parse_iso
+from plumbline.common.db import Database
+from plumbline.common.errors import NotFound, PermissionDenied, Unavailable
+from plumbline.common.events import Event
+from plumbline.common.inbox import Inbox
+from plumbline.services.activity.mapping import describe
+from plumbline.services.activity.models import activities
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ActivityQuery:
+    """Filters of ``GET /activities``."""
+
+    project: int
+    event_types: list[str] = field(default_factory=list)
+    object_types: list[str] = field(default_factory=list)
+    item_types: list[int] = field(default_factory=list)
+    date_from: datetime | None = None
+    date_to: datetime | None = None
+    delete_events_only: bool = False
+    start_at: int = 0
+    max_results: int = 20
+
+
+class Feed:
+    """The activity store."""
+
+    def __init__(self, db: Database, inbox: Inbox, consistency_wait: float) -> None:
+        self.db = db
+        self.inbox = inbox
+        self.consistency_wait = consistency_wait
+
+    async def record(self, event: Event) -> None:
+        """Consumer handler: stores the activity of ``event`` exactly once."""
+        draft = describe(event)
+        async with self.db.transaction() as session:
+            if not await self.inbox.claim(session, event):
+                return
+            if draft is not None:
+                await session.execute(
+                    activities.insert().values(
+                        event_id=event.id,
+                        date=parse_iso(event.time),
+                        details=draft.details,
+                        action=draft.action,
+                        user_id=event.actor,
+                        user_comment=str(event.payload.get("comment", "")),
+                        item=draft.item,
+                        item_type=draft.item_type,
+                        event_type=draft.event_type,
+                        object_type=draft.object_type,
+                        project=event.project,
+                    )
+                )
+        await self.inbox.committed(event)
+
+    async def caught_up(self, wait_for: dict[str, int]) -> None:
+        """Waits (bounded) until the feed holds every event up to the given positions."""
+        if wait_for and not await self.inbox.wait_for(wait_for, self.consistency_wait):
+            raise Unavailable(
+                "The activity feed is catching up with recent changes; try again shortly."
+            )
+
+    async def list(self, query: ActivityQuery) -> tuple[list[Row[Any]], int]:
+        """A page of a project's activities, newest first, and the total."""
+        _caller()
+        # Organisation-wide changes (users, groups) belong to no project and are
+        # part of every project's history.
+        conditions: list[Any] = [
+            or_(activities.c.project == query.project, activities.c.project.is_(None))
+        ]
+        if query.event_types:
+            conditions.append(activities.c.event_type.in_(query.event_types))
+        if query.object_types:
+            conditions.append(activities.c.object_type.in_(query.object_types))
+        if query.item_types:
+            conditions.append(activities.c.item_type.in_(query.item_types))
+        if query.date_from is not None:
+            conditions.append(activities.c.date >= query.date_from)
+        if query.date_to is not None:
+            conditions.append(activities.c.date <= query.date_to)
+        if query.delete_events_only:
+            conditions.append(activities.c.event_type == "DELETE")
+        where = and_(*conditions)
+        async with self.db.read() as session:
+            total = await session.scalar(select(func.count()).select_from(activities).where(where))
+            rows = (
+                await session.execute(
+                    select(activities)
+                    .where(where)
+                    .order_by(activities.c.id.desc())
+                    .offset(query.start_at)
+                    .limit(query.max_results)
+                )
+            ).all()
+        return list(rows), int(total or 0)
+
+    async def get(self, activity_id: int) -> Row[Any]:
+        """One activity."""
+        _caller()
+        async with self.db.read() as session:
+            row = (
+                await session.execute(select(activities).where(activities.c.id == activity_id))
+            ).first()
+        if row is None:
+            raise NotFound(f"No activity with id {activity_id}.")
+        return row
+
+
+def _caller() -> None:
+    if current_principal() is None:
+        raise PermissionDenied("This call needs an authenticated user.")

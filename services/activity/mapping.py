@@ -1,0 +1,56 @@
+"""Which events become activities, and how they read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from plumbline.common.events import Event
+
+_EVENT_TYPES = {
+    "created": "CREATE",
+    "updated": "UPDATE",
+    "activated": "UPDATE",
+    "deactivated": "UPDATE",
+    "member_added": "UPDATE",
+    "member_removed": "UPDATE",
+    "deleted": "DELETE",
+}
+
+_OBJECT_TYPES = {
+    ("identity", "user"): "USER",
+    ("identity", "group"): "USER_GROUP",
+    ("items", "project"): "PROJECT",
+    ("items", "item"): "ITEM",
+}
+
+_ACTIONS = {"CREATE": "Created", "UPDATE": "Updated", "DELETE": "Deleted"}
+
+
+@dataclass(frozen=True)
+class ActivityDraft:
+    """An activity before it is stored."""
+
+    event_type: str
+    object_type: str
+    action: str
+    details: str
+    item: int | None
+    item_type: int | None
+
+
+def describe(event: Event) -> ActivityDraft | None:
+    """The activity an event stands for, or None for events that are not history."""
+    object_type = _OBJECT_TYPES.get((event.source, event.entity))
+    event_type = _EVENT_TYPES.get(event.action)
+    if object_type is None or event_type is None:
+        return None
+    payload = event.payload
+    label = payload.get("name") or payload.get("username") or ""
+    what = object_type.replace("_", " ").lower()
+    verb = event.action.replace("_", " ")
+    details = f"{what} {label!s} {verb}".replace("  ", " ").strip()
+    if event.action in ("member_added", "member_removed"):
+        details = f"user {payload.get('user')} {'added to' if event.action == 'member_added' else 'removed from'} user group {label}"
+    item = event.object_ids[0] if event.object_ids and object_type == "ITEM" else None
+    item_type = payload.get("itemType") if object_type == "ITEM" else None
+    return ActivityDraft(event_type, object_type, _ACTIONS[event_type], details, item, item_type)

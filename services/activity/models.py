@@ -1,0 +1,31 @@
+"""activity's tables."""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Column, DateTime, Index, Integer, MetaData, String, Table, Text
+
+from plumbline.common.inbox import inbox_tables
+
+ID = BigInteger().with_variant(Integer, "sqlite")
+
+metadata = MetaData()
+
+activities = Table(
+    "activities",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("event_id", String(36), nullable=False, unique=True),
+    Column("date", DateTime(timezone=True), nullable=False),
+    Column("details", Text, nullable=False, default=""),
+    Column("action", String(64), nullable=False),
+    Column("user_id", BigInteger, nullable=True),
+    Column("user_comment", Text, nullable=False, default=""),
+    Column("item", BigInteger, nullable=True),
+    Column("item_type", BigInteger, nullable=True),
+    Column("event_type", String(32), nullable=False),
+    Column("object_type", String(32), nullable=False),
+    Column("project", BigInteger, nullable=True),
+    Index("ix_activities_project_id", "project", "id"),
+)
+
+consumed_events, consumer_positions = inbox_tables(metadata)

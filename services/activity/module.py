@@ -1,0 +1,44 @@
+"""activity as a runnable module."""
+
+from __future__ import annotations
+
+from plumbline.activity.v1 import activity_pb2_grpc
+from plumbline.common.bus import Subscription
+from plumbline.common.db import Database
+from plumbline.common.inbox import Inbox
+from plumbline.common.migrations import upgrade
+from plumbline.runtime import Module, Runtime
+from plumbline.services.activity.api import ActivityServicer
+from plumbline.services.activity.feed import Feed
+from plumbline.services.activity.models import consumed_events, consumer_positions
+
+CONSUMER = "activity"
+
+
+class ActivityModule(Module):
+    """Consumes every service's events into the activity feed."""
+
+    name = "activity"
+
+    async def start(self, runtime: Runtime) -> None:
+        url = runtime.settings.database_url_for(self.name)
+        if runtime.embedded or runtime.settings.migrate_on_start:
+            await upgrade(self.name, url)
+        self.db = Database(url)
+        self.inbox = Inbox(self.db, consumed_events, consumer_positions)
+        self.feed = Feed(self.db, self.inbox, runtime.settings.consistency_wait)
+        runtime.grpc.add(
+            activity_pb2_grpc.add_ActivityServicer_to_server,
+            ActivityServicer(self.feed),
+            "plumbline.activity.v1.Activity",
+        )
+        self.subscription: Subscription | None = None
+
+    async def serve(self, runtime: Runtime) -> None:
+        pattern = f"{runtime.bus.prefix}.>"
+        self.subscription = await runtime.bus.subscribe(pattern, self.feed.record, durable=CONSUMER)
+
+    async def stop(self) -> None:
+        if self.subscription is not None:
+            await self.subscription.stop()
+        await self.db.close()

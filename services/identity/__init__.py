@@ -1,0 +1,1 @@
+"""identity: users, user groups, API clients, access tokens."""

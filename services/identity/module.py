@@ -1,0 +1,67 @@
+"""identity as a runnable module."""
+
+from __future__ import annotations
+
+import logging
+
+from plumbline.common.db import Database
+from plumbline.common.errors import InvalidArgument
+from plumbline.common.migrations import upgrade
+from plumbline.common.outbox import Outbox
+from plumbline.identity.v1 import identity_pb2_grpc
+from plumbline.runtime import Module, Runtime
+from plumbline.services.identity.api import IdentityServicer
+from plumbline.services.identity.crypto import Passwords
+from plumbline.services.identity.domain import Identity
+from plumbline.services.identity.models import outbox
+
+log = logging.getLogger(__name__)
+
+EMBEDDED_ADMIN_PASSWORD = "admin"
+
+
+def admin_password(runtime: Runtime) -> str:
+    """The first admin's password: required everywhere but the embedded default."""
+    configured = runtime.settings.admin_password
+    if configured:
+        return configured
+    if runtime.embedded:
+        log.warning(
+            "WARNING: the organization admin 'admin' has the password 'admin'. "
+            "Set PLUMBLINE_ADMIN_PASSWORD before the first start of a shared system."
+        )
+        return EMBEDDED_ADMIN_PASSWORD
+    raise InvalidArgument(
+        "PLUMBLINE_ADMIN_PASSWORD must be set: only the embedded default "
+        "(--target all on SQLite with the memory bus) may use the default password"
+    )
+
+
+class IdentityModule(Module):
+    """Users, groups, credentials, tokens."""
+
+    name = "identity"
+
+    async def start(self, runtime: Runtime) -> None:
+        settings = runtime.settings
+        password = admin_password(runtime)
+        url = settings.database_url_for(self.name)
+        if runtime.embedded or settings.migrate_on_start:
+            await upgrade(self.name, url)
+        self.db = Database(url)
+        self.outbox = Outbox(self.db, outbox, self.name)
+        passwords = Passwords(settings.password_time_cost, settings.password_memory_cost)
+        self.identity = Identity(self.db, self.outbox, passwords, settings.token_ttl, settings.tenant)
+        await self.identity.bootstrap(password)
+        runtime.grpc.add(
+            identity_pb2_grpc.add_IdentityServicer_to_server,
+            IdentityServicer(self.identity),
+            "plumbline.identity.v1.Identity",
+        )
+
+    async def serve(self, runtime: Runtime) -> None:
+        self.outbox.start(runtime.bus)
+
+    async def stop(self) -> None:
+        await self.outbox.stop()
+        await self.db.close()

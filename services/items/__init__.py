@@ -1,0 +1,1 @@
+"""items: projects, the requirements tree and its configuration, and the ID space."""

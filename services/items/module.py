@@ -1,0 +1,40 @@
+"""items as a runnable module."""
+
+from __future__ import annotations
+
+from plumbline.common.db import Database
+from plumbline.common.migrations import upgrade
+from plumbline.common.outbox import Outbox
+from plumbline.items.v1 import items_pb2_grpc
+from plumbline.runtime import Module, Runtime
+from plumbline.services.items.api import ItemsServicer
+from plumbline.services.items.idspace import IdSpace
+from plumbline.services.items.models import outbox
+from plumbline.services.items.projects import Projects
+
+
+class ItemsModule(Module):
+    """Projects and the abstract-item ID space."""
+
+    name = "items"
+
+    async def start(self, runtime: Runtime) -> None:
+        url = runtime.settings.database_url_for(self.name)
+        if runtime.embedded or runtime.settings.migrate_on_start:
+            await upgrade(self.name, url)
+        self.db = Database(url)
+        self.outbox = Outbox(self.db, outbox, self.name)
+        self.projects = Projects(self.db, self.outbox)
+        self.ids = IdSpace(self.db)
+        runtime.grpc.add(
+            items_pb2_grpc.add_ItemsServicer_to_server,
+            ItemsServicer(self.projects, self.ids),
+            "plumbline.items.v1.Items",
+        )
+
+    async def serve(self, runtime: Runtime) -> None:
+        self.outbox.start(runtime.bus)
+
+    async def stop(self) -> None:
+        await self.outbox.stop()
+        await self.db.close()

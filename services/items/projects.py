@@ -1,0 +1,228 @@
+"""Projects and project folders."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Row, func, select, update
+from sqlalchemy.exc import IntegrityError
+
+from plumbline.common.context import Principal, current_principal
+from plumbline.common.dates import utcnow
+from plumbline.common.db import Database, unique_violation
+from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
+from plumbline.common.events import Event
+from plumbline.common.outbox import Outbox
+from plumbline.services.items.models import projects
+
+PROJECT_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
+
+
+@dataclass
+class ProjectInput:
+    """What a create or update may set; ``None`` leaves a value as it is."""
+
+    project_key: str | None = None
+    is_folder: bool | None = None
+    parent: int | None = None
+    clear_parent: bool = False
+    fields: dict[str, Any] | None = None
+
+
+def _caller() -> Principal:
+    principal = current_principal()
+    if principal is None:
+        raise PermissionDenied("This call needs an authenticated user.")
+    return principal
+
+
+def _admin() -> Principal:
+    principal = _caller()
+    if not principal.is_admin:
+        raise PermissionDenied("Only organization administrators may create or change projects.")
+    return principal
+
+
+class Projects:
+    """Project rules and storage."""
+
+    def __init__(self, db: Database, outbox: Outbox) -> None:
+        self.db = db
+        self.outbox = outbox
+
+    async def list(self, start_at: int, max_results: int) -> tuple[list[Row[Any]], int]:
+        """A page of projects in id order and the total."""
+        _caller()
+        async with self.db.read() as session:
+            total = await session.scalar(select(func.count()).select_from(projects))
+            rows = (
+                await session.execute(
+                    select(projects).order_by(projects.c.id).offset(start_at).limit(max_results)
+                )
+            ).all()
+        return list(rows), int(total or 0)
+
+    async def get_many(self, ids: list[int]) -> list[Row[Any]]:
+        """Projects by id; a single missing id is a NotFound."""
+        _caller()
+        async with self.db.read() as session:
+            rows = (
+                await session.execute(
+                    select(projects).where(projects.c.id.in_(ids)).order_by(projects.c.id)
+                )
+            ).all()
+        if len(ids) == 1 and not rows:
+            raise NotFound(f"No project with id {ids[0]}.")
+        return list(rows)
+
+    async def create(self, data: ProjectInput) -> int:
+        """``POST /projects``."""
+        caller = _admin()
+        is_folder = bool(data.is_folder)
+        fields = dict(data.fields or {})
+        name = fields.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidArgument("fields.name is required: every project and folder has a name.")
+        key = data.project_key or fields.get("projectKey")
+        if not is_folder and not key:
+            raise InvalidArgument("projectKey is required unless isFolder is true.")
+        if key is not None:
+            _check_key(key)
+        fields.pop("projectKey", None)
+        now = utcnow()
+        try:
+            async with self.outbox.transaction() as session:
+                if data.parent is not None:
+                    await self._check_parent(session, data.parent, None)
+                result = await session.execute(
+                    projects.insert().values(
+                        project_key=key,
+                        parent=data.parent,
+                        is_folder=is_folder,
+                        name=name,
+                        fields_json=json.dumps(fields),
+                        version=1,
+                        created_by=caller.user_id,
+                        modified_by=caller.user_id,
+                        created_at=now,
+                        modified_at=now,
+                    )
+                )
+                project_id = int(result.inserted_primary_key[0])
+                await self.outbox.add(
+                    session, _event("created", project_id, caller, name, key, 1, is_folder)
+                )
+        except IntegrityError as exc:
+            if unique_violation(exc):
+                raise AlreadyExists(f"A project with the key {key!r} already exists.") from None
+            raise
+        return project_id
+
+    async def update(self, project_id: int, data: ProjectInput) -> None:
+        """``PUT /projects/{id}``: the body replaces key, folder flag, parent and fields."""
+        caller = _admin()
+        try:
+            async with self.outbox.transaction() as session:
+                current = (
+                    await session.execute(select(projects).where(projects.c.id == project_id))
+                ).first()
+                if current is None:
+                    raise NotFound(f"No project with id {project_id}.")
+                fields = json.loads(current.fields_json)
+                fields["name"] = current.name
+                if data.fields is not None:
+                    fields.update(data.fields)
+                name = fields.get("name")
+                if not isinstance(name, str) or not name.strip():
+                    raise InvalidArgument("fields.name must not be empty.")
+                is_folder = current.is_folder if data.is_folder is None else data.is_folder
+                key = data.project_key or fields.get("projectKey") or current.project_key
+                if key is not None and key != current.project_key:
+                    _check_key(key)
+                if not is_folder and not key:
+                    raise InvalidArgument("projectKey is required unless isFolder is true.")
+                parent = current.parent
+                if data.clear_parent:
+                    parent = None
+                elif data.parent is not None:
+                    await self._check_parent(session, data.parent, project_id)
+                    parent = data.parent
+                fields.pop("projectKey", None)
+                fields.pop("name", None)
+                version = current.version + 1
+                await session.execute(
+                    update(projects)
+                    .where(projects.c.id == project_id)
+                    .values(
+                        project_key=key,
+                        is_folder=is_folder,
+                        parent=parent,
+                        name=name,
+                        fields_json=json.dumps(fields),
+                        version=version,
+                        modified_by=caller.user_id,
+                        modified_at=utcnow(),
+                    )
+                )
+                await self.outbox.add(
+                    session, _event("updated", project_id, caller, name, key, version, is_folder)
+                )
+        except IntegrityError as exc:
+            if unique_violation(exc):
+                raise AlreadyExists(f"A project with the key {key!r} already exists.") from None
+            raise
+
+    async def _check_parent(self, session: Any, parent: int, moving: int | None) -> None:
+        row = (
+            await session.execute(
+                select(projects.c.id, projects.c.is_folder, projects.c.parent).where(
+                    projects.c.id == parent
+                )
+            )
+        ).first()
+        if row is None:
+            raise InvalidArgument(f"parent: no project folder with id {parent}.")
+        if not row.is_folder:
+            raise InvalidArgument(f"parent: project {parent} is not a folder.")
+        # A folder cannot move under itself or one of its descendants.
+        seen = row
+        while moving is not None and seen is not None:
+            if seen.id == moving:
+                raise InvalidArgument("parent: a project folder cannot be placed inside itself.")
+            if seen.parent is None:
+                break
+            seen = (
+                await session.execute(
+                    select(projects.c.id, projects.c.parent).where(projects.c.id == seen.parent)
+                )
+            ).first()
+
+
+def _check_key(key: str) -> None:
+    if not PROJECT_KEY.match(key):
+        raise InvalidArgument(
+            f"projectKey must start with a letter and hold only letters, digits and "
+            f"underscores (at most 32 characters), got {key!r}."
+        )
+
+
+def _event(
+    action: str,
+    project_id: int,
+    actor: Principal,
+    name: str,
+    key: str | None,
+    version: int,
+    is_folder: bool,
+) -> Event:
+    return Event(
+        f"items.project.{action}",
+        actor=actor.user_id,
+        project=project_id,
+        object_ids=[project_id],
+        version=version,
+        payload={"name": name, "projectKey": key, "isFolder": is_folder},
+    )
