@@ -1,0 +1,108 @@
+"""The running system, once per topology, and HTTP clients for it."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.harness import (
+    NATS_URL,
+    PG_ADMIN_URL,
+    System,
+    cleanup_distributed,
+    reachable,
+    start_distributed,
+    start_embedded,
+)
+
+TOPOLOGIES = ["embedded", "distributed"]
+
+
+def _require_backends() -> None:
+    pg = PG_ADMIN_URL.split("@", 1)[1].split("/", 1)[0]
+    nats_host = NATS_URL.split("://", 1)[1]
+    missing = [
+        name
+        for name, address in (("PostgreSQL", pg), ("NATS", nats_host))
+        if not reachable(address.split(":")[0], int(address.split(":")[1]))
+    ]
+    if missing:
+        message = f"{' and '.join(missing)} not reachable for the distributed topology"
+        if os.environ.get("CI"):
+            pytest.fail(message + " (required in CI)")
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="session", params=TOPOLOGIES)
+def system(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[System]:
+    """Plumbline, running in one topology for the whole session."""
+    workdir: Path = tmp_path_factory.mktemp(request.param)
+    if request.param == "distributed":
+        _require_backends()
+        running = start_distributed(workdir)
+    else:
+        running = start_embedded(workdir)
+    try:
+        yield running
+    finally:
+        codes = running.stop()
+        if request.param == "distributed":
+            cleanup_distributed(running)
+        failed = {name: code for name, code in codes.items() if code != 0}
+        assert not failed, f"processes did not exit cleanly: {failed}"
+
+
+@pytest.fixture
+def admin(system: System) -> Iterator[httpx.Client]:
+    """A client authenticated as the organization admin, at ``/rest/v1``."""
+    with httpx.Client(
+        base_url=f"{system.url}/rest/v1", auth=("admin", system.admin_password), timeout=30
+    ) as client:
+        yield client
+
+
+@pytest.fixture
+def anonymous(system: System) -> Iterator[httpx.Client]:
+    """A client without credentials."""
+    with httpx.Client(base_url=f"{system.url}/rest/v1", timeout=30) as client:
+        yield client
+
+
+def unique(prefix: str) -> str:
+    """A name no other test uses."""
+    return f"{prefix}{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def make_user(admin: httpx.Client, system: System):  # type: ignore[no-untyped-def]
+    """Creates a user; returns (id, username, password, client)."""
+    clients: list[httpx.Client] = []
+
+    def make(**overrides: object) -> tuple[int, str, str, httpx.Client]:
+        username = unique("user")
+        password = unique("pw-")
+        body = {
+            "username": username,
+            "password": password,
+            "firstName": "Test",
+            "lastName": "User",
+            "email": f"{username}@example.com",
+            "licenseType": "NAMED",
+        }
+        body.update(overrides)
+        response = admin.post("/users", json=body)
+        assert response.status_code == 201, response.text
+        client = httpx.Client(
+            base_url=f"{system.url}/rest/v1", auth=(str(body["username"]), str(body["password"])), timeout=30
+        )
+        clients.append(client)
+        return response.json()["meta"]["id"], str(body["username"]), str(body["password"]), client
+
+    yield make
+    for client in clients:
+        client.close()

@@ -1,0 +1,195 @@
+"""Starts Plumbline the two ways it runs: one process, or one process per service.
+
+``Embedded``: ``plumbline run --target all`` on SQLite and the memory bus.
+``Distributed``: ``plumbline migrate``, then identity, items and activity as separate
+processes on PostgreSQL (a database per service, unique names) and NATS JetStream (a
+unique stream and subject prefix), then the gateway pointed at them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PLUMBLINE = [sys.executable, "-m", "plumbline.cli"]
+PG_ADMIN_URL = os.environ.get("PLUMBLINE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+NATS_URL = os.environ.get("PLUMBLINE_TEST_NATS", "nats://127.0.0.1:4222")
+ADMIN_PASSWORD = "admin-test-password"
+SERVICES = ("identity", "items", "activity")
+
+
+def reachable(host: str, port: int) -> bool:
+    """Whether something listens at host:port."""
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def wait_ready_file(path: Path, process: subprocess.Popen[bytes], timeout: float = 60) -> dict[str, object]:
+    """Polls for the ready file; fails early when the process dies."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists():
+            return dict(json.loads(path.read_text()))
+        if process.poll() is not None:
+            raise RuntimeError(f"process exited with {process.returncode} before it was ready")
+        time.sleep(0.05)
+    raise TimeoutError(f"not ready within {timeout}s")
+
+
+@dataclass
+class Process:
+    """A running ``plumbline run``."""
+
+    name: str
+    popen: subprocess.Popen[bytes]
+    log: Path
+    ready: dict[str, object]
+
+    @property
+    def http_port(self) -> int:
+        return int(self.ready["http_port"])  # type: ignore[arg-type]
+
+    @property
+    def grpc_port(self) -> int:
+        return int(self.ready["grpc_port"])  # type: ignore[arg-type]
+
+    def stop(self, timeout: float = 30) -> int:
+        """SIGTERM and wait; returns the exit code."""
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+        return int(self.popen.returncode)
+
+
+def start_process(
+    name: str, args: list[str], env: dict[str, str], workdir: Path, timeout: float = 60
+) -> Process:
+    """Starts ``plumbline run`` with ``args`` and waits until it is ready."""
+    ready = workdir / f"{name}.ready.json"
+    log = workdir / f"{name}.log"
+    ready.unlink(missing_ok=True)
+    with log.open("ab") as out:
+        popen = subprocess.Popen(
+            [*PLUMBLINE, "run", *args, "--http-port", "0", "--grpc-port", "0", "--ready-file", str(ready)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=workdir,
+        )
+    try:
+        info = wait_ready_file(ready, popen, timeout)
+    except Exception:
+        popen.kill()
+        raise RuntimeError(f"{name} did not start:\n{log.read_text()[-4000:]}") from None
+    return Process(name, popen, log, info)
+
+
+def base_env(workdir: Path) -> dict[str, str]:
+    """The environment of a test process: nothing inherited from PLUMBLINE_*."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLUMBLINE_", "OTEL_"))}
+    env["PLUMBLINE_DATA_DIR"] = str(workdir / "data")
+    env["PLUMBLINE_PASSWORD_TIME_COST"] = "1"
+    env["PLUMBLINE_PASSWORD_MEMORY_COST"] = "8192"
+    env["PLUMBLINE_LOG_LEVEL"] = "WARNING"
+    return env
+
+
+@dataclass
+class System:
+    """A running Plumbline: where to reach it, and how to stop it."""
+
+    topology: str
+    workdir: Path
+    admin_password: str
+    processes: list[Process] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def gateway(self) -> Process:
+        return self.processes[-1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.gateway.http_port}"
+
+    def stop(self) -> dict[str, int]:
+        """Stops the gateway first, then the services; returns exit codes by name."""
+        return {p.name: p.stop() for p in reversed(self.processes)}
+
+
+def start_embedded(workdir: Path) -> System:
+    """``--target all`` on SQLite with the memory bus."""
+    env = base_env(workdir)
+    process = start_process("all", ["--target", "all"], env, workdir)
+    return System("embedded", workdir, "admin", [process], env)
+
+
+def _pg_dsn(database: str) -> str:
+    return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + database
+
+
+def start_distributed(workdir: Path) -> System:
+    """One process per service on PostgreSQL and NATS, then the gateway."""
+    tag = uuid.uuid4().hex[:10]
+    env = base_env(workdir)
+    host_part = PG_ADMIN_URL.split("://", 1)[1].rsplit("/", 1)[0]
+    env["PLUMBLINE_DATABASE_URL"] = f"postgresql+asyncpg://{host_part}/pl_{tag}_{{service}}"
+    env["PLUMBLINE_BUS_URL"] = NATS_URL
+    env["PLUMBLINE_BUS_STREAM"] = f"PL_{tag}"
+    env["PLUMBLINE_BUS_SUBJECT_PREFIX"] = f"pl{tag}"
+    env["PLUMBLINE_ADMIN_PASSWORD"] = ADMIN_PASSWORD
+    env["PLUMBLINE_HOST"] = "127.0.0.1"
+    subprocess.run([*PLUMBLINE, "migrate"], env=env, check=True, cwd=workdir, capture_output=True)
+    system = System("distributed", workdir, ADMIN_PASSWORD, [], env)
+    try:
+        for service in SERVICES:
+            system.processes.append(start_process(service, ["--target", service], env, workdir))
+        gateway_env = dict(env)
+        for process in system.processes:
+            gateway_env[f"PLUMBLINE_{process.name.upper()}_ADDR"] = f"127.0.0.1:{process.grpc_port}"
+        system.processes.append(start_process("gateway", ["--target", "gateway"], gateway_env, workdir))
+    except Exception:
+        system.stop()
+        cleanup_distributed(system)
+        raise
+    return system
+
+
+def cleanup_distributed(system: System) -> None:
+    """Drops the databases and the stream the system used."""
+    import asyncpg
+    import nats
+
+    tag = system.env["PLUMBLINE_BUS_STREAM"][3:]
+
+    async def drop() -> None:
+        conn = await asyncpg.connect(PG_ADMIN_URL)
+        try:
+            for service in SERVICES:
+                await conn.execute(f'DROP DATABASE IF EXISTS "pl_{tag}_{service}" WITH (FORCE)')
+        finally:
+            await conn.close()
+        nc = await nats.connect(NATS_URL)
+        try:
+            await nc.jetstream().delete_stream(system.env["PLUMBLINE_BUS_STREAM"])
+        except Exception:
+            pass
+        await nc.close()
+
+    asyncio.run(drop())
