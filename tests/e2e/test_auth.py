@@ -1,0 +1,151 @@
+"""Basic, OAuth client credentials, bearer tokens, and what stops them working."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+import httpx
+
+from tests.e2e.conftest import unique
+from tests.e2e.harness import PLUMBLINE, System
+
+
+def _credentials(system: System, auth: tuple[str, str]) -> tuple[str, str]:
+    response = httpx.post(
+        f"{system.url}/rest/labs/users/current/apicredentials",
+        json={"name": unique("ci-")},
+        auth=auth,
+    )
+    assert response.status_code == 201, response.text
+    data = response.json()["data"]
+    assert response.json()["meta"]["id"] == data["id"]
+    return data["clientId"], data["clientSecret"]
+
+
+def _token(system: System, client_id: str, secret: str) -> httpx.Response:
+    return httpx.post(
+        f"{system.url}/rest/oauth/token",
+        data={"grant_type": "client_credentials"},
+        auth=(client_id, secret),
+    )
+
+
+def test_client_credentials_exchange_and_bearer_use(system: System) -> None:
+    client_id, secret = _credentials(system, ("admin", system.admin_password))
+    response = _token(system, client_id, secret)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["token_type"] == "bearer"
+    assert body["expires_in"] == 3600
+    assert {"access_token", "scope", "tenant", "jti"} <= set(body)
+    assert "refresh_token" not in body
+    me = httpx.get(
+        f"{system.url}/rest/v1/users/current",
+        headers={"Authorization": f"Bearer {body['access_token']}"},
+    )
+    assert me.status_code == 200
+    assert me.json()["data"]["username"] == "admin"
+
+
+def test_token_endpoint_refuses_bad_requests(system: System) -> None:
+    client_id, secret = _credentials(system, ("admin", system.admin_password))
+    wrong_secret = _token(system, client_id, secret + "x")
+    assert wrong_secret.status_code == 401
+    assert wrong_secret.json()["error"] == "invalid_client"
+    wrong_grant = httpx.post(
+        f"{system.url}/rest/oauth/token",
+        data={"grant_type": "password"},
+        auth=(client_id, secret),
+    )
+    assert wrong_grant.status_code == 400
+    assert "client_credentials" in wrong_grant.json()["meta"]["message"]
+    no_auth = httpx.post(f"{system.url}/rest/oauth/token", data={"grant_type": "client_credentials"})
+    assert no_auth.status_code == 401
+
+
+def test_credentials_endpoint_is_labs_only_and_authenticated(system: System) -> None:
+    v1 = httpx.post(
+        f"{system.url}/rest/v1/users/current/apicredentials",
+        json={"name": "x"},
+        auth=("admin", system.admin_password),
+    )
+    assert v1.status_code == 404
+    anonymous = httpx.post(f"{system.url}/rest/labs/users/current/apicredentials", json={"name": "x"})
+    assert anonymous.status_code == 401
+
+
+def test_forged_and_garbage_tokens_are_401(system: System) -> None:
+    for token in ("garbage", "a.b.c", "eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0."):
+        response = httpx.get(
+            f"{system.url}/rest/v1/users/current", headers={"Authorization": f"Bearer {token}"}
+        )
+        assert response.status_code == 401
+        assert response.json()["meta"]["message"]
+
+
+def _eventually_status(url: str, expected: int, **kwargs: object) -> int:
+    deadline = time.monotonic() + 10
+    status = -1
+    while time.monotonic() < deadline:
+        status = httpx.get(url, **kwargs).status_code  # type: ignore[arg-type]
+        if status == expected:
+            return status
+        time.sleep(0.05)
+    return status
+
+
+def test_deactivated_user_loses_basic_and_token_access(system: System, make_user) -> None:  # type: ignore[no-untyped-def]
+    user_id, username, password, client = make_user()
+    assert client.get("/users/current").status_code == 200  # warms the credential cache
+    client_id, secret = _credentials(system, (username, password))
+    token = _token(system, client_id, secret).json()["access_token"]
+    bearer = {"Authorization": f"Bearer {token}"}
+    url = f"{system.url}/rest/v1/users/current"
+    assert httpx.get(url, headers=bearer).status_code == 200
+
+    admin = ("admin", system.admin_password)
+    off = httpx.put(f"{system.url}/rest/v1/users/{user_id}/active", json={"active": False}, auth=admin)
+    assert off.status_code == 200
+    assert _eventually_status(url, 401, auth=(username, password)) == 401
+    assert _eventually_status(url, 401, headers=bearer) == 401
+    assert _token(system, client_id, secret).status_code == 401
+
+    on = httpx.put(f"{system.url}/rest/v1/users/{user_id}/active", json={"active": True}, auth=admin)
+    assert on.status_code == 200
+    assert _eventually_status(url, 200, auth=(username, password)) == 200
+
+
+def test_cli_creates_credentials_that_work(system: System, make_user) -> None:  # type: ignore[no-untyped-def]
+    _user_id, username, _password, _client = make_user()
+    result = subprocess.run(
+        [*PLUMBLINE, "credentials", "create", "--user", username, "--name", "from-cli"],
+        env=system.env,
+        cwd=system.workdir,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = dict(line.split(": ", 1) for line in result.stdout.strip().splitlines())
+    response = _token(system, lines["client_id"], lines["client_secret"])
+    assert response.status_code == 200, response.text
+    me = httpx.get(
+        f"{system.url}/rest/v1/users/current",
+        headers={"Authorization": f"Bearer {response.json()['access_token']}"},
+    )
+    assert me.json()["data"]["username"] == username
+
+
+def test_cli_refuses_an_unknown_user(system: System) -> None:
+    result = subprocess.run(
+        [*PLUMBLINE, "credentials", "create", "--user", "nobody-" + unique("x")],
+        env=system.env,
+        cwd=system.workdir,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "No user named" in result.stderr
+
