@@ -11,6 +11,7 @@ import uuid
 from prometheus_client import Counter, Gauge, Histogram
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from plumbline.common import telemetry
 from plumbline.common.context import request_id_var
 from plumbline.gateway.envelope import error
 
@@ -128,7 +129,11 @@ class GatewayMiddleware:
                 return
             IN_FLIGHT.inc()
             try:
-                await self.app(scope, receive, send_wrapper)
+                if telemetry.enabled():
+                    with telemetry.tracer().start_as_current_span(f"{method} {path}"):
+                        await self.app(scope, receive, send_wrapper)
+                else:
+                    await self.app(scope, receive, send_wrapper)
             finally:
                 IN_FLIGHT.dec()
                 self.throttle.release()

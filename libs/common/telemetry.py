@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.propagate import extract, inject
+
+if TYPE_CHECKING:
+    from plumbline.common.events import Event
 
 log = logging.getLogger(__name__)
 
@@ -29,18 +33,26 @@ def tracing_requested(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def setup(service_name: str) -> bool:
-    """Installs a tracer provider with the OTLP/HTTP exporter when requested."""
+    """Installs a tracer provider (OTLP/HTTP, or ``console``) when the environment asks."""
     global _enabled
     if _enabled or not tracing_requested():
         return _enabled
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.export import (
+        BatchSpanProcessor,
+        ConsoleSpanExporter,
+        SimpleSpanProcessor,
+    )
 
     name = os.environ.get("OTEL_SERVICE_NAME", f"plumbline-{service_name}")
     provider = TracerProvider(resource=Resource.create({"service.name": name}))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    if os.environ.get("OTEL_TRACES_EXPORTER", "").strip().lower() == "console":
+        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
+    else:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)
     _enabled = True
     log.info("OpenTelemetry tracing on for %s", name)
@@ -77,3 +89,20 @@ def detach(token: object | None) -> None:
     """Undoes ``attach_traceparent``."""
     if token is not None:
         otel_context.detach(token)  # type: ignore[arg-type]
+
+
+def traced_handler(handler: Callable[[Event], Awaitable[None]]) -> Callable[[Event], Awaitable[None]]:
+    """Wraps an event handler so it runs inside the trace of the change it consumes."""
+
+    async def handle(event: Event) -> None:
+        token = attach_traceparent(event.traceparent)
+        try:
+            if _enabled:
+                with tracer().start_as_current_span(f"consume {event.type}"):
+                    await handler(event)
+            else:
+                await handler(event)
+        finally:
+            detach(token)
+
+    return handle

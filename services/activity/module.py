@@ -7,6 +7,7 @@ from plumbline.common.bus import Subscription
 from plumbline.common.db import Database
 from plumbline.common.inbox import Inbox
 from plumbline.common.migrations import upgrade
+from plumbline.common.telemetry import traced_handler
 from plumbline.runtime import Module, Runtime
 from plumbline.services.activity.api import ActivityServicer
 from plumbline.services.activity.feed import Feed
@@ -36,7 +37,9 @@ class ActivityModule(Module):
 
     async def serve(self, runtime: Runtime) -> None:
         pattern = f"{runtime.bus.prefix}.>"
-        self.subscription = await runtime.bus.subscribe(pattern, self.feed.record, durable=CONSUMER)
+        self.subscription = await runtime.bus.subscribe(
+            pattern, traced_handler(self.feed.record), durable=CONSUMER
+        )
 
     async def stop(self) -> None:
         if self.subscription is not None:
