@@ -40,6 +40,7 @@ test-unit: setup ## unit tests only
 	$(BIN)/pytest -q tests/unit
 
 lint: setup ## ruff and mypy
+	$(PY) -m plumbline.typetree . build/typecheck >/dev/null
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
 
 bench: setup ## benchmarks (TOPOLOGY=embedded|distributed)

@@ -16,14 +16,13 @@ import os
 import time
 
 import jwt
-from starlette.requests import Request
-
 from plumbline.common.context import Principal
 from plumbline.common.errors import NotFound, Unauthenticated
 from plumbline.common.events import Event
 from plumbline.common.rpc import ServiceClient
 from plumbline.core.v1 import core_pb2
 from plumbline.identity.v1 import identity_pb2
+from starlette.requests import Request
 
 SESSION_COOKIE = "plumbline_session"
 _MAX_ENTRIES = 100_000
@@ -139,7 +138,9 @@ def decode_basic(encoded: str) -> tuple[str, str]:
     try:
         text = base64.b64decode(encoded, validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
-        raise Unauthenticated("The Basic credentials are not valid base64 of user:password.") from None
+        raise Unauthenticated(
+            "The Basic credentials are not valid base64 of user:password."
+        ) from None
     username, sep, password = text.partition(":")
     if not sep or not username:
         raise Unauthenticated("The Basic credentials must be user:password.")

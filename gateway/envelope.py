@@ -6,9 +6,8 @@ from http import HTTPStatus
 from typing import Any
 
 import orjson
-from starlette.responses import Response
-
 from plumbline.common.dates import format_datetime, utcnow
+from starlette.responses import Response
 
 JSON = "application/json"
 

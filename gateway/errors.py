@@ -7,13 +7,12 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
+from plumbline.common.errors import PlumblineError
+from plumbline.gateway.envelope import error
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match
-
-from plumbline.common.errors import PlumblineError
-from plumbline.gateway.envelope import error
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +22,9 @@ def _where(loc: tuple[Any, ...]) -> str:
     return ".".join(parts) or "the request body"
 
 
-def describe_validation(errors: list[dict[str, Any]], allowed: dict[str, list[str]] | None = None) -> str:
+def describe_validation(
+    errors: list[dict[str, Any]], allowed: dict[str, list[str]] | None = None
+) -> str:
     """One sentence per problem, joined."""
     sentences = []
     for problem in errors[:10]:
@@ -31,7 +32,9 @@ def describe_validation(errors: list[dict[str, Any]], allowed: dict[str, list[st
         where = _where(tuple(problem.get("loc", ())))
         ctx = problem.get("ctx") or {}
         if kind == "json_invalid":
-            sentences.append(f"The request body is not valid JSON ({ctx.get('error', 'parse error')}).")
+            sentences.append(
+                f"The request body is not valid JSON ({ctx.get('error', 'parse error')})."
+            )
         elif kind == "missing":
             if where == "the request body":
                 sentences.append("The request needs a JSON body.")
@@ -84,7 +87,7 @@ def install(app: FastAPI) -> None:
             message = f"{request.method} is not allowed on {request.url.path}"
             message += f"; allowed: {allowed}." if allowed else "."
             return error(405, message, {"Allow": allowed} if allowed else None)
-        return error(exc.status_code, str(exc.detail), exc.headers)
+        return error(exc.status_code, str(exc.detail), dict(exc.headers or {}) or None)
 
     @app.exception_handler(Exception)
     async def unexpected(_request: Request, exc: Exception) -> Response:

@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from starlette.requests import Request
-
 from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import representations
 from plumbline.gateway.upstreams import Upstreams
+from starlette.requests import Request
 
 #: resource type -> {dotted link path -> referenced resource type}
 LINKS: dict[str, dict[str, str]] = {
@@ -48,7 +47,9 @@ def base_url(request: Request, public_url: str | None) -> str:
     return f"{request.url.scheme}://{request.url.netloc}"
 
 
-def links_for(resource: str, request: Request, version: str, public_url: str | None) -> dict[str, Any]:
+def links_for(
+    resource: str, request: Request, version: str, public_url: str | None
+) -> dict[str, Any]:
     """The ``links`` map of a resource type."""
     base = base_url(request, public_url)
     return {
@@ -64,7 +65,9 @@ def requested(request: Request, resource: str) -> list[str]:
     for value in values:
         if value not in allowed:
             names = ", ".join(allowed) or "none"
-            raise InvalidArgument(f"include: {value!r} is not a link of {resource}; allowed: {names}")
+            raise InvalidArgument(
+                f"include: {value!r} is not a link of {resource}; allowed: {names}"
+            )
     return values
 
 

@@ -8,12 +8,11 @@ import logging
 import time
 import uuid
 
-from prometheus_client import Counter, Gauge, Histogram
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
 from plumbline.common import telemetry
 from plumbline.common.context import request_id_var
 from plumbline.gateway.envelope import error
+from prometheus_client import Counter, Gauge, Histogram
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("plumbline.gateway.access")
 
@@ -144,7 +143,11 @@ class GatewayMiddleware:
             SECONDS.labels(method).observe(elapsed)
             if path not in ("/healthz", "/readyz", "/metrics"):
                 log.info(
-                    "%s %s %d %.1fms", method, path, status, elapsed * 1000,
+                    "%s %s %d %.1fms",
+                    method,
+                    path,
+                    status,
+                    elapsed * 1000,
                 )
             request_id_var.reset(token)
 
@@ -157,4 +160,3 @@ class GatewayMiddleware:
             return None
         shown = content_type or "none"
         return f"Request bodies must be JSON with Content-Type: application/json (got {shown})."
-

@@ -9,7 +9,15 @@ from plumbline.gateway import errors
 from plumbline.gateway.auth import Authenticator
 from plumbline.gateway.deps import Gateway
 from plumbline.gateway.middleware import GatewayMiddleware, Throttle
-from plumbline.gateway.routes import activities, credentials, meta, oauth, projects, usergroups, users
+from plumbline.gateway.routes import (
+    activities,
+    credentials,
+    meta,
+    oauth,
+    projects,
+    usergroups,
+    users,
+)
 from plumbline.gateway.upstreams import Upstreams
 from plumbline.runtime import Module, Runtime
 

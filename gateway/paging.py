@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from starlette.requests import Request
-
 from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
+from starlette.requests import Request
 
 DEFAULT_MAX_RESULTS = 20
 MAX_RESULTS = 50
@@ -49,7 +48,5 @@ def parse_page(request: Request) -> Page:
     if start_at < 0:
         raise InvalidArgument(f"startAt must be 0 or more, got {start_at}")
     if not 1 <= max_results <= MAX_RESULTS:
-        raise InvalidArgument(
-            f"maxResults must be between 1 and {MAX_RESULTS}, got {max_results}"
-        )
+        raise InvalidArgument(f"maxResults must be between 1 and {MAX_RESULTS}, got {max_results}")
     return Page(start_at, max_results)

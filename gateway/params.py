@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from starlette.requests import Request
-
 from plumbline.common.errors import InvalidArgument
+from starlette.requests import Request
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}

@@ -5,14 +5,13 @@ from __future__ import annotations
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter
-from starlette.requests import Request
-from starlette.responses import Response
-
 from plumbline.common.errors import PlumblineError
 from plumbline.gateway.auth import decode_basic
 from plumbline.gateway.deps import Gw
 from plumbline.gateway.envelope import error, json_response
 from plumbline.identity.v1 import identity_pb2
+from starlette.requests import Request
+from starlette.responses import Response
 
 router = APIRouter(tags=["oauth"])
 
@@ -37,7 +36,9 @@ async def token(request: Request, gw: Gw) -> Response:
     header = request.headers.get("authorization", "")
     scheme, _, value = header.partition(" ")
     if scheme.lower() != "basic":
-        return _oauth_error(401, "invalid_client", "Authenticate with HTTP Basic: client id and client secret.")
+        return _oauth_error(
+            401, "invalid_client", "Authenticate with HTTP Basic: client id and client secret."
+        )
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     body = (await request.body()).decode("utf-8", "replace")
     if content_type == "application/x-www-form-urlencoded" or not content_type:

@@ -61,9 +61,7 @@ def resolve(spec: str) -> tuple[str, ...]:
         elif name in MODULES:
             wanted.add(name)
         else:
-            raise InvalidArgument(
-                f"unknown target {name!r}; targets are: all, {', '.join(ALL)}"
-            )
+            raise InvalidArgument(f"unknown target {name!r}; targets are: all, {', '.join(ALL)}")
     ordered: list[str] = []
 
     def visit(name: str) -> None:

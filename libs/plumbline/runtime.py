@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import abc
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +43,7 @@ class Runtime:
         return client
 
 
-class Module(abc.ABC):
+class Module:
     """A unit the runner starts in dependency order and stops in reverse."""
 
     name: str = ""

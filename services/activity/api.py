@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import grpc
-
 from plumbline.activity.v1 import activity_pb2 as pb
 from plumbline.activity.v1 import activity_pb2_grpc
 from plumbline.common.dates import format_datetime, parse_iso
@@ -13,7 +12,7 @@ from plumbline.common.rpc import page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.services.activity.feed import ActivityQuery, Feed
 
-Ctx = grpc.aio.ServicerContext
+Ctx: TypeAlias = grpc.aio.ServicerContext
 
 
 def activity_message(row: Any) -> pb.ActivityRecord:
@@ -38,13 +37,15 @@ def activity_message(row: Any) -> pb.ActivityRecord:
     return message
 
 
-class ActivityServicer(activity_pb2_grpc.ActivityServicer):  # type: ignore[misc]
+class ActivityServicer(activity_pb2_grpc.ActivityServicer):
     """Thin mapping onto the feed."""
 
     def __init__(self, feed: Feed) -> None:
         self.feed = feed
 
-    async def ListActivities(self, request: pb.ListActivitiesRequest, context: Ctx) -> pb.ActivityPage:
+    async def ListActivities(
+        self, request: pb.ListActivitiesRequest, context: Ctx
+    ) -> pb.ActivityPage:
         await self.feed.caught_up({w.source: w.position for w in request.wait_for})
         start, size = page_of(request.page)
         rows, total = await self.feed.list(

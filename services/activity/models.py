@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, DateTime, Index, Integer, MetaData, String, Table, Text
-
 from plumbline.common.inbox import inbox_tables
+from sqlalchemy import BigInteger, Column, DateTime, Index, Integer, MetaData, String, Table, Text
 
 ID = BigInteger().with_variant(Integer, "sqlite")
 

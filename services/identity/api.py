@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import grpc
-
 from plumbline.common.rpc import page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.identity.v1 import identity_pb2 as pb
 from plumbline.identity.v1 import identity_pb2_grpc
 from plumbline.services.identity.domain import Identity, IssuedToken
 
-Ctx = grpc.aio.ServicerContext
+Ctx: TypeAlias = grpc.aio.ServicerContext
 
 _INPUT_FIELDS = (
     "username",
@@ -71,7 +70,7 @@ def _token(issued: IssuedToken) -> pb.AccessToken:
     )
 
 
-class IdentityServicer(identity_pb2_grpc.IdentityServicer):  # type: ignore[misc]
+class IdentityServicer(identity_pb2_grpc.IdentityServicer):
     """Thin mapping onto ``Identity``."""
 
     def __init__(self, identity: Identity) -> None:
@@ -79,11 +78,15 @@ class IdentityServicer(identity_pb2_grpc.IdentityServicer):  # type: ignore[misc
 
     async def AuthenticateBasic(self, request: pb.BasicCredentials, context: Ctx) -> pb.Principal:
         p = await self.identity.authenticate_basic(request.username, request.password)
-        return pb.Principal(user_id=p.user_id, username=p.username, roles=sorted(p.roles), active=True)
+        return pb.Principal(
+            user_id=p.user_id, username=p.username, roles=sorted(p.roles), active=True
+        )
 
     async def GetPrincipal(self, request: core_pb2.Id, context: Ctx) -> pb.Principal:
         p, active = await self.identity.principal(request.id)
-        return pb.Principal(user_id=p.user_id, username=p.username, roles=sorted(p.roles), active=active)
+        return pb.Principal(
+            user_id=p.user_id, username=p.username, roles=sorted(p.roles), active=active
+        )
 
     async def IssueClientToken(self, request: pb.BasicCredentials, context: Ctx) -> pb.AccessToken:
         return _token(await self.identity.issue_client_token(request.username, request.password))
@@ -163,7 +166,9 @@ class IdentityServicer(identity_pb2_grpc.IdentityServicer):  # type: ignore[misc
 
     async def UpdateGroup(self, request: pb.UpdateGroupRequest, context: Ctx) -> core_pb2.Empty:
         group = request.group
-        values = {f: getattr(group, f) for f in ("name", "description", "project") if group.HasField(f)}
+        values = {
+            f: getattr(group, f) for f in ("name", "description", "project") if group.HasField(f)
+        }
         await self.identity.update_group(request.id, values)
         return core_pb2.Empty()
 
@@ -171,7 +176,9 @@ class IdentityServicer(identity_pb2_grpc.IdentityServicer):  # type: ignore[misc
         await self.identity.delete_group(request.id)
         return core_pb2.Empty()
 
-    async def ListGroupMembers(self, request: pb.ListGroupMembersRequest, context: Ctx) -> pb.UserPage:
+    async def ListGroupMembers(
+        self, request: pb.ListGroupMembersRequest, context: Ctx
+    ) -> pb.UserPage:
         start, size = page_of(request.page)
         rows, total = await self.identity.group_members(request.group_id, start, size)
         return pb.UserPage(
@@ -187,4 +194,6 @@ class IdentityServicer(identity_pb2_grpc.IdentityServicer):  # type: ignore[misc
         return core_pb2.Empty()
 
     async def GetWatermark(self, request: core_pb2.Empty, context: Ctx) -> core_pb2.Watermark:
-        return core_pb2.Watermark(source="identity", position=await self.identity.outbox.watermark())
+        return core_pb2.Watermark(
+            source="identity", position=await self.identity.outbox.watermark()
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from plumbline.common.outbox import outbox_table
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -15,8 +16,6 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-
-from plumbline.common.outbox import outbox_table
 
 ID = BigInteger().with_variant(Integer, "sqlite")
 

@@ -51,7 +51,9 @@ class IdentityModule(Module):
         self.db = Database(url)
         self.outbox = Outbox(self.db, outbox, self.name)
         passwords = Passwords(settings.password_time_cost, settings.password_memory_cost)
-        self.identity = Identity(self.db, self.outbox, passwords, settings.token_ttl, settings.tenant)
+        self.identity = Identity(
+            self.db, self.outbox, passwords, settings.token_ttl, settings.tenant
+        )
         await self.identity.bootstrap(password)
         runtime.grpc.add(
             identity_pb2_grpc.add_IdentityServicer_to_server,

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeAlias
 
 import grpc
-
 from plumbline.common.dates import format_datetime
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.rpc import page_of
@@ -16,7 +15,7 @@ from plumbline.items.v1 import items_pb2_grpc
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.projects import ProjectInput, Projects
 
-Ctx = grpc.aio.ServicerContext
+Ctx: TypeAlias = grpc.aio.ServicerContext
 
 
 def project_message(row: Any) -> pb.Project:
@@ -58,7 +57,7 @@ def _input(message: pb.ProjectInput) -> ProjectInput:
     )
 
 
-class ItemsServicer(items_pb2_grpc.ItemsServicer):  # type: ignore[misc]
+class ItemsServicer(items_pb2_grpc.ItemsServicer):
     """Thin mapping onto projects and the id space."""
 
     def __init__(self, projects: Projects, ids: IdSpace) -> None:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
-
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.idblocks import BLOCK_SIZE, block_of, first_id_of
 from plumbline.services.items.models import id_blocks
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 
 OWNERS = ("items", "testmgmt", "attachments")
 
@@ -44,7 +43,9 @@ class IdSpace:
         except ValueError as exc:
             raise NotFound(str(exc)) from None
         async with self.db.read() as session:
-            owner = await session.scalar(select(id_blocks.c.owner).where(id_blocks.c.block == block))
+            owner = await session.scalar(
+                select(id_blocks.c.owner).where(id_blocks.c.block == block)
+            )
         if owner is None:
             raise NotFound(f"No abstract item with id {item_id}.")
         return str(owner)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Boolean, Column, DateTime, Integer, MetaData, String, Table, Text
-
 from plumbline.common.outbox import outbox_table
+from sqlalchemy import BigInteger, Boolean, Column, DateTime, Integer, MetaData, String, Table, Text
 
 ID = BigInteger().with_variant(Integer, "sqlite")
 

@@ -39,7 +39,9 @@ def _require_backends() -> None:
 
 
 @pytest.fixture(scope="session", params=TOPOLOGIES)
-def system(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[System]:
+def system(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[System]:
     """Plumbline, running in one topology for the whole session."""
     workdir: Path = tmp_path_factory.mktemp(request.param)
     if request.param == "distributed":
@@ -98,7 +100,9 @@ def make_user(admin: httpx.Client, system: System):  # type: ignore[no-untyped-d
         response = admin.post("/users", json=body)
         assert response.status_code == 201, response.text
         client = httpx.Client(
-            base_url=f"{system.url}/rest/v1", auth=(str(body["username"]), str(body["password"])), timeout=30
+            base_url=f"{system.url}/rest/v1",
+            auth=(str(body["username"]), str(body["password"])),
+            timeout=30,
         )
         clients.append(client)
         return response.json()["meta"]["id"], str(body["username"]), str(body["password"]), client

@@ -9,6 +9,7 @@ unique stream and subject prefix), then the gateway pointed at them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -36,7 +37,9 @@ def reachable(host: str, port: int) -> bool:
         return False
 
 
-def wait_ready_file(path: Path, process: subprocess.Popen[bytes], timeout: float = 60) -> dict[str, object]:
+def wait_ready_file(
+    path: Path, process: subprocess.Popen[bytes], timeout: float = 60
+) -> dict[str, object]:
     """Polls for the ready file; fails early when the process dies."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -86,7 +89,17 @@ def start_process(
     ready.unlink(missing_ok=True)
     with log.open("ab") as out:
         popen = subprocess.Popen(
-            [*PLUMBLINE, "run", *args, "--http-port", "0", "--grpc-port", "0", "--ready-file", str(ready)],
+            [
+                *PLUMBLINE,
+                "run",
+                *args,
+                "--http-port",
+                "0",
+                "--grpc-port",
+                "0",
+                "--ready-file",
+                str(ready),
+            ],
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -163,7 +176,9 @@ def start_distributed(workdir: Path) -> System:
         gateway_env = dict(env)
         for process in system.processes:
             gateway_env[f"PLUMBLINE_{process.name.upper()}_ADDR"] = f"127.0.0.1:{process.grpc_port}"
-        system.processes.append(start_process("gateway", ["--target", "gateway"], gateway_env, workdir))
+        system.processes.append(
+            start_process("gateway", ["--target", "gateway"], gateway_env, workdir)
+        )
     except Exception:
         system.stop()
         cleanup_distributed(system)
@@ -186,10 +201,8 @@ def cleanup_distributed(system: System) -> None:
         finally:
             await conn.close()
         nc = await nats.connect(NATS_URL)
-        try:
+        with contextlib.suppress(Exception):
             await nc.jetstream().delete_stream(system.env["PLUMBLINE_BUS_STREAM"])
-        except Exception:
-            pass
         await nc.close()
 
     asyncio.run(drop())

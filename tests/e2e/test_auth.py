@@ -60,7 +60,9 @@ def test_token_endpoint_refuses_bad_requests(system: System) -> None:
     )
     assert wrong_grant.status_code == 400
     assert "client_credentials" in wrong_grant.json()["meta"]["message"]
-    no_auth = httpx.post(f"{system.url}/rest/oauth/token", data={"grant_type": "client_credentials"})
+    no_auth = httpx.post(
+        f"{system.url}/rest/oauth/token", data={"grant_type": "client_credentials"}
+    )
     assert no_auth.status_code == 401
 
 
@@ -71,7 +73,9 @@ def test_credentials_endpoint_is_labs_only_and_authenticated(system: System) -> 
         auth=("admin", system.admin_password),
     )
     assert v1.status_code == 404
-    anonymous = httpx.post(f"{system.url}/rest/labs/users/current/apicredentials", json={"name": "x"})
+    anonymous = httpx.post(
+        f"{system.url}/rest/labs/users/current/apicredentials", json={"name": "x"}
+    )
     assert anonymous.status_code == 401
 
 
@@ -105,13 +109,17 @@ def test_deactivated_user_loses_basic_and_token_access(system: System, make_user
     assert httpx.get(url, headers=bearer).status_code == 200
 
     admin = ("admin", system.admin_password)
-    off = httpx.put(f"{system.url}/rest/v1/users/{user_id}/active", json={"active": False}, auth=admin)
+    off = httpx.put(
+        f"{system.url}/rest/v1/users/{user_id}/active", json={"active": False}, auth=admin
+    )
     assert off.status_code == 200
     assert _eventually_status(url, 401, auth=(username, password)) == 401
     assert _eventually_status(url, 401, headers=bearer) == 401
     assert _token(system, client_id, secret).status_code == 401
 
-    on = httpx.put(f"{system.url}/rest/v1/users/{user_id}/active", json={"active": True}, auth=admin)
+    on = httpx.put(
+        f"{system.url}/rest/v1/users/{user_id}/active", json={"active": True}, auth=admin
+    )
     assert on.status_code == 200
     assert _eventually_status(url, 200, auth=(username, password)) == 200
 
@@ -148,4 +156,3 @@ def test_cli_refuses_an_unknown_user(system: System) -> None:
     )
     assert result.returncode != 0
     assert "No user named" in result.stderr
-

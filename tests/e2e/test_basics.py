@@ -23,7 +23,9 @@ def test_version_root_answers_with_and_without_slash(admin: httpx.Client) -> Non
 
 
 def test_unknown_version_is_404(system: System) -> None:
-    response = httpx.get(f"{system.url}/rest/v9/users/current", auth=("admin", system.admin_password))
+    response = httpx.get(
+        f"{system.url}/rest/v9/users/current", auth=("admin", system.admin_password)
+    )
     assert response.status_code == 404
     assert "v9" in response.json()["meta"]["message"]
 

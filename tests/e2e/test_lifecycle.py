@@ -43,7 +43,9 @@ def test_split_topology_needs_an_admin_password(tmp_path: Path) -> None:
     env["PLUMBLINE_BUS_URL"] = "nats://127.0.0.1:4222"
     env["PLUMBLINE_BUS_STREAM"] = "PL_NEVER_CREATED"
     env["PLUMBLINE_MIGRATE_ON_START"] = "true"
-    result = _run(["run", "--target", "identity", "--http-port", "0", "--grpc-port", "0"], env, tmp_path)
+    result = _run(
+        ["run", "--target", "identity", "--http-port", "0", "--grpc-port", "0"], env, tmp_path
+    )
     assert result.returncode == 2
     assert "PLUMBLINE_ADMIN_PASSWORD must be set" in result.stderr
 
@@ -78,7 +80,9 @@ def test_data_and_events_survive_a_restart(tmp_path: Path) -> None:
     first = start_process("first", ["--target", "all"], env, tmp_path)
     url = f"http://127.0.0.1:{first.http_port}/rest/v1"
     created = httpx.post(
-        f"{url}/projects", json={"projectKey": "KEEP", "fields": {"name": "kept"}}, auth=("admin", "admin")
+        f"{url}/projects",
+        json={"projectKey": "KEEP", "fields": {"name": "kept"}},
+        auth=("admin", "admin"),
     )
     assert created.status_code == 201
     project = created.json()["meta"]["id"]

@@ -29,10 +29,16 @@ def test_one_trace_from_http_to_grpc_to_consumer(tmp_path: Path) -> None:
     try:
         url = f"http://127.0.0.1:{process.http_port}/rest/v1"
         created = httpx.post(
-            f"{url}/projects", json={"projectKey": "TRC", "fields": {"name": "t"}}, auth=("admin", "admin")
+            f"{url}/projects",
+            json={"projectKey": "TRC", "fields": {"name": "t"}},
+            auth=("admin", "admin"),
         )
         assert created.status_code == 201
-        feed = httpx.get(f"{url}/activities", params={"project": created.json()["meta"]["id"]}, auth=("admin", "admin"))
+        feed = httpx.get(
+            f"{url}/activities",
+            params={"project": created.json()["meta"]["id"]},
+            auth=("admin", "admin"),
+        )
         assert feed.status_code == 200
     finally:
         assert process.stop() == 0
