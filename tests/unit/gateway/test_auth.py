@@ -1,0 +1,69 @@
+"""The gateway's credential cache."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+from plumbline.common.errors import Unauthenticated
+from plumbline.common.events import Event
+from plumbline.gateway.auth import Authenticator, decode_basic
+from plumbline.identity.v1 import identity_pb2
+
+
+class FakeIdentity:
+    """Counts calls; knows one user."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def AuthenticateBasic(self, request: Any) -> identity_pb2.Principal:
+        self.calls += 1
+        if (request.username, request.password) != ("alice", "pw"):
+            raise Unauthenticated("The user name or password is not correct.")
+        return identity_pb2.Principal(user_id=7, username="alice", roles=[], active=True)
+
+
+def _basic(user: str, password: str) -> str:
+    return base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+async def test_a_verified_credential_is_cached_until_the_user_changes() -> None:
+    identity = FakeIdentity()
+    auth = Authenticator(identity, ttl=60)  # type: ignore[arg-type]
+    for _ in range(3):
+        assert (await auth.basic(_basic("alice", "pw"))).user_id == 7
+    assert identity.calls == 1
+    await auth.on_event(Event("identity.user.updated", actor=1, object_ids=[7]))
+    await auth.basic(_basic("alice", "pw"))
+    assert identity.calls == 2
+
+
+async def test_failures_are_never_cached() -> None:
+    identity = FakeIdentity()
+    auth = Authenticator(identity, ttl=60)  # type: ignore[arg-type]
+    for _ in range(2):
+        with pytest.raises(Unauthenticated):
+            await auth.basic(_basic("alice", "wrong"))
+    assert identity.calls == 2
+
+
+async def test_expired_entries_are_verified_again() -> None:
+    identity = FakeIdentity()
+    auth = Authenticator(identity, ttl=0)  # type: ignore[arg-type]
+    await auth.basic(_basic("alice", "pw"))
+    await auth.basic(_basic("alice", "pw"))
+    assert identity.calls == 2
+
+
+@pytest.mark.parametrize(
+    "encoded", ["!!!", base64.b64encode(b"nocolon").decode(), base64.b64encode(b":pw").decode()]
+)
+def test_malformed_basic_credentials(encoded: str) -> None:
+    with pytest.raises(Unauthenticated):
+        decode_basic(encoded)
+
+
+def test_passwords_may_contain_colons() -> None:
+    assert decode_basic(_basic("bob", "a:b:c")) == ("bob", "a:b:c")

@@ -1,0 +1,54 @@
+"""Service fixtures: real SQLite databases with the services' own migrations."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from plumbline.common.context import ORG_ADMIN, Principal, principal_var
+from plumbline.common.db import Database
+from plumbline.common.migrations import upgrade
+from plumbline.common.outbox import Outbox
+
+ADMIN = Principal(1, "admin", frozenset({ORG_ADMIN}))
+
+
+@contextlib.contextmanager
+def acting_as(principal: Principal | None) -> Iterator[None]:
+    """Runs the block as ``principal``."""
+    token = principal_var.set(principal)
+    try:
+        yield
+    finally:
+        principal_var.reset(token)
+
+
+async def migrated(service: str, tmp_path: Path) -> Database:
+    """A fresh SQLite database with ``service``'s migrations applied."""
+    url = f"sqlite+aiosqlite:///{tmp_path / service}.db"
+    await upgrade(service, url)
+    return Database(url)
+
+
+@pytest.fixture
+async def identity_db(tmp_path: Path) -> AsyncIterator[Database]:
+    db = await migrated("identity", tmp_path)
+    yield db
+    await db.close()
+
+
+@pytest.fixture
+async def items_db(tmp_path: Path) -> AsyncIterator[Database]:
+    db = await migrated("items", tmp_path)
+    yield db
+    await db.close()
+
+
+def outbox_for(db: Database, service: str) -> Outbox:
+    """The outbox of a service's database."""
+    import importlib
+
+    models = importlib.import_module(f"plumbline.services.{service}.models")
+    return Outbox(db, models.outbox, service)

@@ -1,0 +1,39 @@
+"""Which events become activities, and how they read."""
+
+from __future__ import annotations
+
+import pytest
+from plumbline.common.events import Event
+from plumbline.services.activity.mapping import describe
+
+
+@pytest.mark.parametrize(
+    ("event_type", "event", "object_type"),
+    [
+        ("identity.user.created", "CREATE", "USER"),
+        ("identity.user.deactivated", "UPDATE", "USER"),
+        ("identity.group.member_added", "UPDATE", "USER_GROUP"),
+        ("identity.group.deleted", "DELETE", "USER_GROUP"),
+        ("items.project.updated", "UPDATE", "PROJECT"),
+        ("items.item.deleted", "DELETE", "ITEM"),
+    ],
+)
+def test_known_events(event_type: str, event: str, object_type: str) -> None:
+    draft = describe(Event(event_type, actor=1, object_ids=[5], payload={"name": "X", "user": 3}))
+    assert draft is not None
+    assert (draft.event_type, draft.object_type) == (event, object_type)
+    assert draft.action == {"CREATE": "Created", "UPDATE": "Updated", "DELETE": "Deleted"}[event]
+    assert draft.details
+
+
+def test_items_carry_their_id_and_type() -> None:
+    draft = describe(Event("items.item.created", actor=1, object_ids=[42], payload={"itemType": 7}))
+    assert draft is not None and draft.item == 42 and draft.item_type == 7
+
+
+@pytest.mark.parametrize(
+    "event_type",
+    ["identity.apiclient.created", "billing.invoice.created", "items.project.archived"],
+)
+def test_other_events_are_not_history(event_type: str) -> None:
+    assert describe(Event(event_type, actor=1)) is None

@@ -1,0 +1,178 @@
+"""identity's rules, on a real SQLite database."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from plumbline.common.context import Principal
+from plumbline.common.db import Database
+from plumbline.common.errors import (
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    Unauthenticated,
+)
+from plumbline.services.identity.crypto import Passwords
+from plumbline.services.identity.domain import Identity
+from plumbline.services.identity.models import outbox
+from sqlalchemy import select
+
+from tests.unit.services.conftest import ADMIN, acting_as, outbox_for
+
+USER = {
+    "username": "Alice",
+    "password": "s3cret",
+    "first_name": "Alice",
+    "last_name": "A",
+    "email": "alice@example.com",
+    "license_type": "NAMED",
+}
+
+
+@pytest.fixture
+async def identity(identity_db: Database) -> Identity:
+    service = Identity(
+        identity_db, outbox_for(identity_db, "identity"), Passwords(1, 8192), 3600, "t"
+    )
+    await service.bootstrap("admin-pw")
+    return service
+
+
+async def _events(db: Database) -> list[str]:
+    async with db.read() as session:
+        rows = (await session.execute(select(outbox.c.body).order_by(outbox.c.id))).all()
+    return [json.loads(r.body)["type"] for r in rows]
+
+
+async def test_bootstrap_creates_one_admin_and_a_key(identity: Identity) -> None:
+    await identity.bootstrap("other-password")
+    admin = await identity.authenticate_basic("admin", "admin-pw")
+    assert admin.is_admin
+    with pytest.raises(Unauthenticated):
+        await identity.authenticate_basic("admin", "other-password")
+    assert len(await identity.token_keys()) == 1
+    assert await _events(identity.db) == ["identity.user.created"]
+
+
+async def test_create_user_and_authenticate(identity: Identity) -> None:
+    with acting_as(ADMIN):
+        user_id = await identity.create_user(dict(USER))
+    principal = await identity.authenticate_basic("alice", "s3cret")  # case-insensitive name
+    assert principal.user_id == user_id and not principal.is_admin
+    with pytest.raises(Unauthenticated):
+        await identity.authenticate_basic("alice", "wrong")
+    with pytest.raises(Unauthenticated):
+        await identity.authenticate_basic("nobody", "s3cret")
+    assert (await _events(identity.db))[-1] == "identity.user.created"
+
+
+async def test_create_user_rules(identity: Identity) -> None:
+    with acting_as(ADMIN):
+        await identity.create_user(dict(USER))
+        with pytest.raises(AlreadyExists, match="already exists"):
+            await identity.create_user(dict(USER, username="ALICE"))
+        with pytest.raises(InvalidArgument, match="email"):
+            await identity.create_user(
+                {k: v for k, v in USER.items() if k != "email"} | {"username": "b"}
+            )
+    with acting_as(Principal(99, "someone")), pytest.raises(PermissionDenied):
+        await identity.create_user(dict(USER, username="c"))
+    with acting_as(None), pytest.raises(PermissionDenied):
+        await identity.create_user(dict(USER, username="d"))
+
+
+async def test_users_change_themselves_but_not_others(identity: Identity) -> None:
+    with acting_as(ADMIN):
+        alice = await identity.create_user(dict(USER))
+        bob = await identity.create_user(dict(USER, username="bob", email="b@example.com"))
+    with acting_as(Principal(alice, "Alice")):
+        await identity.update_user(alice, {"title": "Lead"})
+        assert (await identity.get_user(alice)).title == "Lead"
+        with pytest.raises(PermissionDenied):
+            await identity.update_user(bob, {"title": "x"})
+        with pytest.raises(PermissionDenied):
+            await identity.get_user(bob)
+        with pytest.raises(InvalidArgument, match="password"):
+            await identity.update_user(alice, {"password": "new"})
+
+
+async def test_deactivated_users_cannot_authenticate_or_exchange_tokens(identity: Identity) -> None:
+    with acting_as(ADMIN):
+        alice = await identity.create_user(dict(USER))
+    with acting_as(Principal(alice, "Alice")):
+        _id, client_id, secret = await identity.create_client_credentials(alice, "ci")
+    token = await identity.issue_client_token(client_id, secret)
+    assert identity.verify_token(token.token) == alice
+    with acting_as(ADMIN):
+        await identity.set_user_active(alice, False)
+        with pytest.raises(FailedPrecondition):
+            await identity.set_user_active(ADMIN.user_id, False)
+    with pytest.raises(Unauthenticated, match="inactive"):
+        await identity.authenticate_basic("alice", "s3cret")
+    with pytest.raises(Unauthenticated, match="inactive"):
+        await identity.issue_client_token(client_id, secret)
+    with pytest.raises(Unauthenticated):
+        await identity.issue_client_token(client_id, secret + "x")
+    principal, active = await identity.principal(alice)
+    assert principal.username == "Alice" and active is False
+
+
+async def test_credentials_only_for_yourself(identity: Identity) -> None:
+    with acting_as(ADMIN):
+        alice = await identity.create_user(dict(USER))
+    with acting_as(Principal(alice, "Alice")), pytest.raises(PermissionDenied):
+        await identity.create_client_credentials(ADMIN.user_id, "steal")
+    with acting_as(ADMIN), pytest.raises(NotFound):
+        await identity.create_client_credentials(12345, "ghost")
+
+
+async def test_groups_and_members(identity: Identity) -> None:
+    with acting_as(ADMIN):
+        alice = await identity.create_user(dict(USER))
+        bob = await identity.create_user(dict(USER, username="bob", email="b@example.com"))
+        group = await identity.create_group("Reviewers", "", None)
+        with pytest.raises(AlreadyExists):
+            await identity.create_group("Reviewers", "", None)
+        assert await identity.create_group("Reviewers", "", 7) != group  # other scope
+        await identity.add_member(group, alice)
+        await identity.add_member(group, bob)
+        with pytest.raises(AlreadyExists):
+            await identity.add_member(group, alice)
+        with pytest.raises(InvalidArgument):
+            await identity.add_member(group, 999)
+        rows, total = await identity.group_members(group, 0, 20)
+        assert total == 2 and [r.id for r in rows] == [alice, bob]
+    with acting_as(Principal(alice, "Alice")):
+        assert (await identity.get_user(bob)).username == "bob"  # shares a group
+        assert (await identity.get_group(group)).name == "Reviewers"
+        with pytest.raises(PermissionDenied):
+            await identity.list_groups(None, 0, 20)
+    with acting_as(ADMIN):
+        await identity.remove_member(group, bob)
+        with pytest.raises(NotFound):
+            await identity.remove_member(group, bob)
+        await identity.delete_group(group)
+        with pytest.raises(NotFound):
+            await identity.get_group(group)
+    assert "identity.group.deleted" in await _events(identity.db)
+
+
+async def test_list_users_filters_and_pages(identity: Identity) -> None:
+    with acting_as(ADMIN):
+        ids = [
+            await identity.create_user(dict(USER, username=f"u{i}", email=f"u{i}@example.com"))
+            for i in range(5)
+        ]
+        await identity.set_user_active(ids[0], False)
+        rows, total = await identity.list_users(start_at=1, max_results=2)
+        assert total == 5  # admin + four active
+        assert len(rows) == 2
+        rows, total = await identity.list_users(usernames=["U1", "u2"])
+        assert total == 2
+        rows, total = await identity.list_users(usernames=["u0"])
+        assert total == 0
+        rows, total = await identity.list_users(usernames=["u0"], include_inactive=True)
+        assert total == 1
