@@ -60,5 +60,5 @@ async def test_no_include_no_linked() -> None:
 
 def test_unknown_include_is_refused_with_the_allowed_keys() -> None:
     request = Request({"type": "http", "query_string": b"include=data.nope", "headers": []})
-    with pytest.raises(InvalidArgument, match="data.createdBy"):
+    with pytest.raises(InvalidArgument, match=r"data\.createdBy"):
         requested(request, "projects")

@@ -73,11 +73,10 @@ async def test_id_blocks_are_disjoint_and_owned(items_db: Database) -> None:
     blocks = await asyncio.gather(*(ids.allocate(owner) for owner in ["items", "testmgmt"] * 3))
     firsts = sorted(first for first, _size in blocks)
     assert firsts == [1 + i * BLOCK_SIZE for i in range(6)]
-    first_testmgmt = [
-        first
-        for (first, _), owner in zip(blocks, ["items", "testmgmt"] * 3, strict=True)
-        if owner == "testmgmt"
-    ][0]
+    owners = ["items", "testmgmt"] * 3
+    first_testmgmt = next(
+        first for (first, _), owner in zip(blocks, owners, strict=True) if owner == "testmgmt"
+    )
     assert await ids.owner_of(first_testmgmt + BLOCK_SIZE - 1) == "testmgmt"
     with pytest.raises(NotFound):
         await ids.owner_of(7 * BLOCK_SIZE + 1)
