@@ -1,0 +1,23 @@
+# One image for every Plumbline service: `plumbline run --target <svc>`.
+FROM python:3.11-slim AS build
+WORKDIR /src
+RUN pip install --no-cache-dir "grpcio-tools>=1.64"
+COPY pyproject.toml setup.py ./
+COPY proto proto
+COPY libs libs
+COPY gateway gateway
+COPY services services
+RUN PYTHONPATH=libs python -c "import sys; sys.path.insert(0, 'libs'); \
+    import importlib.util; spec = importlib.util.spec_from_file_location('protogen', 'libs/plumbline/protogen.py'); \
+    m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); m.generate(__import__('pathlib').Path('proto'), __import__('pathlib').Path('libs'))" \
+ && pip wheel --no-cache-dir --wheel-dir /wheels .
+
+FROM python:3.11-slim
+RUN useradd --uid 10001 --create-home --shell /usr/sbin/nologin plumbline
+COPY --from=build /wheels /wheels
+RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
+USER 10001
+ENV PLUMBLINE_DATA_DIR=/tmp/plumbline PYTHONUNBUFFERED=1
+EXPOSE 8080 9090
+ENTRYPOINT ["plumbline"]
+CMD ["run", "--target", "all"]
