@@ -7,9 +7,7 @@ COPY proto proto
 COPY libs libs
 COPY gateway gateway
 COPY services services
-RUN PYTHONPATH=libs python -c "import sys; sys.path.insert(0, 'libs'); \
-    import importlib.util; spec = importlib.util.spec_from_file_location('protogen', 'libs/plumbline/protogen.py'); \
-    m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); m.generate(__import__('pathlib').Path('proto'), __import__('pathlib').Path('libs'))" \
+RUN python libs/plumbline/protogen.py proto libs \
  && pip wheel --no-cache-dir --wheel-dir /wheels .
 
 FROM python:3.11-slim
