@@ -25,6 +25,8 @@ def describe(app: FastAPI, version: str, base: str) -> dict[str, Any]:
         cached = get_openapi(
             title="Plumbline REST API",
             version="1",
+            # Swagger UI 4 (the packaged docs UI) renders 3.0 documents only.
+            openapi_version="3.0.3",
             description="Requirements and test management. Every list takes startAt and "
             "maxResults (default 20, at most 50); include= returns referenced records in linked.",
             routes=app.routes,

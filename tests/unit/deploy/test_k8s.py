@@ -45,7 +45,9 @@ def test_every_document_is_schema_valid(rendered: tuple[str, list[dict[str, Any]
         kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
 
 
-def test_one_deployment_per_service_running_its_target(rendered: tuple[str, list[dict[str, Any]]]) -> None:
+def test_one_deployment_per_service_running_its_target(
+    rendered: tuple[str, list[dict[str, Any]]],
+) -> None:
     overlay, docs = rendered
     deployments = _of_kind(docs, "Deployment")
     assert set(deployments) == set(APP_SERVICES)
@@ -58,7 +60,10 @@ def test_one_deployment_per_service_running_its_target(rendered: tuple[str, list
             assert [c["args"] for c in init] == [["migrate", "--target", name]]
         else:
             assert init == []
-        assert deployment["metadata"]["namespace"] == {"dev": "plumbline-dev", "prod": "plumbline"}[overlay]
+        assert (
+            deployment["metadata"]["namespace"]
+            == {"dev": "plumbline-dev", "prod": "plumbline"}[overlay]
+        )
     services = _of_kind(docs, "Service")
     assert set(APP_SERVICES) <= set(services)
     assert set(APP_SERVICES) <= set(_of_kind(docs, "ServiceAccount"))
@@ -84,7 +89,9 @@ def test_probes_resources_and_security(rendered: tuple[str, list[dict[str, Any]]
         assert main["startupProbe"]["httpGet"]["path"] == "/healthz"
 
 
-def test_configuration_reaches_the_right_services(rendered: tuple[str, list[dict[str, Any]]]) -> None:
+def test_configuration_reaches_the_right_services(
+    rendered: tuple[str, list[dict[str, Any]]],
+) -> None:
     _overlay, docs = rendered
     deployments = _of_kind(docs, "Deployment")
 
@@ -118,7 +125,9 @@ def test_components(rendered: tuple[str, list[dict[str, Any]]]) -> None:
     assert set(_of_kind(docs, "PodDisruptionBudget")) == set(APP_SERVICES)
 
 
-def test_dev_runs_its_own_backends_and_prod_does_not(rendered: tuple[str, list[dict[str, Any]]]) -> None:
+def test_dev_runs_its_own_backends_and_prod_does_not(
+    rendered: tuple[str, list[dict[str, Any]]],
+) -> None:
     overlay, docs = rendered
     statefulsets = set(_of_kind(docs, "StatefulSet"))
     if overlay == "dev":
