@@ -16,13 +16,14 @@ import os
 import time
 
 import jwt
+from starlette.requests import Request
+
 from plumbline.common.context import Principal
 from plumbline.common.errors import NotFound, Unauthenticated
 from plumbline.common.events import Event
 from plumbline.common.rpc import ServiceClient
 from plumbline.core.v1 import core_pb2
 from plumbline.identity.v1 import identity_pb2
-from starlette.requests import Request
 
 SESSION_COOKIE = "plumbline_session"
 _MAX_ENTRIES = 100_000

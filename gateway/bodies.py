@@ -9,9 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 Name = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 Short = Annotated[str, StringConstraints(max_length=255)]
 Phone = Annotated[str, StringConstraints(max_length=64)]
-Email = Annotated[
-    str, StringConstraints(max_length=255, pattern=r"^[^@\s]+@[^@\s]+$")
-]
+Email = Annotated[str, StringConstraints(max_length=255, pattern=r"^[^@\s]+@[^@\s]+$")]
 Text = Annotated[str, StringConstraints(max_length=65535)]
 
 LicenseType = Literal[

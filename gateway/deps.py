@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, Path
+from starlette.requests import Request
+
 from plumbline.common.context import Principal, principal_var
 from plumbline.common.errors import NotFound
 from plumbline.common.settings import Settings
@@ -13,7 +15,6 @@ from plumbline.gateway.auth import Authenticator
 from plumbline.gateway.includes import links_for, requested, resolve
 from plumbline.gateway.paging import Page, parse_page
 from plumbline.gateway.upstreams import Upstreams
-from starlette.requests import Request
 
 VERSIONS = ("v1", "latest", "labs")
 

@@ -49,7 +49,8 @@ form {{ display: grid; gap: .6em; min-width: 18em; }}
 <form method="post" action="/api-docs/login">
 <input type="hidden" name="version" value="{version}">
 <label>User name <input name="username" autocomplete="username" required></label>
-<label>Password <input name="password" type="password" autocomplete="current-password" required></label>
+<label>Password
+<input name="password" type="password" autocomplete="current-password" required></label>
 <button type="submit">Log in</button>
 </form>
 </main></body></html>
@@ -118,8 +119,9 @@ def install(app: FastAPI) -> None:
             return HTMLResponse(f"<p>Unknown API version; use one of {allowed}.</p>", 404)
         if not await _logged_in(request):
             return _login_page(version, None, 200)
+        current = ' aria-current="page"'
         links = " ".join(
-            f'<a href="/api-docs/?version={v}"{" aria-current=page" if v == version else ""}>{v}</a>'
+            f'<a href="/api-docs/?version={v}"{current if v == version else ""}>{v}</a>'
             for v in VERSIONS
         )
         return HTMLResponse(_PAGE.format(version=version, links=links))

@@ -6,8 +6,9 @@ from http import HTTPStatus
 from typing import Any
 
 import orjson
-from plumbline.common.dates import format_datetime, utcnow
 from starlette.responses import Response
+
+from plumbline.common.dates import format_datetime, utcnow
 
 JSON = "application/json"
 

@@ -7,12 +7,13 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
-from plumbline.common.errors import PlumblineError
-from plumbline.gateway.envelope import error
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match
+
+from plumbline.common.errors import PlumblineError
+from plumbline.gateway.envelope import error
 
 log = logging.getLogger(__name__)
 

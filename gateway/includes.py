@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from starlette.requests import Request
+
 from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import representations
 from plumbline.gateway.upstreams import Upstreams
-from starlette.requests import Request
 
 #: resource type -> {dotted link path -> referenced resource type}
 LINKS: dict[str, dict[str, str]] = {

@@ -8,11 +8,12 @@ import logging
 import time
 import uuid
 
+from prometheus_client import Counter, Gauge, Histogram
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
 from plumbline.common import telemetry
 from plumbline.common.context import request_id_var
 from plumbline.gateway.envelope import error
-from prometheus_client import Counter, Gauge, Histogram
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("plumbline.gateway.access")
 

@@ -7,11 +7,12 @@ from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
+from starlette.requests import Request
+from starlette.responses import Response
+
 from plumbline.gateway.deps import Caller, Gw, Version
 from plumbline.gateway.envelope import json_response
 from plumbline.gateway.includes import base_url
-from starlette.requests import Request
-from starlette.responses import Response
 
 router = APIRouter(tags=["meta"])
 

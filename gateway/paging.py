@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from starlette.requests import Request
+
 from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
-from starlette.requests import Request
 
 DEFAULT_MAX_RESULTS = 20
 MAX_RESULTS = 50

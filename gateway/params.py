@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from plumbline.common.errors import InvalidArgument
 from starlette.requests import Request
+
+from plumbline.common.errors import InvalidArgument
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}

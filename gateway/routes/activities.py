@@ -20,7 +20,18 @@ from plumbline.gateway.upstreams import Upstreams
 router = APIRouter(prefix="/rest/{version}", tags=["activities"])
 
 EVENT_TYPES = ("CREATE", "UPDATE", "DELETE")
-OBJECT_TYPES = ("ITEM", "PROJECT", "USER", "USER_GROUP", "TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "TEST_CASE", "TEST_RESULT", "ATTACHMENT")
+OBJECT_TYPES = (
+    "ITEM",
+    "PROJECT",
+    "USER",
+    "USER_GROUP",
+    "TEST_PLAN",
+    "TEST_CYCLE",
+    "TEST_RUN",
+    "TEST_CASE",
+    "TEST_RESULT",
+    "ATTACHMENT",
+)
 
 
 async def _positions(upstreams: Upstreams) -> list[core_pb2.Watermark]:
@@ -41,7 +52,9 @@ def _choices(request: Request, name: str, allowed: tuple[str, ...]) -> list[str]
 
 
 @router.get("/activities", summary="List a project's activities")
-async def list_activities(request: Request, version: Version, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def list_activities(
+    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
     view = View(request, gw, version, "activities")
     project = params.integer(request, "project", required=True)
     assert project is not None
@@ -63,11 +76,18 @@ async def list_activities(request: Request, version: Version, gw: Gw, page: Pagi
     reply = await gw.upstreams.activity.ListActivities(message)
     data = [representations.activity(a) for a in reply.activities]
     info = reply.page_info
-    return ok(data, view.links(), await view.linked(data), (info.start_index, info.result_count, info.total_results))
+    return ok(
+        data,
+        view.links(),
+        await view.linked(data),
+        (info.start_index, info.result_count, info.total_results),
+    )
 
 
 @router.get("/activities/{activityId}", summary="Get an activity")
-async def get_activity(request: Request, activityId: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def get_activity(
+    request: Request, activityId: int, version: Version, gw: Gw, _c: Caller
+) -> Response:
     view = View(request, gw, version, "activities")
     message = activity_pb2.GetActivityRequest(id=activityId)
     message.wait_for.extend(await _positions(gw.upstreams))

@@ -7,12 +7,13 @@ the response once and never again.
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends
+from starlette.requests import Request
+from starlette.responses import Response
+
 from plumbline.gateway.bodies import CredentialsCreate
 from plumbline.gateway.deps import Caller, Gw, View, labs_version
 from plumbline.gateway.envelope import created
 from plumbline.identity.v1 import identity_pb2
-from starlette.requests import Request
-from starlette.responses import Response
 
 router = APIRouter(prefix="/rest/{version}", tags=["credentials"])
 

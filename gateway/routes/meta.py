@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
 from plumbline.gateway.deps import VERSIONS, Caller, Gw, Version
 from plumbline.gateway.envelope import ok
 from plumbline.gateway.includes import base_url
-from starlette.requests import Request
-from starlette.responses import Response
 
 router = APIRouter(tags=["meta"])
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
 from plumbline.common.errors import PlumblineError
 from plumbline.gateway.auth import decode_basic
 from plumbline.gateway.deps import Gw
 from plumbline.gateway.envelope import error, json_response
 from plumbline.identity.v1 import identity_pb2
-from starlette.requests import Request
-from starlette.responses import Response
 
 router = APIRouter(tags=["oauth"])
 

@@ -37,23 +37,36 @@ def _input(body: ProjectBody) -> items_pb2.ProjectInput:
 
 
 @router.get("/projects", summary="List projects")
-async def list_projects(request: Request, version: Version, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def list_projects(
+    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
     view = View(request, gw, version, "projects")
-    reply = await gw.upstreams.items.ListProjects(items_pb2.ListProjectsRequest(page=page.message()))
+    reply = await gw.upstreams.items.ListProjects(
+        items_pb2.ListProjectsRequest(page=page.message())
+    )
     data = [representations.project(p) for p in reply.projects]
     info = reply.page_info
-    return ok(data, view.links(), await view.linked(data), (info.start_index, info.result_count, info.total_results))
+    return ok(
+        data,
+        view.links(),
+        await view.linked(data),
+        (info.start_index, info.result_count, info.total_results),
+    )
 
 
 @router.post("/projects", status_code=201, summary="Create a project or project folder")
-async def create_project(request: Request, body: ProjectBody, version: Version, gw: Gw, _c: Caller) -> Response:
+async def create_project(
+    request: Request, body: ProjectBody, version: Version, gw: Gw, _c: Caller
+) -> Response:
     view = View(request, gw, version, "projects")
     reply = await gw.upstreams.items.CreateProject(_input(body))
     return created(reply.id, view.location(f"projects/{reply.id}"))
 
 
 @router.get("/projects/{projectId}", summary="Get a project")
-async def get_project(request: Request, projectId: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def get_project(
+    request: Request, projectId: int, version: Version, gw: Gw, _c: Caller
+) -> Response:
     view = View(request, gw, version, "projects")
     reply = await gw.upstreams.items.GetProjects(core_pb2.IdList(ids=[projectId]))
     data = representations.project(reply.projects[0])
@@ -61,6 +74,10 @@ async def get_project(request: Request, projectId: int, version: Version, gw: Gw
 
 
 @router.put("/projects/{projectId}", summary="Update a project")
-async def update_project(projectId: int, body: ProjectBody, version: Version, gw: Gw, _c: Caller) -> Response:
-    await gw.upstreams.items.UpdateProject(items_pb2.UpdateProjectRequest(id=projectId, project=_input(body)))
+async def update_project(
+    projectId: int, body: ProjectBody, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    await gw.upstreams.items.UpdateProject(
+        items_pb2.UpdateProjectRequest(id=projectId, project=_input(body))
+    )
     return updated()

@@ -17,7 +17,9 @@ router = APIRouter(prefix="/rest/{version}", tags=["usergroups"])
 
 
 @router.get("/usergroups", summary="List user groups")
-async def list_groups(request: Request, version: Version, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def list_groups(
+    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
     view = View(request, gw, version, "usergroups")
     message = identity_pb2.ListGroupsRequest(page=page.message())
     project = params.integer(request, "project")
@@ -26,11 +28,18 @@ async def list_groups(request: Request, version: Version, gw: Gw, page: Paging, 
     reply = await gw.upstreams.identity.ListGroups(message)
     data = [representations.group(g) for g in reply.groups]
     info = reply.page_info
-    return ok(data, view.links(), await view.linked(data), (info.start_index, info.result_count, info.total_results))
+    return ok(
+        data,
+        view.links(),
+        await view.linked(data),
+        (info.start_index, info.result_count, info.total_results),
+    )
 
 
 @router.post("/usergroups", status_code=201, summary="Create a user group")
-async def create_group(request: Request, body: GroupCreate, version: Version, gw: Gw, _c: Caller) -> Response:
+async def create_group(
+    request: Request, body: GroupCreate, version: Version, gw: Gw, _c: Caller
+) -> Response:
     view = View(request, gw, version, "usergroups")
     message = identity_pb2.GroupInput(name=body.name, description=body.description or "")
     if body.project is not None:
@@ -47,7 +56,9 @@ async def get_group(request: Request, id: int, version: Version, gw: Gw, _c: Cal
 
 
 @router.put("/usergroups/{id}", summary="Update a user group")
-async def update_group(id: int, body: GroupUpdate, version: Version, gw: Gw, _c: Caller) -> Response:
+async def update_group(
+    id: int, body: GroupUpdate, version: Version, gw: Gw, _c: Caller
+) -> Response:
     values = body.model_dump(exclude_unset=True, exclude={"id", "type"})
     message = identity_pb2.GroupInput()
     if "name" in values and values["name"] is not None:
@@ -67,24 +78,39 @@ async def delete_group(id: int, version: Version, gw: Gw, _c: Caller) -> Respons
 
 
 @router.get("/usergroups/{id}/users", summary="List the members of a user group")
-async def list_members(request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def list_members(
+    request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
     view = View(request, gw, version, "users")
     reply = await gw.upstreams.identity.ListGroupMembers(
         identity_pb2.ListGroupMembersRequest(group_id=id, page=page.message())
     )
     data = [representations.user(u) for u in reply.users]
     info = reply.page_info
-    return ok(data, view.links(), await view.linked(data), (info.start_index, info.result_count, info.total_results))
+    return ok(
+        data,
+        view.links(),
+        await view.linked(data),
+        (info.start_index, info.result_count, info.total_results),
+    )
 
 
 @router.post("/usergroups/{id}/users", status_code=201, summary="Add a user to a user group")
-async def add_member(request: Request, id: int, body: GroupUser, version: Version, gw: Gw, _c: Caller) -> Response:
+async def add_member(
+    request: Request, id: int, body: GroupUser, version: Version, gw: Gw, _c: Caller
+) -> Response:
     view = View(request, gw, version, "users")
-    await gw.upstreams.identity.AddGroupMember(identity_pb2.GroupMember(group_id=id, user_id=body.user))
+    await gw.upstreams.identity.AddGroupMember(
+        identity_pb2.GroupMember(group_id=id, user_id=body.user)
+    )
     return created(body.user, view.location(f"usergroups/{id}/users/{body.user}"))
 
 
-@router.delete("/usergroups/{id}/users/{userId}", status_code=204, summary="Remove a user from a user group")
+@router.delete(
+    "/usergroups/{id}/users/{userId}", status_code=204, summary="Remove a user from a user group"
+)
 async def remove_member(id: int, userId: int, version: Version, gw: Gw, _c: Caller) -> Response:
-    await gw.upstreams.identity.RemoveGroupMember(identity_pb2.GroupMember(group_id=id, user_id=userId))
+    await gw.upstreams.identity.RemoveGroupMember(
+        identity_pb2.GroupMember(group_id=id, user_id=userId)
+    )
     return deleted()

@@ -38,7 +38,9 @@ def _input(values: dict[str, object]) -> identity_pb2.UserInput:
 
 
 @router.get("/users", summary="List users (user administrators)")
-async def list_users(request: Request, version: Version, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def list_users(
+    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
     view = View(request, gw, version, "users")
     reply = await gw.upstreams.identity.ListUsers(
         identity_pb2.ListUsersRequest(
@@ -52,11 +54,18 @@ async def list_users(request: Request, version: Version, gw: Gw, page: Paging, _
     )
     data = [representations.user(u) for u in reply.users]
     info = reply.page_info
-    return ok(data, view.links(), await view.linked(data), (info.start_index, info.result_count, info.total_results))
+    return ok(
+        data,
+        view.links(),
+        await view.linked(data),
+        (info.start_index, info.result_count, info.total_results),
+    )
 
 
 @router.post("/users", status_code=201, summary="Create a user")
-async def create_user(request: Request, body: UserCreate, version: Version, gw: Gw, _c: Caller) -> Response:
+async def create_user(
+    request: Request, body: UserCreate, version: Version, gw: Gw, _c: Caller
+) -> Response:
     view = View(request, gw, version, "users")
     values = body.model_dump(exclude_unset=True)
     reply = await gw.upstreams.identity.CreateUser(_input(values))
@@ -80,14 +89,22 @@ async def get_user(request: Request, userId: int, version: Version, gw: Gw, _c: 
 
 
 @router.put("/users/{userId}", summary="Update a user")
-async def update_user(userId: int, body: UserUpdate, version: Version, gw: Gw, _c: Caller) -> Response:
-    values = body.model_dump(exclude_unset=True, exclude={"id", "type", "active", "avatarUrl", "authenticationType"})
-    await gw.upstreams.identity.UpdateUser(identity_pb2.UpdateUserRequest(id=userId, user=_input(values)))
+async def update_user(
+    userId: int, body: UserUpdate, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    values = body.model_dump(
+        exclude_unset=True, exclude={"id", "type", "active", "avatarUrl", "authenticationType"}
+    )
+    await gw.upstreams.identity.UpdateUser(
+        identity_pb2.UpdateUserRequest(id=userId, user=_input(values))
+    )
     return updated()
 
 
 @router.put("/users/{userId}/active", summary="Activate or deactivate a user")
-async def set_active(userId: int, body: ActiveStatus, version: Version, gw: Gw, _c: Caller) -> Response:
+async def set_active(
+    userId: int, body: ActiveStatus, version: Version, gw: Gw, _c: Caller
+) -> Response:
     await gw.upstreams.identity.SetUserActive(
         identity_pb2.SetUserActiveRequest(id=userId, active=body.active)
     )

@@ -8,12 +8,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import CursorResult, make_url
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+from sqlalchemy.sql.dml import Delete, Insert, Update
 
 from plumbline.common.errors import InvalidArgument
 
@@ -107,3 +113,15 @@ def unique_violation(exc: IntegrityError) -> bool:
     """Whether an integrity error is a unique-constraint violation (both backends)."""
     text = str(exc.orig).lower()
     return "unique" in text or "duplicate key" in text
+
+
+async def insert_id(session: AsyncSession, statement: Insert) -> int:
+    """Runs an INSERT and returns the new row's primary key."""
+    result = cast(CursorResult[Any], await session.execute(statement))
+    return int(result.inserted_primary_key[0])  # type: ignore[index]
+
+
+async def affected(session: AsyncSession, statement: Update | Delete) -> int:
+    """Runs an UPDATE or DELETE and returns how many rows it touched."""
+    result = cast(CursorResult[Any], await session.execute(statement))
+    return int(result.rowcount)

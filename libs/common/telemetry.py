@@ -91,7 +91,9 @@ def detach(token: object | None) -> None:
         otel_context.detach(token)  # type: ignore[arg-type]
 
 
-def traced_handler(handler: Callable[[Event], Awaitable[None]]) -> Callable[[Event], Awaitable[None]]:
+def traced_handler(
+    handler: Callable[[Event], Awaitable[None]],
+) -> Callable[[Event], Awaitable[None]]:
     """Wraps an event handler so it runs inside the trace of the change it consumes."""
 
     async def handle(event: Event) -> None:

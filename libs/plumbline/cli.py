@@ -7,8 +7,8 @@ import asyncio
 import sys
 from pathlib import Path
 
-from plumbline.common import logs
 from plumbline.common.errors import PlumblineError
+from plumbline.common.logs import setup as setup_logging
 from plumbline.common.settings import Settings
 from plumbline.modules import ALL, MODULES, SERVICES, resolve
 
@@ -26,7 +26,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from plumbline.runner import run
 
     settings = _settings(args)
-    logs.setup(settings.log_level, json_lines=args.json_logs)
+    setup_logging(settings.log_level, json_lines=args.json_logs)
     targets = resolve(args.target)
     asyncio.run(run(settings, targets))
     return 0
@@ -44,7 +44,7 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
     from plumbline.common.migrations import upgrade
 
     settings = _settings(args)
-    logs.setup(settings.log_level)
+    setup_logging(settings.log_level)
     services = [t for t in resolve(args.target) if t in SERVICES]
 
     async def migrate() -> None:
@@ -60,7 +60,7 @@ def _cmd_credentials_create(args: argparse.Namespace) -> int:
     from plumbline.services.identity.offline import create_credentials
 
     settings = _settings(args)
-    logs.setup("WARNING")
+    setup_logging("WARNING")
     client_id, secret = asyncio.run(create_credentials(settings, args.user, args.name))
     print(f"client_id: {client_id}")
     print(f"client_secret: {secret}")

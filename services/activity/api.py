@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, TypeAlias
 
 import grpc
+
 from plumbline.activity.v1 import activity_pb2 as pb
 from plumbline.activity.v1 import activity_pb2_grpc
 from plumbline.common.dates import format_datetime, parse_iso

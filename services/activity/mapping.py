@@ -50,7 +50,8 @@ def describe(event: Event) -> ActivityDraft | None:
     verb = event.action.replace("_", " ")
     details = f"{what} {label!s} {verb}".replace("  ", " ").strip()
     if event.action in ("member_added", "member_removed"):
-        details = f"user {payload.get('user')} {'added to' if event.action == 'member_added' else 'removed from'} user group {label}"
+        direction = "added to" if event.action == "member_added" else "removed from"
+        details = f"user {payload.get('user')} {direction} user group {label}"
     item = event.object_ids[0] if event.object_ids and object_type == "ITEM" else None
     item_type = payload.get("itemType") if object_type == "ITEM" else None
     return ActivityDraft(event_type, object_type, _ACTIONS[event_type], details, item, item_type)

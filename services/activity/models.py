@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from plumbline.common.inbox import inbox_tables
 from sqlalchemy import BigInteger, Column, DateTime, Index, Integer, MetaData, String, Table, Text
+
+from plumbline.common.inbox import inbox_tables
 
 ID = BigInteger().with_variant(Integer, "sqlite")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, TypeAlias
 
 import grpc
+
 from plumbline.common.rpc import page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.identity.v1 import identity_pb2 as pb

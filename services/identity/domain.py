@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from plumbline.common.context import ORG_ADMIN, SYSTEM, Principal, current_principal
 from plumbline.common.dates import utcnow
-from plumbline.common.db import Database, unique_violation
+from plumbline.common.db import Database, affected, insert_id, unique_violation
 from plumbline.common.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -31,7 +31,13 @@ from plumbline.services.identity.crypto import (
     new_client_secret,
     token_claims,
 )
-from plumbline.services.identity.models import api_clients, group_members, groups, signing_keys, users
+from plumbline.services.identity.models import (
+    api_clients,
+    group_members,
+    groups,
+    signing_keys,
+    users,
+)
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +75,7 @@ def _caller() -> Principal:
 def _require_user_admin() -> Principal:
     principal = _caller()
     if not principal.may_manage_users:
-        raise PermissionDenied(
-            "Only organization or user administrators may do this."
-        )
+        raise PermissionDenied("Only organization or user administrators may do this.")
     return principal
 
 
@@ -186,7 +190,9 @@ class Identity:
     async def token_keys(self) -> dict[str, str]:
         """Public keys by kid."""
         async with self.db.read() as session:
-            rows = (await session.execute(select(signing_keys.c.kid, signing_keys.c.public_pem))).all()
+            rows = (
+                await session.execute(select(signing_keys.c.kid, signing_keys.c.public_pem))
+            ).all()
         return {row.kid: row.public_pem for row in rows}
 
     async def create_client_credentials(self, user_id: int, name: str) -> tuple[int, str, str]:
@@ -202,16 +208,16 @@ class Identity:
         client_id, secret = new_client_id(), new_client_secret()
         hashed = await self.passwords.hash(secret)
         async with self.outbox.transaction() as session:
-            result = await session.execute(
+            new_id = await insert_id(
+                session,
                 api_clients.insert().values(
                     client_id=client_id,
                     secret_hash=hashed,
                     name=name.strip(),
                     user_id=user_id,
                     created_at=utcnow(),
-                )
+                ),
             )
-            new_id = int(result.inserted_primary_key[0])
             await self.outbox.add(
                 session,
                 Event(
@@ -268,7 +274,8 @@ class Identity:
         row = {f: values.get(f) or "" for f in USER_FIELDS}
         try:
             async with self.outbox.transaction() as session:
-                result = await session.execute(
+                user_id = await insert_id(
+                    session,
                     users.insert().values(
                         **row,
                         username_key=row["username"].lower(),
@@ -278,9 +285,8 @@ class Identity:
                         version=1,
                         created_at=now,
                         modified_at=now,
-                    )
+                    ),
                 )
-                user_id = int(result.inserted_primary_key[0])
                 await self.outbox.add(
                     session, _user_event("created", user_id, actor, row["username"], 1)
                 )
@@ -299,7 +305,9 @@ class Identity:
             raise PermissionDenied(f"You may not change user {user_id}.")
         if "password" in values:
             raise InvalidArgument("password cannot be changed with PUT /users/{id}.")
-        changes = {f: values[f] if values[f] is not None else "" for f in USER_FIELDS if f in values}
+        changes = {
+            f: values[f] if values[f] is not None else "" for f in USER_FIELDS if f in values
+        }
         if "username" in changes:
             if not changes["username"]:
                 raise InvalidArgument("username must not be empty.")
@@ -316,7 +324,9 @@ class Identity:
                     .values(**changes, version=version, modified_at=utcnow())
                 )
                 name = changes.get("username", current.username)
-                await self.outbox.add(session, _user_event("updated", user_id, caller, name, version))
+                await self.outbox.add(
+                    session, _user_event("updated", user_id, caller, name, version)
+                )
         except IntegrityError as exc:
             if unique_violation(exc):
                 raise AlreadyExists(
@@ -346,7 +356,9 @@ class Identity:
 
     # -- groups ------------------------------------------------------------------
 
-    async def list_groups(self, project: int | None, start_at: int, max_results: int) -> tuple[list[Any], int]:
+    async def list_groups(
+        self, project: int | None, start_at: int, max_results: int
+    ) -> tuple[list[Any], int]:
         """``GET /usergroups``: user administrators only."""
         _require_user_admin()
         async with self.db.read() as session:
@@ -385,7 +397,8 @@ class Identity:
         try:
             async with self.outbox.transaction() as session:
                 await self._check_group_name(session, name, project, None)
-                result = await session.execute(
+                group_id = await insert_id(
+                    session,
                     groups.insert().values(
                         name=name,
                         description=description,
@@ -393,10 +406,11 @@ class Identity:
                         version=1,
                         created_at=now,
                         modified_at=now,
-                    )
+                    ),
                 )
-                group_id = int(result.inserted_primary_key[0])
-                await self.outbox.add(session, _group_event("created", group_id, caller, name, project))
+                await self.outbox.add(
+                    session, _group_event("created", group_id, caller, name, project)
+                )
         except IntegrityError as exc:
             if unique_violation(exc):
                 raise AlreadyExists(f"A user group named {name!r} already exists.") from None
@@ -409,7 +423,9 @@ class Identity:
         # NULL projects are never equal in a unique index, so organisation-wide
         # groups are checked here as well.
         query = select(groups.c.id).where(groups.c.name == name)
-        query = query.where(groups.c.project.is_(None) if project is None else groups.c.project == project)
+        query = query.where(
+            groups.c.project.is_(None) if project is None else groups.c.project == project
+        )
         if exclude is not None:
             query = query.where(groups.c.id != exclude)
         if await session.scalar(query) is not None:
@@ -449,7 +465,9 @@ class Identity:
                 session, _group_event("deleted", group_id, caller, rows[0].name, rows[0].project)
             )
 
-    async def group_members(self, group_id: int, start_at: int, max_results: int) -> tuple[list[Any], int]:
+    async def group_members(
+        self, group_id: int, start_at: int, max_results: int
+    ) -> tuple[list[Any], int]:
         """``GET /usergroups/{id}/users``."""
         await self.get_group(group_id)
         async with self.db.read() as session:
@@ -474,7 +492,9 @@ class Identity:
             await session.execute(group_members.insert().values(group_id=group_id, user_id=user_id))
             await self.outbox.add(
                 session,
-                _group_event("member_added", group_id, caller, group[0].name, group[0].project, user_id),
+                _group_event(
+                    "member_added", group_id, caller, group[0].name, group[0].project, user_id
+                ),
             )
 
     async def remove_member(self, group_id: int, user_id: int) -> None:
@@ -484,16 +504,19 @@ class Identity:
             group = await store.groups_by_ids(session, [group_id])
             if not group:
                 raise NotFound(f"No user group with id {group_id}.")
-            result = await session.execute(
+            removed = await affected(
+                session,
                 delete(group_members).where(
                     group_members.c.group_id == group_id, group_members.c.user_id == user_id
-                )
+                ),
             )
-            if result.rowcount == 0:
+            if removed == 0:
                 raise NotFound(f"User {user_id} is not a member of user group {group_id}.")
             await self.outbox.add(
                 session,
-                _group_event("member_removed", group_id, caller, group[0].name, group[0].project, user_id),
+                _group_event(
+                    "member_removed", group_id, caller, group[0].name, group[0].project, user_id
+                ),
             )
 
     def verify_token(self, token: str) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from plumbline.common.outbox import outbox_table
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -16,6 +15,8 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+
+from plumbline.common.outbox import outbox_table
 
 ID = BigInteger().with_variant(Integer, "sqlite")
 

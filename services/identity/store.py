@@ -26,7 +26,7 @@ async def users_by_ids(session: AsyncSession, ids: Sequence[int]) -> list[Row[An
     return list((await session.execute(query)).all())
 
 
-async def credentials_of(session: AsyncSession, username: str) -> Row[Any] | None:
+async def credentials_of(session: AsyncSession, username: str) -> Any:
     """id, hash, active and roles of a user by (case-insensitive) username."""
     query = select(
         users.c.id, users.c.username, users.c.password_hash, users.c.active, users.c.roles

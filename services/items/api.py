@@ -6,6 +6,7 @@ import json
 from typing import Any, TypeAlias
 
 import grpc
+
 from plumbline.common.dates import format_datetime
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.rpc import page_of
@@ -66,7 +67,7 @@ class ItemsServicer(items_pb2_grpc.ItemsServicer):
 
     async def ListProjects(self, request: pb.ListProjectsRequest, context: Ctx) -> pb.ProjectPage:
         start, size = page_of(request.page)
-        rows, total = await self.projects.list(start, size)
+        rows, total = await self.projects.page(start, size)
         info = core_pb2.PageInfo(start_index=start, result_count=len(rows), total_results=total)
         return pb.ProjectPage(projects=[project_message(r) for r in rows], page_info=info)
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.idblocks import BLOCK_SIZE, block_of, first_id_of
 from plumbline.services.items.models import id_blocks
-from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
 
 OWNERS = ("items", "testmgmt", "attachments")
 

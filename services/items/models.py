@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from plumbline.common.outbox import outbox_table
 from sqlalchemy import BigInteger, Boolean, Column, DateTime, Integer, MetaData, String, Table, Text
+
+from plumbline.common.outbox import outbox_table
 
 ID = BigInteger().with_variant(Integer, "sqlite")
 

@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from plumbline.common.context import Principal, current_principal
 from plumbline.common.dates import utcnow
-from plumbline.common.db import Database, unique_violation
+from plumbline.common.db import Database, insert_id, unique_violation
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
@@ -53,7 +53,7 @@ class Projects:
         self.db = db
         self.outbox = outbox
 
-    async def list(self, start_at: int, max_results: int) -> tuple[list[Row[Any]], int]:
+    async def page(self, start_at: int, max_results: int) -> tuple[list[Row[Any]], int]:
         """A page of projects in id order and the total."""
         _caller()
         async with self.db.read() as session:
@@ -97,7 +97,8 @@ class Projects:
             async with self.outbox.transaction() as session:
                 if data.parent is not None:
                     await self._check_parent(session, data.parent, None)
-                result = await session.execute(
+                project_id = await insert_id(
+                    session,
                     projects.insert().values(
                         project_key=key,
                         parent=data.parent,
@@ -109,9 +110,8 @@ class Projects:
                         modified_by=caller.user_id,
                         created_at=now,
                         modified_at=now,
-                    )
+                    ),
                 )
-                project_id = int(result.inserted_primary_key[0])
                 await self.outbox.add(
                     session, _event("created", project_id, caller, name, key, 1, is_folder)
                 )

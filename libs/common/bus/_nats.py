@@ -32,7 +32,7 @@ class _PullSubscription(Subscription):
         while True:
             try:
                 messages = await self._sub.fetch(batch=64, timeout=1.0)
-            except (NatsTimeout, asyncio.TimeoutError):
+            except (TimeoutError, NatsTimeout):
                 continue
             except asyncio.CancelledError:
                 raise

@@ -18,9 +18,7 @@ from plumbline.core.v1 import core_pb2
 
 log = logging.getLogger(__name__)
 
-GRPC_SECONDS = Histogram(
-    "plumbline_grpc_server_seconds", "gRPC handling time", ["method", "code"]
-)
+GRPC_SECONDS = Histogram("plumbline_grpc_server_seconds", "gRPC handling time", ["method", "code"])
 
 
 def page_of(page: core_pb2.Page) -> tuple[int, int]:
@@ -93,7 +91,9 @@ class GrpcServer:
         self.port = 0
         self.services: list[str] = []
 
-    def add(self, register: Callable[[Any, grpc.aio.Server], None], servicer: Any, name: str) -> None:
+    def add(
+        self, register: Callable[[Any, grpc.aio.Server], None], servicer: Any, name: str
+    ) -> None:
         """Registers ``servicer`` with its generated ``add_..._to_server`` function."""
         register(servicer, self.server)
         self.services.append(name)

@@ -6,6 +6,7 @@ import base64
 from typing import Any
 
 import pytest
+
 from plumbline.common.errors import Unauthenticated
 from plumbline.common.events import Event
 from plumbline.gateway.auth import Authenticator, decode_basic

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from starlette.requests import Request
+
 from plumbline.common.errors import InvalidArgument
 from plumbline.gateway.includes import requested, resolve
 from plumbline.identity.v1 import identity_pb2
 from plumbline.items.v1 import items_pb2
-from starlette.requests import Request
 
 
 class Counting:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from starlette.requests import Request
+
 from plumbline.common.errors import InvalidArgument
 from plumbline.gateway.paging import MAX_RESULTS, parse_page
-from starlette.requests import Request
 
 
 def _request(query: str) -> Request:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+
 from plumbline.common.context import ORG_ADMIN, Principal, principal_var
 from plumbline.common.db import Database
 from plumbline.common.migrations import upgrade

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from plumbline.common.events import Event
 from plumbline.services.activity.mapping import describe
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from sqlalchemy import select
+
 from plumbline.common.context import Principal
 from plumbline.common.db import Database
 from plumbline.common.errors import (
@@ -18,8 +20,6 @@ from plumbline.common.errors import (
 from plumbline.services.identity.crypto import Passwords
 from plumbline.services.identity.domain import Identity
 from plumbline.services.identity.models import outbox
-from sqlalchemy import select
-
 from tests.unit.services.conftest import ADMIN, acting_as, outbox_for
 
 USER = {

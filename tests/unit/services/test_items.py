@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from plumbline.common.context import Principal
 from plumbline.common.db import Database
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
 from plumbline.common.idblocks import BLOCK_SIZE
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.projects import ProjectInput, Projects
-
 from tests.unit.services.conftest import ADMIN, acting_as, outbox_for
 
 
