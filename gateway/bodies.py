@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 Short = Annotated[str, StringConstraints(max_length=255)]
@@ -32,6 +32,14 @@ class Strict(BaseModel):
     """Unknown fields and loose types are errors."""
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        # PostgreSQL cannot store NUL in text; refuse it everywhere, on both backends.
+        if isinstance(value, str) and "\x00" in value:
+            raise ValueError("must not contain NUL characters")
+        return value
 
 
 class UserCreate(Strict):

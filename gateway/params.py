@@ -52,4 +52,6 @@ def strings(request: Request, name: str, max_length: int = 255) -> list[str]:
     for value in values:
         if len(value) > max_length:
             raise InvalidArgument(f"{name} values must be at most {max_length} characters")
+        if "\x00" in value:
+            raise InvalidArgument(f"{name} must not contain NUL characters")
     return values

@@ -19,18 +19,29 @@ from plumbline.gateway.upstreams import Upstreams
 
 router = APIRouter(prefix="/rest/{version}", tags=["activities"])
 
-EVENT_TYPES = ("CREATE", "UPDATE", "DELETE")
+# The contract's values (its reconstructed OpenAPI enumerations).
+EVENT_TYPES = ("CREATE", "UPDATE", "DELETE", "PUBLIC", "BATCH_SUMMARY")
 OBJECT_TYPES = (
-    "ITEM",
     "PROJECT",
+    "ITEM",
     "USER",
-    "USER_GROUP",
+    "RELATIONSHIP",
+    "COMMENT",
+    "ITEM_TAG",
+    "TAG",
+    "ITEM_ATTACHMENT",
+    "URL",
+    "TEST_RESULT",
+    "BASELINE",
+    "CHANGE_REQUEST",
+    "REVIEW",
+    "REVISION",
+    "REVISION_ITEM",
     "TEST_PLAN",
     "TEST_CYCLE",
     "TEST_RUN",
-    "TEST_CASE",
-    "TEST_RESULT",
-    "ATTACHMENT",
+    "INTEGRATION",
+    "MISCELLANEOUS",
 )
 
 

@@ -18,7 +18,8 @@ _EVENT_TYPES = {
 
 _OBJECT_TYPES = {
     ("identity", "user"): "USER",
-    ("identity", "group"): "USER_GROUP",
+    # The contract's object types have no group kind: groups are user administration.
+    ("identity", "group"): "USER",
     ("items", "project"): "PROJECT",
     ("items", "item"): "ITEM",
 }
@@ -46,7 +47,7 @@ def describe(event: Event) -> ActivityDraft | None:
         return None
     payload = event.payload
     label = payload.get("name") or payload.get("username") or ""
-    what = object_type.replace("_", " ").lower()
+    what = "user group" if event.entity == "group" else object_type.replace("_", " ").lower()
     verb = event.action.replace("_", " ")
     details = f"{what} {label!s} {verb}".replace("  ", " ").strip()
     if event.action in ("member_added", "member_removed"):

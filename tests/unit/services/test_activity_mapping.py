@@ -13,8 +13,8 @@ from plumbline.services.activity.mapping import describe
     [
         ("identity.user.created", "CREATE", "USER"),
         ("identity.user.deactivated", "UPDATE", "USER"),
-        ("identity.group.member_added", "UPDATE", "USER_GROUP"),
-        ("identity.group.deleted", "DELETE", "USER_GROUP"),
+        ("identity.group.member_added", "UPDATE", "USER"),
+        ("identity.group.deleted", "DELETE", "USER"),
         ("items.project.updated", "UPDATE", "PROJECT"),
         ("items.item.deleted", "DELETE", "ITEM"),
     ],
