@@ -126,7 +126,7 @@ def test_changes_show_in_the_feed_at_once(admin: httpx.Client, make_user) -> Non
 
 def test_user_changes_are_in_every_project_feed(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
     pid = _project(admin, projectKey=unique("UF").upper(), fields={"name": "Users"})
-    user_id, username, _pw, _client = make_user()
+    _user_id, username, _pw, _client = make_user()
     feed = admin.get(
         "/activities", params={"project": pid, "objectType": "USER", "eventType": "CREATE"}
     ).json()
