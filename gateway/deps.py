@@ -7,11 +7,14 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Path
 from starlette.requests import Request
+from starlette.responses import Response
 
 from plumbline.common.context import Principal, principal_var
 from plumbline.common.errors import NotFound
 from plumbline.common.settings import Settings
+from plumbline.core.v1 import core_pb2
 from plumbline.gateway.auth import Authenticator
+from plumbline.gateway.envelope import ok
 from plumbline.gateway.includes import links_for, requested, resolve
 from plumbline.gateway.paging import Page, parse_page
 from plumbline.gateway.upstreams import Upstreams
@@ -77,6 +80,15 @@ class View:
     async def linked(self, records: list[dict[str, Any]]) -> dict[str, Any] | None:
         """The ``linked`` map for ``include``."""
         return await resolve(self.gw.upstreams, self.resource, self.includes, records)
+
+    async def one(self, record: dict[str, Any]) -> Response:
+        """200 with one record, its links and any included records."""
+        return ok(record, self.links(), await self.linked([record]))
+
+    async def many(self, records: list[dict[str, Any]], info: core_pb2.PageInfo) -> Response:
+        """200 with a page of records and its ``pageInfo``."""
+        page = (info.start_index, info.result_count, info.total_results)
+        return ok(records, self.links(), await self.linked(records), page)
 
     def location(self, path: str) -> str:
         """Absolute URL of a record under this version."""

@@ -14,7 +14,6 @@ from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import params, representations
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
-from plumbline.gateway.envelope import ok
 from plumbline.gateway.upstreams import Upstreams
 
 router = APIRouter(prefix="/rest/{version}", tags=["activities"])
@@ -86,13 +85,7 @@ async def list_activities(
     message.wait_for.extend(await _positions(gw.upstreams))
     reply = await gw.upstreams.activity.ListActivities(message)
     data = [representations.activity(a) for a in reply.activities]
-    info = reply.page_info
-    return ok(
-        data,
-        view.links(),
-        await view.linked(data),
-        (info.start_index, info.result_count, info.total_results),
-    )
+    return await view.many(data, reply.page_info)
 
 
 @router.get("/activities/{activityId}", summary="Get an activity")
@@ -103,4 +96,4 @@ async def get_activity(
     message = activity_pb2.GetActivityRequest(id=activityId)
     message.wait_for.extend(await _positions(gw.upstreams))
     data = representations.activity(await gw.upstreams.activity.GetActivity(message))
-    return ok(data, view.links(), await view.linked([data]))
+    return await view.one(data)

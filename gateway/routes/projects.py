@@ -12,7 +12,7 @@ from plumbline.core.v1 import core_pb2
 from plumbline.gateway import representations
 from plumbline.gateway.bodies import ProjectBody
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
-from plumbline.gateway.envelope import created, ok, updated
+from plumbline.gateway.envelope import created, updated
 from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["projects"])
@@ -45,13 +45,7 @@ async def list_projects(
         items_pb2.ListProjectsRequest(page=page.message())
     )
     data = [representations.project(p) for p in reply.projects]
-    info = reply.page_info
-    return ok(
-        data,
-        view.links(),
-        await view.linked(data),
-        (info.start_index, info.result_count, info.total_results),
-    )
+    return await view.many(data, reply.page_info)
 
 
 @router.post("/projects", status_code=201, summary="Create a project or project folder")
@@ -70,7 +64,7 @@ async def get_project(
     view = View(request, gw, version, "projects")
     reply = await gw.upstreams.items.GetProjects(core_pb2.IdList(ids=[projectId]))
     data = representations.project(reply.projects[0])
-    return ok(data, view.links(), await view.linked([data]))
+    return await view.one(data)
 
 
 @router.put("/projects/{projectId}", summary="Update a project")

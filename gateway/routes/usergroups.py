@@ -10,7 +10,7 @@ from plumbline.core.v1 import core_pb2
 from plumbline.gateway import params, representations
 from plumbline.gateway.bodies import GroupCreate, GroupUpdate, GroupUser
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
-from plumbline.gateway.envelope import created, deleted, ok, updated
+from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.identity.v1 import identity_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["usergroups"])
@@ -27,13 +27,7 @@ async def list_groups(
         message.project = project
     reply = await gw.upstreams.identity.ListGroups(message)
     data = [representations.group(g) for g in reply.groups]
-    info = reply.page_info
-    return ok(
-        data,
-        view.links(),
-        await view.linked(data),
-        (info.start_index, info.result_count, info.total_results),
-    )
+    return await view.many(data, reply.page_info)
 
 
 @router.post("/usergroups", status_code=201, summary="Create a user group")
@@ -52,7 +46,7 @@ async def create_group(
 async def get_group(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
     view = View(request, gw, version, "usergroups")
     data = representations.group(await gw.upstreams.identity.GetGroup(core_pb2.Id(id=id)))
-    return ok(data, view.links(), await view.linked([data]))
+    return await view.one(data)
 
 
 @router.put("/usergroups/{id}", summary="Update a user group")
@@ -86,13 +80,7 @@ async def list_members(
         identity_pb2.ListGroupMembersRequest(group_id=id, page=page.message())
     )
     data = [representations.user(u) for u in reply.users]
-    info = reply.page_info
-    return ok(
-        data,
-        view.links(),
-        await view.linked(data),
-        (info.start_index, info.result_count, info.total_results),
-    )
+    return await view.many(data, reply.page_info)
 
 
 @router.post("/usergroups/{id}/users", status_code=201, summary="Add a user to a user group")

@@ -10,7 +10,7 @@ from plumbline.core.v1 import core_pb2
 from plumbline.gateway import params, representations
 from plumbline.gateway.bodies import ActiveStatus, UserCreate, UserUpdate
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
-from plumbline.gateway.envelope import created, ok, updated
+from plumbline.gateway.envelope import created, updated
 from plumbline.identity.v1 import identity_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["users"])
@@ -53,13 +53,7 @@ async def list_users(
         )
     )
     data = [representations.user(u) for u in reply.users]
-    info = reply.page_info
-    return ok(
-        data,
-        view.links(),
-        await view.linked(data),
-        (info.start_index, info.result_count, info.total_results),
-    )
+    return await view.many(data, reply.page_info)
 
 
 @router.post("/users", status_code=201, summary="Create a user")
@@ -77,7 +71,7 @@ async def current_user(request: Request, version: Version, gw: Gw, caller: Calle
     view = View(request, gw, version, "users")
     reply = await gw.upstreams.identity.GetUser(core_pb2.Id(id=caller.user_id))
     data = representations.user(reply)
-    return ok(data, view.links(), await view.linked([data]))
+    return await view.one(data)
 
 
 @router.get("/users/{userId}", summary="Get a user")
@@ -85,7 +79,7 @@ async def get_user(request: Request, userId: int, version: Version, gw: Gw, _c: 
     view = View(request, gw, version, "users")
     reply = await gw.upstreams.identity.GetUser(core_pb2.Id(id=userId))
     data = representations.user(reply)
-    return ok(data, view.links(), await view.linked([data]))
+    return await view.one(data)
 
 
 @router.put("/users/{userId}", summary="Update a user")

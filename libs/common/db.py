@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
-from sqlalchemy import event
+from sqlalchemy import BigInteger, Integer, event
 from sqlalchemy.engine import CursorResult, make_url
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import (
@@ -22,6 +22,9 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.sql.dml import Delete, Insert, Update
 
 from plumbline.common.errors import InvalidArgument
+
+#: Primary keys: 64-bit on PostgreSQL, INTEGER (so AUTOINCREMENT works) on SQLite.
+ID = BigInteger().with_variant(Integer, "sqlite")
 
 
 def is_sqlite(url: str) -> bool:

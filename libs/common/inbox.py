@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import time
 
-from sqlalchemy import BigInteger, Column, DateTime, Integer, MetaData, String, Table, select
+from sqlalchemy import Column, DateTime, MetaData, String, Table, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.dates import utcnow
-from plumbline.common.db import Database, unique_violation
+from plumbline.common.db import ID, Database, unique_violation
 from plumbline.common.events import Event
 
 
@@ -31,7 +31,7 @@ def inbox_tables(metadata: MetaData) -> tuple[Table, Table]:
         "consumer_positions",
         metadata,
         Column("source", String(64), primary_key=True),
-        Column("position", BigInteger().with_variant(Integer, "sqlite"), nullable=False),
+        Column("position", ID, nullable=False),
     )
     return consumed, positions
 

@@ -15,10 +15,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from sqlalchemy import (
-    BigInteger,
     Column,
     DateTime,
-    Integer,
     MetaData,
     String,
     Table,
@@ -31,13 +29,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.bus import Bus
 from plumbline.common.dates import utcnow
-from plumbline.common.db import Database
+from plumbline.common.db import ID, Database
 from plumbline.common.events import Event
 from plumbline.common.telemetry import current_traceparent
 
 log = logging.getLogger(__name__)
-
-ID = BigInteger().with_variant(Integer, "sqlite")
 
 
 def outbox_table(metadata: MetaData) -> Table:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, DateTime, Index, Integer, MetaData, String, Table, Text
+from sqlalchemy import BigInteger, Column, DateTime, Index, MetaData, String, Table, Text
 
+from plumbline.common.db import ID
 from plumbline.common.inbox import inbox_tables
-
-ID = BigInteger().with_variant(Integer, "sqlite")
 
 metadata = MetaData()
 

@@ -16,9 +16,8 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
+from plumbline.common.db import ID
 from plumbline.common.outbox import outbox_table
-
-ID = BigInteger().with_variant(Integer, "sqlite")
 
 metadata = MetaData()
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy import BigInteger, Boolean, Column, DateTime, Integer, MetaData, String, Table, Text
 
+from plumbline.common.db import ID
 from plumbline.common.outbox import outbox_table
-
-ID = BigInteger().with_variant(Integer, "sqlite")
 
 metadata = MetaData()
 
