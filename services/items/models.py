@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Boolean, Column, DateTime, Integer, MetaData, String, Table, Text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 
 from plumbline.common.db import ID
 from plumbline.common.outbox import outbox_table
@@ -33,6 +45,84 @@ id_blocks = Table(
     Column("block", ID, primary_key=True, autoincrement=False),
     Column("owner", String(64), nullable=False),
     Column("allocated_at", DateTime(timezone=True), nullable=False),
+)
+
+item_types = Table(
+    "item_types",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("type_key", String(32), nullable=False, unique=True),
+    Column("display", String(255), nullable=False),
+    Column("display_plural", String(255), nullable=False),
+    Column("description", Text, nullable=False, default=""),
+    Column("image", String(255), nullable=False, default=""),
+    Column("category", String(32), nullable=False),
+    Column("widgets", Text, nullable=False, default="[]"),
+    Column("system", Boolean, nullable=False, default=False),
+)
+
+item_type_fields = Table(
+    "item_type_fields",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("item_type", ID, ForeignKey("item_types.id"), nullable=False, index=True),
+    Column("name", String(128), nullable=False),
+    Column("label", String(255), nullable=False),
+    Column("field_type", String(32), nullable=False),
+    Column("read_only", Boolean, nullable=False, default=False),
+    Column("required", Boolean, nullable=False, default=False),
+    Column("trigger_suspect", Boolean, nullable=False, default=False),
+    Column("synchronize", Boolean, nullable=False, default=False),
+    Column("pick_list", ID, ForeignKey("pick_lists.id"), nullable=True),
+    Column("text_type", String(32), nullable=False, default=""),
+    Column("ref_item_type", BigInteger, nullable=True),
+    Column("position", Integer, nullable=False, default=0),
+    UniqueConstraint("item_type", "name", name="uq_item_type_fields_name"),
+)
+
+pick_lists = Table(
+    "pick_lists",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("name", String(255), nullable=False, unique=True),
+    Column("description", Text, nullable=False, default=""),
+    Column("kind", String(32), nullable=False, default="STANDARD"),
+)
+
+pick_list_options = Table(
+    "pick_list_options",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("pick_list", ID, ForeignKey("pick_lists.id"), nullable=False, index=True),
+    Column("name", String(255), nullable=False),
+    Column("description", Text, nullable=False, default=""),
+    Column("value", String(255), nullable=False, default=""),
+    Column("color", String(32), nullable=False, default=""),
+    Column("is_default", Boolean, nullable=False, default=False),
+    Column("active", Boolean, nullable=False, default=True),
+    Column("sort_order", Integer, nullable=False, default=0),
+    UniqueConstraint("pick_list", "name", name="uq_pick_list_options_name"),
+)
+
+relationship_types = Table(
+    "relationship_types",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("name", String(255), nullable=False, unique=True),
+    Column("is_default", Boolean, nullable=False, default=False),
+)
+
+# Per item type: which status may follow which, and what the step is called.
+workflow_transitions = Table(
+    "workflow_transitions",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("item_type", ID, ForeignKey("item_types.id"), nullable=False, index=True),
+    Column("field", String(128), nullable=False),
+    Column("from_option", ID, ForeignKey("pick_list_options.id"), nullable=False),
+    Column("to_option", ID, ForeignKey("pick_list_options.id"), nullable=False),
+    Column("action", String(255), nullable=False),
+    UniqueConstraint("item_type", "from_option", "to_option", name="uq_workflow_step"),
 )
 
 outbox = outbox_table(metadata)

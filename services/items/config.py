@@ -1,0 +1,679 @@
+"""Item types, pick lists, relationship types and workflows: applying and reading them.
+
+Configuration is small and read on every item write, so readers get an immutable
+``Catalog`` snapshot, reloaded when it is older than ``TTL`` seconds or after a change
+made through this process (changes from ``plumbline config apply`` show within the TTL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from plumbline.common.context import current_principal
+from plumbline.common.db import Database, insert_id
+from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
+from plumbline.services.items.configdoc import ConfigDoc, FieldDoc, ItemTypeDoc, PickListDoc
+from plumbline.services.items.models import (
+    item_type_fields,
+    item_types,
+    pick_list_options,
+    pick_lists,
+    relationship_types,
+    workflow_transitions,
+)
+
+TTL = 2.0
+
+SYSTEM_FIELDS = (
+    FieldDoc(
+        name="documentKey", label="Unique ID", fieldType="STRING", readOnly=True, textType="KEY"
+    ),
+    FieldDoc(name="globalId", label="Global ID", fieldType="STRING", readOnly=True, required=True),
+)
+
+
+@dataclass(frozen=True)
+class Field:
+    """A field of an item type."""
+
+    id: int
+    item_type: int
+    name: str
+    label: str
+    field_type: str
+    read_only: bool
+    required: bool
+    trigger_suspect: bool
+    synchronize: bool
+    pick_list: int | None
+    text_type: str
+    ref_item_type: int | None
+
+
+@dataclass(frozen=True)
+class ItemType:
+    """An item type with its fields in order."""
+
+    id: int
+    type_key: str
+    display: str
+    display_plural: str
+    description: str
+    image: str
+    category: str
+    widgets: tuple[str, ...]
+    system: bool
+    fields: tuple[Field, ...]
+
+    def field(self, name: str) -> Field | None:
+        """The field called ``name``, if any."""
+        return next((f for f in self.fields if f.name == name), None)
+
+
+@dataclass(frozen=True)
+class Option:
+    """A pick list option."""
+
+    id: int
+    pick_list: int
+    name: str
+    description: str
+    value: str
+    color: str
+    default: bool
+    active: bool
+    sort_order: int
+
+
+@dataclass(frozen=True)
+class PickList:
+    """A pick list."""
+
+    id: int
+    name: str
+    description: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class RelationshipType:
+    """A relationship type."""
+
+    id: int
+    name: str
+    is_default: bool
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One allowed workflow step."""
+
+    id: int
+    item_type: int
+    field: str
+    from_option: int
+    to_option: int
+    action: str
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """A consistent snapshot of the whole configuration."""
+
+    item_types: dict[int, ItemType] = field(default_factory=dict)
+    pick_lists: dict[int, PickList] = field(default_factory=dict)
+    options: dict[int, Option] = field(default_factory=dict)
+    relationship_types: dict[int, RelationshipType] = field(default_factory=dict)
+    transitions: tuple[Transition, ...] = ()
+
+    def item_type(self, item_type_id: int) -> ItemType:
+        """An item type or NotFound."""
+        found = self.item_types.get(item_type_id)
+        if found is None:
+            raise NotFound(f"No item type with id {item_type_id}.")
+        return found
+
+    def by_key(self, type_key: str) -> ItemType | None:
+        """An item type by its key."""
+        return next((t for t in self.item_types.values() if t.type_key == type_key), None)
+
+    def options_of(self, pick_list: int) -> list[Option]:
+        """A pick list's options in order."""
+        return sorted(
+            (o for o in self.options.values() if o.pick_list == pick_list),
+            key=lambda o: (o.sort_order, o.id),
+        )
+
+    def default_relationship_type(self) -> RelationshipType:
+        """The default relationship type (the first one if none is marked)."""
+        types = sorted(self.relationship_types.values(), key=lambda t: t.id)
+        if not types:
+            raise InvalidArgument("no relationship types are configured")
+        return next((t for t in types if t.is_default), types[0])
+
+
+class Configuration:
+    """Applies configuration documents and serves snapshots."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._catalog: Catalog | None = None
+        self._loaded_at = 0.0
+        self._lock = asyncio.Lock()
+
+    async def catalog(self) -> Catalog:
+        """The current snapshot."""
+        if self._catalog is None or time.monotonic() - self._loaded_at > TTL:
+            async with self._lock:
+                if self._catalog is None or time.monotonic() - self._loaded_at > TTL:
+                    self._catalog = await self._load()
+                    self._loaded_at = time.monotonic()
+        return self._catalog
+
+    def invalidate(self) -> None:
+        """Forces the next read to reload."""
+        self._catalog = None
+
+    async def _load(self) -> Catalog:
+        async with self.db.read() as session:
+            fields: dict[int, list[Field]] = {}
+            for row in (
+                await session.execute(
+                    select(item_type_fields).order_by(
+                        item_type_fields.c.item_type,
+                        item_type_fields.c.position,
+                        item_type_fields.c.id,
+                    )
+                )
+            ).all():
+                fields.setdefault(row.item_type, []).append(
+                    Field(
+                        row.id,
+                        row.item_type,
+                        row.name,
+                        row.label,
+                        row.field_type,
+                        row.read_only,
+                        row.required,
+                        row.trigger_suspect,
+                        row.synchronize,
+                        row.pick_list,
+                        row.text_type,
+                        row.ref_item_type,
+                    )
+                )
+            types = {
+                row.id: ItemType(
+                    row.id,
+                    row.type_key,
+                    row.display,
+                    row.display_plural,
+                    row.description,
+                    row.image,
+                    row.category,
+                    tuple(json.loads(row.widgets)),
+                    row.system,
+                    tuple(fields.get(row.id, ())),
+                )
+                for row in (
+                    await session.execute(select(item_types).order_by(item_types.c.id))
+                ).all()
+            }
+            lists = {
+                row.id: PickList(row.id, row.name, row.description, row.kind)
+                for row in (await session.execute(select(pick_lists))).all()
+            }
+            options = {
+                row.id: Option(
+                    row.id,
+                    row.pick_list,
+                    row.name,
+                    row.description,
+                    row.value,
+                    row.color,
+                    row.is_default,
+                    row.active,
+                    row.sort_order,
+                )
+                for row in (await session.execute(select(pick_list_options))).all()
+            }
+            rel_types = {
+                row.id: RelationshipType(row.id, row.name, row.is_default)
+                for row in (await session.execute(select(relationship_types))).all()
+            }
+            transitions = tuple(
+                Transition(r.id, r.item_type, r.field, r.from_option, r.to_option, r.action)
+                for r in (
+                    await session.execute(
+                        select(workflow_transitions).order_by(workflow_transitions.c.id)
+                    )
+                ).all()
+            )
+        return Catalog(types, lists, options, rel_types, transitions)
+
+    # -- applying a document ---------------------------------------------------------
+
+    async def is_empty(self) -> bool:
+        """Whether no item type exists yet (a fresh install)."""
+        async with self.db.read() as session:
+            return (await session.scalar(select(item_types.c.id).limit(1))) is None
+
+    async def apply(self, doc: ConfigDoc, dry_run: bool = False) -> list[str]:
+        """Makes the stored configuration match ``doc``; returns what changed.
+
+        Nothing is ever deleted: fields, options and types missing from the document stay.
+        """
+        changes: list[str] = []
+        async with self.db.sessions() as session:
+            transaction = await session.begin()
+            try:
+                list_ids: dict[str, int] = {}
+                for pick_list in doc.pickLists:
+                    list_ids[pick_list.name] = await self._apply_pick_list(
+                        session, pick_list, changes
+                    )
+                for row in (
+                    await session.execute(select(pick_lists.c.id, pick_lists.c.name))
+                ).all():
+                    list_ids.setdefault(row.name, row.id)
+                await self._apply_relationship_types(session, doc, changes)
+                for item_type in doc.itemTypes:
+                    await self._apply_item_type(session, item_type, list_ids, changes)
+                if dry_run:
+                    await transaction.rollback()
+                else:
+                    await transaction.commit()
+            except BaseException:
+                if transaction.is_active:
+                    await transaction.rollback()
+                raise
+        self.invalidate()
+        return changes
+
+    async def _apply_pick_list(
+        self, session: AsyncSession, doc: PickListDoc, changes: list[str]
+    ) -> int:
+        row = (
+            await session.execute(select(pick_lists).where(pick_lists.c.name == doc.name))
+        ).first()
+        if row is None:
+            list_id = await insert_id(
+                session,
+                pick_lists.insert().values(
+                    name=doc.name, description=doc.description, kind=doc.kind
+                ),
+            )
+            changes.append(f"created pick list {doc.name!r}")
+        else:
+            list_id = row.id
+            if (row.description, row.kind) != (doc.description, doc.kind):
+                await session.execute(
+                    update(pick_lists)
+                    .where(pick_lists.c.id == list_id)
+                    .values(description=doc.description, kind=doc.kind)
+                )
+                changes.append(f"updated pick list {doc.name!r}")
+        existing = {
+            r.name: r
+            for r in (
+                await session.execute(
+                    select(pick_list_options).where(pick_list_options.c.pick_list == list_id)
+                )
+            ).all()
+        }
+        for position, option in enumerate(doc.options):
+            values = {
+                "description": option.description,
+                "value": option.value,
+                "color": option.color,
+                "is_default": option.default,
+                "active": option.active,
+                "sort_order": position,
+            }
+            current = existing.get(option.name)
+            if current is None:
+                await session.execute(
+                    pick_list_options.insert().values(pick_list=list_id, name=option.name, **values)
+                )
+                changes.append(f"created option {option.name!r} of pick list {doc.name!r}")
+            elif any(getattr(current, k) != v for k, v in values.items()):
+                await session.execute(
+                    update(pick_list_options)
+                    .where(pick_list_options.c.id == current.id)
+                    .values(**values)
+                )
+                changes.append(f"updated option {option.name!r} of pick list {doc.name!r}")
+        return int(list_id)
+
+    async def _apply_relationship_types(
+        self, session: AsyncSession, doc: ConfigDoc, changes: list[str]
+    ) -> None:
+        existing = {r.name: r for r in (await session.execute(select(relationship_types))).all()}
+        has_default = any(r.default for r in doc.relationshipTypes)
+        for rel in doc.relationshipTypes:
+            current = existing.get(rel.name)
+            if current is None:
+                await session.execute(
+                    relationship_types.insert().values(name=rel.name, is_default=rel.default)
+                )
+                changes.append(f"created relationship type {rel.name!r}")
+            elif has_default and current.is_default != rel.default:
+                await session.execute(
+                    update(relationship_types)
+                    .where(relationship_types.c.id == current.id)
+                    .values(is_default=rel.default)
+                )
+                changes.append(f"updated relationship type {rel.name!r}")
+        if has_default:
+            named = {r.name for r in doc.relationshipTypes}
+            for name, current in existing.items():
+                if name not in named and current.is_default:
+                    await session.execute(
+                        update(relationship_types)
+                        .where(relationship_types.c.id == current.id)
+                        .values(is_default=False)
+                    )
+                    changes.append(f"relationship type {name!r} is no longer the default")
+
+    async def _apply_item_type(
+        self, session: AsyncSession, doc: ItemTypeDoc, list_ids: dict[str, int], changes: list[str]
+    ) -> None:
+        values = {
+            "display": doc.display,
+            "display_plural": doc.displayPlural,
+            "description": doc.description,
+            "image": doc.image,
+            "category": doc.category,
+            "widgets": json.dumps(doc.widgets),
+            "system": doc.system,
+        }
+        row = (
+            await session.execute(select(item_types).where(item_types.c.type_key == doc.typeKey))
+        ).first()
+        if row is None:
+            type_id = await insert_id(
+                session, item_types.insert().values(type_key=doc.typeKey, **values)
+            )
+            changes.append(f"created item type {doc.typeKey}")
+        else:
+            type_id = row.id
+            if any(getattr(row, k) != v for k, v in values.items()):
+                await session.execute(
+                    update(item_types).where(item_types.c.id == type_id).values(**values)
+                )
+                changes.append(f"updated item type {doc.typeKey}")
+        existing = {
+            r.name: r
+            for r in (
+                await session.execute(
+                    select(item_type_fields).where(item_type_fields.c.item_type == type_id)
+                )
+            ).all()
+        }
+        for position, field_doc in enumerate((*SYSTEM_FIELDS, *doc.fields)):
+            name = f"{field_doc.name}${type_id}" if field_doc.custom else field_doc.name
+            await self._apply_field(
+                session,
+                type_id,
+                doc.typeKey,
+                name,
+                field_doc,
+                position,
+                list_ids,
+                existing.get(name),
+                changes,
+            )
+        if doc.workflow is not None:
+            await self._apply_workflow(session, type_id, doc, list_ids, changes)
+
+    async def _apply_field(
+        self,
+        session: AsyncSession,
+        type_id: int,
+        type_key: str,
+        name: str,
+        doc: FieldDoc,
+        position: int,
+        list_ids: dict[str, int],
+        current: Any,
+        changes: list[str],
+    ) -> None:
+        pick_list = None
+        if doc.pickList is not None:
+            pick_list = list_ids.get(doc.pickList)
+            if pick_list is None:
+                raise InvalidArgument(
+                    f"item type {type_key}, field {doc.name}: no pick list {doc.pickList!r}"
+                )
+        values = {
+            "label": doc.label,
+            "field_type": doc.fieldType,
+            "read_only": doc.readOnly,
+            "required": doc.required,
+            "trigger_suspect": doc.triggerSuspect,
+            "synchronize": doc.synchronize,
+            "pick_list": pick_list,
+            "text_type": doc.textType,
+            "position": position,
+        }
+        if current is None:
+            await session.execute(
+                item_type_fields.insert().values(item_type=type_id, name=name, **values)
+            )
+            changes.append(f"created field {name} of item type {type_key}")
+        elif any(getattr(current, k) != v for k, v in values.items()):
+            await session.execute(
+                update(item_type_fields).where(item_type_fields.c.id == current.id).values(**values)
+            )
+            changes.append(f"updated field {name} of item type {type_key}")
+
+    async def _apply_workflow(
+        self,
+        session: AsyncSession,
+        type_id: int,
+        doc: ItemTypeDoc,
+        list_ids: dict[str, int],
+        changes: list[str],
+    ) -> None:
+        assert doc.workflow is not None
+        status = next(f for f in doc.fields if f.name == doc.workflow.field)
+        assert status.pickList is not None
+        options = {
+            r.name: r.id
+            for r in (
+                await session.execute(
+                    select(pick_list_options).where(
+                        pick_list_options.c.pick_list == list_ids[status.pickList]
+                    )
+                )
+            ).all()
+        }
+        field_name = f"{status.name}${type_id}" if status.custom else status.name
+        existing = {
+            (r.from_option, r.to_option): r
+            for r in (
+                await session.execute(
+                    select(workflow_transitions).where(workflow_transitions.c.item_type == type_id)
+                )
+            ).all()
+        }
+        for step in doc.workflow.transitions:
+            for name in (step.from_, step.to):
+                if name not in options:
+                    raise InvalidArgument(
+                        f"item type {doc.typeKey}: workflow status {name!r} "
+                        f"is not an option of {status.pickList!r}"
+                    )
+            key = (options[step.from_], options[step.to])
+            current = existing.get(key)
+            if current is None:
+                await session.execute(
+                    workflow_transitions.insert().values(
+                        item_type=type_id,
+                        field=field_name,
+                        from_option=key[0],
+                        to_option=key[1],
+                        action=step.action,
+                    )
+                )
+                changes.append(f"created workflow step {step.action!r} of item type {doc.typeKey}")
+            elif (current.action, current.field) != (step.action, field_name):
+                await session.execute(
+                    update(workflow_transitions)
+                    .where(workflow_transitions.c.id == current.id)
+                    .values(action=step.action, field=field_name)
+                )
+                changes.append(f"updated workflow step {step.action!r} of item type {doc.typeKey}")
+
+    # -- changes through the API -------------------------------------------------------
+
+    async def add_field(self, item_type: int, doc: FieldDoc, pick_list_values: list[str]) -> int:
+        """``POST /itemtypes/{id}/fields``: a new custom field, with a new pick list if asked."""
+        _require_admin()
+        catalog = await self.catalog()
+        type_ = catalog.item_type(item_type)
+        name = f"{doc.name}${item_type}"
+        if type_.field(name) or type_.field(doc.name):
+            raise AlreadyExists(
+                f"A field named {doc.name!r} already exists on item type {type_.type_key}."
+            )
+        async with self.db.transaction() as session:
+            pick_list = None
+            if doc.fieldType in ("LOOKUP", "MULTI_LOOKUP"):
+                if doc.pickList:
+                    pick_list = next(
+                        (p.id for p in catalog.pick_lists.values() if p.name == doc.pickList), None
+                    )
+                    if pick_list is None:
+                        raise InvalidArgument(f"pickList: no pick list named {doc.pickList!r}.")
+                else:
+                    if not pick_list_values:
+                        raise InvalidArgument(
+                            "A LOOKUP field needs an existing pickList, "
+                            "or pickListValues for a new one."
+                        )
+                    list_name = f"{type_.display} {doc.label}"
+                    pick_list = await insert_id(
+                        session, pick_lists.insert().values(name=list_name, description="")
+                    )
+                    for position, value in enumerate(pick_list_values):
+                        await session.execute(
+                            pick_list_options.insert().values(
+                                pick_list=pick_list,
+                                name=value,
+                                sort_order=position,
+                                is_default=position == 0,
+                            )
+                        )
+            field_id = await insert_id(
+                session,
+                item_type_fields.insert().values(
+                    item_type=item_type,
+                    name=name,
+                    label=doc.label,
+                    field_type=doc.fieldType,
+                    read_only=doc.readOnly,
+                    required=doc.required,
+                    trigger_suspect=doc.triggerSuspect,
+                    synchronize=doc.synchronize,
+                    pick_list=pick_list,
+                    text_type=doc.textType,
+                    position=len(type_.fields),
+                ),
+            )
+        self.invalidate()
+        return field_id
+
+    async def create_option(self, pick_list: int, values: dict[str, Any]) -> int:
+        """``POST /picklists/{id}/options``."""
+        _require_admin()
+        catalog = await self.catalog()
+        if pick_list not in catalog.pick_lists:
+            raise NotFound(f"No pick list with id {pick_list}.")
+        name = values.get("name")
+        if not name:
+            raise InvalidArgument("name is required.")
+        if any(o.name == name for o in catalog.options_of(pick_list)):
+            raise AlreadyExists(
+                f"An option named {name!r} already exists in pick list {pick_list}."
+            )
+        existing = catalog.options_of(pick_list)
+        async with self.db.transaction() as session:
+            if values.get("default"):
+                await session.execute(
+                    update(pick_list_options)
+                    .where(pick_list_options.c.pick_list == pick_list)
+                    .values(is_default=False)
+                )
+            option_id = await insert_id(
+                session,
+                pick_list_options.insert().values(
+                    pick_list=pick_list,
+                    name=name,
+                    description=values.get("description") or "",
+                    value=values.get("value") or "",
+                    color=values.get("color") or "",
+                    is_default=bool(values.get("default")),
+                    active=values.get("active", True),
+                    sort_order=values.get("sort_order", len(existing)),
+                ),
+            )
+        self.invalidate()
+        return option_id
+
+    async def update_option(self, option_id: int, values: dict[str, Any]) -> None:
+        """``PUT /picklistoptions/{id}``."""
+        _require_admin()
+        catalog = await self.catalog()
+        option = catalog.options.get(option_id)
+        if option is None:
+            raise NotFound(f"No pick list option with id {option_id}.")
+        name = values.get("name")
+        if (
+            name is not None
+            and name != option.name
+            and any(o.name == name for o in catalog.options_of(option.pick_list))
+        ):
+            raise AlreadyExists(
+                f"An option named {name!r} already exists in pick list {option.pick_list}."
+            )
+        changes = {
+            column: values[key]
+            for key, column in (
+                ("name", "name"),
+                ("description", "description"),
+                ("value", "value"),
+                ("color", "color"),
+                ("sort_order", "sort_order"),
+                ("default", "is_default"),
+                ("active", "active"),
+            )
+            if key in values and values[key] is not None
+        }
+        async with self.db.transaction() as session:
+            if changes.get("is_default"):
+                await session.execute(
+                    update(pick_list_options)
+                    .where(pick_list_options.c.pick_list == option.pick_list)
+                    .values(is_default=False)
+                )
+            if changes:
+                await session.execute(
+                    update(pick_list_options)
+                    .where(pick_list_options.c.id == option_id)
+                    .values(**changes)
+                )
+        self.invalidate()
+
+
+def _require_admin() -> None:
+    principal = current_principal()
+    if principal is None or not principal.is_admin:
+        raise PermissionDenied("Only organization administrators may change the configuration.")
