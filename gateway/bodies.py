@@ -140,3 +140,49 @@ class CredentialsCreate(Strict):
     """A new set of API client credentials."""
 
     name: Name
+
+
+FieldType = Literal[
+    "INTEGER",
+    "STRING",
+    "TEXT",
+    "LOOKUP",
+    "MULTI_LOOKUP",
+    "DATE",
+    "USER",
+    "RELEASE",
+    "BOOLEAN",
+    "URL_STRING",
+]
+
+
+class FieldCreate(Strict):
+    """A new custom field of an item type (``pickListValues`` makes a new pick list)."""
+
+    name: Annotated[
+        str, StringConstraints(min_length=1, max_length=100, pattern=r"^[A-Za-z][A-Za-z0-9_]*$")
+    ]
+    label: Name
+    fieldType: FieldType
+    readOnly: bool = False
+    required: bool = False
+    triggerSuspect: bool = False
+    synchronize: bool = False
+    pickList: int | None = None
+    textType: Annotated[str, StringConstraints(max_length=32)] | None = None
+    pickListValues: list[Name] | None = None
+
+
+class PickListOptionBody(Strict):
+    """RequestPickListOption; ``id``, ``type`` and ``pickList`` of a GET body are ignored."""
+
+    name: Name | None = None
+    description: Text | None = None
+    value: Short | None = None
+    color: Annotated[str, StringConstraints(max_length=32)] | None = None
+    sortOrder: int | None = None
+    default: bool | None = None
+    active: bool | None = None
+    id: int | None = None
+    type: str | None = None
+    pickList: int | None = None

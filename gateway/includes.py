@@ -23,6 +23,10 @@ LINKS: dict[str, dict[str, str]] = {
         "data.fields.projectManager": "users",
     },
     "activities": {"data.user": "users"},
+    "itemtypes": {"data.fields.pickList": "picklists", "data.fields.itemType": "itemtypes"},
+    "picklists": {},
+    "picklistoptions": {"data.pickList": "picklists"},
+    "relationshiptypes": {},
 }
 
 Resolver = Callable[[Upstreams, list[int]], Awaitable[dict[str, Any]]]
@@ -38,7 +42,34 @@ async def _projects(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
     return {str(p.id): representations.project(p) for p in reply.projects}
 
 
-RESOLVERS: dict[str, Resolver] = {"users": _users, "projects": _projects}
+async def _item_types(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await upstreams.items.GetItemTypes(core_pb2.IdList(ids=ids))
+    return {str(t.id): representations.item_type(t) for t in reply.item_types}
+
+
+async def _pick_lists(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await upstreams.items.GetPickLists(core_pb2.IdList(ids=ids))
+    return {str(p.id): representations.pick_list(p) for p in reply.pick_lists}
+
+
+async def _pick_list_options(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await upstreams.items.GetPickListOptions(core_pb2.IdList(ids=ids))
+    return {str(o.id): representations.pick_list_option(o) for o in reply.options}
+
+
+async def _relationship_types(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await upstreams.items.GetRelationshipTypes(core_pb2.IdList(ids=ids))
+    return {str(r.id): representations.relationship_type(r) for r in reply.relationship_types}
+
+
+RESOLVERS: dict[str, Resolver] = {
+    "users": _users,
+    "projects": _projects,
+    "itemtypes": _item_types,
+    "picklists": _pick_lists,
+    "picklistoptions": _pick_list_options,
+    "relationshiptypes": _relationship_types,
+}
 
 
 def base_url(request: Request, public_url: str | None) -> str:
@@ -72,13 +103,20 @@ def requested(request: Request, resource: str) -> list[str]:
     return values
 
 
-def _value(record: dict[str, Any], path: str) -> Any:
-    current: Any = record
+def _values(record: dict[str, Any], path: str) -> list[Any]:
+    """Every value at a dotted path; lists along the way are walked element by element."""
+    current: list[Any] = [record]
     for part in path.split(".")[1:]:
-        if not isinstance(current, dict):
-            return None
-        current = current.get(part)
-    return current
+        step: list[Any] = []
+        for value in current:
+            for element in value if isinstance(value, list) else [value]:
+                if isinstance(element, dict) and part in element:
+                    step.append(element[part])
+        current = step
+    flat: list[Any] = []
+    for value in current:
+        flat.extend(value if isinstance(value, list) else [value])
+    return flat
 
 
 async def resolve(
@@ -92,9 +130,7 @@ async def resolve(
     for path in includes:
         target = LINKS[resource][path]
         for record in records:
-            value = _value(record, path)
-            values = value if isinstance(value, list) else [value]
-            for v in values:
+            for v in _values(record, path):
                 if isinstance(v, int) and not isinstance(v, bool):
                     wanted.setdefault(target, set()).add(v)
     linked: dict[str, Any] = {}

@@ -11,6 +11,7 @@ from plumbline.gateway.deps import Gateway
 from plumbline.gateway.middleware import GatewayMiddleware, Throttle
 from plumbline.gateway.routes import (
     activities,
+    configuration,
     credentials,
     meta,
     oauth,
@@ -37,7 +38,17 @@ class GatewayModule(Module):
         app = runtime.http
         settings = runtime.settings
         errors.install(app)
-        for module in (meta, oauth, openapi, credentials, users, usergroups, projects, activities):
+        for module in (
+            meta,
+            oauth,
+            openapi,
+            credentials,
+            users,
+            usergroups,
+            projects,
+            activities,
+            configuration,
+        ):
             app.include_router(module.router)
         docs.install(app)
         throttle = Throttle(

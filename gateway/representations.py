@@ -79,3 +79,76 @@ def activity(message: activity_pb2.ActivityRecord) -> dict[str, Any]:
     body["objectType"] = message.object_type
     body["type"] = "activities"
     return body
+
+
+def item_type(message: items_pb2.ItemType) -> dict[str, Any]:
+    """An ItemType with its fields."""
+    fields = []
+    for f in message.fields:
+        field: dict[str, Any] = {
+            "id": f.id,
+            "name": f.name,
+            "label": f.label,
+            "fieldType": f.field_type,
+            "readOnly": f.read_only,
+            "required": f.required,
+            "triggerSuspect": f.trigger_suspect,
+            "synchronize": f.synchronize,
+        }
+        if f.HasField("pick_list"):
+            field["pickList"] = f.pick_list
+        if f.text_type:
+            field["textType"] = f.text_type
+        if f.HasField("item_type"):
+            field["itemType"] = f.item_type
+        fields.append(field)
+    return {
+        "id": message.id,
+        "typeKey": message.type_key,
+        "display": message.display,
+        "displayPlural": message.display_plural,
+        "description": message.description,
+        "image": message.image,
+        "category": message.category,
+        "widgets": [{"name": w, "synchronize": False} for w in message.widgets],
+        "fields": fields,
+        "system": message.system,
+        "type": "itemtypes",
+    }
+
+
+def pick_list(message: items_pb2.PickList) -> dict[str, Any]:
+    """A PickList."""
+    return {
+        "id": message.id,
+        "name": message.name,
+        "description": message.description,
+        "pickListType": message.kind,
+        "type": "picklists",
+    }
+
+
+def pick_list_option(message: items_pb2.PickListOption) -> dict[str, Any]:
+    """A PickListOption."""
+    return {
+        "id": message.id,
+        "name": message.name,
+        "description": message.description,
+        "value": message.value,
+        "default": message.default,
+        "active": message.active,
+        "color": message.color,
+        "sortOrder": message.sort_order,
+        "pickList": message.pick_list,
+        "type": "picklistoptions",
+    }
+
+
+def relationship_type(message: items_pb2.RelationshipType) -> dict[str, Any]:
+    """A RelationshipType."""
+    return {
+        "id": message.id,
+        "name": message.name,
+        "isDefault": message.is_default,
+        "type": "relationshiptypes",
+    }

@@ -68,6 +68,19 @@ def _cmd_credentials_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_config_apply(args: argparse.Namespace) -> int:
+    from plumbline.services.items.offline import apply_config
+
+    settings = _settings(args)
+    setup_logging("WARNING")
+    changes = asyncio.run(apply_config(settings, args.file, args.dry_run))
+    verb = "would change" if args.dry_run else "changed"
+    for change in changes:
+        print(change)
+    print(f"{verb} {len(changes)} thing(s)" if changes else "nothing to change")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser (also used by the docs)."""
     top = argparse.ArgumentParser(prog="plumbline", description=__doc__)
@@ -97,6 +110,14 @@ def parser() -> argparse.ArgumentParser:
     create.add_argument("--name", default="cli", help="name of the integration")
     create.add_argument("--data-dir", type=Path)
     create.set_defaults(func=_cmd_credentials_create)
+
+    config = commands.add_parser("config", help="item types, pick lists, relationship types")
+    config_commands = config.add_subparsers(dest="config_command", required=True)
+    apply = config_commands.add_parser("apply", help="make the configuration match a file")
+    apply.add_argument("file", type=Path, help="YAML configuration document")
+    apply.add_argument("--dry-run", action="store_true", help="show the changes, make none")
+    apply.add_argument("--data-dir", type=Path)
+    apply.set_defaults(func=_cmd_config_apply)
     return top
 
 

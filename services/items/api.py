@@ -13,6 +13,8 @@ from plumbline.common.rpc import page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
 from plumbline.items.v1 import items_pb2_grpc
+from plumbline.services.items.config import Configuration
+from plumbline.services.items.config_api import ConfigServicer
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.projects import ProjectInput, Projects
 
@@ -58,12 +60,13 @@ def _input(message: pb.ProjectInput) -> ProjectInput:
     )
 
 
-class ItemsServicer(items_pb2_grpc.ItemsServicer):
-    """Thin mapping onto projects and the id space."""
+class ItemsServicer(ConfigServicer, items_pb2_grpc.ItemsServicer):
+    """Thin mapping onto projects, configuration and the id space."""
 
-    def __init__(self, projects: Projects, ids: IdSpace) -> None:
+    def __init__(self, projects: Projects, ids: IdSpace, config: Configuration) -> None:
         self.projects = projects
         self.ids = ids
+        self.config = config
 
     async def ListProjects(self, request: pb.ListProjectsRequest, context: Ctx) -> pb.ProjectPage:
         start, size = page_of(request.page)

@@ -539,6 +539,8 @@ class Configuration:
         _require_admin()
         catalog = await self.catalog()
         type_ = catalog.item_type(item_type)
+        if doc.pickList is not None and doc.fieldType not in ("LOOKUP", "MULTI_LOOKUP"):
+            raise InvalidArgument("Only LOOKUP and MULTI_LOOKUP fields take a pick list.")
         name = f"{doc.name}${item_type}"
         if type_.field(name) or type_.field(doc.name):
             raise AlreadyExists(

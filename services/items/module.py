@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import logging
+
+from sqlalchemy.exc import IntegrityError
+
 from plumbline.common.db import Database
 from plumbline.common.migrations import upgrade
 from plumbline.common.outbox import Outbox
 from plumbline.items.v1 import items_pb2_grpc
 from plumbline.runtime import Module, Runtime
+from plumbline.services.items import configdoc
 from plumbline.services.items.api import ItemsServicer
+from plumbline.services.items.config import Configuration
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.models import outbox
 from plumbline.services.items.projects import Projects
+
+log = logging.getLogger(__name__)
 
 
 class ItemsModule(Module):
@@ -26,9 +34,12 @@ class ItemsModule(Module):
         self.outbox = Outbox(self.db, outbox, self.name)
         self.projects = Projects(self.db, self.outbox)
         self.ids = IdSpace(self.db)
+        self.config = Configuration(self.db)
+        if await self.config.is_empty():
+            await install_default_configuration(self.config)
         runtime.grpc.add(
             items_pb2_grpc.add_ItemsServicer_to_server,
-            ItemsServicer(self.projects, self.ids),
+            ItemsServicer(self.projects, self.ids, self.config),
             "plumbline.items.v1.Items",
         )
 
@@ -38,3 +49,12 @@ class ItemsModule(Module):
     async def stop(self) -> None:
         await self.outbox.stop()
         await self.db.close()
+
+
+async def install_default_configuration(config: Configuration) -> None:
+    """The first start's configuration; a replica that loses the race keeps the winner's."""
+    try:
+        changes = await config.apply(configdoc.default())
+    except IntegrityError:
+        return
+    log.info("installed the default configuration (%d changes)", len(changes))
