@@ -186,3 +186,40 @@ class PickListOptionBody(Strict):
     id: int | None = None
     type: str | None = None
     pickList: int | None = None
+
+
+class ItemParent(Strict):
+    """RequestParent: an item or a project."""
+
+    item: int | None = None
+    project: int | None = None
+
+
+class ItemLocationBody(Strict):
+    """RequestLocation; the read-only members of a GET body are accepted and ignored."""
+
+    parent: ItemParent | None = None
+    sortOrder: int | None = None
+    globalSortOrder: int | None = None
+    sequence: str | None = None
+
+
+class ItemBody(Strict):
+    """RequestItem; the read-only members of a GET ``data`` object are ignored."""
+
+    globalId: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = None
+    project: int | None = None
+    itemType: int | None = None
+    childItemType: int | None = None
+    location: ItemLocationBody | None = None
+    fields: dict[str, Any] = Field(default_factory=dict)
+    id: int | None = None
+    documentKey: str | None = None
+    createdDate: str | None = None
+    modifiedDate: str | None = None
+    lastActivityDate: str | None = None
+    createdBy: int | None = None
+    modifiedBy: int | None = None
+    lock: dict[str, Any] | None = None
+    resources: dict[str, Any] | None = None
+    type: str | None = None

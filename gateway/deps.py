@@ -14,6 +14,7 @@ from plumbline.common.errors import NotFound
 from plumbline.common.settings import Settings
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway.auth import Authenticator
+from plumbline.gateway.catalog import ItemTypeCache
 from plumbline.gateway.envelope import ok
 from plumbline.gateway.includes import links_for, requested, resolve
 from plumbline.gateway.paging import Page, parse_page
@@ -29,6 +30,7 @@ class Gateway:
     settings: Settings
     upstreams: Upstreams
     auth: Authenticator
+    catalog: ItemTypeCache
 
 
 def gateway(request: Request) -> Gateway:
@@ -66,20 +68,35 @@ Gw = Annotated[Gateway, Depends(gateway)]
 class View:
     """Builds the links and linked maps of one response."""
 
-    def __init__(self, request: Request, gw: Gateway, version: str, resource: str) -> None:
+    def __init__(
+        self,
+        request: Request,
+        gw: Gateway,
+        version: str,
+        resource: str,
+        extra: dict[str, str] | None = None,
+    ) -> None:
         self.request = request
         self.gw = gw
         self.version = version
         self.resource = resource
-        self.includes = requested(request, resource)
+        self.extra = extra
+        self.includes = requested(request, resource, extra)
+
+    @classmethod
+    async def of_items(cls, request: Request, gw: Gateway, version: str) -> View:
+        """A view of items: links include every reference field of the item types."""
+        return cls(request, gw, version, "items", await gw.catalog.field_links())
 
     def links(self) -> dict[str, Any]:
         """The ``links`` map."""
-        return links_for(self.resource, self.request, self.version, self.gw.settings.public_url)
+        return links_for(
+            self.resource, self.request, self.version, self.gw.settings.public_url, self.extra
+        )
 
     async def linked(self, records: list[dict[str, Any]]) -> dict[str, Any] | None:
         """The ``linked`` map for ``include``."""
-        return await resolve(self.gw.upstreams, self.resource, self.includes, records)
+        return await resolve(self.gw.upstreams, self.resource, self.includes, records, self.extra)
 
     async def one(self, record: dict[str, Any]) -> Response:
         """200 with one record, its links and any included records."""

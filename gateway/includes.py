@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from starlette.requests import Request
 
-from plumbline.common.errors import InvalidArgument
+from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import representations
 from plumbline.gateway.upstreams import Upstreams
+from plumbline.items.v1 import items_pb2
 
 #: resource type -> {dotted link path -> referenced resource type}
 LINKS: dict[str, dict[str, str]] = {
@@ -27,6 +29,24 @@ LINKS: dict[str, dict[str, str]] = {
     "picklists": {},
     "picklistoptions": {"data.pickList": "picklists"},
     "relationshiptypes": {},
+    "locations": {"data.parent.item": "items", "data.parent.project": "projects"},
+    "items": {
+        "data.project": "projects",
+        "data.createdBy": "users",
+        "data.modifiedBy": "users",
+        "data.itemType": "itemtypes",
+        "data.childItemType": "itemtypes",
+        "data.location.parent.item": "items",
+        "data.lock.lockedBy": "users",
+    },
+}
+
+#: Field types whose values refer to records, and the type they refer to.
+FIELD_LINKS = {
+    "LOOKUP": "picklistoptions",
+    "MULTI_LOOKUP": "picklistoptions",
+    "USER": "users",
+    "DOCUMENT_TYPE_ITEM_LOOKUP": "items",
 }
 
 Resolver = Callable[[Upstreams, list[int]], Awaitable[dict[str, Any]]]
@@ -62,7 +82,13 @@ async def _relationship_types(upstreams: Upstreams, ids: list[int]) -> dict[str,
     return {str(r.id): representations.relationship_type(r) for r in reply.relationship_types}
 
 
+async def _items(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await upstreams.items.GetItems(items_pb2.GetItemsRequest(ids=ids))
+    return {str(i.id): representations.item(i) for i in reply.items}
+
+
 RESOLVERS: dict[str, Resolver] = {
+    "items": _items,
     "users": _users,
     "projects": _projects,
     "itemtypes": _item_types,
@@ -80,20 +106,24 @@ def base_url(request: Request, public_url: str | None) -> str:
 
 
 def links_for(
-    resource: str, request: Request, version: str, public_url: str | None
+    resource: str,
+    request: Request,
+    version: str,
+    public_url: str | None,
+    extra: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The ``links`` map of a resource type."""
+    """The ``links`` map of a resource type (plus links of configured fields)."""
     base = base_url(request, public_url)
     return {
         path: {"type": target, "href": f"{base}/rest/{version}/{target}/{{{path}}}"}
-        for path, target in LINKS[resource].items()
+        for path, target in {**LINKS[resource], **(extra or {})}.items()
     }
 
 
-def requested(request: Request, resource: str) -> list[str]:
+def requested(request: Request, resource: str, extra: dict[str, str] | None = None) -> list[str]:
     """The ``include`` values, checked against the resource's links."""
     values = [v.strip() for v in request.query_params.getlist("include") if v.strip()]
-    allowed = LINKS[resource]
+    allowed = {**LINKS[resource], **(extra or {})}
     for value in values:
         if value not in allowed:
             names = ", ".join(allowed) or "none"
@@ -120,20 +150,32 @@ def _values(record: dict[str, Any], path: str) -> list[Any]:
 
 
 async def resolve(
-    upstreams: Upstreams, resource: str, includes: list[str], records: Iterable[dict[str, Any]]
+    upstreams: Upstreams,
+    resource: str,
+    includes: list[str],
+    records: Iterable[dict[str, Any]],
+    extra: dict[str, str] | None = None,
 ) -> dict[str, Any] | None:
     """The ``linked`` map: referenced records by type and id."""
     if not includes:
         return None
     wanted: dict[str, set[int]] = {}
     records = list(records)
+    links = {**LINKS[resource], **(extra or {})}
     for path in includes:
-        target = LINKS[resource][path]
+        target = links[path]
         for record in records:
             for v in _values(record, path):
                 if isinstance(v, int) and not isinstance(v, bool):
                     wanted.setdefault(target, set()).add(v)
-    linked: dict[str, Any] = {}
-    for target, ids in wanted.items():
-        linked[target] = await RESOLVERS[target](upstreams, sorted(ids))
-    return linked
+    targets = list(wanted)
+    found = await asyncio.gather(*(_resolve_one(upstreams, t, sorted(wanted[t])) for t in targets))
+    return dict(zip(targets, found, strict=True))
+
+
+async def _resolve_one(upstreams: Upstreams, target: str, ids: list[int]) -> dict[str, Any]:
+    # A reference to a record that is gone is left out of linked, not an error.
+    try:
+        return await RESOLVERS[target](upstreams, ids)
+    except NotFound:
+        return {}

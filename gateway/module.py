@@ -7,12 +7,14 @@ import logging
 from plumbline.common.bus import Subscription
 from plumbline.gateway import errors
 from plumbline.gateway.auth import Authenticator
+from plumbline.gateway.catalog import ItemTypeCache
 from plumbline.gateway.deps import Gateway
 from plumbline.gateway.middleware import GatewayMiddleware, Throttle
 from plumbline.gateway.routes import (
     activities,
     configuration,
     credentials,
+    items,
     meta,
     oauth,
     projects,
@@ -48,6 +50,7 @@ class GatewayModule(Module):
             projects,
             activities,
             configuration,
+            items,
         ):
             app.include_router(module.router)
         docs.install(app)
@@ -66,7 +69,9 @@ class GatewayModule(Module):
         self.subscription = await runtime.bus.subscribe(
             f"{runtime.bus.prefix}.identity.user.>", auth.on_event
         )
-        runtime.http.state.gateway = Gateway(runtime.settings, upstreams, auth)
+        runtime.http.state.gateway = Gateway(
+            runtime.settings, upstreams, auth, ItemTypeCache(upstreams.items)
+        )
 
     async def stop(self) -> None:
         if self.subscription is not None:

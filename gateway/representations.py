@@ -152,3 +152,44 @@ def relationship_type(message: items_pb2.RelationshipType) -> dict[str, Any]:
         "isDefault": message.is_default,
         "type": "relationshiptypes",
     }
+
+
+def item(message: items_pb2.Item) -> dict[str, Any]:
+    """An Item."""
+    location: dict[str, Any] = {
+        "sortOrder": message.location.sort_order,
+        "globalSortOrder": message.location.global_sort_order,
+        "sequence": message.location.sequence,
+        "parent": {"item": message.location.parent_item}
+        if message.location.HasField("parent_item")
+        else {"project": message.location.project},
+    }
+    lock: dict[str, Any] = {"locked": message.lock.locked}
+    if message.lock.last_locked_date:
+        lock["lastLockedDate"] = message.lock.last_locked_date
+    if message.lock.HasField("locked_by"):
+        lock["lockedBy"] = message.lock.locked_by
+    body: dict[str, Any] = {
+        "id": message.id,
+        "documentKey": message.document_key,
+        "globalId": message.global_id,
+        "itemType": message.item_type,
+    }
+    if message.HasField("child_item_type"):
+        body["childItemType"] = message.child_item_type
+    body.update(
+        {
+            "project": message.project,
+            "createdDate": message.created_date,
+            "modifiedDate": message.modified_date,
+            "lastActivityDate": message.last_activity_date,
+            "createdBy": message.created_by,
+            "modifiedBy": message.modified_by,
+            "fields": json.loads(message.fields_json or b"{}"),
+            "resources": {"self": {"allowed": list(message.allowed)}},
+            "location": location,
+            "lock": lock,
+            "type": "items",
+        }
+    )
+    return body

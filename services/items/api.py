@@ -7,15 +7,18 @@ from typing import Any, TypeAlias
 
 import grpc
 
+from plumbline.common.context import current_principal
 from plumbline.common.dates import format_datetime
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.rpc import page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
 from plumbline.items.v1 import items_pb2_grpc
-from plumbline.services.items.config import Configuration
+from plumbline.services.items.config import Catalog, Configuration
 from plumbline.services.items.config_api import ConfigServicer
+from plumbline.services.items.fields import show
 from plumbline.services.items.idspace import IdSpace
+from plumbline.services.items.items import ItemInput, Items
 from plumbline.services.items.projects import ProjectInput, Projects
 
 Ctx: TypeAlias = grpc.aio.ServicerContext
@@ -60,13 +63,124 @@ def _input(message: pb.ProjectInput) -> ProjectInput:
     )
 
 
-class ItemsServicer(ConfigServicer, items_pb2_grpc.ItemsServicer):
+def item_message(row: Any, catalog: Catalog, dates_with_time: bool, caller_id: int) -> pb.Item:
+    """An items row as the wire record (fields in the caller's date form)."""
+    item_type = catalog.item_types.get(row.item_type)
+    stored = json.loads(row.fields_json)
+    fields = {
+        "documentKey": row.document_key,
+        "globalId": row.global_id,
+        **show(item_type, stored, dates_with_time),
+    }
+    locked_by_other = row.locked and row.locked_by != caller_id
+    message = pb.Item(
+        id=row.id,
+        document_key=row.document_key,
+        global_id=row.global_id,
+        project=row.project,
+        item_type=row.item_type,
+        created_date=format_datetime(row.created_at),
+        modified_date=format_datetime(row.modified_at),
+        last_activity_date=format_datetime(row.last_activity_at),
+        created_by=row.created_by,
+        modified_by=row.modified_by,
+        fields_json=json.dumps(fields).encode(),
+        location=pb.ItemLocation(
+            sort_order=row.sort_order,
+            global_sort_order=row.global_sort_order,
+            sequence=row.sequence,
+            project=row.project,
+        ),
+        lock=pb.ItemLock(
+            locked=row.locked,
+            last_locked_date=format_datetime(row.last_locked_date) if row.last_locked_date else "",
+        ),
+        allowed=["GET"] if locked_by_other else ["GET", "PUT", "DELETE"],
+    )
+    if row.child_item_type is not None:
+        message.child_item_type = row.child_item_type
+    if row.parent is not None:
+        message.location.parent_item = row.parent
+    if row.locked_by is not None:
+        message.lock.locked_by = row.locked_by
+    return message
+
+
+def item_input(message: pb.ItemInput) -> ItemInput:
+    """The domain input of an ItemInput message."""
+    fields: dict[str, Any] = {}
+    if message.fields_json:
+        try:
+            fields = json.loads(message.fields_json)
+        except ValueError:
+            raise InvalidArgument("fields must be a JSON object") from None
+    return ItemInput(
+        project=message.project if message.HasField("project") else None,
+        item_type=message.item_type if message.HasField("item_type") else None,
+        child_item_type=message.child_item_type if message.HasField("child_item_type") else None,
+        parent_item=message.parent_item if message.HasField("parent_item") else None,
+        parent_project=message.parent_project if message.HasField("parent_project") else None,
+        global_id=message.global_id if message.HasField("global_id") else None,
+        set_global_id_manually=message.set_global_id_manually,
+        fields=fields,
+    )
+
+
+class ItemServicer:
+    """The items half of the servicer (mixed in)."""
+
+    items: Items
+    config: Configuration
+
+    async def _messages(self, rows: list[Any], dates_with_time: bool) -> list[pb.Item]:
+        catalog = await self.config.catalog()
+        principal = current_principal()
+        caller = principal.user_id if principal else 0
+        return [item_message(r, catalog, dates_with_time, caller) for r in rows]
+
+    async def ListItems(self, request: pb.ListItemsRequest, context: Ctx) -> pb.ItemPage:
+        start, size = page_of(request.page)
+        parent = request.parent if request.HasField("parent") else None
+        rows, total = await self.items.page(request.project, request.root_only, parent, start, size)
+        info = core_pb2.PageInfo(start_index=start, result_count=len(rows), total_results=total)
+        return pb.ItemPage(
+            items=await self._messages(rows, request.dates_with_time), page_info=info
+        )
+
+    async def GetItems(self, request: pb.GetItemsRequest, context: Ctx) -> pb.ItemList:
+        rows = await self.items.get_many(list(request.ids))
+        return pb.ItemList(items=await self._messages(rows, request.dates_with_time))
+
+    async def CreateItem(self, request: pb.ItemInput, context: Ctx) -> core_pb2.Created:
+        return core_pb2.Created(id=await self.items.create(item_input(request)))
+
+    async def UpdateItem(self, request: pb.UpdateItemRequest, context: Ctx) -> core_pb2.Empty:
+        await self.items.update(request.id, item_input(request.item))
+        return core_pb2.Empty()
+
+    async def PatchItem(self, request: pb.PatchItemRequest, context: Ctx) -> core_pb2.Empty:
+        try:
+            operations = json.loads(request.operations_json)
+        except ValueError:
+            raise InvalidArgument("The body must be a JSON array of patch operations.") from None
+        await self.items.patch(request.id, operations, request.set_global_id_manually)
+        return core_pb2.Empty()
+
+    async def DeleteItem(self, request: core_pb2.Id, context: Ctx) -> core_pb2.Empty:
+        await self.items.delete(request.id)
+        return core_pb2.Empty()
+
+
+class ItemsServicer(ConfigServicer, ItemServicer, items_pb2_grpc.ItemsServicer):
     """Thin mapping onto projects, configuration and the id space."""
 
-    def __init__(self, projects: Projects, ids: IdSpace, config: Configuration) -> None:
+    def __init__(
+        self, projects: Projects, ids: IdSpace, config: Configuration, items: Items
+    ) -> None:
         self.projects = projects
         self.ids = ids
         self.config = config
+        self.items = items
 
     async def ListProjects(self, request: pb.ListProjectsRequest, context: Ctx) -> pb.ProjectPage:
         start, size = page_of(request.page)

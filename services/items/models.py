@@ -8,6 +8,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
@@ -123,6 +124,47 @@ workflow_transitions = Table(
     Column("to_option", ID, ForeignKey("pick_list_options.id"), nullable=False),
     Column("action", String(255), nullable=False),
     UniqueConstraint("item_type", "from_option", "to_option", name="uq_workflow_step"),
+)
+
+# Requirements-tree items. Ids come from the abstract-item id space.
+items = Table(
+    "items",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=False),
+    Column("project", BigInteger, nullable=False),
+    Column("item_type", BigInteger, nullable=False),
+    Column("child_item_type", BigInteger, nullable=True),
+    Column("document_key", String(128), nullable=False, unique=True),
+    Column("global_id", String(128), nullable=False, index=True),
+    Column("parent", BigInteger, nullable=True),
+    Column("sort_order", Integer, nullable=False),
+    Column("global_sort_order", BigInteger, nullable=False),
+    Column("sequence", String(255), nullable=False),
+    Column("name", String(255), nullable=False, default=""),
+    Column("fields_json", Text, nullable=False, default="{}"),
+    Column("active", Boolean, nullable=False, default=True),
+    Column("locked", Boolean, nullable=False, default=False),
+    Column("locked_by", BigInteger, nullable=True),
+    Column("last_locked_date", DateTime(timezone=True), nullable=True),
+    Column("version", Integer, nullable=False, default=1),
+    Column("created_by", BigInteger, nullable=False),
+    Column("modified_by", BigInteger, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("modified_at", DateTime(timezone=True), nullable=False),
+    Column("last_activity_at", DateTime(timezone=True), nullable=False),
+    Index("ix_items_tree", "project", "active", "global_sort_order"),
+    Index("ix_items_children", "parent", "active", "sort_order"),
+    Index("ix_items_root", "project", "parent", "active", "sort_order"),
+    Index("ix_items_sequence", "project", "sequence"),
+)
+
+# Next document-key number per project and item type.
+document_key_counters = Table(
+    "document_key_counters",
+    metadata,
+    Column("project", BigInteger, primary_key=True),
+    Column("item_type", BigInteger, primary_key=True),
+    Column("next_number", Integer, nullable=False),
 )
 
 outbox = outbox_table(metadata)

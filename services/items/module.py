@@ -15,6 +15,7 @@ from plumbline.services.items import configdoc
 from plumbline.services.items.api import ItemsServicer
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.idspace import IdSpace
+from plumbline.services.items.items import Items
 from plumbline.services.items.models import outbox
 from plumbline.services.items.projects import Projects
 
@@ -37,9 +38,10 @@ class ItemsModule(Module):
         self.config = Configuration(self.db)
         if await self.config.is_empty():
             await install_default_configuration(self.config)
+        self.items = Items(self.db, self.outbox, self.config, self.ids)
         runtime.grpc.add(
             items_pb2_grpc.add_ItemsServicer_to_server,
-            ItemsServicer(self.projects, self.ids, self.config),
+            ItemsServicer(self.projects, self.ids, self.config, self.items),
             "plumbline.items.v1.Items",
         )
 

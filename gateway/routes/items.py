@@ -1,0 +1,172 @@
+"""``/items``: the requirements tree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from plumbline.common.errors import InvalidArgument
+from plumbline.core.v1 import core_pb2
+from plumbline.gateway import params, representations
+from plumbline.gateway.bodies import ItemBody
+from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
+from plumbline.gateway.envelope import created, deleted, updated
+from plumbline.items.v1 import items_pb2
+
+router = APIRouter(prefix="/rest/{version}", tags=["items"])
+
+DATE_HEADERS = ("x-service-date-fields-with-time", "x-jama-date-fields-with-time")
+
+
+def dates_with_time(request: Request) -> bool:
+    """Whether the caller wants dates in ``fields`` with a time part."""
+    return any(request.headers.get(h, "").strip().lower() == "true" for h in DATE_HEADERS)
+
+
+def global_id_manually(request: Request) -> bool:
+    """``setGlobalIdManually`` in any capitalisation, of name and value."""
+    for key, value in request.query_params.multi_items():
+        if key.lower() == "setglobalidmanually":
+            lowered = value.strip().lower()
+            if lowered not in ("true", "false"):
+                raise InvalidArgument(f"setGlobalIdManually must be true or false, got {value!r}")
+            return lowered == "true"
+    return False
+
+
+def item_input(request: Request, body: ItemBody) -> items_pb2.ItemInput:
+    """The ItemInput of a POST or PUT body."""
+    message = items_pb2.ItemInput(
+        fields_json=orjson.dumps(body.fields),
+        set_global_id_manually=global_id_manually(request),
+        dates_with_time=dates_with_time(request),
+    )
+    for attribute, value in (
+        ("project", body.project),
+        ("item_type", body.itemType),
+        ("child_item_type", body.childItemType),
+        ("global_id", body.globalId),
+    ):
+        if value is not None:
+            setattr(message, attribute, value)
+    parent = body.location.parent if body.location else None
+    if parent is not None:
+        if parent.item is not None:
+            message.parent_item = parent.item
+        if parent.project is not None:
+            message.parent_project = parent.project
+    return message
+
+
+async def _get(gw: Any, request: Request, ids: list[int]) -> list[dict[str, Any]]:
+    reply = await gw.upstreams.items.GetItems(
+        items_pb2.GetItemsRequest(ids=ids, dates_with_time=dates_with_time(request))
+    )
+    return [representations.item(i) for i in reply.items]
+
+
+@router.get("/items", summary="List the items of a project")
+async def list_items(
+    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
+    view = await View.of_items(request, gw, version)
+    project = params.integer(request, "project", required=True)
+    assert project is not None
+    reply = await gw.upstreams.items.ListItems(
+        items_pb2.ListItemsRequest(
+            project=project,
+            root_only=params.boolean(request, "rootOnly"),
+            page=page.message(),
+            dates_with_time=dates_with_time(request),
+        )
+    )
+    return await view.many([representations.item(i) for i in reply.items], reply.page_info)
+
+
+@router.post("/items", status_code=201, summary="Create an item")
+async def create_item(
+    request: Request, body: ItemBody, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    view = View(request, gw, version, "items")
+    reply = await gw.upstreams.items.CreateItem(item_input(request, body))
+    return created(reply.id, view.location(f"items/{reply.id}"))
+
+
+@router.get("/items/{id}", summary="Get an item")
+async def get_item(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    view = await View.of_items(request, gw, version)
+    [item] = await _get(gw, request, [id])
+    return await view.one(item)
+
+
+@router.put("/items/{id}", summary="Update an item")
+async def update_item(
+    request: Request, id: int, body: ItemBody, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    await gw.upstreams.items.UpdateItem(
+        items_pb2.UpdateItemRequest(id=id, item=item_input(request, body))
+    )
+    return updated()
+
+
+@router.patch("/items/{id}", summary="Change an item with RFC 6902 operations")
+async def patch_item(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    body = await request.body()
+    try:
+        operations = orjson.loads(body) if body else None
+    except orjson.JSONDecodeError as exc:
+        raise InvalidArgument(f"The request body is not valid JSON ({exc}).") from None
+    if not isinstance(operations, list):
+        raise InvalidArgument("The body must be a JSON array of patch operations.")
+    await gw.upstreams.items.PatchItem(
+        items_pb2.PatchItemRequest(
+            id=id,
+            operations_json=orjson.dumps(operations),
+            set_global_id_manually=global_id_manually(request),
+            dates_with_time=dates_with_time(request),
+        )
+    )
+    return updated()
+
+
+@router.delete("/items/{id}", status_code=204, summary="Delete an item (it becomes inactive)")
+async def delete_item(id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    await gw.upstreams.items.DeleteItem(core_pb2.Id(id=id))
+    return deleted()
+
+
+@router.get("/items/{id}/children", summary="List an item's children")
+async def children(
+    request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
+    view = await View.of_items(request, gw, version)
+    reply = await gw.upstreams.items.ListItems(
+        items_pb2.ListItemsRequest(
+            parent=id, page=page.message(), dates_with_time=dates_with_time(request)
+        )
+    )
+    return await view.many([representations.item(i) for i in reply.items], reply.page_info)
+
+
+@router.get("/items/{id}/parent", summary="Get an item's parent item")
+async def parent(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    view = await View.of_items(request, gw, version)
+    [item] = await _get(gw, request, [id])
+    parent_id = item["location"]["parent"].get("item")
+    if parent_id is None:
+        raise InvalidArgument(
+            f"Item {id} is at the root of project {item['project']}; it has no parent item."
+        )
+    [parent_item] = await _get(gw, request, [parent_id])
+    return await view.one(parent_item)
+
+
+@router.get("/items/{id}/location", summary="Get an item's location")
+async def location(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    view = View(request, gw, version, "locations")
+    [item] = await _get(gw, request, [id])
+    return await view.one(item["location"])

@@ -1,0 +1,173 @@
+"""An item's ``fields`` map checked against its item type, and shown in the caller's form."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+from plumbline.common.errors import InvalidArgument
+from plumbline.services.items.config import Catalog, Field, ItemType
+
+SYSTEM_FIELDS = ("documentKey", "globalId")
+_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:T00:00:00(?:\.000)?(?:Z|[+-]00:?00))?$")
+MAX_STRING = 255
+MAX_TEXT = 1_000_000
+STEP_KEYS = ("action", "expectedResult", "notes")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_date(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not (match := _DATE.match(value)):
+        raise InvalidArgument(f"fields.{name} must be a date like 2024-01-31, got {value!r}.")
+    try:
+        date(int(match[1]), int(match[2]), int(match[3]))
+    except ValueError:
+        raise InvalidArgument(f"fields.{name} is not a valid date: {value!r}.") from None
+    return f"{match[1]}-{match[2]}-{match[3]}"
+
+
+def _check_steps(name: str, value: Any, with_status: bool) -> list[dict[str, Any]]:
+    if not isinstance(value, list):
+        raise InvalidArgument(f"fields.{name} must be a list of steps.")
+    steps = []
+    allowed = (*STEP_KEYS, "status", "result") if with_status else STEP_KEYS
+    for number, step in enumerate(value):
+        if not isinstance(step, dict):
+            raise InvalidArgument(
+                f"fields.{name}[{number}] must be an object with {', '.join(STEP_KEYS)}."
+            )
+        unknown = sorted(set(step) - set(allowed))
+        if unknown:
+            raise InvalidArgument(
+                f"fields.{name}[{number}] has unknown member(s) {', '.join(unknown)}; "
+                f"allowed: {', '.join(allowed)}."
+            )
+        for key, member in step.items():
+            if member is not None and not isinstance(member, str):
+                raise InvalidArgument(f"fields.{name}[{number}].{key} must be a string.")
+        steps.append({k: step.get(k) or "" for k in allowed if k in step or k in STEP_KEYS})
+    return steps
+
+
+def check_value(catalog: Catalog, field: Field, value: Any) -> Any:
+    """The stored form of one field value, or InvalidArgument naming the field."""
+    name = field.name
+    if value is None:
+        return None
+    kind = field.field_type
+    if kind in ("STRING", "URL_STRING"):
+        if not isinstance(value, str):
+            raise InvalidArgument(f"fields.{name} must be a string.")
+        if len(value) > MAX_STRING:
+            raise InvalidArgument(f"fields.{name} must be at most {MAX_STRING} characters.")
+        return value
+    if kind == "TEXT":
+        if not isinstance(value, str):
+            raise InvalidArgument(f"fields.{name} must be a string.")
+        if len(value) > MAX_TEXT:
+            raise InvalidArgument(f"fields.{name} must be at most {MAX_TEXT} characters.")
+        return value
+    if kind == "INTEGER":
+        if not _is_int(value):
+            raise InvalidArgument(f"fields.{name} must be an integer.")
+        return value
+    if kind == "BOOLEAN":
+        if not isinstance(value, bool):
+            raise InvalidArgument(f"fields.{name} must be true or false.")
+        return value
+    if kind == "DATE":
+        return _check_date(name, value)
+    if kind in ("USER", "RELEASE", "GROUP", "DOCUMENT_TYPE_ITEM_LOOKUP"):
+        if not _is_int(value) or value < 1:
+            raise InvalidArgument(
+                f"fields.{name} must be the id of a {kind.lower().replace('_', ' ')}."
+            )
+        return value
+    if kind == "LOOKUP":
+        return _check_option(catalog, field, value)
+    if kind == "MULTI_LOOKUP":
+        if not isinstance(value, list):
+            raise InvalidArgument(f"fields.{name} must be a list of pick list option ids.")
+        return [_check_option(catalog, field, v) for v in value]
+    if kind == "STEPS":
+        return _check_steps(name, value, with_status=False)
+    if kind in ("TEST_RUN_STATUS", "TEST_CASE_STATUS"):
+        if not isinstance(value, str):
+            raise InvalidArgument(f"fields.{name} must be a string.")
+        return value
+    raise InvalidArgument(f"fields.{name} has a field type ({kind}) that cannot be set.")
+
+
+def _check_option(catalog: Catalog, field: Field, value: Any) -> int:
+    if not _is_int(value):
+        raise InvalidArgument(f"fields.{field.name} must be a pick list option id.")
+    option = catalog.options.get(value)
+    if option is None or option.pick_list != field.pick_list:
+        allowed = ", ".join(
+            f"{o.id} ({o.name})" for o in catalog.options_of(field.pick_list or 0) if o.active
+        )
+        raise InvalidArgument(
+            f"fields.{field.name}: {value} is not an option of its pick list; allowed: {allowed}."
+        )
+    if not option.active:
+        raise InvalidArgument(f"fields.{field.name}: option {value} ({option.name}) is inactive.")
+    return int(value)
+
+
+def check_fields(
+    catalog: Catalog, item_type: ItemType, values: dict[str, Any], creating: bool
+) -> dict[str, Any]:
+    """The stored fields map: unknown names are refused, read-only ones are ignored."""
+    if not isinstance(values, dict):
+        raise InvalidArgument("fields must be a JSON object.")
+    checked: dict[str, Any] = {}
+    for name, value in values.items():
+        field = item_type.field(name)
+        if field is None:
+            known = ", ".join(f.name for f in item_type.fields)
+            raise InvalidArgument(
+                f"fields.{name} is not a field of item type {item_type.type_key}; "
+                f"its fields are: {known}."
+            )
+        if field.read_only or name in SYSTEM_FIELDS:
+            continue
+        stored = check_value(catalog, field, value)
+        if stored is not None:
+            checked[name] = stored
+    if creating:
+        for field in item_type.fields:
+            if field.required and not field.read_only and field.name not in checked:
+                raise InvalidArgument(
+                    f"fields.{field.name} is required for item type {item_type.type_key}."
+                )
+            if (
+                field.field_type == "LOOKUP"
+                and field.name not in checked
+                and field.pick_list is not None
+                and not field.read_only
+            ):
+                default = next(
+                    (o for o in catalog.options_of(field.pick_list) if o.default and o.active), None
+                )
+                if default is not None:
+                    checked[field.name] = default.id
+    elif "name" in values and item_type.field("name") and not checked.get("name"):
+        raise InvalidArgument("fields.name must not be empty.")
+    return checked
+
+
+def show(
+    item_type: ItemType | None, stored: dict[str, Any], dates_with_time: bool
+) -> dict[str, Any]:
+    """The fields map as a client sees it."""
+    if not dates_with_time or item_type is None:
+        return stored
+    shown = dict(stored)
+    for field in item_type.fields:
+        if field.field_type == "DATE" and isinstance(shown.get(field.name), str):
+            shown[field.name] = f"{shown[field.name]}T00:00:00.000+0000"
+    return shown

@@ -1,0 +1,558 @@
+"""The requirements tree: creating, reading, changing and deleting items."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Row, and_, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from plumbline.common import jsonpatch
+from plumbline.common.context import Principal, current_principal
+from plumbline.common.dates import utcnow
+from plumbline.common.db import Database, unique_violation
+from plumbline.common.errors import (
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+)
+from plumbline.common.events import Event
+from plumbline.common.idblocks import IdAllocator
+from plumbline.common.outbox import Outbox
+from plumbline.services.items import tree
+from plumbline.services.items.config import Catalog, Configuration, ItemType
+from plumbline.services.items.fields import check_fields
+from plumbline.services.items.idspace import IdSpace
+from plumbline.services.items.models import document_key_counters, items, projects
+
+#: Item categories that belong to other services (test management, attachments).
+FOREIGN_CATEGORIES = ("TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "ATTACHMENT")
+
+
+@dataclass
+class ItemInput:
+    """What a POST, PUT or PATCH asks for; ``None`` means "not given"."""
+
+    project: int | None = None
+    item_type: int | None = None
+    child_item_type: int | None = None
+    parent_item: int | None = None
+    parent_project: int | None = None
+    global_id: str | None = None
+    set_global_id_manually: bool = False
+    fields: dict[str, Any] | None = None
+
+
+def _caller() -> Principal:
+    principal = current_principal()
+    if principal is None:
+        raise PermissionDenied("This call needs an authenticated user.")
+    return principal
+
+
+class Items:
+    """Item rules and storage."""
+
+    def __init__(self, db: Database, outbox: Outbox, config: Configuration, ids: IdSpace) -> None:
+        self.db = db
+        self.outbox = outbox
+        self.config = config
+        self.allocator = IdAllocator(lambda: ids.allocate("items"))
+
+    # -- reading -------------------------------------------------------------------
+
+    async def get_many(self, ids: list[int]) -> list[Row[Any]]:
+        """Active items by id; a single unknown id is NotFound."""
+        _caller()
+        async with self.db.read() as session:
+            rows = (
+                await session.execute(
+                    select(items).where(items.c.id.in_(ids), items.c.active.is_(True))
+                )
+            ).all()
+        if len(ids) == 1 and not rows:
+            raise NotFound(f"No item with id {ids[0]}.")
+        order = {item_id: position for position, item_id in enumerate(ids)}
+        return sorted(rows, key=lambda r: order.get(r.id, 0))
+
+    async def page(
+        self,
+        project: int,
+        root_only: bool,
+        parent: int | None,
+        start_at: int,
+        max_results: int,
+    ) -> tuple[list[Row[Any]], int]:
+        """Items of a project in tree order, its root items, or one item's children."""
+        _caller()
+        async with self.db.read() as session:
+            if parent is not None:
+                parent_row = await self._active(session, parent)
+                where = and_(items.c.parent == parent_row.id, items.c.active.is_(True))
+                order = [items.c.sort_order]
+            else:
+                if (
+                    await session.scalar(select(projects.c.id).where(projects.c.id == project))
+                    is None
+                ):
+                    raise NotFound(f"No project with id {project}.")
+                where = and_(items.c.project == project, items.c.active.is_(True))
+                if root_only:
+                    where = and_(where, items.c.parent.is_(None))
+                order = [items.c.global_sort_order]
+            total = await session.scalar(select(func.count()).select_from(items).where(where))
+            rows = (
+                await session.execute(
+                    select(items)
+                    .where(where)
+                    .order_by(*order, items.c.id)
+                    .offset(start_at)
+                    .limit(max_results)
+                )
+            ).all()
+        return list(rows), int(total or 0)
+
+    async def _active(self, session: AsyncSession, item_id: int) -> Row[Any]:
+        row = (
+            await session.execute(
+                select(items).where(items.c.id == item_id, items.c.active.is_(True))
+            )
+        ).first()
+        if row is None:
+            raise NotFound(f"No item with id {item_id}.")
+        return row
+
+    # -- creating --------------------------------------------------------------------
+
+    async def create(self, data: ItemInput) -> int:
+        """``POST /items``: the new item goes to the bottom of its parent."""
+        caller = _caller()
+        catalog = await self.config.catalog()
+        if data.item_type is None:
+            raise InvalidArgument("itemType is required.")
+        item_type = self._own_type(catalog, data.item_type)
+        child_type = self._child_type(catalog, data.child_item_type)
+        fields = check_fields(catalog, item_type, data.fields or {}, creating=True)
+        if data.global_id is not None and not data.set_global_id_manually:
+            raise InvalidArgument(
+                "globalId can be set only with the query parameter setGlobalIdManually=true."
+            )
+        item_id = await self.allocator.next_id()
+        now = utcnow()
+        try:
+            async with self.outbox.transaction() as session:
+                project, parent = await self._placement(session, data)
+                project_key = await session.scalar(
+                    select(projects.c.project_key).where(projects.c.id == project)
+                )
+                number = await self._next_number(session, project, item_type.id)
+                sort_order = await tree.next_sort_order(
+                    session, project, parent.id if parent else None
+                )
+                global_order = await tree.global_order_for_new(session, project, parent)
+                document_key = f"{project_key}-{item_type.type_key}-{number}"
+                global_id = data.global_id or f"GID-{item_type.type_key}-{item_id}"
+                await session.execute(
+                    items.insert().values(
+                        id=item_id,
+                        project=project,
+                        item_type=item_type.id,
+                        child_item_type=child_type,
+                        document_key=document_key,
+                        global_id=global_id,
+                        parent=parent.id if parent else None,
+                        sort_order=sort_order,
+                        global_sort_order=global_order,
+                        sequence=tree.child_sequence(
+                            parent.sequence if parent else None, sort_order
+                        ),
+                        name=str(fields.get("name", ""))[:255],
+                        fields_json=json.dumps(fields),
+                        active=True,
+                        locked=False,
+                        version=1,
+                        created_by=caller.user_id,
+                        modified_by=caller.user_id,
+                        created_at=now,
+                        modified_at=now,
+                        last_activity_at=now,
+                    )
+                )
+                await self.outbox.add(
+                    session,
+                    _event("created", item_id, project, item_type, caller, fields, 1, document_key),
+                )
+        except IntegrityError as exc:
+            if unique_violation(exc):
+                raise AlreadyExists(
+                    "An item with that document key already exists; try again."
+                ) from None
+            raise
+        return item_id
+
+    def _own_type(self, catalog: Catalog, item_type_id: int) -> ItemType:
+        item_type = catalog.item_types.get(item_type_id)
+        if item_type is None:
+            known = ", ".join(f"{t.id} ({t.type_key})" for t in catalog.item_types.values())
+            raise InvalidArgument(
+                f"itemType {item_type_id} does not exist; item types are: {known}."
+            )
+        if item_type.category in FOREIGN_CATEGORIES:
+            raise InvalidArgument(
+                f"Items of type {item_type.type_key} are created through their own resource "
+                f"(test plans, cycles, runs and attachments), not /items."
+            )
+        return item_type
+
+    def _child_type(self, catalog: Catalog, child_item_type: int | None) -> int | None:
+        if child_item_type is None:
+            return None
+        if child_item_type not in catalog.item_types:
+            raise InvalidArgument(f"childItemType {child_item_type} does not exist.")
+        return child_item_type
+
+    async def _placement(self, session: AsyncSession, data: ItemInput) -> tuple[int, Any]:
+        """(project, parent row or None) for a new item, checked."""
+        if data.parent_item is not None and data.parent_project is not None:
+            raise InvalidArgument("location.parent takes an item or a project, not both.")
+        if data.parent_item is not None:
+            parent = (
+                await session.execute(
+                    select(items).where(items.c.id == data.parent_item, items.c.active.is_(True))
+                )
+            ).first()
+            if parent is None:
+                raise InvalidArgument(f"location.parent.item: no item with id {data.parent_item}.")
+            if data.project is not None and data.project != parent.project:
+                raise InvalidArgument(
+                    f"project {data.project} does not match the parent item's project "
+                    f"{parent.project}."
+                )
+            return int(parent.project), parent
+        project = data.parent_project if data.parent_project is not None else data.project
+        if project is None:
+            raise InvalidArgument("project is required (or a location.parent).")
+        if (
+            data.project is not None
+            and data.parent_project is not None
+            and data.project != data.parent_project
+        ):
+            raise InvalidArgument(f"project {data.project} does not match location.parent.project.")
+        row = (
+            await session.execute(
+                select(projects.c.id, projects.c.is_folder).where(projects.c.id == project)
+            )
+        ).first()
+        if row is None:
+            raise InvalidArgument(f"project: no project with id {project}.")
+        if row.is_folder:
+            raise InvalidArgument(f"project {project} is a folder; items live in projects.")
+        return int(project), None
+
+    async def _next_number(self, session: AsyncSession, project: int, item_type: int) -> int:
+        current = await session.scalar(
+            select(document_key_counters.c.next_number)
+            .where(
+                document_key_counters.c.project == project,
+                document_key_counters.c.item_type == item_type,
+            )
+            .with_for_update()
+        )
+        if current is None:
+            await session.execute(
+                document_key_counters.insert().values(
+                    project=project, item_type=item_type, next_number=2
+                )
+            )
+            return 1
+        await session.execute(
+            update(document_key_counters)
+            .where(
+                document_key_counters.c.project == project,
+                document_key_counters.c.item_type == item_type,
+            )
+            .values(next_number=current + 1)
+        )
+        return int(current)
+
+    # -- changing ------------------------------------------------------------------------
+
+    async def update(self, item_id: int, data: ItemInput) -> None:
+        """``PUT /items/{id}``: the fields sent replace the editable fields."""
+        caller = _caller()
+        catalog = await self.config.catalog()
+        async with self.outbox.transaction() as session:
+            current = await self._active(session, item_id)
+            self._check_lock(current, caller)
+            await self._write(session, catalog, current, data, caller)
+
+    async def patch(self, item_id: int, operations: Any, set_global_id_manually: bool) -> None:
+        """``PATCH /items/{id}``: RFC 6902 on the PUT request object."""
+        caller = _caller()
+        catalog = await self.config.catalog()
+        async with self.outbox.transaction() as session:
+            current = await self._active(session, item_id)
+            self._check_lock(current, caller)
+            document = self.request_object(current)
+            patched = jsonpatch.apply(document, operations)
+            data = _input_from_document(patched)
+            data.set_global_id_manually = set_global_id_manually
+            if data.global_id == current.global_id:
+                data.global_id = None
+            try:
+                await self._write(session, catalog, current, data, caller)
+            except InvalidArgument as exc:
+                # The contract's wording first, then which value and why.
+                raise InvalidArgument(f"{jsonpatch.CANNOT_SET} {exc.message}") from None
+
+    @staticmethod
+    def request_object(row: Row[Any]) -> dict[str, Any]:
+        """The item as a PUT body (the document PATCH paths address)."""
+        parent = {"item": row.parent} if row.parent is not None else {"project": row.project}
+        document: dict[str, Any] = {
+            "project": row.project,
+            "itemType": row.item_type,
+            "globalId": row.global_id,
+            "location": {"parent": parent},
+            "fields": {k: v for k, v in json.loads(row.fields_json).items() if v is not None},
+        }
+        if row.child_item_type is not None:
+            document["childItemType"] = row.child_item_type
+        return document
+
+    async def _write(
+        self,
+        session: AsyncSession,
+        catalog: Catalog,
+        current: Row[Any],
+        data: ItemInput,
+        caller: Principal,
+    ) -> None:
+        item_type = catalog.item_types.get(current.item_type)
+        if item_type is None:
+            raise NotFound(f"The item type of item {current.id} no longer exists.")
+        if data.item_type is not None and data.item_type != current.item_type:
+            raise InvalidArgument("itemType of an existing item cannot change.")
+        if data.project is not None and data.project != current.project:
+            raise InvalidArgument(
+                "project cannot change with PUT; move the item with PUT /items/{id}/location."
+            )
+        if (
+            data.global_id is not None
+            and data.global_id != current.global_id
+            and not data.set_global_id_manually
+        ):
+            raise InvalidArgument(
+                "globalId can be set only with the query parameter setGlobalIdManually=true."
+            )
+        stored = json.loads(current.fields_json)
+        kept = {
+            f.name: stored[f.name]
+            for f in item_type.fields
+            if (f.read_only or f.name in ("documentKey", "globalId")) and f.name in stored
+        }
+        fields = check_fields(catalog, item_type, data.fields or {}, creating=False)
+        for field in item_type.fields:
+            if field.required and not field.read_only and field.name not in fields:
+                raise InvalidArgument(
+                    f"fields.{field.name} is required for item type {item_type.type_key}."
+                )
+        fields = {**kept, **fields}
+        values: dict[str, Any] = {
+            "fields_json": json.dumps(fields),
+            "name": str(fields.get("name", ""))[:255],
+            "child_item_type": self._child_type(catalog, data.child_item_type)
+            if data.child_item_type is not None
+            else current.child_item_type,
+            "version": current.version + 1,
+            "modified_by": caller.user_id,
+            "modified_at": utcnow(),
+            "last_activity_at": utcnow(),
+        }
+        if data.global_id is not None:
+            values["global_id"] = data.global_id
+        wanted_parent = data.parent_item if data.parent_item is not None else None
+        moving = (data.parent_item is not None and data.parent_item != current.parent) or (
+            data.parent_project is not None and current.parent is not None
+        )
+        await session.execute(update(items).where(items.c.id == current.id).values(**values))
+        if moving:
+            await self._move_within_project(session, current, wanted_parent)
+        await self.outbox.add(
+            session,
+            _event(
+                "updated",
+                current.id,
+                current.project,
+                item_type,
+                caller,
+                fields,
+                current.version + 1,
+                current.document_key,
+            ),
+        )
+
+    async def _move_within_project(
+        self, session: AsyncSession, current: Row[Any], new_parent: int | None
+    ) -> None:
+        """Puts the item (with its subtree) at the bottom of ``new_parent`` in its project."""
+        parent = None
+        if new_parent is not None:
+            parent = (
+                await session.execute(
+                    select(items).where(items.c.id == new_parent, items.c.active.is_(True))
+                )
+            ).first()
+            if parent is None:
+                raise InvalidArgument(f"location.parent.item: no item with id {new_parent}.")
+            if parent.project != current.project:
+                raise InvalidArgument(
+                    "location.parent.item is in another project; move between projects "
+                    "with PUT /items/{id}/location."
+                )
+            if parent.id == current.id or parent.sequence.startswith(current.sequence + "."):
+                raise InvalidArgument(
+                    "An item cannot be moved under itself or one of its children."
+                )
+        old_parent, old_sequence = current.parent, current.sequence
+        old_parent_sequence = await self._sequence_of(session, old_parent)
+        sort_order = await tree.next_sort_order(
+            session, current.project, parent.id if parent else None
+        )
+        new_sequence = tree.child_sequence(parent.sequence if parent else None, sort_order)
+        # Park the subtree under a sequence nobody has, then close the gap it left.
+        parked = f"0.{current.id}"
+        await session.execute(
+            update(items)
+            .where(items.c.id == current.id)
+            .values(parent=parent.id if parent else None, sort_order=sort_order, sequence=parked)
+        )
+        await tree.move_subtree_sequences(session, current.project, old_sequence, parked)
+        await tree.close_gap(session, current.project, old_parent, old_parent_sequence)
+        if parent is not None:
+            parent = await self._active(session, parent.id)  # its sequence may have shifted
+            new_sequence = tree.child_sequence(parent.sequence, sort_order)
+        await session.execute(
+            update(items).where(items.c.id == current.id).values(sequence=new_sequence)
+        )
+        await tree.move_subtree_sequences(session, current.project, parked, new_sequence)
+        await tree.renumber(session, current.project)
+
+    async def _sequence_of(self, session: AsyncSession, item_id: int | None) -> str | None:
+        if item_id is None:
+            return None
+        return await session.scalar(select(items.c.sequence).where(items.c.id == item_id))
+
+    async def delete(self, item_id: int) -> None:
+        """``DELETE /items/{id}``: the item and its subtree become inactive."""
+        caller = _caller()
+        catalog = await self.config.catalog()
+        async with self.outbox.transaction() as session:
+            current = await self._active(session, item_id)
+            self._check_lock(current, caller)
+            now = utcnow()
+            await session.execute(
+                update(items)
+                .where(
+                    items.c.project == current.project,
+                    items.c.active.is_(True),
+                    (items.c.id == current.id)
+                    | items.c.sequence.startswith(current.sequence + "."),
+                )
+                .values(
+                    active=False, modified_by=caller.user_id, modified_at=now, last_activity_at=now
+                )
+            )
+            await tree.close_gap(
+                session,
+                current.project,
+                current.parent,
+                await self._sequence_of(session, current.parent),
+            )
+            item_type = catalog.item_types.get(current.item_type)
+            await self.outbox.add(
+                session,
+                _event(
+                    "deleted",
+                    current.id,
+                    current.project,
+                    item_type,
+                    caller,
+                    json.loads(current.fields_json),
+                    current.version + 1,
+                    current.document_key,
+                ),
+            )
+
+    @staticmethod
+    def _check_lock(current: Row[Any], caller: Principal) -> None:
+        if current.locked and current.locked_by != caller.user_id:
+            raise FailedPrecondition(
+                f"Item {current.id} is locked by user {current.locked_by}; only they can change it."
+            )
+
+
+def _input_from_document(document: dict[str, Any]) -> ItemInput:
+    """An ItemInput from a (patched) PUT request object, with type checks."""
+    if not isinstance(document, dict):
+        raise InvalidArgument(jsonpatch.CANNOT_SET)
+
+    def integer(value: Any) -> int | None:
+        if value is None:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise InvalidArgument(jsonpatch.CANNOT_SET)
+        return value
+
+    location = document.get("location") or {}
+    parent = location.get("parent") if isinstance(location, dict) else None
+    if (location and not isinstance(location, dict)) or (
+        parent is not None and not isinstance(parent, dict)
+    ):
+        raise InvalidArgument(jsonpatch.CANNOT_SET)
+    fields = document.get("fields", {})
+    if not isinstance(fields, dict):
+        raise InvalidArgument(jsonpatch.CANNOT_SET)
+    global_id = document.get("globalId")
+    if global_id is not None and not isinstance(global_id, str):
+        raise InvalidArgument(jsonpatch.CANNOT_SET)
+    return ItemInput(
+        project=integer(document.get("project")),
+        item_type=integer(document.get("itemType")),
+        child_item_type=integer(document.get("childItemType")),
+        parent_item=integer((parent or {}).get("item")),
+        parent_project=integer((parent or {}).get("project"))
+        if not (parent or {}).get("item")
+        else None,
+        global_id=global_id,
+        fields=fields,
+    )
+
+
+def _event(
+    action: str,
+    item_id: int,
+    project: int,
+    item_type: ItemType | None,
+    actor: Principal,
+    fields: dict[str, Any],
+    version: int,
+    document_key: str,
+) -> Event:
+    return Event(
+        f"items.item.{action}",
+        actor=actor.user_id,
+        project=project,
+        object_ids=[item_id],
+        version=version,
+        payload={
+            "itemType": item_type.id if item_type else None,
+            "name": fields.get("name", ""),
+            "documentKey": document_key,
+        },
+    )

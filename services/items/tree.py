@@ -1,0 +1,127 @@
+"""Where items sit: sort order among siblings, dotted sequence, and project-wide order.
+
+``global_sort_order`` is the item's place in a pre-order walk of the project's tree. It is
+gapped (``GAP`` apart) so that a new item, which always goes to the bottom of its parent,
+usually gets a number between its neighbours without touching anyone else; when no number
+is left between them, the project is renumbered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import and_, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from plumbline.services.items.models import items
+
+GAP = 1024
+
+
+def child_sequence(parent_sequence: str | None, sort_order: int) -> str:
+    """The dotted sequence of the child at ``sort_order`` (0-based)."""
+    own = str(sort_order + 1)
+    return f"{parent_sequence}.{own}" if parent_sequence else own
+
+
+def sequence_key(sequence: str) -> tuple[int, ...]:
+    """Sorts sequences in tree order ("1.10" after "1.9")."""
+    return tuple(int(part) for part in sequence.split(".") if part)
+
+
+async def next_sort_order(session: AsyncSession, project: int, parent: int | None) -> int:
+    """The bottom position under ``parent`` (the project root when None)."""
+    query = select(func.count()).select_from(items).where(items.c.active.is_(True))
+    if parent is None:
+        query = query.where(items.c.project == project, items.c.parent.is_(None))
+    else:
+        query = query.where(items.c.parent == parent)
+    return int(await session.scalar(query) or 0)
+
+
+async def _subtree_end(session: AsyncSession, project: int, parent: Any) -> int:
+    """The largest global order inside ``parent``'s subtree (or the whole project)."""
+    query = select(func.max(items.c.global_sort_order)).where(
+        items.c.project == project, items.c.active.is_(True)
+    )
+    if parent is not None:
+        query = query.where(
+            (items.c.id == parent.id) | items.c.sequence.startswith(parent.sequence + ".")
+        )
+    return int(await session.scalar(query) or 0)
+
+
+async def global_order_for_new(session: AsyncSession, project: int, parent: Any) -> int:
+    """A global order for a new last child of ``parent``; renumbers when out of room."""
+    for _ in range(2):
+        low = await _subtree_end(session, project, parent)
+        high = await session.scalar(
+            select(func.min(items.c.global_sort_order)).where(
+                items.c.project == project,
+                items.c.active.is_(True),
+                items.c.global_sort_order > low,
+            )
+        )
+        if high is None:
+            return low + GAP
+        if high - low > 1:
+            return int(low + (high - low) // 2)
+        await renumber(session, project)
+    raise RuntimeError("could not find room in the global order after renumbering")
+
+
+async def renumber(session: AsyncSession, project: int) -> None:
+    """Gives every active item of the project a fresh, evenly gapped global order."""
+    rows = (
+        await session.execute(
+            select(items.c.id, items.c.sequence, items.c.global_sort_order).where(
+                items.c.project == project, items.c.active.is_(True)
+            )
+        )
+    ).all()
+    ordered = sorted(rows, key=lambda r: sequence_key(r.sequence))
+    for position, row in enumerate(ordered, start=1):
+        wanted = position * GAP
+        if row.global_sort_order != wanted:
+            await session.execute(
+                update(items).where(items.c.id == row.id).values(global_sort_order=wanted)
+            )
+
+
+async def close_gap(
+    session: AsyncSession, project: int, parent: int | None, parent_sequence: str | None
+) -> None:
+    """After a child left ``parent``: renumbers the siblings and their subtrees' sequences."""
+    condition = (
+        and_(items.c.project == project, items.c.parent.is_(None))
+        if parent is None
+        else items.c.parent == parent
+    )
+    children = (
+        await session.execute(
+            select(items.c.id, items.c.sort_order, items.c.sequence)
+            .where(condition, items.c.active.is_(True))
+            .order_by(items.c.sort_order, items.c.id)
+        )
+    ).all()
+    for position, child in enumerate(children):
+        wanted = child_sequence(parent_sequence, position)
+        if child.sort_order == position and child.sequence == wanted:
+            continue
+        await session.execute(
+            update(items).where(items.c.id == child.id).values(sort_order=position, sequence=wanted)
+        )
+        await move_subtree_sequences(session, project, child.sequence, wanted)
+
+
+async def move_subtree_sequences(session: AsyncSession, project: int, old: str, new: str) -> None:
+    """Rewrites the sequence prefix of every active descendant of the item at ``old``."""
+    await session.execute(
+        update(items)
+        .where(
+            items.c.project == project,
+            items.c.active.is_(True),
+            items.c.sequence.startswith(old + "."),
+        )
+        .values(sequence=new + func.substr(items.c.sequence, len(old) + 1))
+    )

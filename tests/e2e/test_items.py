@@ -1,0 +1,304 @@
+"""Items: the requirements tree over HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import unique
+
+
+@pytest.fixture
+def project(admin: httpx.Client) -> dict[str, Any]:
+    key = unique("IT").upper()
+    pid = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}}).json()["meta"][
+        "id"
+    ]
+    types = {
+        t["typeKey"]: t for t in admin.get("/itemtypes", params={"maxResults": 50}).json()["data"]
+    }
+    return {"id": pid, "key": key, "types": types}
+
+
+def _create(
+    admin: httpx.Client,
+    project: dict[str, Any],
+    name: str,
+    parent: int | None = None,
+    **fields: Any,
+) -> int:
+    body: dict[str, Any] = {
+        "project": project["id"],
+        "itemType": project["types"]["REQ"]["id"],
+        "fields": {"name": name, **fields},
+    }
+    if parent is not None:
+        body["location"] = {"parent": {"item": parent}}
+    response = admin.post("/items", json=body)
+    assert response.status_code == 201, response.text
+    return int(response.json()["meta"]["id"])
+
+
+def _tree(admin: httpx.Client, project: dict[str, Any]) -> list[tuple[str, str, int]]:
+    items = admin.get("/items", params={"project": project["id"], "maxResults": 50}).json()["data"]
+    return [
+        (i["fields"]["name"], i["location"]["sequence"], i["location"]["sortOrder"]) for i in items
+    ]
+
+
+def test_create_and_read_an_item(admin: httpx.Client, project: dict[str, Any]) -> None:
+    item_id = _create(admin, project, "Login works", description="<p>As a user</p>")
+    body = admin.get(
+        f"/items/{item_id}", params=[("include", "data.createdBy"), ("include", "data.itemType")]
+    ).json()
+    data = body["data"]
+    req = project["types"]["REQ"]
+    assert data["documentKey"] == f"{project['key']}-REQ-1"
+    assert data["fields"]["documentKey"] == data["documentKey"]
+    assert data["globalId"].startswith("GID-") and data["fields"]["globalId"] == data["globalId"]
+    assert (data["itemType"], data["project"], data["type"]) == (req["id"], project["id"], "items")
+    assert data["resources"]["self"]["allowed"] == ["GET", "PUT", "DELETE"]
+    assert data["lock"]["locked"] is False
+    assert data["location"]["parent"] == {"project": project["id"]}
+    status = next(f for f in req["fields"] if f["name"] == "status")
+    assert isinstance(data["fields"]["status"], int), "the pick list default is applied"
+    assert body["linked"]["itemtypes"][str(req["id"])]["typeKey"] == "REQ"
+    assert body["linked"]["users"][str(data["createdBy"])]["username"] == "admin"
+    assert body["links"]["data.fields.status"]["type"] == "picklistoptions"
+    assert status["pickList"]
+
+
+def test_tree_order_sequence_and_moves(admin: httpx.Client, project: dict[str, Any]) -> None:
+    a = _create(admin, project, "A")
+    a1 = _create(admin, project, "A1", parent=a)
+    b = _create(admin, project, "B")
+    a2 = _create(admin, project, "A2", parent=a)  # goes to the bottom of A, before B in the tree
+    assert _tree(admin, project) == [
+        ("A", "1", 0),
+        ("A1", "1.1", 0),
+        ("A2", "1.2", 1),
+        ("B", "2", 1),
+    ]
+    orders = [
+        i["location"]["globalSortOrder"]
+        for i in admin.get("/items", params={"project": project["id"]}).json()["data"]
+    ]
+    assert orders == sorted(orders) and len(set(orders)) == 4
+    roots = admin.get("/items", params={"project": project["id"], "rootOnly": "true"}).json()
+    assert [i["id"] for i in roots["data"]] == [a, b]
+    children = admin.get(f"/items/{a}/children").json()
+    assert [i["id"] for i in children["data"]] == [a1, a2]
+    assert admin.get(f"/items/{a1}/parent").json()["data"]["id"] == a
+    assert admin.get(f"/items/{a}/parent").status_code == 400
+
+    moved = admin.patch(
+        f"/items/{a1}", json=[{"op": "replace", "path": "/location/parent", "value": {"item": b}}]
+    )
+    assert moved.status_code == 200 and moved.json()["meta"]["status"] == "OK"
+    assert _tree(admin, project) == [
+        ("A", "1", 0),
+        ("A2", "1.1", 0),
+        ("B", "2", 1),
+        ("A1", "2.1", 0),
+    ]
+    assert admin.get(f"/items/{a1}/location").json()["data"]["parent"] == {"item": b}
+
+    assert admin.delete(f"/items/{a}").status_code == 204
+    assert _tree(admin, project) == [("B", "1", 0), ("A1", "1.1", 0)]
+    assert admin.get(f"/items/{a2}").status_code == 404, "a deleted item's children go with it"
+    cycle = admin.patch(
+        f"/items/{b}", json=[{"op": "replace", "path": "/location/parent", "value": {"item": a1}}]
+    )
+    assert cycle.status_code == 400
+
+
+def test_put_replaces_fields_and_ignores_read_only_ones(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    item_id = _create(admin, project, "Old", description="d")
+    data = admin.get(f"/items/{item_id}").json()["data"]
+    data["fields"]["name"] = "New"
+    data["fields"]["documentKey"] = "HACKED-1"
+    response = admin.put(f"/items/{item_id}", json=data)
+    assert response.status_code == 200 and response.json()["meta"]["status"] == "OK"
+    after = admin.get(f"/items/{item_id}").json()["data"]
+    assert (
+        after["fields"]["name"] == "New"
+        and after["documentKey"] == data["documentKey"] != "HACKED-1"
+    )
+    assert after["modifiedDate"] >= data["modifiedDate"]
+    cleared = admin.put(f"/items/{item_id}", json={"fields": {"name": "Only name"}})
+    assert cleared.status_code == 200
+    assert "description" not in admin.get(f"/items/{item_id}").json()["data"]["fields"]
+    missing = admin.put(f"/items/{item_id}", json={"fields": {"description": "no name"}})
+    assert missing.status_code == 400 and "fields.name" in missing.json()["meta"]["message"]
+
+
+def test_field_validation_names_the_field(admin: httpx.Client, project: dict[str, Any]) -> None:
+    req = project["types"]["REQ"]
+    base = {"project": project["id"], "itemType": req["id"]}
+    cases = [
+        ({"name": "x", "colour": "red"}, "fields.colour is not a field"),
+        ({"name": 5}, "fields.name must be a string"),
+        ({}, "fields.name is required"),
+        ({"name": "x", "priority": 999999}, "fields.priority"),
+        ({"name": "x", "priority": "High"}, "fields.priority"),
+        ({"name": "x", "assignedTo": "admin"}, "fields.assignedTo"),
+        ({"name": "x" * 256}, "at most 255"),
+    ]
+    for fields, message in cases:
+        response = admin.post("/items", json={**base, "fields": fields})
+        assert response.status_code == 400, (fields, response.text)
+        assert message in response.json()["meta"]["message"], response.json()["meta"]["message"]
+    for body, message in (
+        ({"itemType": req["id"], "fields": {"name": "x"}}, "project"),
+        ({"project": project["id"], "fields": {"name": "x"}}, "itemType"),
+        ({**base, "itemType": 987654, "fields": {"name": "x"}}, "itemType"),
+        (
+            {**base, "location": {"parent": {"item": 987654}}, "fields": {"name": "x"}},
+            "location.parent.item",
+        ),
+        ({**base, "project": 987654, "fields": {"name": "x"}}, "project"),
+        (
+            {**base, "itemType": project["types"]["TSTRN"]["id"], "fields": {"name": "x"}},
+            "own resource",
+        ),
+    ):
+        response = admin.post("/items", json=body)
+        assert response.status_code == 400 and message in response.json()["meta"]["message"], (
+            response.text
+        )
+
+
+def test_global_id_needs_set_global_id_manually(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    body = {
+        "project": project["id"],
+        "itemType": project["types"]["REQ"]["id"],
+        "globalId": unique("GID-MINE-"),
+        "fields": {"name": "x"},
+    }
+    refused = admin.post("/items", json=body)
+    assert refused.status_code == 400 and "setGlobalIdManually" in refused.json()["meta"]["message"]
+    for value in ("true", "True", "TRUE"):
+        body["globalId"] = unique("GID-MINE-")
+        created = admin.post(f"/items?setGlobalIdManually={value}", json=body)
+        assert created.status_code == 201, created.text
+        item = admin.get(f"/items/{created.json()['meta']['id']}").json()["data"]
+        assert item["globalId"] == body["globalId"]
+
+
+def test_patch_semantics(admin: httpx.Client, project: dict[str, Any]) -> None:
+    item_id = _create(admin, project, "Patch me")
+    ok = admin.patch(
+        f"/items/{item_id}",
+        json=[
+            {"op": "replace", "path": "/fields/name", "value": "Patched"},
+            {"op": "add", "path": "/fields/description", "value": "added"},
+        ],
+    )
+    assert ok.status_code == 200 and ok.json()["meta"]["status"] == "OK"
+    fields = admin.get(f"/items/{item_id}").json()["data"]["fields"]
+    assert (fields["name"], fields["description"]) == ("Patched", "added")
+    removed = admin.patch(
+        f"/items/{item_id}", json=[{"op": "remove", "path": "/fields/description"}]
+    )
+    assert removed.status_code == 200
+    assert "description" not in admin.get(f"/items/{item_id}").json()["data"]["fields"]
+    for operations, message in (
+        (
+            [{"op": "replace", "path": "/fields/description", "value": "x"}],
+            "no such path in target JSON document",
+        ),
+        ([{"op": "remove", "path": "/nothing"}], "no such path in target JSON document"),
+        (
+            [{"op": "replace", "path": "/fields/name/deeper", "value": "x"}],
+            "The value you provided could not be set at the path.",
+        ),
+        (
+            [{"op": "replace", "path": "/fields/name", "value": 42}],
+            "The value you provided could not be set at the path.",
+        ),
+        ([{"op": "move", "path": "/fields/name", "from": "/x"}], "op must be one of"),
+        ([{"op": "replace", "path": "/fields/name"}], "needs a value"),
+        ({"op": "replace"}, "JSON array"),
+    ):
+        response = admin.patch(f"/items/{item_id}", json=operations)
+        assert response.status_code == 400, response.text
+        assert message in response.json()["meta"]["message"]
+    assert admin.get(f"/items/{item_id}").json()["data"]["fields"]["name"] == "Patched"
+
+
+def test_dates_with_time_header(admin: httpx.Client, project: dict[str, Any]) -> None:
+    plan = project["types"]["FEAT"]
+    response = admin.post(
+        "/items", json={"project": project["id"], "itemType": plan["id"], "fields": {"name": "f"}}
+    )
+    assert response.status_code == 201
+    item_id = response.json()["meta"]["id"]
+    feature_field = unique("due")
+    admin.post(
+        f"/itemtypes/{plan['id']}/fields",
+        json={"name": feature_field, "label": "Due", "fieldType": "DATE"},
+    ).raise_for_status()
+    name = f"{feature_field}${plan['id']}"
+    # The item-type cache of the services refreshes within seconds.
+    import time
+
+    deadline = time.monotonic() + 10
+    while True:
+        put = admin.patch(
+            f"/items/{item_id}",
+            json=[{"op": "add", "path": f"/fields/{name}", "value": "2024-02-29"}],
+        )
+        if put.status_code == 200 or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert put.status_code == 200, put.text
+    assert admin.get(f"/items/{item_id}").json()["data"]["fields"][name] == "2024-02-29"
+    for header in ("x-service-date-fields-with-time", "x-jama-date-fields-with-time"):
+        with_time = admin.get(f"/items/{item_id}", headers={header: "true"}).json()["data"][
+            "fields"
+        ]
+        assert with_time[name] == "2024-02-29T00:00:00.000+0000"
+    bad = admin.patch(
+        f"/items/{item_id}",
+        json=[{"op": "replace", "path": f"/fields/{name}", "value": "2024-02-30"}],
+    )
+    assert bad.status_code == 400
+
+
+def test_items_list_needs_a_project_and_pages(admin: httpx.Client, project: dict[str, Any]) -> None:
+    assert admin.get("/items").status_code == 400
+    assert admin.get("/items", params={"project": 987654}).status_code == 404
+    for n in range(5):
+        _create(admin, project, f"N{n}")
+    first = admin.get("/items", params={"project": project["id"], "maxResults": 2}).json()
+    assert first["meta"]["pageInfo"] == {"startIndex": 0, "resultCount": 2, "totalResults": 5}
+    last = admin.get(
+        "/items", params={"project": project["id"], "startAt": 4, "maxResults": 2}
+    ).json()
+    assert [i["fields"]["name"] for i in last["data"]] == ["N4"]
+
+
+def test_item_changes_reach_the_activity_feed(admin: httpx.Client, project: dict[str, Any]) -> None:
+    item_id = _create(admin, project, "Tracked")
+    admin.patch(
+        f"/items/{item_id}", json=[{"op": "replace", "path": "/fields/name", "value": "Tracked 2"}]
+    )
+    admin.delete(f"/items/{item_id}")
+    feed = admin.get("/activities", params={"project": project["id"], "objectType": "ITEM"}).json()[
+        "data"
+    ]
+    assert [(a["eventType"], a["item"]) for a in feed] == [
+        ("DELETE", item_id),
+        ("UPDATE", item_id),
+        ("CREATE", item_id),
+    ]
+    by_type = admin.get(
+        "/activities", params={"project": project["id"], "itemType": project["types"]["REQ"]["id"]}
+    ).json()["data"]
+    assert len(by_type) == 3
