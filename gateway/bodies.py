@@ -223,3 +223,14 @@ class ItemBody(Strict):
     lock: dict[str, Any] | None = None
     resources: dict[str, Any] | None = None
     type: str | None = None
+
+
+class RelationshipBody(Strict):
+    """RequestRelationship; ``id``, ``suspect`` and ``type`` of a GET body are ignored."""
+
+    fromItem: int
+    toItem: int
+    relationshipType: int | None = None
+    id: int | None = None
+    suspect: bool | None = None
+    type: str | None = None

@@ -29,6 +29,11 @@ LINKS: dict[str, dict[str, str]] = {
     "picklists": {},
     "picklistoptions": {"data.pickList": "picklists"},
     "relationshiptypes": {},
+    "relationships": {
+        "data.fromItem": "items",
+        "data.toItem": "items",
+        "data.relationshipType": "relationshiptypes",
+    },
     "locations": {"data.parent.item": "items", "data.parent.project": "projects"},
     "items": {
         "data.project": "projects",

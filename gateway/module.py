@@ -18,6 +18,7 @@ from plumbline.gateway.routes import (
     meta,
     oauth,
     projects,
+    relationships,
     usergroups,
     users,
 )
@@ -51,6 +52,7 @@ class GatewayModule(Module):
             activities,
             configuration,
             items,
+            relationships,
         ):
             app.include_router(module.router)
         docs.install(app)

@@ -193,3 +193,15 @@ def item(message: items_pb2.Item) -> dict[str, Any]:
         }
     )
     return body
+
+
+def relationship(message: items_pb2.Relationship) -> dict[str, Any]:
+    """A Relationship."""
+    return {
+        "id": message.id,
+        "fromItem": message.from_item,
+        "toItem": message.to_item,
+        "relationshipType": message.relationship_type,
+        "suspect": message.suspect,
+        "type": "relationships",
+    }

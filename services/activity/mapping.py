@@ -22,6 +22,7 @@ _OBJECT_TYPES = {
     ("identity", "group"): "USER",
     ("items", "project"): "PROJECT",
     ("items", "item"): "ITEM",
+    ("items", "relationship"): "RELATIONSHIP",
 }
 
 _ACTIONS = {"CREATE": "Created", "UPDATE": "Updated", "DELETE": "Deleted"}

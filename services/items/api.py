@@ -20,6 +20,7 @@ from plumbline.services.items.fields import show
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.items import ItemInput, Items
 from plumbline.services.items.projects import ProjectInput, Projects
+from plumbline.services.items.relationships import Relationships
 
 Ctx: TypeAlias = grpc.aio.ServicerContext
 
@@ -171,16 +172,98 @@ class ItemServicer:
         return core_pb2.Empty()
 
 
-class ItemsServicer(ConfigServicer, ItemServicer, items_pb2_grpc.ItemsServicer):
+def relationship_message(row: Any) -> pb.Relationship:
+    """A relationships row as a message."""
+    return pb.Relationship(
+        id=row.id,
+        from_item=row.from_item,
+        to_item=row.to_item,
+        relationship_type=row.relationship_type,
+        suspect=row.suspect,
+    )
+
+
+class RelationshipServicer:
+    """The relationships part of the servicer (mixed in)."""
+
+    relationships: Relationships
+    items: Items
+
+    async def ListRelationships(
+        self, request: pb.ListRelationshipsRequest, context: Ctx
+    ) -> pb.RelationshipPage:
+        start, size = page_of(request.page)
+        rows, total = await self.relationships.page(
+            request.project if request.HasField("project") else None,
+            request.item if request.HasField("item") else None,
+            request.upstream,
+            start,
+            size,
+            request.last_id if request.HasField("last_id") else None,
+            request.omit_count,
+        )
+        info = core_pb2.PageInfo(start_index=start, result_count=len(rows), total_results=total)
+        return pb.RelationshipPage(
+            relationships=[relationship_message(r) for r in rows], page_info=info
+        )
+
+    async def GetRelationships(self, request: core_pb2.IdList, context: Ctx) -> pb.RelationshipList:
+        rows = await self.relationships.get_many(list(request.ids))
+        return pb.RelationshipList(relationships=[relationship_message(r) for r in rows])
+
+    async def CreateRelationship(
+        self, request: pb.RelationshipInput, context: Ctx
+    ) -> core_pb2.Created:
+        rel_type = request.relationship_type if request.HasField("relationship_type") else None
+        new_id = await self.relationships.create(request.from_item, request.to_item, rel_type)
+        return core_pb2.Created(id=new_id)
+
+    async def UpdateRelationship(
+        self, request: pb.RelationshipInput, context: Ctx
+    ) -> core_pb2.Empty:
+        rel_type = request.relationship_type if request.HasField("relationship_type") else None
+        await self.relationships.update(request.id, request.from_item, request.to_item, rel_type)
+        return core_pb2.Empty()
+
+    async def DeleteRelationship(self, request: core_pb2.Id, context: Ctx) -> core_pb2.Empty:
+        await self.relationships.delete(request.id)
+        return core_pb2.Empty()
+
+    async def ClearSuspect(self, request: core_pb2.Id, context: Ctx) -> core_pb2.Empty:
+        await self.relationships.clear_suspect(request.id)
+        return core_pb2.Empty()
+
+    async def ListRelatedItems(
+        self, request: pb.ListRelationshipsRequest, context: Ctx
+    ) -> pb.ItemPage:
+        start, size = page_of(request.page)
+        ids, total = await self.relationships.related_ids(
+            request.item, request.upstream, start, size
+        )
+        rows = await self.items.get_many(ids) if ids else []
+        items = await ItemServicer._messages(self, rows, request.dates_with_time)  # type: ignore[arg-type]
+        info = core_pb2.PageInfo(start_index=start, result_count=len(items), total_results=total)
+        return pb.ItemPage(items=items, page_info=info)
+
+
+class ItemsServicer(
+    ConfigServicer, ItemServicer, RelationshipServicer, items_pb2_grpc.ItemsServicer
+):
     """Thin mapping onto projects, configuration and the id space."""
 
     def __init__(
-        self, projects: Projects, ids: IdSpace, config: Configuration, items: Items
+        self,
+        projects: Projects,
+        ids: IdSpace,
+        config: Configuration,
+        items: Items,
+        relationships: Relationships,
     ) -> None:
         self.projects = projects
         self.ids = ids
         self.config = config
         self.items = items
+        self.relationships = relationships
 
     async def ListProjects(self, request: pb.ListProjectsRequest, context: Ctx) -> pb.ProjectPage:
         start, size = page_of(request.page)

@@ -29,6 +29,7 @@ from plumbline.services.items.config import Catalog, Configuration, ItemType
 from plumbline.services.items.fields import check_fields
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.models import document_key_counters, items, projects
+from plumbline.services.items.relationships import mark_downstream_suspect
 
 #: Item categories that belong to other services (test management, attachments).
 FOREIGN_CATEGORIES = ("TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "ATTACHMENT")
@@ -381,6 +382,10 @@ class Items:
             data.parent_project is not None and current.parent is not None
         )
         await session.execute(update(items).where(items.c.id == current.id).values(**values))
+        if any(
+            f.trigger_suspect and stored.get(f.name) != fields.get(f.name) for f in item_type.fields
+        ):
+            await mark_downstream_suspect(session, current.id)
         if moving:
             await self._move_within_project(session, current, wanted_parent)
         await self.outbox.add(

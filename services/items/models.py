@@ -167,4 +167,21 @@ document_key_counters = Table(
     Column("next_number", Integer, nullable=False),
 )
 
+# fromItem is upstream, toItem downstream.
+relationships = Table(
+    "relationships",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("project", BigInteger, nullable=False),
+    Column("from_item", BigInteger, nullable=False, index=True),
+    Column("to_item", BigInteger, nullable=False, index=True),
+    Column("relationship_type", BigInteger, nullable=False),
+    Column("suspect", Boolean, nullable=False, default=False),
+    Column("created_by", BigInteger, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("modified_at", DateTime(timezone=True), nullable=False),
+    Index("ix_relationships_project", "project", "id"),
+    UniqueConstraint("from_item", "to_item", "relationship_type", name="uq_relationship"),
+)
+
 outbox = outbox_table(metadata)

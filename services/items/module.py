@@ -18,6 +18,7 @@ from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.items import Items
 from plumbline.services.items.models import outbox
 from plumbline.services.items.projects import Projects
+from plumbline.services.items.relationships import Relationships
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,13 @@ class ItemsModule(Module):
         self.items = Items(self.db, self.outbox, self.config, self.ids)
         runtime.grpc.add(
             items_pb2_grpc.add_ItemsServicer_to_server,
-            ItemsServicer(self.projects, self.ids, self.config, self.items),
+            ItemsServicer(
+                self.projects,
+                self.ids,
+                self.config,
+                self.items,
+                Relationships(self.db, self.outbox, self.config),
+            ),
             "plumbline.items.v1.Items",
         )
 

@@ -1,0 +1,266 @@
+"""Relationships between items, and the suspect flag that follows upstream changes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Row, and_, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from plumbline.common.context import Principal, current_principal
+from plumbline.common.dates import utcnow
+from plumbline.common.db import Database, affected, insert_id, unique_violation
+from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
+from plumbline.common.events import Event
+from plumbline.common.outbox import Outbox
+from plumbline.services.items.config import Catalog, Configuration
+from plumbline.services.items.models import items, projects, relationships
+
+_from = aliased(items)
+_to = aliased(items)
+
+#: Relationships whose two ends are both active items.
+_VISIBLE = (
+    select(relationships)
+    .join(_from, and_(_from.c.id == relationships.c.from_item, _from.c.active.is_(True)))
+    .join(_to, and_(_to.c.id == relationships.c.to_item, _to.c.active.is_(True)))
+)
+
+
+def _caller() -> Principal:
+    principal = current_principal()
+    if principal is None:
+        raise PermissionDenied("This call needs an authenticated user.")
+    return principal
+
+
+class Relationships:
+    """Relationship rules and storage."""
+
+    def __init__(self, db: Database, outbox: Outbox, config: Configuration) -> None:
+        self.db = db
+        self.outbox = outbox
+        self.config = config
+
+    async def page(
+        self,
+        project: int | None,
+        item: int | None,
+        upstream: bool,
+        start_at: int,
+        max_results: int,
+        last_id: int | None = None,
+        omit_count: bool = False,
+    ) -> tuple[list[Row[Any]], int]:
+        """A project's relationships by id, or one item's up- or downstream ones."""
+        _caller()
+        async with self.db.read() as session:
+            if item is not None:
+                await self._item(session, item, "item")
+                column = relationships.c.to_item if upstream else relationships.c.from_item
+                query = _VISIBLE.where(column == item)
+            else:
+                if project is None:
+                    raise InvalidArgument("the query parameter project is required")
+                if (
+                    await session.scalar(select(projects.c.id).where(projects.c.id == project))
+                    is None
+                ):
+                    raise NotFound(f"No project with id {project}.")
+                query = _VISIBLE.where(relationships.c.project == project)
+            if last_id is not None:
+                query = query.where(relationships.c.id > last_id)
+            rows = list(
+                (
+                    await session.execute(
+                        query.order_by(relationships.c.id).offset(start_at).limit(max_results)
+                    )
+                ).all()
+            )
+            if omit_count:
+                # Without a count, say whether another page may follow.
+                more = 1 if len(rows) == max_results else 0
+                return rows, start_at + len(rows) + more
+            total = await session.scalar(select(func.count()).select_from(query.subquery()))
+        return rows, int(total or 0)
+
+    async def related_ids(
+        self, item: int, upstream: bool, start_at: int, max_results: int
+    ) -> tuple[list[int], int]:
+        """Ids of the items up- or downstream of ``item`` (each once), and their total."""
+        _caller()
+        async with self.db.read() as session:
+            await self._item(session, item, "item")
+            mine, other = (
+                (relationships.c.to_item, relationships.c.from_item)
+                if upstream
+                else (relationships.c.from_item, relationships.c.to_item)
+            )
+            related = (
+                select(other.label("id"))
+                .join(items, and_(items.c.id == other, items.c.active.is_(True)))
+                .where(mine == item)
+                .distinct()
+                .subquery()
+            )
+            total = await session.scalar(select(func.count()).select_from(related))
+            ids = (
+                await session.scalars(
+                    select(related.c.id).order_by(related.c.id).offset(start_at).limit(max_results)
+                )
+            ).all()
+        return [int(i) for i in ids], int(total or 0)
+
+    async def get_many(self, ids: list[int]) -> list[Row[Any]]:
+        """Relationships by id; a single unknown id is NotFound."""
+        _caller()
+        async with self.db.read() as session:
+            rows = (await session.execute(_VISIBLE.where(relationships.c.id.in_(ids)))).all()
+        if len(ids) == 1 and not rows:
+            raise NotFound(f"No relationship with id {ids[0]}.")
+        return sorted(rows, key=lambda r: r.id)
+
+    async def _item(self, session: AsyncSession, item_id: int, name: str) -> Any:
+        row = (
+            await session.execute(
+                select(items.c.id, items.c.project, items.c.item_type).where(
+                    items.c.id == item_id, items.c.active.is_(True)
+                )
+            )
+        ).first()
+        if row is None:
+            if name == "item":
+                raise NotFound(f"No item with id {item_id}.")
+            raise InvalidArgument(f"{name}: no item with id {item_id}.")
+        return row
+
+    def _type(self, catalog: Catalog, wanted: int | None) -> int:
+        # The contract: a missing or invalid type means the default one.
+        if wanted is not None and wanted in catalog.relationship_types:
+            return wanted
+        return catalog.default_relationship_type().id
+
+    async def create(self, from_item: int, to_item: int, relationship_type: int | None) -> int:
+        """``POST /relationships``."""
+        caller = _caller()
+        catalog = await self.config.catalog()
+        rel_type = self._type(catalog, relationship_type)
+        if from_item == to_item:
+            raise InvalidArgument("fromItem and toItem must be different items.")
+        now = utcnow()
+        try:
+            async with self.outbox.transaction() as session:
+                source = await self._item(session, from_item, "fromItem")
+                await self._item(session, to_item, "toItem")
+                new_id = await insert_id(
+                    session,
+                    relationships.insert().values(
+                        project=source.project,
+                        from_item=from_item,
+                        to_item=to_item,
+                        relationship_type=rel_type,
+                        suspect=False,
+                        created_by=caller.user_id,
+                        created_at=now,
+                        modified_at=now,
+                    ),
+                )
+                await self.outbox.add(
+                    session, _event("created", new_id, source.project, caller, from_item, to_item)
+                )
+        except IntegrityError as exc:
+            if unique_violation(exc):
+                raise AlreadyExists(
+                    f"A relationship from {from_item} to {to_item} of that type already exists."
+                ) from None
+            raise
+        return new_id
+
+    async def update(
+        self, rel_id: int, from_item: int, to_item: int, relationship_type: int | None
+    ) -> None:
+        """``PUT /relationships/{id}``."""
+        caller = _caller()
+        catalog = await self.config.catalog()
+        rel_type = self._type(catalog, relationship_type)
+        if from_item == to_item:
+            raise InvalidArgument("fromItem and toItem must be different items.")
+        try:
+            async with self.outbox.transaction() as session:
+                await self._existing(session, rel_id)
+                source = await self._item(session, from_item, "fromItem")
+                await self._item(session, to_item, "toItem")
+                await session.execute(
+                    update(relationships)
+                    .where(relationships.c.id == rel_id)
+                    .values(
+                        project=source.project,
+                        from_item=from_item,
+                        to_item=to_item,
+                        relationship_type=rel_type,
+                        modified_at=utcnow(),
+                    )
+                )
+                await self.outbox.add(
+                    session, _event("updated", rel_id, source.project, caller, from_item, to_item)
+                )
+        except IntegrityError as exc:
+            if unique_violation(exc):
+                raise AlreadyExists(
+                    f"A relationship from {from_item} to {to_item} of that type already exists."
+                ) from None
+            raise
+
+    async def _existing(self, session: AsyncSession, rel_id: int) -> Row[Any]:
+        row = (await session.execute(_VISIBLE.where(relationships.c.id == rel_id))).first()
+        if row is None:
+            raise NotFound(f"No relationship with id {rel_id}.")
+        return row
+
+    async def delete(self, rel_id: int) -> None:
+        """``DELETE /relationships/{id}``."""
+        caller = _caller()
+        async with self.outbox.transaction() as session:
+            row = await self._existing(session, rel_id)
+            await session.execute(relationships.delete().where(relationships.c.id == rel_id))
+            await self.outbox.add(
+                session, _event("deleted", rel_id, row.project, caller, row.from_item, row.to_item)
+            )
+
+    async def clear_suspect(self, rel_id: int) -> None:
+        """``DELETE /relationships/{id}/suspect``."""
+        caller = _caller()
+        async with self.outbox.transaction() as session:
+            row = await self._existing(session, rel_id)
+            await session.execute(
+                update(relationships)
+                .where(relationships.c.id == rel_id)
+                .values(suspect=False, modified_at=utcnow())
+            )
+            await self.outbox.add(
+                session, _event("updated", rel_id, row.project, caller, row.from_item, row.to_item)
+            )
+
+
+async def mark_downstream_suspect(session: AsyncSession, item_id: int) -> int:
+    """After a suspect-triggering change of ``item_id``: flags its downstream links."""
+    return await affected(
+        session,
+        update(relationships)
+        .where(relationships.c.from_item == item_id, relationships.c.suspect.is_(False))
+        .values(suspect=True, modified_at=utcnow()),
+    )
+
+
+def _event(
+    action: str, rel_id: int, project: int, actor: Principal, from_item: int, to_item: int
+) -> Event:
+    return Event(
+        f"items.relationship.{action}",
+        actor=actor.user_id,
+        project=project,
+        object_ids=[rel_id],
+        payload={"fromItem": from_item, "toItem": to_item, "name": f"{from_item} to {to_item}"},
+    )
