@@ -234,3 +234,62 @@ class RelationshipBody(Strict):
     id: int | None = None
     suspect: bool | None = None
     type: str | None = None
+
+
+class LockBody(Strict):
+    """RequestLock; other members of a GET lock body are ignored."""
+
+    locked: bool
+    lastLockedDate: str | None = None
+    lockedBy: int | None = None
+
+
+class TagBody(Strict):
+    """RequestTag."""
+
+    name: Name
+    project: int | None = None
+    id: int | None = None
+    type: str | None = None
+
+
+class ItemTagBody(Strict):
+    """RequestItemTag."""
+
+    tag: int
+
+
+class ReleaseBody(Strict):
+    """RequestRelease; read-only members of a GET body are ignored."""
+
+    name: Name | None = None
+    description: Text | None = None
+    releaseDate: Annotated[str, StringConstraints(max_length=40)] | None = None
+    project: int | None = None
+    id: int | None = None
+    active: bool | None = None
+    archived: bool | None = None
+    itemCount: int | None = None
+    type: str | None = None
+
+
+class CommentText(Strict):
+    """RequestCommentBody."""
+
+    text: Annotated[str, StringConstraints(min_length=1, max_length=65535)]
+
+
+class CommentLocation(Strict):
+    """RequestCommentLocation."""
+
+    item: int | None = None
+    project: int | None = None
+
+
+class CommentBody(Strict):
+    """RequestComment."""
+
+    body: CommentText
+    inReplyTo: int | None = None
+    commentType: Annotated[str, StringConstraints(max_length=32)] | None = None
+    location: CommentLocation | None = None

@@ -19,7 +19,12 @@ log = logging.getLogger(__name__)
 
 
 def _where(loc: tuple[Any, ...]) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    # The first element says where the value came from (body, query, path).
+    parts = (
+        [str(p) for p in loc[1:]]
+        if loc and loc[0] in ("body", "query", "path")
+        else list(map(str, loc))
+    )
     return ".".join(parts) or "the request body"
 
 

@@ -34,6 +34,16 @@ LINKS: dict[str, dict[str, str]] = {
         "data.toItem": "items",
         "data.relationshipType": "relationshiptypes",
     },
+    "tags": {"data.project": "projects"},
+    "releases": {"data.project": "projects"},
+    "comments": {
+        "data.createdBy": "users",
+        "data.modifiedBy": "users",
+        "data.inReplyTo": "comments",
+        "data.location.item": "items",
+        "data.location.project": "projects",
+    },
+    "locks": {"data.lockedBy": "users"},
     "locations": {"data.parent.item": "items", "data.parent.project": "projects"},
     "items": {
         "data.project": "projects",
@@ -51,6 +61,7 @@ FIELD_LINKS = {
     "LOOKUP": "picklistoptions",
     "MULTI_LOOKUP": "picklistoptions",
     "USER": "users",
+    "RELEASE": "releases",
     "DOCUMENT_TYPE_ITEM_LOOKUP": "items",
 }
 
@@ -92,7 +103,25 @@ async def _items(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
     return {str(i.id): representations.item(i) for i in reply.items}
 
 
+async def _tags(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await upstreams.items.GetTags(core_pb2.IdList(ids=ids))
+    return {str(t.id): representations.tag(t) for t in reply.tags}
+
+
+async def _releases(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await upstreams.items.GetReleases(core_pb2.IdList(ids=ids))
+    return {str(r.id): representations.release(r) for r in reply.releases}
+
+
+async def _comments(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await upstreams.items.GetComments(core_pb2.IdList(ids=ids))
+    return {str(c.id): representations.comment(c) for c in reply.comments}
+
+
 RESOLVERS: dict[str, Resolver] = {
+    "tags": _tags,
+    "releases": _releases,
+    "comments": _comments,
     "items": _items,
     "users": _users,
     "projects": _projects,

@@ -12,6 +12,7 @@ from plumbline.gateway.deps import Gateway
 from plumbline.gateway.middleware import GatewayMiddleware, Throttle
 from plumbline.gateway.routes import (
     activities,
+    collaboration,
     configuration,
     credentials,
     items,
@@ -53,6 +54,7 @@ class GatewayModule(Module):
             configuration,
             items,
             relationships,
+            collaboration,
         ):
             app.include_router(module.router)
         docs.install(app)

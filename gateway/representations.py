@@ -205,3 +205,60 @@ def relationship(message: items_pb2.Relationship) -> dict[str, Any]:
         "suspect": message.suspect,
         "type": "relationships",
     }
+
+
+def tag(message: items_pb2.Tag) -> dict[str, Any]:
+    """A Tag."""
+    return {"id": message.id, "name": message.name, "project": message.project, "type": "tags"}
+
+
+def release(message: items_pb2.Release) -> dict[str, Any]:
+    """A Release."""
+    body: dict[str, Any] = {
+        "id": message.id,
+        "name": message.name,
+        "description": message.description,
+        "project": message.project,
+    }
+    if message.release_date:
+        body["releaseDate"] = message.release_date
+    body.update(
+        {
+            "active": message.active,
+            "archived": message.archived,
+            "itemCount": message.item_count,
+            "type": "releases",
+        }
+    )
+    return body
+
+
+def comment(message: items_pb2.Comment) -> dict[str, Any]:
+    """A Comment."""
+    body: dict[str, Any] = {"id": message.id}
+    if message.HasField("in_reply_to"):
+        body["inReplyTo"] = message.in_reply_to
+    location: dict[str, Any] = {}
+    if message.HasField("item"):
+        location["item"] = message.item
+    if message.HasField("project"):
+        location["project"] = message.project
+    body.update(
+        {
+            "createdDate": message.created_date,
+            "createdBy": message.created_by,
+            "modifiedBy": message.modified_by,
+            "deleted": message.deleted,
+            "status": message.status,
+            "body": {"text": message.text},
+            "commentType": message.comment_type,
+            "location": location,
+            "type": "comments",
+        }
+    )
+    return body
+
+
+def lock(item_body: dict[str, Any]) -> dict[str, Any]:
+    """An item's Lock (taken from its record)."""
+    return dict(item_body["lock"])

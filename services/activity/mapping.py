@@ -23,6 +23,10 @@ _OBJECT_TYPES = {
     ("items", "project"): "PROJECT",
     ("items", "item"): "ITEM",
     ("items", "relationship"): "RELATIONSHIP",
+    ("items", "tag"): "TAG",
+    ("items", "itemtag"): "ITEM_TAG",
+    ("items", "comment"): "COMMENT",
+    ("items", "release"): "MISCELLANEOUS",
 }
 
 _ACTIONS = {"CREATE": "Created", "UPDATE": "Updated", "DELETE": "Deleted"}
@@ -55,5 +59,7 @@ def describe(event: Event) -> ActivityDraft | None:
         direction = "added to" if event.action == "member_added" else "removed from"
         details = f"user {payload.get('user')} {direction} user group {label}"
     item = event.object_ids[0] if event.object_ids and object_type == "ITEM" else None
+    if object_type in ("ITEM_TAG", "COMMENT") and isinstance(payload.get("item"), int):
+        item = payload["item"]
     item_type = payload.get("itemType") if object_type == "ITEM" else None
     return ActivityDraft(event_type, object_type, _ACTIONS[event_type], details, item, item_type)

@@ -14,6 +14,8 @@ from plumbline.common.rpc import page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
 from plumbline.items.v1 import items_pb2_grpc
+from plumbline.services.items.collab_api import CollaborationServicer
+from plumbline.services.items.comments import Comments
 from plumbline.services.items.config import Catalog, Configuration
 from plumbline.services.items.config_api import ConfigServicer
 from plumbline.services.items.fields import show
@@ -21,6 +23,8 @@ from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.items import ItemInput, Items
 from plumbline.services.items.projects import ProjectInput, Projects
 from plumbline.services.items.relationships import Relationships
+from plumbline.services.items.releases import Releases
+from plumbline.services.items.tags import Tags
 
 Ctx: TypeAlias = grpc.aio.ServicerContext
 
@@ -247,7 +251,11 @@ class RelationshipServicer:
 
 
 class ItemsServicer(
-    ConfigServicer, ItemServicer, RelationshipServicer, items_pb2_grpc.ItemsServicer
+    ConfigServicer,
+    ItemServicer,
+    RelationshipServicer,
+    CollaborationServicer,
+    items_pb2_grpc.ItemsServicer,
 ):
     """Thin mapping onto projects, configuration and the id space."""
 
@@ -258,12 +266,18 @@ class ItemsServicer(
         config: Configuration,
         items: Items,
         relationships: Relationships,
+        tags: Tags,
+        releases: Releases,
+        comments: Comments,
     ) -> None:
         self.projects = projects
         self.ids = ids
         self.config = config
         self.items = items
         self.relationships = relationships
+        self.tags = tags
+        self.releases = releases
+        self.comments = comments
 
     async def ListProjects(self, request: pb.ListProjectsRequest, context: Ctx) -> pb.ProjectPage:
         start, size = page_of(request.page)

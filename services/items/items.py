@@ -30,6 +30,7 @@ from plumbline.services.items.fields import check_fields
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.models import document_key_counters, items, projects
 from plumbline.services.items.relationships import mark_downstream_suspect
+from plumbline.services.items.releases import check_releases, sync_item_releases
 
 #: Item categories that belong to other services (test management, attachments).
 FOREIGN_CATEGORIES = ("TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "ATTACHMENT")
@@ -381,6 +382,9 @@ class Items:
         moving = (data.parent_item is not None and data.parent_item != current.parent) or (
             data.parent_project is not None and current.parent is not None
         )
+        release_ids = _release_ids(item_type, fields)
+        await check_releases(session, current.project, set(release_ids), release_ids)
+        await sync_item_releases(session, current.id, set(release_ids))
         await session.execute(update(items).where(items.c.id == current.id).values(**values))
         if any(
             f.trigger_suspect and stored.get(f.name) != fields.get(f.name) for f in item_type.fields
@@ -494,12 +498,39 @@ class Items:
                 ),
             )
 
+    async def set_lock(self, item_id: int, locked: bool) -> None:
+        """``PUT /items/{id}/lock``: lock for yourself, or unlock your own lock."""
+        caller = _caller()
+        async with self.outbox.transaction() as session:
+            current = await self._active(session, item_id)
+            if current.locked and current.locked_by != caller.user_id and not caller.is_admin:
+                raise FailedPrecondition(
+                    f"Item {item_id} is locked by user {current.locked_by}; "
+                    "only they can change the lock."
+                )
+            values: dict[str, Any] = {
+                "locked": locked,
+                "locked_by": caller.user_id if locked else None,
+            }
+            if locked:
+                values["last_locked_date"] = utcnow()
+            await session.execute(update(items).where(items.c.id == item_id).values(**values))
+
     @staticmethod
     def _check_lock(current: Row[Any], caller: Principal) -> None:
         if current.locked and current.locked_by != caller.user_id:
             raise FailedPrecondition(
                 f"Item {current.id} is locked by user {current.locked_by}; only they can change it."
             )
+
+
+def _release_ids(item_type: ItemType, fields: dict[str, Any]) -> dict[int, str]:
+    """Release ids named by the item's RELEASE fields, with the field that names each."""
+    return {
+        int(fields[f.name]): f.name
+        for f in item_type.fields
+        if f.field_type == "RELEASE" and isinstance(fields.get(f.name), int)
+    }
 
 
 def _input_from_document(document: dict[str, Any]) -> ItemInput:

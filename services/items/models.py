@@ -184,4 +184,56 @@ relationships = Table(
     UniqueConstraint("from_item", "to_item", "relationship_type", name="uq_relationship"),
 )
 
+tags = Table(
+    "tags",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("project", BigInteger, nullable=False),
+    Column("name", String(255), nullable=False),
+    UniqueConstraint("project", "name", name="uq_tags_name"),
+)
+
+item_tags = Table(
+    "item_tags",
+    metadata,
+    Column("item", BigInteger, primary_key=True),
+    Column("tag", ID, ForeignKey("tags.id", ondelete="CASCADE"), primary_key=True, index=True),
+)
+
+releases = Table(
+    "releases",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("project", BigInteger, nullable=False, index=True),
+    Column("name", String(255), nullable=False),
+    Column("description", Text, nullable=False, default=""),
+    Column("release_date", DateTime(timezone=True), nullable=True),
+    Column("active", Boolean, nullable=False, default=True),
+    Column("archived", Boolean, nullable=False, default=False),
+)
+
+# Which releases an item's RELEASE fields name (kept in step with the fields).
+item_releases = Table(
+    "item_releases",
+    metadata,
+    Column("item", BigInteger, primary_key=True),
+    Column("release", ID, ForeignKey("releases.id"), primary_key=True, index=True),
+)
+
+comments = Table(
+    "comments",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("project", BigInteger, nullable=True, index=True),
+    Column("item", BigInteger, nullable=True, index=True),
+    Column("in_reply_to", BigInteger, nullable=True, index=True),
+    Column("text", Text, nullable=False),
+    Column("comment_type", String(32), nullable=False, default="GENERAL"),
+    Column("status", String(32), nullable=False, default="OPEN"),
+    Column("deleted", Boolean, nullable=False, default=False),
+    Column("created_by", BigInteger, nullable=False),
+    Column("modified_by", BigInteger, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
 outbox = outbox_table(metadata)

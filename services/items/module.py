@@ -13,12 +13,15 @@ from plumbline.items.v1 import items_pb2_grpc
 from plumbline.runtime import Module, Runtime
 from plumbline.services.items import configdoc
 from plumbline.services.items.api import ItemsServicer
+from plumbline.services.items.comments import Comments
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.items import Items
 from plumbline.services.items.models import outbox
 from plumbline.services.items.projects import Projects
 from plumbline.services.items.relationships import Relationships
+from plumbline.services.items.releases import Releases
+from plumbline.services.items.tags import Tags
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +51,9 @@ class ItemsModule(Module):
                 self.config,
                 self.items,
                 Relationships(self.db, self.outbox, self.config),
+                Tags(self.db, self.outbox),
+                Releases(self.db, self.outbox),
+                Comments(self.db, self.outbox),
             ),
             "plumbline.items.v1.Items",
         )

@@ -1,0 +1,273 @@
+"""Locks, tags, releases and comments."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from plumbline.common.errors import InvalidArgument, NotFound
+from plumbline.core.v1 import core_pb2
+from plumbline.gateway import params, representations
+from plumbline.gateway.bodies import CommentBody, ItemTagBody, LockBody, ReleaseBody, TagBody
+from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
+from plumbline.gateway.envelope import created, deleted, updated
+from plumbline.gateway.routes.items import dates_with_time
+from plumbline.items.v1 import items_pb2
+
+router = APIRouter(prefix="/rest/{version}", tags=["collaboration"])
+
+
+# -- locks ---------------------------------------------------------------------------
+
+
+@router.get("/items/{id}/lock", summary="Get an item's lock")
+async def get_lock(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    view = View(request, gw, version, "locks")
+    reply = await gw.upstreams.items.GetItems(items_pb2.GetItemsRequest(ids=[id]))
+    return await view.one(representations.lock(representations.item(reply.items[0])))
+
+
+@router.put("/items/{id}/lock", summary="Lock or unlock an item")
+async def put_lock(id: int, body: LockBody, version: Version, gw: Gw, _c: Caller) -> Response:
+    await gw.upstreams.items.SetLock(items_pb2.SetLockRequest(item=id, locked=body.locked))
+    return updated()
+
+
+# -- tags ----------------------------------------------------------------------------
+
+
+async def _tag_page(
+    request: Request, gw: Gw, version: str, message: items_pb2.ListTagsRequest
+) -> Response:
+    view = View(request, gw, version, "tags")
+    reply = await gw.upstreams.items.ListTags(message)
+    return await view.many([representations.tag(t) for t in reply.tags], reply.page_info)
+
+
+@router.get("/tags", summary="List a project's tags")
+async def list_tags(
+    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
+    project = params.integer(request, "project", required=True)
+    return await _tag_page(
+        request, gw, version, items_pb2.ListTagsRequest(project=project, page=page.message())
+    )
+
+
+@router.get("/projects/{projectId}/tags", summary="List a project's tags")
+async def project_tags(
+    request: Request, projectId: int, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
+    message = items_pb2.ListTagsRequest(project=projectId, page=page.message())
+    return await _tag_page(request, gw, version, message)
+
+
+@router.post("/tags", status_code=201, summary="Create a tag")
+async def create_tag(
+    request: Request, body: TagBody, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    if body.project is None:
+        raise InvalidArgument("project is required.")
+    view = View(request, gw, version, "tags")
+    reply = await gw.upstreams.items.CreateTag(
+        items_pb2.TagInput(name=body.name, project=body.project)
+    )
+    return created(reply.id, view.location(f"tags/{reply.id}"))
+
+
+@router.get("/tags/{id}", summary="Get a tag")
+async def get_tag(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    view = View(request, gw, version, "tags")
+    reply = await gw.upstreams.items.GetTags(core_pb2.IdList(ids=[id]))
+    return await view.one(representations.tag(reply.tags[0]))
+
+
+@router.put("/tags/{id}", summary="Rename a tag")
+async def update_tag(id: int, body: TagBody, version: Version, gw: Gw, _c: Caller) -> Response:
+    await gw.upstreams.items.UpdateTag(items_pb2.TagInput(id=id, name=body.name))
+    return updated()
+
+
+@router.delete("/tags/{id}", status_code=204, summary="Delete a tag")
+async def delete_tag(id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    await gw.upstreams.items.DeleteTag(core_pb2.Id(id=id))
+    return deleted()
+
+
+@router.get("/tags/{id}/items", summary="Items with a tag")
+async def tagged_items(
+    request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
+    view = await View.of_items(request, gw, version)
+    reply = await gw.upstreams.items.ListTaggedItems(
+        items_pb2.ListTaggedItemsRequest(
+            tag=id, page=page.message(), dates_with_time=dates_with_time(request)
+        )
+    )
+    return await view.many([representations.item(i) for i in reply.items], reply.page_info)
+
+
+@router.get("/items/{id}/tags", summary="An item's tags")
+async def item_tags(
+    request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
+    return await _tag_page(
+        request, gw, version, items_pb2.ListTagsRequest(item=id, page=page.message())
+    )
+
+
+@router.post("/items/{id}/tags", status_code=201, summary="Tag an item")
+async def tag_item(
+    request: Request, id: int, body: ItemTagBody, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    view = View(request, gw, version, "tags")
+    await gw.upstreams.items.TagItem(items_pb2.ItemTag(item=id, tag=body.tag))
+    return created(body.tag, view.location(f"items/{id}/tags/{body.tag}"))
+
+
+@router.get("/items/{id}/tags/{tagId}", summary="One tag of an item")
+async def item_tag(
+    request: Request, id: int, tagId: int, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    view = View(request, gw, version, "tags")
+    reply = await gw.upstreams.items.ListTags(
+        items_pb2.ListTagsRequest(item=id, page=core_pb2.Page(start_at=0, max_results=1000))
+    )
+    found = next((t for t in reply.tags if t.id == tagId), None)
+    if found is None:
+        raise NotFound(f"Item {id} does not have tag {tagId}.")
+    return await view.one(representations.tag(found))
+
+
+@router.delete("/items/{id}/tags/{tagId}", status_code=204, summary="Remove a tag from an item")
+async def untag_item(id: int, tagId: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    await gw.upstreams.items.UntagItem(items_pb2.ItemTag(item=id, tag=tagId))
+    return deleted()
+
+
+# -- releases ----------------------------------------------------------------------------
+
+
+@router.get("/releases", summary="List a project's releases")
+async def list_releases(
+    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
+    view = View(request, gw, version, "releases")
+    project = params.integer(request, "project", required=True) or 0
+    reply = await gw.upstreams.items.ListReleases(
+        items_pb2.ListReleasesRequest(project=project, page=page.message())
+    )
+    return await view.many([representations.release(r) for r in reply.releases], reply.page_info)
+
+
+@router.post("/releases", status_code=201, summary="Create a release")
+async def create_release(
+    request: Request, body: ReleaseBody, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    if body.project is None or body.name is None:
+        missing = [n for n, v in (("name", body.name), ("project", body.project)) if v is None]
+        raise InvalidArgument(
+            f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required."
+        )
+    view = View(request, gw, version, "releases")
+    message = items_pb2.ReleaseInput(
+        name=body.name, description=body.description or "", project=body.project
+    )
+    if body.releaseDate:
+        message.release_date = body.releaseDate
+    reply = await gw.upstreams.items.CreateRelease(message)
+    return created(reply.id, view.location(f"releases/{reply.id}"))
+
+
+@router.get("/releases/{releaseId}", summary="Get a release")
+async def get_release(
+    request: Request, releaseId: int, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    view = View(request, gw, version, "releases")
+    reply = await gw.upstreams.items.GetReleases(core_pb2.IdList(ids=[releaseId]))
+    return await view.one(representations.release(reply.releases[0]))
+
+
+@router.put("/releases/{releaseId}", summary="Update a release")
+async def update_release(
+    releaseId: int, body: ReleaseBody, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    values = body.model_dump(exclude_unset=True)
+    message = items_pb2.ReleaseInput(id=releaseId)
+    if values.get("name") is not None:
+        message.name = values["name"]
+    if "description" in values:
+        message.description = values["description"] or ""
+    if "releaseDate" in values:
+        if values["releaseDate"]:
+            message.release_date = values["releaseDate"]
+        else:
+            message.clear_release_date = True
+    if values.get("project") is not None:
+        message.project = values["project"]
+    await gw.upstreams.items.UpdateRelease(message)
+    return updated()
+
+
+# -- comments ------------------------------------------------------------------------------
+
+
+async def _comment_page(
+    request: Request, gw: Gw, version: str, message: items_pb2.ListCommentsRequest
+) -> Response:
+    view = View(request, gw, version, "comments")
+    message.root_only = params.boolean(request, "rootCommentsOnly")
+    reply = await gw.upstreams.items.ListComments(message)
+    return await view.many([representations.comment(c) for c in reply.comments], reply.page_info)
+
+
+@router.get("/comments", summary="List comments")
+async def list_comments(
+    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
+    return await _comment_page(
+        request, gw, version, items_pb2.ListCommentsRequest(page=page.message())
+    )
+
+
+@router.post("/comments", status_code=201, summary="Create a comment")
+async def create_comment(
+    request: Request, body: CommentBody, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    view = View(request, gw, version, "comments")
+    message = items_pb2.CommentInput(
+        text=body.body.text, comment_type=body.commentType or "GENERAL"
+    )
+    if body.inReplyTo is not None:
+        message.in_reply_to = body.inReplyTo
+    if body.location is not None:
+        if body.location.item is not None:
+            message.item = body.location.item
+        if body.location.project is not None:
+            message.project = body.location.project
+    reply = await gw.upstreams.items.CreateComment(message)
+    return created(reply.id, view.location(f"comments/{reply.id}"))
+
+
+@router.get("/comments/{id}", summary="Get a comment")
+async def get_comment(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    view = View(request, gw, version, "comments")
+    reply = await gw.upstreams.items.GetComments(core_pb2.IdList(ids=[id]))
+    return await view.one(representations.comment(reply.comments[0]))
+
+
+@router.get("/comments/{id}/replies", summary="Replies to a comment")
+async def replies(
+    request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
+    message = items_pb2.ListCommentsRequest(in_reply_to=id, page=page.message())
+    return await _comment_page(request, gw, version, message)
+
+
+@router.get("/items/{id}/comments", summary="An item's comments")
+async def item_comments(
+    request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
+    message = items_pb2.ListCommentsRequest(item=id, page=page.message())
+    return await _comment_page(request, gw, version, message)

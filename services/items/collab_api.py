@@ -1,0 +1,171 @@
+"""Tags, releases, comments and locks in items' gRPC servicer (mixed in)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plumbline.common.dates import format_datetime
+from plumbline.common.rpc import page_of
+from plumbline.core.v1 import core_pb2
+from plumbline.items.v1 import items_pb2 as pb
+from plumbline.services.items.comments import Comments
+from plumbline.services.items.items import Items
+from plumbline.services.items.releases import Releases
+from plumbline.services.items.tags import Tags
+
+
+def tag_message(row: Any) -> pb.Tag:
+    """A tags row as a message."""
+    return pb.Tag(id=row.id, name=row.name, project=row.project)
+
+
+def release_message(row: Any) -> pb.Release:
+    """A releases row (with its item count) as a message."""
+    return pb.Release(
+        id=row.id,
+        name=row.name,
+        description=row.description,
+        project=row.project,
+        release_date=format_datetime(row.release_date) if row.release_date else "",
+        active=row.active,
+        archived=row.archived,
+        item_count=row.item_count,
+    )
+
+
+def comment_message(row: Any) -> pb.Comment:
+    """A comments row as a message."""
+    message = pb.Comment(
+        id=row.id,
+        created_date=format_datetime(row.created_at),
+        created_by=row.created_by,
+        modified_by=row.modified_by,
+        deleted=row.deleted,
+        status=row.status,
+        text=row.text,
+        comment_type=row.comment_type,
+    )
+    for name in ("in_reply_to", "item", "project"):
+        value = getattr(row, name)
+        if value is not None:
+            setattr(message, name, value)
+    return message
+
+
+def _info(start: int, count: int, total: int) -> core_pb2.PageInfo:
+    return core_pb2.PageInfo(start_index=start, result_count=count, total_results=total)
+
+
+class CollaborationServicer:
+    """Tags, releases, comments, locks."""
+
+    items: Items
+    tags: Tags
+    releases: Releases
+    comments: Comments
+
+    async def SetLock(self, request: pb.SetLockRequest, context: Any) -> core_pb2.Empty:
+        await self.items.set_lock(request.item, request.locked)
+        return core_pb2.Empty()
+
+    async def ListTags(self, request: pb.ListTagsRequest, context: Any) -> pb.TagPage:
+        start, size = page_of(request.page)
+        rows, total = await self.tags.page(
+            request.project if request.HasField("project") else None,
+            request.item if request.HasField("item") else None,
+            start,
+            size,
+        )
+        return pb.TagPage(
+            tags=[tag_message(r) for r in rows], page_info=_info(start, len(rows), total)
+        )
+
+    async def GetTags(self, request: core_pb2.IdList, context: Any) -> pb.TagList:
+        return pb.TagList(
+            tags=[tag_message(r) for r in await self.tags.get_many(list(request.ids))]
+        )
+
+    async def CreateTag(self, request: pb.TagInput, context: Any) -> core_pb2.Created:
+        return core_pb2.Created(id=await self.tags.create(request.name, request.project))
+
+    async def UpdateTag(self, request: pb.TagInput, context: Any) -> core_pb2.Empty:
+        await self.tags.update(request.id, request.name)
+        return core_pb2.Empty()
+
+    async def DeleteTag(self, request: core_pb2.Id, context: Any) -> core_pb2.Empty:
+        await self.tags.delete(request.id)
+        return core_pb2.Empty()
+
+    async def TagItem(self, request: pb.ItemTag, context: Any) -> core_pb2.Empty:
+        await self.tags.tag_item(request.item, request.tag)
+        return core_pb2.Empty()
+
+    async def UntagItem(self, request: pb.ItemTag, context: Any) -> core_pb2.Empty:
+        await self.tags.untag_item(request.item, request.tag)
+        return core_pb2.Empty()
+
+    async def ListTaggedItems(
+        self, request: pb.ListTaggedItemsRequest, context: Any
+    ) -> pb.ItemPage:
+        start, size = page_of(request.page)
+        ids, total = await self.tags.tagged_item_ids(request.tag, start, size)
+        rows = await self.items.get_many(ids) if ids else []
+        messages = await self._messages(rows, request.dates_with_time)  # type: ignore[attr-defined]
+        return pb.ItemPage(items=messages, page_info=_info(start, len(messages), total))
+
+    async def ListReleases(self, request: pb.ListReleasesRequest, context: Any) -> pb.ReleasePage:
+        start, size = page_of(request.page)
+        rows, total = await self.releases.page(request.project, start, size)
+        return pb.ReleasePage(
+            releases=[release_message(r) for r in rows], page_info=_info(start, len(rows), total)
+        )
+
+    async def GetReleases(self, request: core_pb2.IdList, context: Any) -> pb.ReleaseList:
+        rows = await self.releases.get_many(list(request.ids))
+        return pb.ReleaseList(releases=[release_message(r) for r in rows])
+
+    async def CreateRelease(self, request: pb.ReleaseInput, context: Any) -> core_pb2.Created:
+        new_id = await self.releases.create(
+            request.name,
+            request.description,
+            request.release_date if request.HasField("release_date") else None,
+            request.project,
+        )
+        return core_pb2.Created(id=new_id)
+
+    async def UpdateRelease(self, request: pb.ReleaseInput, context: Any) -> core_pb2.Empty:
+        values: dict[str, Any] = {
+            name: getattr(request, name)
+            for name in ("name", "description", "release_date", "project")
+            if request.HasField(name)
+        }
+        values["clear_release_date"] = request.clear_release_date
+        await self.releases.update(request.id, values)
+        return core_pb2.Empty()
+
+    async def ListComments(self, request: pb.ListCommentsRequest, context: Any) -> pb.CommentPage:
+        start, size = page_of(request.page)
+        rows, total = await self.comments.page(
+            request.item if request.HasField("item") else None,
+            request.in_reply_to if request.HasField("in_reply_to") else None,
+            request.root_only,
+            start,
+            size,
+        )
+        return pb.CommentPage(
+            comments=[comment_message(r) for r in rows], page_info=_info(start, len(rows), total)
+        )
+
+    async def GetComments(self, request: core_pb2.IdList, context: Any) -> pb.CommentList:
+        rows = await self.comments.get_many(list(request.ids))
+        return pb.CommentList(comments=[comment_message(r) for r in rows])
+
+    async def CreateComment(self, request: pb.CommentInput, context: Any) -> core_pb2.Created:
+        new_id = await self.comments.create(
+            request.text,
+            request.comment_type,
+            request.item if request.HasField("item") else None,
+            request.project if request.HasField("project") else None,
+            request.in_reply_to if request.HasField("in_reply_to") else None,
+        )
+        return core_pb2.Created(id=new_id)

@@ -1,0 +1,181 @@
+"""Comments on items and projects, with replies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Row, and_, func, select
+
+from plumbline.common.context import Principal, current_principal
+from plumbline.common.dates import utcnow
+from plumbline.common.db import Database, insert_id
+from plumbline.common.errors import InvalidArgument, NotFound, PermissionDenied
+from plumbline.common.events import Event
+from plumbline.common.outbox import Outbox
+from plumbline.services.items.models import comments, items, projects
+
+COMMENT_TYPES = (
+    "GENERAL",
+    "QUESTION",
+    "PROPOSED_CHANGE",
+    "ACCEPTED_COMMENT",
+    "REJECTED_COMMENT",
+    "ISSUE",
+    "DECISION",
+    "DECISION_REQUEST",
+)
+
+
+def _caller() -> Principal:
+    principal = current_principal()
+    if principal is None:
+        raise PermissionDenied("This call needs an authenticated user.")
+    return principal
+
+
+class Comments:
+    """Comment rules and storage."""
+
+    def __init__(self, db: Database, outbox: Outbox) -> None:
+        self.db = db
+        self.outbox = outbox
+
+    async def page(
+        self,
+        item: int | None,
+        in_reply_to: int | None,
+        root_only: bool,
+        start_at: int,
+        max_results: int,
+    ) -> tuple[list[Row[Any]], int]:
+        """All comments, an item's, or a comment's replies, oldest first."""
+        _caller()
+        conditions: list[Any] = [comments.c.deleted.is_(False)]
+        async with self.db.read() as session:
+            if item is not None:
+                exists = await session.scalar(
+                    select(items.c.id).where(items.c.id == item, items.c.active.is_(True))
+                )
+                if exists is None:
+                    raise NotFound(f"No item with id {item}.")
+                conditions.append(comments.c.item == item)
+            if in_reply_to is not None:
+                await self._one(session, in_reply_to)
+                conditions.append(comments.c.in_reply_to == in_reply_to)
+            if root_only:
+                conditions.append(comments.c.in_reply_to.is_(None))
+            where = and_(*conditions)
+            total = await session.scalar(select(func.count()).select_from(comments).where(where))
+            rows = (
+                await session.execute(
+                    select(comments)
+                    .where(where)
+                    .order_by(comments.c.id)
+                    .offset(start_at)
+                    .limit(max_results)
+                )
+            ).all()
+        return list(rows), int(total or 0)
+
+    async def _one(self, session: Any, comment_id: int) -> Any:
+        row = (
+            await session.execute(
+                select(comments).where(comments.c.id == comment_id, comments.c.deleted.is_(False))
+            )
+        ).first()
+        if row is None:
+            raise NotFound(f"No comment with id {comment_id}.")
+        return row
+
+    async def get_many(self, ids: list[int]) -> list[Row[Any]]:
+        """Comments by id; a single unknown id is NotFound."""
+        _caller()
+        async with self.db.read() as session:
+            rows = (
+                await session.execute(
+                    select(comments)
+                    .where(comments.c.id.in_(ids), comments.c.deleted.is_(False))
+                    .order_by(comments.c.id)
+                )
+            ).all()
+        if len(ids) == 1 and not rows:
+            raise NotFound(f"No comment with id {ids[0]}.")
+        return list(rows)
+
+    async def create(
+        self,
+        text: str,
+        comment_type: str,
+        item: int | None,
+        project: int | None,
+        in_reply_to: int | None,
+    ) -> int:
+        """``POST /comments``: on an item, on a project, or in reply to a comment."""
+        caller = _caller()
+        if not text.strip():
+            raise InvalidArgument("body.text must not be empty.")
+        comment_type = comment_type or "GENERAL"
+        if comment_type not in COMMENT_TYPES:
+            raise InvalidArgument(
+                f"commentType must be one of {', '.join(COMMENT_TYPES)}, got {comment_type!r}."
+            )
+        async with self.outbox.transaction() as session:
+            if in_reply_to is not None:
+                parent = (
+                    await session.execute(
+                        select(comments).where(
+                            comments.c.id == in_reply_to, comments.c.deleted.is_(False)
+                        )
+                    )
+                ).first()
+                if parent is None:
+                    raise InvalidArgument(f"inReplyTo: no comment with id {in_reply_to}.")
+                item = parent.item if item is None else item
+                project = parent.project if project is None else project
+            if item is not None:
+                row = (
+                    await session.execute(
+                        select(items.c.id, items.c.project).where(
+                            items.c.id == item, items.c.active.is_(True)
+                        )
+                    )
+                ).first()
+                if row is None:
+                    raise InvalidArgument(f"location.item: no item with id {item}.")
+                if project is not None and project != row.project:
+                    raise InvalidArgument("location.project does not match the item's project.")
+                project = row.project
+            elif project is not None:
+                if (
+                    await session.scalar(select(projects.c.id).where(projects.c.id == project))
+                    is None
+                ):
+                    raise InvalidArgument(f"location.project: no project with id {project}.")
+            else:
+                raise InvalidArgument("location needs an item or a project (or inReplyTo).")
+            comment_id = await insert_id(
+                session,
+                comments.insert().values(
+                    project=project,
+                    item=item,
+                    in_reply_to=in_reply_to,
+                    text=text,
+                    comment_type=comment_type,
+                    status="OPEN",
+                    deleted=False,
+                    created_by=caller.user_id,
+                    modified_by=caller.user_id,
+                    created_at=utcnow(),
+                ),
+            )
+            await self.outbox.add(
+                session,
+                Event(
+                    "items.comment.created",
+                    actor=caller.user_id,
+                    project=project,
+                    object_ids=[comment_id] + ([item] if item else []),
+                    payload={"name": text[:80], "item": item, "comment": text[:1000]},
+                ),
+            )
+        return comment_id
