@@ -11,6 +11,7 @@ from plumbline.gateway.catalog import ItemTypeCache
 from plumbline.gateway.deps import Gateway
 from plumbline.gateway.middleware import GatewayMiddleware, Throttle
 from plumbline.gateway.routes import (
+    abstractitems,
     activities,
     collaboration,
     configuration,
@@ -55,6 +56,7 @@ class GatewayModule(Module):
             items,
             relationships,
             collaboration,
+            abstractitems,
         ):
             app.include_router(module.router)
         docs.install(app)

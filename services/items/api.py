@@ -8,7 +8,7 @@ from typing import Any, TypeAlias
 import grpc
 
 from plumbline.common.context import current_principal
-from plumbline.common.dates import format_datetime
+from plumbline.common.dates import format_datetime, parse_iso
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.rpc import page_of
 from plumbline.core.v1 import core_pb2
@@ -20,7 +20,7 @@ from plumbline.services.items.config import Catalog, Configuration
 from plumbline.services.items.config_api import ConfigServicer
 from plumbline.services.items.fields import show
 from plumbline.services.items.idspace import IdSpace
-from plumbline.services.items.items import ItemInput, Items
+from plumbline.services.items.items import ItemInput, Items, Search, search
 from plumbline.services.items.projects import ProjectInput, Projects
 from plumbline.services.items.relationships import Relationships
 from plumbline.services.items.releases import Releases
@@ -170,6 +170,35 @@ class ItemServicer:
             raise InvalidArgument("The body must be a JSON array of patch operations.") from None
         await self.items.patch(request.id, operations, request.set_global_id_manually)
         return core_pb2.Empty()
+
+    async def SearchItems(self, request: pb.SearchItemsRequest, context: Ctx) -> pb.ItemPage:
+        start, size = page_of(request.page)
+
+        def bound(text: str) -> Any:
+            return parse_iso(text) if text else None
+
+        query = Search(
+            projects=list(request.projects),
+            item_types=list(request.item_types),
+            document_keys=list(request.document_keys),
+            releases=list(request.releases),
+            ranges={
+                "created": (bound(request.created_from), bound(request.created_to)),
+                "modified": (bound(request.modified_from), bound(request.modified_to)),
+                "lastActivity": (
+                    bound(request.last_activity_from),
+                    bound(request.last_activity_to),
+                ),
+            },
+            contains=list(request.contains),
+            sort_field=request.sort_field or "sequence",
+            descending=request.sort_descending,
+        )
+        rows, total = await search(self.items.db, query, start, size)
+        info = core_pb2.PageInfo(start_index=start, result_count=len(rows), total_results=total)
+        return pb.ItemPage(
+            items=await self._messages(rows, request.dates_with_time), page_info=info
+        )
 
     async def DeleteItem(self, request: core_pb2.Id, context: Ctx) -> core_pb2.Empty:
         await self.items.delete(request.id)

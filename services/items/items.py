@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, and_, func, select, update
+from sqlalchemy import Row, and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -28,7 +28,7 @@ from plumbline.services.items import tree
 from plumbline.services.items.config import Catalog, Configuration, ItemType
 from plumbline.services.items.fields import check_fields
 from plumbline.services.items.idspace import IdSpace
-from plumbline.services.items.models import document_key_counters, items, projects
+from plumbline.services.items.models import document_key_counters, item_releases, items, projects
 from plumbline.services.items.relationships import mark_downstream_suspect
 from plumbline.services.items.releases import check_releases, sync_item_releases
 
@@ -175,6 +175,7 @@ class Items:
                         ),
                         name=str(fields.get("name", ""))[:255],
                         fields_json=json.dumps(fields),
+                        search_text=search_text(fields),
                         active=True,
                         locked=False,
                         version=1,
@@ -185,6 +186,9 @@ class Items:
                         last_activity_at=now,
                     )
                 )
+                release_ids = _release_ids(item_type, fields)
+                await check_releases(session, project, set(release_ids), release_ids)
+                await sync_item_releases(session, item_id, set(release_ids))
                 await self.outbox.add(
                     session,
                     _event("created", item_id, project, item_type, caller, fields, 1, document_key),
@@ -367,6 +371,7 @@ class Items:
         fields = {**kept, **fields}
         values: dict[str, Any] = {
             "fields_json": json.dumps(fields),
+            "search_text": search_text(fields),
             "name": str(fields.get("name", ""))[:255],
             "child_item_type": self._child_type(catalog, data.child_item_type)
             if data.child_item_type is not None
@@ -522,6 +527,100 @@ class Items:
             raise FailedPrecondition(
                 f"Item {current.id} is locked by user {current.locked_by}; only they can change it."
             )
+
+
+def search_text(fields: dict[str, Any]) -> str:
+    """What ``contains`` searches: the item's string values, lower-cased."""
+    return "\n".join(v for v in fields.values() if isinstance(v, str)).lower()
+
+
+SORT_COLUMNS = {
+    "id": (items.c.id,),
+    "documentKey": (items.c.document_key,),
+    "name": (items.c.name,),
+    "createdDate": (items.c.created_at,),
+    "modifiedDate": (items.c.modified_at,),
+    "lastActivityDate": (items.c.last_activity_at,),
+    "sequence": (items.c.project, items.c.global_sort_order),
+    "globalSortOrder": (items.c.project, items.c.global_sort_order),
+}
+
+
+def _like_literal(text: str) -> str:
+    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+@dataclass
+class Search:
+    """Filters of ``GET /abstractitems`` that items can answer."""
+
+    projects: list[int]
+    item_types: list[int]
+    document_keys: list[str]
+    releases: list[int]
+    ranges: dict[str, tuple[Any, Any]]
+    contains: list[str]
+    sort_field: str
+    descending: bool
+
+
+async def search(
+    db: Database, query: Search, start_at: int, max_results: int
+) -> tuple[list[Row[Any]], int]:
+    """Active items matching every filter, in the requested order."""
+    _caller()
+    if query.sort_field not in SORT_COLUMNS:
+        raise InvalidArgument(
+            f"sortBy: {query.sort_field!r} cannot be sorted on; "
+            f"use one of {', '.join(SORT_COLUMNS)}."
+        )
+    conditions: list[Any] = [items.c.active.is_(True)]
+    if query.projects:
+        conditions.append(items.c.project.in_(query.projects))
+    if query.item_types:
+        conditions.append(items.c.item_type.in_(query.item_types))
+    if query.document_keys:
+        conditions.append(items.c.document_key.in_(query.document_keys))
+    if query.releases:
+        conditions.append(
+            items.c.id.in_(
+                select(item_releases.c.item).where(item_releases.c.release.in_(query.releases))
+            )
+        )
+    columns = {
+        "created": items.c.created_at,
+        "modified": items.c.modified_at,
+        "lastActivity": items.c.last_activity_at,
+    }
+    for name, (low, high) in query.ranges.items():
+        if low is not None:
+            conditions.append(columns[name] >= low)
+        if high is not None:
+            conditions.append(columns[name] <= high)
+    if query.contains:
+        conditions.append(
+            or_(
+                *(
+                    items.c.search_text.like(_like_literal(text), escape="\\")
+                    for text in query.contains
+                )
+            )
+        )
+    where = and_(*conditions)
+    order = [c.desc() if query.descending else c.asc() for c in SORT_COLUMNS[query.sort_field]]
+    async with db.read() as session:
+        total = await session.scalar(select(func.count()).select_from(items).where(where))
+        rows = (
+            await session.execute(
+                select(items)
+                .where(where)
+                .order_by(*order, items.c.id)
+                .offset(start_at)
+                .limit(max_results)
+            )
+        ).all()
+    return list(rows), int(total or 0)
 
 
 def _release_ids(item_type: ItemType, fields: dict[str, Any]) -> dict[int, str]:

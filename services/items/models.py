@@ -142,6 +142,8 @@ items = Table(
     Column("sequence", String(255), nullable=False),
     Column("name", String(255), nullable=False, default=""),
     Column("fields_json", Text, nullable=False, default="{}"),
+    # Lower-cased text of the item's string fields, for ``contains`` searches.
+    Column("search_text", Text, nullable=False, default="", server_default=""),
     Column("active", Boolean, nullable=False, default=True),
     Column("locked", Boolean, nullable=False, default=False),
     Column("locked_by", BigInteger, nullable=True),
