@@ -90,7 +90,7 @@ def test_dates_sorting_and_paging(admin: httpx.Client, data: dict[str, Any]) -> 
     for bad in ({"sortBy": "colour.asc"}, {"sortBy": "name"}, {"createdDate": "yesterday"}):
         response = admin.get("/abstractitems", params={"project": p, **bad})
         assert response.status_code == 400
-        assert list(bad)[0] in response.json()["meta"]["message"]
+        assert next(iter(bad)) in response.json()["meta"]["message"]
 
 
 def test_get_by_id(admin: httpx.Client, data: dict[str, Any]) -> None:
