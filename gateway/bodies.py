@@ -293,3 +293,16 @@ class CommentBody(Strict):
     inReplyTo: int | None = None
     commentType: Annotated[str, StringConstraints(max_length=32)] | None = None
     location: CommentLocation | None = None
+
+
+class SyncedItemBody(Strict):
+    """RequestItemSyncedItem."""
+
+    item: int
+
+
+class TransitionBody(Strict):
+    """RequestTransition."""
+
+    transitionId: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    comment: Text | None = None

@@ -44,6 +44,8 @@ LINKS: dict[str, dict[str, str]] = {
         "data.location.project": "projects",
     },
     "locks": {"data.lockedBy": "users"},
+    "syncstatus": {},
+    "workflowtransitions": {"data.newStatus": "picklistoptions"},
     "locations": {"data.parent.item": "items", "data.parent.project": "projects"},
     "items": {
         "data.project": "projects",

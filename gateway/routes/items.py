@@ -12,7 +12,7 @@ from starlette.responses import Response
 from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import params, representations
-from plumbline.gateway.bodies import ItemBody
+from plumbline.gateway.bodies import ItemBody, SyncedItemBody, TransitionBody
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
 from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.items.v1 import items_pb2
@@ -170,3 +170,85 @@ async def location(request: Request, id: int, version: Version, gw: Gw, _c: Call
     view = View(request, gw, version, "locations")
     [item] = await _get(gw, request, [id])
     return await view.one(item["location"])
+
+
+@router.get("/items/{id}/synceditems", summary="Items synchronized with an item")
+async def synced_items(
+    request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
+    view = await View.of_items(request, gw, version)
+    reply = await gw.upstreams.items.ListSyncedItems(
+        items_pb2.ListItemsRequest(
+            parent=id, page=page.message(), dates_with_time=dates_with_time(request)
+        )
+    )
+    return await view.many([representations.item(i) for i in reply.items], reply.page_info)
+
+
+@router.post("/items/{id}/synceditems", status_code=201, summary="Add an item to a sync pool")
+async def add_synced_item(
+    request: Request, id: int, body: SyncedItemBody, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    view = View(request, gw, version, "items")
+    await gw.upstreams.items.AddSyncedItem(items_pb2.ItemPair(item=id, other=body.item))
+    return created(body.item, view.location(f"items/{body.item}"))
+
+
+@router.delete(
+    "/items/{id}/synceditems/{syncedItemId}", status_code=204, summary="Break synchronization"
+)
+async def remove_synced_item(
+    id: int, syncedItemId: int, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    await gw.upstreams.items.RemoveSyncedItem(items_pb2.ItemPair(item=id, other=syncedItemId))
+    return deleted()
+
+
+@router.get(
+    "/items/{id}/synceditems/{syncedItemId}/syncstatus", summary="Whether two items are in sync"
+)
+async def sync_status(
+    request: Request, id: int, syncedItemId: int, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    view = View(request, gw, version, "syncstatus")
+    reply = await gw.upstreams.items.GetSyncStatus(items_pb2.ItemPair(item=id, other=syncedItemId))
+    data: dict[str, Any] = {"inSync": reply.in_sync}
+    if reply.has_collection:
+        data["collectionSummary"] = {
+            "totalChildren": reply.total_children,
+            "totalMissing": reply.total_missing,
+            "totalOutOfSync": reply.total_out_of_sync,
+        }
+    return await view.one(data)
+
+
+@router.get("/items/{id}/workflowtransitionoptions", summary="Workflow steps allowed now")
+async def transition_options(
+    request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
+) -> Response:
+    view = View(request, gw, version, "workflowtransitions")
+    reply = await gw.upstreams.items.ListTransitionOptions(core_pb2.Id(id=id))
+    data = [
+        {"id": t.id, "action": t.action, "newStatus": t.new_status, "type": "workflowtransitions"}
+        for t in reply.transitions
+    ]
+    chunk = data[page.start_at : page.start_at + page.max_results]
+    return await view.many(
+        chunk,
+        core_pb2.PageInfo(
+            start_index=page.start_at, result_count=len(chunk), total_results=len(data)
+        ),
+    )
+
+
+@router.post("/items/{id}/workflowtransitions", status_code=201, summary="Execute a workflow step")
+async def transition(
+    request: Request, id: int, body: TransitionBody, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    view = View(request, gw, version, "items")
+    await gw.upstreams.items.Transition(
+        items_pb2.TransitionRequest(
+            item=id, transition_id=body.transitionId, comment=body.comment or ""
+        )
+    )
+    return created(id, view.location(f"items/{id}"))

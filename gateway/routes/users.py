@@ -89,6 +89,9 @@ async def update_user(
     values = body.model_dump(
         exclude_unset=True, exclude={"id", "type", "active", "avatarUrl", "authenticationType"}
     )
+    if values.get("password") is None:
+        # Clients that PUT back a whole user send "password": null; only a value is refused.
+        values.pop("password", None)
     await gw.upstreams.identity.UpdateUser(
         identity_pb2.UpdateUserRequest(id=userId, user=_input(values))
     )

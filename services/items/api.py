@@ -24,6 +24,7 @@ from plumbline.services.items.items import ItemInput, Items, Search, search
 from plumbline.services.items.projects import ProjectInput, Projects
 from plumbline.services.items.relationships import Relationships
 from plumbline.services.items.releases import Releases
+from plumbline.services.items.sync import Sync
 from plumbline.services.items.tags import Tags
 
 Ctx: TypeAlias = grpc.aio.ServicerContext
@@ -307,6 +308,7 @@ class ItemsServicer(
         self.tags = tags
         self.releases = releases
         self.comments = comments
+        self.sync = Sync(items, config)
 
     async def ListProjects(self, request: pb.ListProjectsRequest, context: Ctx) -> pb.ProjectPage:
         start, size = page_of(request.page)

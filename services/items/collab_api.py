@@ -11,6 +11,7 @@ from plumbline.items.v1 import items_pb2 as pb
 from plumbline.services.items.comments import Comments
 from plumbline.services.items.items import Items
 from plumbline.services.items.releases import Releases
+from plumbline.services.items.sync import Sync
 from plumbline.services.items.tags import Tags
 
 
@@ -57,12 +58,50 @@ def _info(start: int, count: int, total: int) -> core_pb2.PageInfo:
 
 
 class CollaborationServicer:
-    """Tags, releases, comments, locks."""
+    """Tags, releases, comments, locks, synchronized items, workflows."""
 
     items: Items
     tags: Tags
     releases: Releases
     comments: Comments
+    sync: Sync
+
+    async def ListSyncedItems(self, request: pb.ListItemsRequest, context: Any) -> pb.ItemPage:
+        start, size = page_of(request.page)
+        rows, total = await self.sync.pool(request.parent, start, size)
+        messages = await self._messages(rows, request.dates_with_time)  # type: ignore[attr-defined]
+        return pb.ItemPage(items=messages, page_info=_info(start, len(messages), total))
+
+    async def AddSyncedItem(self, request: pb.ItemPair, context: Any) -> core_pb2.Empty:
+        await self.sync.add(request.item, request.other)
+        return core_pb2.Empty()
+
+    async def RemoveSyncedItem(self, request: pb.ItemPair, context: Any) -> core_pb2.Empty:
+        await self.sync.remove(request.item, request.other)
+        return core_pb2.Empty()
+
+    async def GetSyncStatus(self, request: pb.ItemPair, context: Any) -> pb.SyncStatus:
+        state = await self.sync.status(request.item, request.other)
+        return pb.SyncStatus(
+            in_sync=state.in_sync,
+            has_collection=state.has_collection,
+            total_children=state.total_children,
+            total_missing=state.total_missing,
+            total_out_of_sync=state.total_out_of_sync,
+        )
+
+    async def ListTransitionOptions(self, request: core_pb2.Id, context: Any) -> pb.TransitionList:
+        steps = await self.sync.options(request.id)
+        return pb.TransitionList(
+            transitions=[
+                pb.WorkflowTransition(id=str(t.id), action=t.action, new_status=t.to_option)
+                for t in steps
+            ]
+        )
+
+    async def Transition(self, request: pb.TransitionRequest, context: Any) -> core_pb2.Empty:
+        await self.sync.transition(request.item, request.transition_id, request.comment)
+        return core_pb2.Empty()
 
     async def SetLock(self, request: pb.SetLockRequest, context: Any) -> core_pb2.Empty:
         await self.items.set_lock(request.item, request.locked)

@@ -297,7 +297,9 @@ class Items:
             self._check_lock(current, caller)
             await self._write(session, catalog, current, data, caller)
 
-    async def patch(self, item_id: int, operations: Any, set_global_id_manually: bool) -> None:
+    async def patch(
+        self, item_id: int, operations: Any, set_global_id_manually: bool, comment: str = ""
+    ) -> None:
         """``PATCH /items/{id}``: RFC 6902 on the PUT request object."""
         caller = _caller()
         catalog = await self.config.catalog()
@@ -311,7 +313,7 @@ class Items:
             if data.global_id == current.global_id:
                 data.global_id = None
             try:
-                await self._write(session, catalog, current, data, caller)
+                await self._write(session, catalog, current, data, caller, comment)
             except InvalidArgument as exc:
                 # The contract's wording first, then which value and why.
                 raise InvalidArgument(f"{jsonpatch.CANNOT_SET} {exc.message}") from None
@@ -338,6 +340,7 @@ class Items:
         current: Row[Any],
         data: ItemInput,
         caller: Principal,
+        comment: str = "",
     ) -> None:
         item_type = catalog.item_types.get(current.item_type)
         if item_type is None:
@@ -408,6 +411,7 @@ class Items:
                 fields,
                 current.version + 1,
                 current.document_key,
+                comment,
             ),
         )
 
@@ -678,16 +682,20 @@ def _event(
     fields: dict[str, Any],
     version: int,
     document_key: str,
+    comment: str = "",
 ) -> Event:
+    payload: dict[str, Any] = {
+        "itemType": item_type.id if item_type else None,
+        "name": fields.get("name", ""),
+        "documentKey": document_key,
+    }
+    if comment:
+        payload["comment"] = comment
     return Event(
         f"items.item.{action}",
         actor=actor.user_id,
         project=project,
         object_ids=[item_id],
         version=version,
-        payload={
-            "itemType": item_type.id if item_type else None,
-            "name": fields.get("name", ""),
-            "documentKey": document_key,
-        },
+        payload=payload,
     )

@@ -302,3 +302,51 @@ def test_item_changes_reach_the_activity_feed(admin: httpx.Client, project: dict
         "/activities", params={"project": project["id"], "itemType": project["types"]["REQ"]["id"]}
     ).json()["data"]
     assert len(by_type) == 3
+
+
+def test_workflow_transitions(admin: httpx.Client, project: dict[str, Any]) -> None:
+    item_id = _create(admin, project, "Flow")
+    options = admin.get(f"/items/{item_id}/workflowtransitionoptions").json()
+    assert [t["action"] for t in options["data"]] == ["Submit for review"]
+    step = options["data"][0]
+    bad = admin.post(f"/items/{item_id}/workflowtransitions", json={"transitionId": "987654"})
+    assert bad.status_code == 400 and "Submit for review" in bad.json()["meta"]["message"]
+    done = admin.post(
+        f"/items/{item_id}/workflowtransitions",
+        json={"transitionId": step["id"], "comment": "ready"},
+    )
+    assert done.status_code == 201, done.text
+    assert admin.get(f"/items/{item_id}").json()["data"]["fields"]["status"] == step["newStatus"]
+    after = [
+        t["action"] for t in admin.get(f"/items/{item_id}/workflowtransitionoptions").json()["data"]
+    ]
+    assert sorted(after) == ["Approve", "Reject"]
+    feed = admin.get("/activities", params={"project": project["id"], "objectType": "ITEM"}).json()[
+        "data"
+    ]
+    assert feed[0]["userComment"] == "ready"
+
+
+def test_synchronized_items(admin: httpx.Client, project: dict[str, Any]) -> None:
+    first = _create(admin, project, "Shared")
+    second = _create(admin, project, "Shared")
+    joined = admin.post(f"/items/{first}/synceditems", json={"item": second})
+    assert joined.status_code == 201
+    global_ids = {admin.get(f"/items/{i}").json()["data"]["globalId"] for i in (first, second)}
+    assert len(global_ids) == 1
+    assert [i["id"] for i in admin.get(f"/items/{first}/synceditems").json()["data"]] == [second]
+    assert admin.get(f"/items/{first}/synceditems/{second}/syncstatus").json()["data"] == {
+        "inSync": True
+    }
+    admin.patch(
+        f"/items/{second}", json=[{"op": "replace", "path": "/fields/name", "value": "Drifted"}]
+    )
+    assert (
+        admin.get(f"/items/{first}/synceditems/{second}/syncstatus").json()["data"]["inSync"]
+        is False
+    )
+    again = admin.post(f"/items/{first}/synceditems", json={"item": second})
+    assert again.status_code == 400
+    assert admin.delete(f"/items/{first}/synceditems/{second}").status_code == 204
+    assert admin.get(f"/items/{first}/synceditems").json()["data"] == []
+    assert admin.get(f"/items/{first}/synceditems/{second}/syncstatus").status_code == 404

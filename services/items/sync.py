@@ -1,0 +1,197 @@
+"""Synchronized items and workflow transitions."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Row, func, select, update
+
+from plumbline.common.context import current_principal
+from plumbline.common.dates import utcnow
+from plumbline.common.errors import InvalidArgument, NotFound, PermissionDenied
+from plumbline.common.events import Event
+from plumbline.services.items.config import Configuration, Transition
+from plumbline.services.items.items import Items
+from plumbline.services.items.models import items
+
+
+@dataclass(frozen=True)
+class SyncState:
+    """How far two items of one pool agree."""
+
+    in_sync: bool
+    has_collection: bool
+    total_children: int
+    total_missing: int
+    total_out_of_sync: int
+
+
+def _synchronized(config_fields: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    return {f.name: fields.get(f.name) for f in config_fields if f.synchronize}
+
+
+class Sync:
+    """Pools of items that share a global id, and workflow steps of items."""
+
+    def __init__(self, items_: Items, config: Configuration) -> None:
+        self.items = items_
+        self.db = items_.db
+        self.outbox = items_.outbox
+        self.config = config
+
+    async def pool(
+        self, item_id: int, start_at: int, max_results: int
+    ) -> tuple[list[Row[Any]], int]:
+        """The other active items sharing ``item_id``'s global id."""
+        [item] = await self.items.get_many([item_id])
+        async with self.db.read() as session:
+            where = (
+                (items.c.global_id == item.global_id)
+                & (items.c.id != item_id)
+                & items.c.active.is_(True)
+            )
+            total = await session.scalar(select(func.count()).select_from(items).where(where))
+            rows = (
+                await session.execute(
+                    select(items)
+                    .where(where)
+                    .order_by(items.c.id)
+                    .offset(start_at)
+                    .limit(max_results)
+                )
+            ).all()
+        return list(rows), int(total or 0)
+
+    async def add(self, pool_item: int, item_id: int) -> None:
+        """``item_id`` adopts the global id of ``pool_item``."""
+        await self._retag(pool_item, item_id, join=True)
+
+    async def remove(self, pool_item: int, item_id: int) -> None:
+        """``item_id`` leaves the pool with a global id of its own."""
+        await self._retag(pool_item, item_id, join=False)
+
+    async def _retag(self, pool_item: int, item_id: int, join: bool) -> None:
+        principal = current_principal()
+        if principal is None:
+            raise PermissionDenied("This call needs an authenticated user.")
+        if pool_item == item_id:
+            raise InvalidArgument("An item cannot be synchronized with itself.")
+        async with self.outbox.transaction() as session:
+            pool = await self.items._active(session, pool_item)
+            other = (
+                await session.execute(
+                    select(items).where(items.c.id == item_id, items.c.active.is_(True))
+                )
+            ).first()
+            if other is None:
+                if join:
+                    raise InvalidArgument(f"item: no item with id {item_id}.")
+                raise NotFound(f"No item with id {item_id}.")
+            if join:
+                if other.global_id == pool.global_id:
+                    raise InvalidArgument(
+                        f"Item {item_id} is already in the pool of item {pool_item}."
+                    )
+                if other.item_type != pool.item_type:
+                    raise InvalidArgument("Only items of the same item type can be synchronized.")
+                new_global_id = pool.global_id
+            else:
+                if other.global_id != pool.global_id:
+                    raise NotFound(f"Item {item_id} is not synchronized with item {pool_item}.")
+                new_global_id = f"GID-{uuid.uuid4().hex[:12].upper()}"
+            await session.execute(
+                update(items)
+                .where(items.c.id == item_id)
+                .values(global_id=new_global_id, modified_at=utcnow())
+            )
+            await self.outbox.add(
+                session,
+                Event(
+                    "items.item.updated",
+                    actor=principal.user_id,
+                    project=other.project,
+                    object_ids=[item_id],
+                    version=other.version,
+                    payload={
+                        "itemType": other.item_type,
+                        "name": other.name,
+                        "globalId": new_global_id,
+                    },
+                ),
+            )
+
+    async def status(self, item_id: int, synced_id: int) -> SyncState:
+        """Whether two items of a pool agree on their synchronized fields (and children)."""
+        rows = {r.id: r for r in await self.items.get_many([item_id, synced_id])}
+        if item_id not in rows or synced_id not in rows:
+            raise NotFound(f"No item with id {synced_id if item_id in rows else item_id}.")
+        first, second = rows[item_id], rows[synced_id]
+        if first.global_id != second.global_id:
+            raise NotFound(f"Item {synced_id} is not synchronized with item {item_id}.")
+        catalog = await self.config.catalog()
+        fields = catalog.item_type(first.item_type).fields
+        in_sync = _synchronized(fields, json.loads(first.fields_json)) == _synchronized(
+            fields, json.loads(second.fields_json)
+        )
+        async with self.db.read() as session:
+            children = {
+                r.global_id: r
+                for r in (
+                    await session.execute(
+                        select(items).where(items.c.parent == item_id, items.c.active.is_(True))
+                    )
+                ).all()
+            }
+            counterparts = {
+                r.global_id: r
+                for r in (
+                    await session.execute(
+                        select(items).where(items.c.parent == synced_id, items.c.active.is_(True))
+                    )
+                ).all()
+            }
+        missing = sum(1 for gid in children if gid not in counterparts)
+        out_of_sync = 0
+        for gid, child in children.items():
+            twin = counterparts.get(gid)
+            if twin is None:
+                continue
+            child_fields = catalog.item_type(child.item_type).fields
+            if _synchronized(child_fields, json.loads(child.fields_json)) != _synchronized(
+                child_fields, json.loads(twin.fields_json)
+            ):
+                out_of_sync += 1
+        return SyncState(
+            in_sync and missing == 0 and out_of_sync == 0,
+            bool(children or counterparts),
+            len(children),
+            missing,
+            out_of_sync,
+        )
+
+    async def options(self, item_id: int) -> list[Transition]:
+        """The workflow steps allowed from the item's current status."""
+        [item] = await self.items.get_many([item_id])
+        catalog = await self.config.catalog()
+        fields = json.loads(item.fields_json)
+        return [
+            t
+            for t in catalog.transitions
+            if t.item_type == item.item_type and fields.get(t.field) == t.from_option
+        ]
+
+    async def transition(self, item_id: int, transition_id: str, comment: str) -> None:
+        """Moves the item's status along one allowed step."""
+        allowed = {str(t.id): t for t in await self.options(item_id)}
+        step = allowed.get(transition_id)
+        if step is None:
+            offered = ", ".join(f"{t.id} ({t.action})" for t in allowed.values()) or "none"
+            raise InvalidArgument(
+                f"transitionId {transition_id!r} is not allowed from the item's status; "
+                f"allowed: {offered}."
+            )
+        operations = [{"op": "add", "path": f"/fields/{step.field}", "value": step.to_option}]
+        await self.items.patch(item_id, operations, set_global_id_manually=False, comment=comment)
