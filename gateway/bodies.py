@@ -306,3 +306,20 @@ class TransitionBody(Strict):
 
     transitionId: Annotated[str, StringConstraints(min_length=1, max_length=64)]
     comment: Text | None = None
+
+
+class LinkBody(Strict):
+    """RequestLink; ``id`` and ``type`` of a GET body are ignored."""
+
+    url: Annotated[str, StringConstraints(min_length=1, max_length=2048)]
+    description: Text | None = None
+    id: int | None = None
+    type: str | None = None
+
+
+class DuplicateBody(Strict):
+    """DuplicateConfig."""
+
+    includeTags: bool = False
+    includeAttachments: bool = False
+    includeLinks: bool = False

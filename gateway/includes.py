@@ -45,6 +45,8 @@ LINKS: dict[str, dict[str, str]] = {
     },
     "locks": {"data.lockedBy": "users"},
     "syncstatus": {},
+    "links": {},
+    "relationshiprulesets": {"data.rules.relationshipType": "relationshiptypes"},
     "workflowtransitions": {"data.newStatus": "picklistoptions"},
     "locations": {"data.parent.item": "items", "data.parent.project": "projects"},
     "items": {

@@ -16,6 +16,7 @@ from plumbline.gateway.routes import (
     collaboration,
     configuration,
     credentials,
+    itemextras,
     items,
     meta,
     oauth,
@@ -57,6 +58,7 @@ class GatewayModule(Module):
             relationships,
             collaboration,
             abstractitems,
+            itemextras,
         ):
             app.include_router(module.router)
         docs.install(app)

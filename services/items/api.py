@@ -21,6 +21,7 @@ from plumbline.services.items.config_api import ConfigServicer
 from plumbline.services.items.fields import show
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.items import ItemInput, Items, Search, search
+from plumbline.services.items.links import Links
 from plumbline.services.items.projects import ProjectInput, Projects
 from plumbline.services.items.relationships import Relationships
 from plumbline.services.items.releases import Releases
@@ -309,6 +310,7 @@ class ItemsServicer(
         self.releases = releases
         self.comments = comments
         self.sync = Sync(items, config)
+        self.links = Links(items)
 
     async def ListProjects(self, request: pb.ListProjectsRequest, context: Ctx) -> pb.ProjectPage:
         start, size = page_of(request.page)

@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from plumbline.common.dates import format_datetime
+from plumbline.common.errors import NotFound
 from plumbline.common.rpc import page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
 from plumbline.services.items.comments import Comments
+from plumbline.services.items.config import Configuration, RuleSet
 from plumbline.services.items.items import Items
+from plumbline.services.items.links import Links
 from plumbline.services.items.releases import Releases
 from plumbline.services.items.sync import Sync
 from plumbline.services.items.tags import Tags
@@ -53,6 +56,24 @@ def comment_message(row: Any) -> pb.Comment:
     return message
 
 
+def rule_set_message(rule_set: RuleSet) -> pb.RuleSet:
+    """A relationship rule set."""
+    return pb.RuleSet(
+        id=rule_set.id,
+        name=rule_set.name,
+        description=rule_set.description,
+        rules=[
+            pb.Rule(
+                relationship_type=r.relationship_type,
+                from_item_type=r.from_item_type,
+                to_item_type=r.to_item_type,
+            )
+            for r in rule_set.rules
+        ],
+        projects=list(rule_set.projects),
+    )
+
+
 def _info(start: int, count: int, total: int) -> core_pb2.PageInfo:
     return core_pb2.PageInfo(start_index=start, result_count=count, total_results=total)
 
@@ -65,6 +86,60 @@ class CollaborationServicer:
     releases: Releases
     comments: Comments
     sync: Sync
+
+    links: Links
+    config: Configuration
+
+    async def ListRuleSets(self, request: core_pb2.Page, context: Any) -> pb.RuleSetPage:
+        catalog = await self.config.catalog()
+        start, size = page_of(request)
+        sets = sorted(catalog.rule_sets.values(), key=lambda r: r.id)
+        chunk = sets[start : start + size]
+        return pb.RuleSetPage(
+            rule_sets=[rule_set_message(r) for r in chunk],
+            page_info=_info(start, len(chunk), len(sets)),
+        )
+
+    async def GetRuleSets(self, request: core_pb2.IdList, context: Any) -> pb.RuleSetList:
+        catalog = await self.config.catalog()
+        ids = list(request.ids)
+        if len(ids) == 1 and ids[0] not in catalog.rule_sets:
+            raise NotFound(f"No relationship rule set with id {ids[0]}.")
+        return pb.RuleSetList(
+            rule_sets=[
+                rule_set_message(catalog.rule_sets[i]) for i in ids if i in catalog.rule_sets
+            ]
+        )
+
+    async def ListLinks(self, request: pb.ListLinksRequest, context: Any) -> pb.LinkPage:
+        start, size = page_of(request.page)
+        link = request.link if request.HasField("link") else None
+        rows, total = await self.links.page(request.item, link, start, size)
+        return pb.LinkPage(
+            links=[
+                pb.Link(id=r.id, item=r.item, url=r.url, description=r.description) for r in rows
+            ],
+            page_info=_info(start, len(rows), total),
+        )
+
+    async def CreateLink(self, request: pb.LinkInput, context: Any) -> core_pb2.Created:
+        return core_pb2.Created(
+            id=await self.links.create(request.item, request.url, request.description)
+        )
+
+    async def UpdateLink(self, request: pb.LinkInput, context: Any) -> core_pb2.Empty:
+        await self.links.update(request.item, request.link, request.url, request.description)
+        return core_pb2.Empty()
+
+    async def DeleteLink(self, request: pb.LinkInput, context: Any) -> core_pb2.Empty:
+        await self.links.delete(request.item, request.link)
+        return core_pb2.Empty()
+
+    async def DuplicateItem(self, request: pb.DuplicateRequest, context: Any) -> core_pb2.Created:
+        new_id = await self.links.duplicate(
+            request.item, request.include_tags, request.include_links
+        )
+        return core_pb2.Created(id=new_id)
 
     async def ListSyncedItems(self, request: pb.ListItemsRequest, context: Any) -> pb.ItemPage:
         start, size = page_of(request.page)

@@ -19,13 +19,23 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from plumbline.common.context import current_principal
 from plumbline.common.db import Database, insert_id
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
-from plumbline.services.items.configdoc import ConfigDoc, FieldDoc, ItemTypeDoc, PickListDoc
+from plumbline.services.items.configdoc import (
+    ConfigDoc,
+    FieldDoc,
+    ItemTypeDoc,
+    PickListDoc,
+    RuleSetDoc,
+)
 from plumbline.services.items.models import (
     item_type_fields,
     item_types,
     pick_list_options,
     pick_lists,
+    projects,
     relationship_types,
+    rule_set_projects,
+    rule_set_rules,
+    rule_sets,
     workflow_transitions,
 )
 
@@ -124,6 +134,26 @@ class Transition:
 
 
 @dataclass(frozen=True)
+class Rule:
+    """One allowed kind of link."""
+
+    relationship_type: int
+    from_item_type: int
+    to_item_type: int
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """A relationship rule set and the projects that use it."""
+
+    id: int
+    name: str
+    description: str
+    rules: tuple[Rule, ...]
+    projects: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Catalog:
     """A consistent snapshot of the whole configuration."""
 
@@ -132,6 +162,7 @@ class Catalog:
     options: dict[int, Option] = field(default_factory=dict)
     relationship_types: dict[int, RelationshipType] = field(default_factory=dict)
     transitions: tuple[Transition, ...] = ()
+    rule_sets: dict[int, RuleSet] = field(default_factory=dict)
 
     def item_type(self, item_type_id: int) -> ItemType:
         """An item type or NotFound."""
@@ -256,7 +287,27 @@ class Configuration:
                     )
                 ).all()
             )
-        return Catalog(types, lists, options, rel_types, transitions)
+            rules: dict[int, list[Rule]] = {}
+            for r in (
+                await session.execute(select(rule_set_rules).order_by(rule_set_rules.c.id))
+            ).all():
+                rules.setdefault(r.rule_set, []).append(
+                    Rule(r.relationship_type, r.from_item_type, r.to_item_type)
+                )
+            members: dict[int, list[int]] = {}
+            for r in (await session.execute(select(rule_set_projects))).all():
+                members.setdefault(r.rule_set, []).append(r.project)
+            sets = {
+                r.id: RuleSet(
+                    r.id,
+                    r.name,
+                    r.description,
+                    tuple(rules.get(r.id, ())),
+                    tuple(sorted(members.get(r.id, ()))),
+                )
+                for r in (await session.execute(select(rule_sets))).all()
+            }
+        return Catalog(types, lists, options, rel_types, transitions, sets)
 
     # -- applying a document ---------------------------------------------------------
 
@@ -286,6 +337,8 @@ class Configuration:
                 await self._apply_relationship_types(session, doc, changes)
                 for item_type in doc.itemTypes:
                     await self._apply_item_type(session, item_type, list_ids, changes)
+                for rule_set in doc.relationshipRuleSets:
+                    await self._apply_rule_set(session, rule_set, changes)
                 if dry_run:
                     await transaction.rollback()
                 else:
@@ -531,6 +584,93 @@ class Configuration:
                     .values(action=step.action, field=field_name)
                 )
                 changes.append(f"updated workflow step {step.action!r} of item type {doc.typeKey}")
+
+    async def _apply_rule_set(
+        self, session: AsyncSession, doc: RuleSetDoc, changes: list[str]
+    ) -> None:
+        row = (await session.execute(select(rule_sets).where(rule_sets.c.name == doc.name))).first()
+        if row is None:
+            set_id = await insert_id(
+                session, rule_sets.insert().values(name=doc.name, description=doc.description)
+            )
+            changes.append(f"created relationship rule set {doc.name!r}")
+        else:
+            set_id = row.id
+            if row.description != doc.description:
+                await session.execute(
+                    update(rule_sets)
+                    .where(rule_sets.c.id == set_id)
+                    .values(description=doc.description)
+                )
+                changes.append(f"updated relationship rule set {doc.name!r}")
+        type_ids = {r.type_key: r.id for r in (await session.execute(select(item_types))).all()}
+        rel_ids = {r.name: r.id for r in (await session.execute(select(relationship_types))).all()}
+        existing = {
+            (r.relationship_type, r.from_item_type, r.to_item_type)
+            for r in (
+                await session.execute(
+                    select(rule_set_rules).where(rule_set_rules.c.rule_set == set_id)
+                )
+            ).all()
+        }
+        for rule in doc.rules:
+            for key in (rule.fromItemType, rule.toItemType):
+                if key not in type_ids:
+                    raise InvalidArgument(f"rule set {doc.name}: no item type {key!r}")
+            if rule.relationshipType not in rel_ids:
+                raise InvalidArgument(
+                    f"rule set {doc.name}: no relationship type {rule.relationshipType!r}"
+                )
+            wanted = (
+                rel_ids[rule.relationshipType],
+                type_ids[rule.fromItemType],
+                type_ids[rule.toItemType],
+            )
+            if wanted not in existing:
+                await session.execute(
+                    rule_set_rules.insert().values(
+                        rule_set=set_id,
+                        relationship_type=wanted[0],
+                        from_item_type=wanted[1],
+                        to_item_type=wanted[2],
+                    )
+                )
+                changes.append(
+                    f"added rule {rule.fromItemType} {rule.relationshipType} {rule.toItemType} "
+                    f"to {doc.name!r}"
+                )
+        if doc.projects:
+            keys = {
+                r.project_key: r.id
+                for r in (
+                    await session.execute(
+                        select(projects.c.id, projects.c.project_key).where(
+                            projects.c.project_key.in_(doc.projects)
+                        )
+                    )
+                ).all()
+            }
+            members = set(
+                (
+                    await session.scalars(
+                        select(rule_set_projects.c.project).where(
+                            rule_set_projects.c.rule_set == set_id
+                        )
+                    )
+                ).all()
+            )
+            for key in doc.projects:
+                if key not in keys:
+                    raise InvalidArgument(f"rule set {doc.name}: no project with key {key!r}")
+                if keys[key] not in members:
+                    # A project uses one rule set: joining this one leaves any other.
+                    await session.execute(
+                        rule_set_projects.delete().where(rule_set_projects.c.project == keys[key])
+                    )
+                    await session.execute(
+                        rule_set_projects.insert().values(rule_set=set_id, project=keys[key])
+                    )
+                    changes.append(f"project {key} uses relationship rule set {doc.name!r}")
 
     # -- changes through the API -------------------------------------------------------
 

@@ -148,12 +148,30 @@ class ItemTypeDoc(_Doc):
         return self
 
 
+class RuleDoc(_Doc):
+    """Items of ``fromItemType`` may link to ``toItemType`` with ``relationshipType``."""
+
+    relationshipType: str
+    fromItemType: str
+    toItemType: str
+
+
+class RuleSetDoc(_Doc):
+    """A named set of relationship rules and the projects (by key) that use it."""
+
+    name: str = Field(min_length=1, max_length=255)
+    description: str = ""
+    rules: list[RuleDoc] = Field(default_factory=list)
+    projects: list[str] = Field(default_factory=list)
+
+
 class ConfigDoc(_Doc):
     """The whole document."""
 
     pickLists: list[PickListDoc] = Field(default_factory=list)
     relationshipTypes: list[RelationshipTypeDoc] = Field(default_factory=list)
     itemTypes: list[ItemTypeDoc] = Field(default_factory=list)
+    relationshipRuleSets: list[RuleSetDoc] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _references_resolve(self) -> ConfigDoc:

@@ -238,4 +238,42 @@ comments = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
 
+# URL links attached to an item.
+item_links = Table(
+    "item_links",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("item", BigInteger, nullable=False, index=True),
+    Column("url", String(2048), nullable=False),
+    Column("description", Text, nullable=False, default=""),
+)
+
+rule_sets = Table(
+    "relationship_rule_sets",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("name", String(255), nullable=False, unique=True),
+    Column("description", Text, nullable=False, default=""),
+)
+
+rule_set_rules = Table(
+    "relationship_rules",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("rule_set", ID, ForeignKey("relationship_rule_sets.id"), nullable=False, index=True),
+    Column("relationship_type", ID, ForeignKey("relationship_types.id"), nullable=False),
+    Column("from_item_type", ID, ForeignKey("item_types.id"), nullable=False),
+    Column("to_item_type", ID, ForeignKey("item_types.id"), nullable=False),
+    UniqueConstraint(
+        "rule_set", "relationship_type", "from_item_type", "to_item_type", name="uq_rule"
+    ),
+)
+
+rule_set_projects = Table(
+    "relationship_rule_set_projects",
+    metadata,
+    Column("rule_set", ID, ForeignKey("relationship_rule_sets.id"), primary_key=True),
+    Column("project", BigInteger, primary_key=True),
+)
+
 outbox = outbox_table(metadata)

@@ -350,3 +350,67 @@ def test_synchronized_items(admin: httpx.Client, project: dict[str, Any]) -> Non
     assert admin.delete(f"/items/{first}/synceditems/{second}").status_code == 204
     assert admin.get(f"/items/{first}/synceditems").json()["data"] == []
     assert admin.get(f"/items/{first}/synceditems/{second}/syncstatus").status_code == 404
+
+
+def test_links(admin: httpx.Client, project: dict[str, Any]) -> None:
+    item_id = _create(admin, project, "Linked")
+    created = admin.post(
+        f"/items/{item_id}/links", json={"url": "https://example.com/spec", "description": "Spec"}
+    )
+    assert created.status_code == 201
+    link = created.json()["meta"]["id"]
+    assert (
+        admin.get(f"/items/{item_id}/links/{link}").json()["data"]["url"]
+        == "https://example.com/spec"
+    )
+    assert (
+        admin.put(
+            f"/items/{item_id}/links/{link}", json={"url": "https://example.com/v2"}
+        ).status_code
+        == 200
+    )
+    listed = admin.get(f"/items/{item_id}/links").json()
+    assert [(x["id"], x["url"]) for x in listed["data"]] == [(link, "https://example.com/v2")]
+    assert admin.post(f"/items/{item_id}/links", json={"url": "not a url"}).status_code == 400
+    assert admin.delete(f"/items/{item_id}/links/{link}").status_code == 204
+    assert admin.get(f"/items/{item_id}/links/{link}").status_code == 404
+
+
+def test_duplicate(admin: httpx.Client, project: dict[str, Any]) -> None:
+    parent = _create(admin, project, "Folder-ish")
+    source = _create(admin, project, "Original", parent=parent, description="text", priority=None)
+    tag = admin.post("/tags", json={"name": unique("dup"), "project": project["id"]}).json()[
+        "meta"
+    ]["id"]
+    admin.post(f"/items/{source}/tags", json={"tag": tag})
+    admin.post(f"/items/{source}/links", json={"url": "https://example.com"})
+    copied = admin.post(
+        f"/items/{source}/duplicate", json={"includeTags": True, "includeLinks": True}
+    )
+    assert copied.status_code == 201, copied.text
+    copy_id = copied.json()["meta"]["id"]
+    copy = admin.get(f"/items/{copy_id}").json()["data"]
+    assert (copy["fields"]["name"], copy["fields"]["description"]) == ("Original", "text")
+    assert copy["location"]["parent"] == {"item": parent} and copy["location"]["sortOrder"] == 1
+    assert copy["documentKey"] != admin.get(f"/items/{source}").json()["data"]["documentKey"]
+    assert [t["id"] for t in admin.get(f"/items/{copy_id}/tags").json()["data"]] == [tag]
+    assert len(admin.get(f"/items/{copy_id}/links").json()["data"]) == 1
+    plain = admin.post(f"/items/{source}/duplicate", json={}).json()["meta"]["id"]
+    assert admin.get(f"/items/{plain}/tags").json()["data"] == []
+    refused = admin.post(f"/items/{parent}/duplicate", json={})
+    assert refused.status_code == 400 and "children" in refused.json()["meta"]["message"]
+
+
+def test_relationship_rule_sets(admin: httpx.Client) -> None:
+    sets = admin.get("/relationshiprulesets").json()
+    traceability = next(r for r in sets["data"] if r["name"] == "Traceability")
+    rules = admin.get(
+        f"/relationshiprulesets/{traceability['id']}",
+        params={"include": "data.rules.relationshipType"},
+    ).json()
+    assert len(rules["data"]["rules"]) == 5
+    names = {t["name"] for t in rules["linked"]["relationshiptypes"].values()}
+    assert {"Derived from", "Verified by", "Related to"} <= names
+    projects = admin.get(f"/relationshiprulesets/{traceability['id']}/projects").json()
+    assert projects["meta"]["pageInfo"]["totalResults"] == len(projects["data"])
+    assert admin.get("/relationshiprulesets/987654").status_code == 404

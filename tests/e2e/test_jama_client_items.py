@@ -101,6 +101,10 @@ def test_items_families(jama: JamaClient, admin: httpx.Client) -> None:
     assert [i["id"] for i in found] == [parent]
     assert jama.get_abstract_item(parent)["id"] == parent
 
+    rule_sets = jama.get_relationship_rule_sets()
+    assert jama.get_relationship_rule_set(rule_sets[0]["id"])["name"] == rule_sets[0]["name"]
+    assert isinstance(jama.get_relationship_rule_set_projects(rule_sets[0]["id"]), list)
+
     assert jama.delete_item(other) == 204
     assert {i["id"] for i in jama.get_items(project)} == {parent, child}
     assert jama.get_current_user()["username"] == "admin"

@@ -1,0 +1,135 @@
+"""URL links of items, and duplicating an item."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlparse
+
+from sqlalchemy import Row, func, select, update
+
+from plumbline.common.db import affected, insert_id
+from plumbline.common.errors import FailedPrecondition, InvalidArgument, NotFound
+from plumbline.services.items.items import ItemInput, Items, _caller
+from plumbline.services.items.models import item_links, item_tags, items
+
+
+def _check_url(url: str) -> str:
+    url = url.strip()
+    parsed = urlparse(url)
+    if parsed.scheme not in ("http", "https", "ftp", "mailto", "file") or not (
+        parsed.netloc or parsed.path
+    ):
+        raise InvalidArgument(
+            f"url must be an absolute URL (http, https, ftp, mailto or file), got {url!r}."
+        )
+    return url
+
+
+class Links:
+    """Item links and duplication."""
+
+    def __init__(self, items_: Items) -> None:
+        self.items = items_
+        self.db = items_.db
+
+    async def page(
+        self, item: int, link: int | None, start_at: int, max_results: int
+    ) -> tuple[list[Row[Any]], int]:
+        """An item's links (or one of them)."""
+        await self.items.get_many([item])
+        where = item_links.c.item == item
+        if link is not None:
+            where = where & (item_links.c.id == link)
+        async with self.db.read() as session:
+            total = await session.scalar(select(func.count()).select_from(item_links).where(where))
+            rows = (
+                await session.execute(
+                    select(item_links)
+                    .where(where)
+                    .order_by(item_links.c.id)
+                    .offset(start_at)
+                    .limit(max_results)
+                )
+            ).all()
+        if link is not None and not rows:
+            raise NotFound(f"Item {item} has no link {link}.")
+        return list(rows), int(total or 0)
+
+    async def create(self, item: int, url: str, description: str) -> int:
+        """``POST /items/{id}/links``."""
+        await self.items.get_many([item])
+        async with self.db.transaction() as session:
+            return await insert_id(
+                session,
+                item_links.insert().values(item=item, url=_check_url(url), description=description),
+            )
+
+    async def update(self, item: int, link: int, url: str, description: str) -> None:
+        """``PUT /items/{id}/links/{linkId}``."""
+        await self.items.get_many([item])
+        async with self.db.transaction() as session:
+            changed = await affected(
+                session,
+                update(item_links)
+                .where(item_links.c.item == item, item_links.c.id == link)
+                .values(url=_check_url(url), description=description),
+            )
+        if changed == 0:
+            raise NotFound(f"Item {item} has no link {link}.")
+
+    async def delete(self, item: int, link: int) -> None:
+        """``DELETE /items/{id}/links/{linkId}``."""
+        await self.items.get_many([item])
+        async with self.db.transaction() as session:
+            removed = await affected(
+                session,
+                item_links.delete().where(item_links.c.item == item, item_links.c.id == link),
+            )
+        if removed == 0:
+            raise NotFound(f"Item {item} has no link {link}.")
+
+    async def duplicate(self, item_id: int, include_tags: bool, include_links: bool) -> int:
+        """``POST /items/{id}/duplicate``: a copy of name and description under the same parent."""
+        _caller()
+        [source] = await self.items.get_many([item_id])
+        async with self.db.read() as session:
+            children = await session.scalar(
+                select(func.count())
+                .select_from(items)
+                .where(items.c.parent == item_id, items.c.active.is_(True))
+            )
+        if children:
+            raise FailedPrecondition(
+                f"Item {item_id} has children; only items without children can be duplicated."
+            )
+        fields = json.loads(source.fields_json)
+        copied = {k: fields[k] for k in ("name", "description") if k in fields}
+        new_id = await self.items.create(
+            ItemInput(
+                project=source.project,
+                item_type=source.item_type,
+                child_item_type=source.child_item_type,
+                parent_item=source.parent,
+                parent_project=None if source.parent is not None else source.project,
+                fields=copied,
+            )
+        )
+        async with self.db.transaction() as session:
+            if include_tags:
+                for tag in (
+                    await session.scalars(
+                        select(item_tags.c.tag).where(item_tags.c.item == item_id)
+                    )
+                ).all():
+                    await session.execute(item_tags.insert().values(item=new_id, tag=tag))
+            if include_links:
+                for link in (
+                    await session.execute(select(item_links).where(item_links.c.item == item_id))
+                ).all():
+                    await session.execute(
+                        item_links.insert().values(
+                            item=new_id, url=link.url, description=link.description
+                        )
+                    )
+        return new_id
