@@ -323,3 +323,19 @@ class DuplicateBody(Strict):
     includeTags: bool = False
     includeAttachments: bool = False
     includeLinks: bool = False
+
+
+class FilterBody(Strict):
+    """A new filter (labs): the Filter record without id and author."""
+
+    name: Name
+    projectScope: Literal["ALL", "CURRENT", "SPECIFIED"] = "CURRENT"
+    specifiedProject: int | None = None
+    filterQuery: dict[str, Any]
+    public: bool = False
+
+
+class FavoriteFilterBody(Strict):
+    """A filter to add to the caller's favourites."""
+
+    filter: int

@@ -46,6 +46,8 @@ LINKS: dict[str, dict[str, str]] = {
     "locks": {"data.lockedBy": "users"},
     "syncstatus": {},
     "links": {},
+    "filters": {"data.author": "users", "data.specifiedProject": "projects"},
+    "filtercounts": {},
     "relationshiprulesets": {"data.rules.relationshipType": "relationshiptypes"},
     "workflowtransitions": {"data.newStatus": "picklistoptions"},
     "locations": {"data.parent.item": "items", "data.parent.project": "projects"},

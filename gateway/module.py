@@ -16,6 +16,7 @@ from plumbline.gateway.routes import (
     collaboration,
     configuration,
     credentials,
+    filters,
     itemextras,
     items,
     meta,
@@ -59,6 +60,7 @@ class GatewayModule(Module):
             collaboration,
             abstractitems,
             itemextras,
+            filters,
         ):
             app.include_router(module.router)
         docs.install(app)

@@ -19,6 +19,7 @@ from plumbline.services.items.comments import Comments
 from plumbline.services.items.config import Catalog, Configuration
 from plumbline.services.items.config_api import ConfigServicer
 from plumbline.services.items.fields import show
+from plumbline.services.items.filters import Filters
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.items import ItemInput, Items, Search, search
 from plumbline.services.items.links import Links
@@ -311,6 +312,7 @@ class ItemsServicer(
         self.comments = comments
         self.sync = Sync(items, config)
         self.links = Links(items)
+        self.filters = Filters(items.db)
 
     async def ListProjects(self, request: pb.ListProjectsRequest, context: Ctx) -> pb.ProjectPage:
         start, size = page_of(request.page)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from plumbline.common.dates import format_datetime
-from plumbline.common.errors import NotFound
+from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.rpc import page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
 from plumbline.services.items.comments import Comments
 from plumbline.services.items.config import Configuration, RuleSet
+from plumbline.services.items.filters import Filters
 from plumbline.services.items.items import Items
 from plumbline.services.items.links import Links
 from plumbline.services.items.releases import Releases
@@ -74,6 +76,21 @@ def rule_set_message(rule_set: RuleSet) -> pb.RuleSet:
     )
 
 
+def filter_message(row: Any) -> pb.Filter:
+    """A filters row as a message."""
+    message = pb.Filter(
+        id=row.id,
+        name=row.name,
+        author=row.author,
+        project_scope=row.project_scope,
+        filter_query_json=row.filter_query.encode(),
+        public=row.public,
+    )
+    if row.specified_project is not None:
+        message.specified_project = row.specified_project
+    return message
+
+
 def _info(start: int, count: int, total: int) -> core_pb2.PageInfo:
     return core_pb2.PageInfo(start_index=start, result_count=count, total_results=total)
 
@@ -89,6 +106,52 @@ class CollaborationServicer:
 
     links: Links
     config: Configuration
+    filters: Filters
+
+    async def ListFilters(self, request: pb.ListFiltersRequest, context: Any) -> pb.FilterPage:
+        start, size = page_of(request.page)
+        rows, total = await self.filters.page(
+            request.project if request.HasField("project") else None,
+            request.author if request.HasField("author") else None,
+            request.favorites_only,
+            start,
+            size,
+        )
+        return pb.FilterPage(
+            filters=[filter_message(r) for r in rows], page_info=_info(start, len(rows), total)
+        )
+
+    async def GetFilters(self, request: core_pb2.IdList, context: Any) -> pb.FilterList:
+        rows = await self.filters.get_many(list(request.ids))
+        return pb.FilterList(filters=[filter_message(r) for r in rows])
+
+    async def CreateFilter(self, request: pb.Filter, context: Any) -> core_pb2.Created:
+        try:
+            query = json.loads(request.filter_query_json or b"{}")
+        except ValueError:
+            raise InvalidArgument("filterQuery must be a JSON object.") from None
+        new_id = await self.filters.create(
+            request.name,
+            request.project_scope,
+            request.specified_project if request.HasField("specified_project") else None,
+            query,
+            request.public,
+        )
+        return core_pb2.Created(id=new_id)
+
+    async def FilterResults(self, request: pb.FilterResultsRequest, context: Any) -> pb.ItemPage:
+        start, size = page_of(request.page)
+        project = request.project if request.HasField("project") else None
+        ids, total = await self.filters.results(
+            request.filter, project, start, 0 if request.count_only else size
+        )
+        rows = await self.items.get_many(ids) if ids else []
+        messages = await self._messages(rows, request.dates_with_time)  # type: ignore[attr-defined]
+        return pb.ItemPage(items=messages, page_info=_info(start, len(messages), total))
+
+    async def AddFavoriteFilter(self, request: core_pb2.Id, context: Any) -> core_pb2.Empty:
+        await self.filters.favorite(request.id)
+        return core_pb2.Empty()
 
     async def ListRuleSets(self, request: core_pb2.Page, context: Any) -> pb.RuleSetPage:
         catalog = await self.config.catalog()

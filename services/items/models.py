@@ -276,4 +276,23 @@ rule_set_projects = Table(
     Column("project", BigInteger, primary_key=True),
 )
 
+filters = Table(
+    "filters",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("name", String(255), nullable=False),
+    Column("author", BigInteger, nullable=False),
+    Column("project_scope", String(16), nullable=False),
+    Column("specified_project", BigInteger, nullable=True),
+    Column("filter_query", Text, nullable=False),
+    Column("public", Boolean, nullable=False, default=False),
+)
+
+favorite_filters = Table(
+    "favorite_filters",
+    metadata,
+    Column("user_id", BigInteger, primary_key=True),
+    Column("filter", ID, ForeignKey("filters.id", ondelete="CASCADE"), primary_key=True),
+)
+
 outbox = outbox_table(metadata)

@@ -105,6 +105,20 @@ def test_items_families(jama: JamaClient, admin: httpx.Client) -> None:
     assert jama.get_relationship_rule_set(rule_sets[0]["id"])["name"] == rule_sets[0]["name"]
     assert isinstance(jama.get_relationship_rule_set_projects(rule_sets[0]["id"]), list)
 
+    query = {"rule": {"field": {"name": "name"}, "operator": "CONTAINS", "values": ["Parent"]}}
+    created = admin.post(
+        "/../labs/filters",
+        json={
+            "name": unique("jf"),
+            "filterQuery": query,
+            "projectScope": "SPECIFIED",
+            "specifiedProject": project,
+        },
+    )
+    assert created.status_code == 201, created.text
+    found = jama.get_filter_results(created.json()["meta"]["id"])
+    assert [i["id"] for i in found] == [parent]
+
     assert jama.delete_item(other) == 204
     assert {i["id"] for i in jama.get_items(project)} == {parent, child}
     assert jama.get_current_user()["username"] == "admin"
