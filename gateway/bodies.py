@@ -339,3 +339,15 @@ class FavoriteFilterBody(Strict):
     """A filter to add to the caller's favourites."""
 
     filter: int
+
+
+class MoveParent(Strict):
+    """RequestMoveParent."""
+
+    project: int
+
+
+class MoveBody(Strict):
+    """RequestMoveLocation."""
+
+    parent: MoveParent

@@ -48,9 +48,12 @@ def created(new_id: int, location: str, extra: dict[str, Any] | None = None) -> 
     return json_response(body, status=201, headers={"Location": location})
 
 
-def updated() -> Response:
-    """200 ``meta.status`` OK: what PUT and PATCH answer."""
-    return json_response({"meta": {"status": "OK", "timestamp": _now()}})
+def updated(data: dict[str, Any] | None = None) -> Response:
+    """200 ``meta.status`` OK: what PUT and PATCH answer (``data`` for the few that report)."""
+    body: dict[str, Any] = {"meta": {"status": "OK", "timestamp": _now()}}
+    if data is not None:
+        body["data"] = data
+    return json_response(body)
 
 
 def deleted() -> Response:

@@ -12,7 +12,7 @@ from starlette.responses import Response
 from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import params, representations
-from plumbline.gateway.bodies import ItemBody, SyncedItemBody, TransitionBody
+from plumbline.gateway.bodies import ItemBody, MoveBody, SyncedItemBody, TransitionBody
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
 from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.items.v1 import items_pb2
@@ -252,3 +252,12 @@ async def transition(
         )
     )
     return created(id, view.location(f"items/{id}"))
+
+
+@router.put("/items/{id}/location", summary="Move an item with its children to another project")
+async def move_item(id: int, body: MoveBody, version: Version, gw: Gw, _c: Caller) -> Response:
+    reply = await gw.upstreams.items.MoveItemToProject(
+        items_pb2.MoveRequest(item=id, project=body.parent.project)
+    )
+    # The contract answers once the work started, with an id for it; here it is also done.
+    return updated({"workId": reply.work_id, "movedItems": list(reply.moved)})

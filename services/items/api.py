@@ -23,6 +23,7 @@ from plumbline.services.items.filters import Filters
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.items import ItemInput, Items, Search, search
 from plumbline.services.items.links import Links
+from plumbline.services.items.moves import Moves
 from plumbline.services.items.projects import ProjectInput, Projects
 from plumbline.services.items.relationships import Relationships
 from plumbline.services.items.releases import Releases
@@ -313,6 +314,7 @@ class ItemsServicer(
         self.sync = Sync(items, config)
         self.links = Links(items)
         self.filters = Filters(items.db)
+        self.moves = Moves(items)
 
     async def ListProjects(self, request: pb.ListProjectsRequest, context: Ctx) -> pb.ProjectPage:
         start, size = page_of(request.page)

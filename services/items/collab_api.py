@@ -15,6 +15,7 @@ from plumbline.services.items.config import Configuration, RuleSet
 from plumbline.services.items.filters import Filters
 from plumbline.services.items.items import Items
 from plumbline.services.items.links import Links
+from plumbline.services.items.moves import Moves
 from plumbline.services.items.releases import Releases
 from plumbline.services.items.sync import Sync
 from plumbline.services.items.tags import Tags
@@ -107,6 +108,7 @@ class CollaborationServicer:
     links: Links
     config: Configuration
     filters: Filters
+    moves: Moves
 
     async def ListFilters(self, request: pb.ListFiltersRequest, context: Any) -> pb.FilterPage:
         start, size = page_of(request.page)
@@ -148,6 +150,10 @@ class CollaborationServicer:
         rows = await self.items.get_many(ids) if ids else []
         messages = await self._messages(rows, request.dates_with_time)  # type: ignore[attr-defined]
         return pb.ItemPage(items=messages, page_info=_info(start, len(messages), total))
+
+    async def MoveItemToProject(self, request: pb.MoveRequest, context: Any) -> pb.MoveReply:
+        work_id, moved = await self.moves.to_project(request.item, request.project)
+        return pb.MoveReply(work_id=work_id, moved=moved)
 
     async def AddFavoriteFilter(self, request: core_pb2.Id, context: Any) -> core_pb2.Empty:
         await self.filters.favorite(request.id)

@@ -1,0 +1,129 @@
+"""Moving an item with its subtree to another project."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from sqlalchemy import select, update
+
+from plumbline.common.dates import utcnow
+from plumbline.common.errors import InvalidArgument
+from plumbline.common.events import Event
+from plumbline.services.items import tree
+from plumbline.services.items.items import Items, _caller
+from plumbline.services.items.models import (
+    comments,
+    item_releases,
+    item_tags,
+    items,
+    projects,
+    relationships,
+)
+
+
+class Moves:
+    """Cross-project moves (``PUT /items/{id}/location``)."""
+
+    def __init__(self, items_: Items) -> None:
+        self.items = items_
+
+    async def to_project(self, item_id: int, target: int) -> tuple[str, list[int]]:
+        """Moves the item and its subtree to the bottom of ``target``'s root.
+
+        The move is done by the time this returns; the work id is what the contract's
+        asynchronous answer carries. Moved items get document keys of the new project;
+        project-bound values (tags, releases) they had in the old project are dropped.
+        """
+        caller = _caller()
+        catalog = await self.items.config.catalog()
+        work_id = str(uuid.uuid4())
+        async with self.items.outbox.transaction() as session:
+            current = await self.items._active(session, item_id)
+            self.items._check_lock(current, caller)
+            row = (
+                await session.execute(
+                    select(projects.c.id, projects.c.is_folder, projects.c.project_key).where(
+                        projects.c.id == target
+                    )
+                )
+            ).first()
+            if row is None:
+                raise InvalidArgument(f"location.parent.project: no project with id {target}.")
+            if row.is_folder:
+                raise InvalidArgument(f"location.parent.project: project {target} is a folder.")
+            if target == current.project:
+                raise InvalidArgument(
+                    "The item is already in that project; move it inside a project with "
+                    "PUT /items/{id} and location.parent."
+                )
+            subtree = (
+                await session.execute(
+                    select(items).where(
+                        items.c.project == current.project,
+                        items.c.active.is_(True),
+                        (items.c.id == item_id)
+                        | items.c.sequence.startswith(current.sequence + "."),
+                    )
+                )
+            ).all()
+            moved = [r.id for r in subtree]
+            old_parent_sequence = await self.items._sequence_of(session, current.parent)
+            sort_order = await tree.next_sort_order(session, target, None)
+            new_root_sequence = tree.child_sequence(None, sort_order)
+            now = utcnow()
+            for member in subtree:
+                item_type = catalog.item_types.get(member.item_type)
+                number = await self.items._next_number(session, target, member.item_type)
+                fields: dict[str, Any] = json.loads(member.fields_json)
+                for f in item_type.fields if item_type else ():
+                    if f.field_type == "RELEASE":
+                        fields.pop(f.name, None)
+                relative = member.sequence[len(current.sequence) :]
+                type_key = item_type.type_key if item_type else "ITEM"
+                await session.execute(
+                    update(items)
+                    .where(items.c.id == member.id)
+                    .values(
+                        project=target,
+                        parent=None if member.id == item_id else member.parent,
+                        sort_order=sort_order if member.id == item_id else member.sort_order,
+                        sequence=new_root_sequence + relative,
+                        document_key=f"{row.project_key}-{type_key}-{number}",
+                        fields_json=json.dumps(fields),
+                        version=member.version + 1,
+                        modified_by=caller.user_id,
+                        modified_at=now,
+                        last_activity_at=now,
+                    )
+                )
+                await self.items.outbox.add(
+                    session,
+                    Event(
+                        "items.item.updated",
+                        actor=caller.user_id,
+                        project=target,
+                        object_ids=[member.id],
+                        version=member.version + 1,
+                        payload={
+                            "itemType": member.item_type,
+                            "name": member.name,
+                            "movedFrom": current.project,
+                        },
+                    ),
+                )
+            await session.execute(item_tags.delete().where(item_tags.c.item.in_(moved)))
+            await session.execute(item_releases.delete().where(item_releases.c.item.in_(moved)))
+            await session.execute(
+                update(comments).where(comments.c.item.in_(moved)).values(project=target)
+            )
+            await session.execute(
+                update(relationships)
+                .where(relationships.c.from_item.in_(moved))
+                .values(project=target)
+            )
+            await tree.close_gap(session, current.project, current.parent, old_parent_sequence)
+            await tree.renumber(session, current.project)
+            await tree.renumber(session, target)
+        return work_id, moved
