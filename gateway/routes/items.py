@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import orjson
@@ -261,3 +262,46 @@ async def move_item(id: int, body: MoveBody, version: Version, gw: Gw, _c: Calle
     )
     # The contract answers once the work started, with an id for it; here it is also done.
     return updated({"workId": reply.work_id, "movedItems": list(reply.moved)})
+
+
+MAX_BULK = 500
+
+
+@router.patch("/items", summary="Change many items with RFC 6902 operations")
+async def patch_items(request: Request, version: Version, gw: Gw, _c: Caller) -> Response:
+    """Body: ``[{"id": 12, "operations": [...]}, ...]``; each item succeeds or fails alone."""
+    raw = await request.body()
+    try:
+        entries = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError as exc:
+        raise InvalidArgument(f"The request body is not valid JSON ({exc}).") from None
+    if not isinstance(entries, list) or not entries:
+        raise InvalidArgument(
+            'The body must be a non-empty JSON array of {"id", "operations"} objects.'
+        )
+    if len(entries) > MAX_BULK:
+        raise InvalidArgument(
+            f"At most {MAX_BULK} items can be patched at once, got {len(entries)}."
+        )
+    patches = []
+    for number, entry in enumerate(entries):
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("id"), int)
+            or isinstance(entry.get("id"), bool)
+            or not isinstance(entry.get("operations"), list)
+            or set(entry) - {"id", "operations"}
+        ):
+            raise InvalidArgument(
+                f'entry {number} must be {{"id": <item id>, "operations": [<patch operations>]}}.'
+            )
+        patches.append(
+            items_pb2.PatchItemRequest(
+                id=entry["id"],
+                operations_json=orjson.dumps(entry["operations"]),
+                set_global_id_manually=global_id_manually(request),
+            )
+        )
+    reply = await gw.upstreams.items.PatchItems(items_pb2.PatchItemsRequest(patches=patches))
+    results = [{"id": r.id, "status": r.status, "message": r.message} for r in reply.results]
+    return updated({"workId": str(uuid.uuid4()), "results": results})

@@ -9,7 +9,7 @@ import grpc
 
 from plumbline.common.context import current_principal
 from plumbline.common.dates import format_datetime, parse_iso
-from plumbline.common.errors import InvalidArgument
+from plumbline.common.errors import InvalidArgument, PlumblineError
 from plumbline.common.rpc import page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
@@ -203,6 +203,18 @@ class ItemServicer:
         return pb.ItemPage(
             items=await self._messages(rows, request.dates_with_time), page_info=info
         )
+
+    async def PatchItems(self, request: pb.PatchItemsRequest, context: Ctx) -> pb.PatchItemsReply:
+        results = []
+        for patch in request.patches:
+            try:
+                await self.PatchItem(patch, context)
+                results.append(pb.PatchResult(id=patch.id, status=200, message="OK"))
+            except PlumblineError as exc:
+                results.append(
+                    pb.PatchResult(id=patch.id, status=exc.http_status, message=exc.message)
+                )
+        return pb.PatchItemsReply(results=results)
 
     async def DeleteItem(self, request: core_pb2.Id, context: Ctx) -> core_pb2.Empty:
         await self.items.delete(request.id)

@@ -442,3 +442,23 @@ def test_move_to_another_project(admin: httpx.Client, project: dict[str, Any]) -
     assert same.status_code == 400
     assert admin.put(f"/items/{stays}/location", json={"parent": {"project": 987654}}).status_code == 400
     assert admin.put(f"/items/{stays}/location", json={"parent": {"item": 1}}).status_code == 400
+
+
+def test_bulk_patch(admin: httpx.Client, project: dict[str, Any]) -> None:
+    first = _create(admin, project, "One")
+    second = _create(admin, project, "Two")
+    body = [
+        {"id": first, "operations": [{"op": "replace", "path": "/fields/name", "value": "One!"}]},
+        {"id": second, "operations": [{"op": "replace", "path": "/fields/nothing", "value": 1}]},
+        {"id": 987654, "operations": []},
+    ]
+    response = admin.patch("/items", json=body)
+    assert response.status_code == 200, response.text
+    results = {r["id"]: r for r in response.json()["data"]["results"]}
+    assert results[first]["status"] == 200
+    assert results[second]["status"] == 400 and "no such path" in results[second]["message"]
+    assert results[987654]["status"] == 404
+    assert admin.get(f"/items/{first}").json()["data"]["fields"]["name"] == "One!"
+    assert admin.get(f"/items/{second}").json()["data"]["fields"]["name"] == "Two"
+    for bad in ([], {"id": first}, [{"id": "x", "operations": []}], [{"id": first, "operations": [], "extra": 1}]):
+        assert admin.patch("/items", json=bad).status_code == 400
