@@ -351,3 +351,23 @@ class MoveBody(Strict):
     """RequestMoveLocation."""
 
     parent: MoveParent
+
+
+class CategoryBody(Strict):
+    """A new category path element."""
+
+    name: Name
+    parent: int | None = None
+
+
+class VisibilityBody(Strict):
+    """Whether a category path is shown."""
+
+    visible: bool
+
+
+class ItemCategoriesBody(Strict):
+    """Categories to apply to an item and to remove from it."""
+
+    add: list[int] = Field(default_factory=list)
+    remove: list[int] = Field(default_factory=list)

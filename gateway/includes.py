@@ -48,6 +48,7 @@ LINKS: dict[str, dict[str, str]] = {
     "links": {},
     "filters": {"data.author": "users", "data.specifiedProject": "projects"},
     "filtercounts": {},
+    "categories": {},
     "relationshiprulesets": {"data.rules.relationshipType": "relationshiptypes"},
     "workflowtransitions": {"data.newStatus": "picklistoptions"},
     "locations": {"data.parent.item": "items", "data.parent.project": "projects"},

@@ -13,6 +13,7 @@ from plumbline.gateway.middleware import GatewayMiddleware, Throttle
 from plumbline.gateway.routes import (
     abstractitems,
     activities,
+    categories,
     collaboration,
     configuration,
     credentials,
@@ -61,6 +62,7 @@ class GatewayModule(Module):
             abstractitems,
             itemextras,
             filters,
+            categories,
         ):
             app.include_router(module.router)
         docs.install(app)

@@ -14,6 +14,7 @@ from plumbline.common.rpc import page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
 from plumbline.items.v1 import items_pb2_grpc
+from plumbline.services.items.categories import Categories
 from plumbline.services.items.collab_api import CollaborationServicer
 from plumbline.services.items.comments import Comments
 from plumbline.services.items.config import Catalog, Configuration
@@ -327,6 +328,7 @@ class ItemsServicer(
         self.links = Links(items)
         self.filters = Filters(items.db)
         self.moves = Moves(items)
+        self.categories = Categories(items.db)
 
     async def ListProjects(self, request: pb.ListProjectsRequest, context: Ctx) -> pb.ProjectPage:
         start, size = page_of(request.page)

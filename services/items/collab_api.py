@@ -10,6 +10,7 @@ from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.rpc import page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
+from plumbline.services.items.categories import Categories
 from plumbline.services.items.comments import Comments
 from plumbline.services.items.config import Configuration, RuleSet
 from plumbline.services.items.filters import Filters
@@ -109,6 +110,7 @@ class CollaborationServicer:
     config: Configuration
     filters: Filters
     moves: Moves
+    categories: Categories
 
     async def ListFilters(self, request: pb.ListFiltersRequest, context: Any) -> pb.FilterPage:
         start, size = page_of(request.page)
@@ -154,6 +156,38 @@ class CollaborationServicer:
     async def MoveItemToProject(self, request: pb.MoveRequest, context: Any) -> pb.MoveReply:
         work_id, moved = await self.moves.to_project(request.item, request.project)
         return pb.MoveReply(work_id=work_id, moved=moved)
+
+    async def ListCategories(
+        self, request: pb.ListCategoriesRequest, context: Any
+    ) -> pb.CategoryPage:
+        start, size = page_of(request.page)
+        item = request.item if request.HasField("item") else None
+        records, total = await self.categories.page(item, start, size)
+        messages = []
+        for record in records:
+            message = pb.Category(
+                id=record["id"], name=record["name"], path=record["path"], visible=record["visible"]
+            )
+            if record["parent"] is not None:
+                message.parent = record["parent"]
+            messages.append(message)
+        return pb.CategoryPage(categories=messages, page_info=_info(start, len(messages), total))
+
+    async def CreateCategory(self, request: pb.CategoryInput, context: Any) -> core_pb2.Created:
+        parent = request.parent if request.HasField("parent") else None
+        return core_pb2.Created(id=await self.categories.create(request.name, parent))
+
+    async def SetCategoryVisibility(
+        self, request: pb.CategoryInput, context: Any
+    ) -> core_pb2.Empty:
+        await self.categories.set_visible(request.id, request.visible)
+        return core_pb2.Empty()
+
+    async def ChangeItemCategories(
+        self, request: pb.ItemCategoriesRequest, context: Any
+    ) -> core_pb2.Empty:
+        await self.categories.change_item(request.item, list(request.add), list(request.remove))
+        return core_pb2.Empty()
 
     async def AddFavoriteFilter(self, request: core_pb2.Id, context: Any) -> core_pb2.Empty:
         await self.filters.favorite(request.id)

@@ -295,4 +295,21 @@ favorite_filters = Table(
     Column("filter", ID, ForeignKey("filters.id", ondelete="CASCADE"), primary_key=True),
 )
 
+categories = Table(
+    "categories",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("name", String(255), nullable=False),
+    Column("parent", ID, ForeignKey("categories.id"), nullable=True),
+    Column("visible", Boolean, nullable=False, default=True),
+    UniqueConstraint("parent", "name", name="uq_category_name"),
+)
+
+item_categories = Table(
+    "item_categories",
+    metadata,
+    Column("item", BigInteger, primary_key=True),
+    Column("category", ID, ForeignKey("categories.id"), primary_key=True, index=True),
+)
+
 outbox = outbox_table(metadata)

@@ -420,11 +420,22 @@ def test_move_to_another_project(admin: httpx.Client, project: dict[str, Any]) -
     top = _create(admin, project, "Moving")
     child = _create(admin, project, "Comes along", parent=top)
     stays = _create(admin, project, "Stays")
-    tag = admin.post("/tags", json={"name": unique("t"), "project": project["id"]}).json()["meta"]["id"]
+    tag = admin.post("/tags", json={"name": unique("t"), "project": project["id"]}).json()["meta"][
+        "id"
+    ]
     admin.post(f"/items/{child}/tags", json={"tag": tag})
     key = unique("MV").upper()
-    target = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}}).json()["meta"]["id"]
-    existing = admin.post("/items", json={"project": target, "itemType": project["types"]["REQ"]["id"], "fields": {"name": "Already there"}})
+    target = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}}).json()[
+        "meta"
+    ]["id"]
+    existing = admin.post(
+        "/items",
+        json={
+            "project": target,
+            "itemType": project["types"]["REQ"]["id"],
+            "fields": {"name": "Already there"},
+        },
+    )
     assert existing.status_code == 201
     response = admin.put(f"/items/{top}/location", json={"parent": {"project": target}})
     assert response.status_code == 200, response.text
@@ -435,12 +446,17 @@ def test_move_to_another_project(admin: httpx.Client, project: dict[str, Any]) -
     assert moved["project"] == target and moved["location"]["parent"] == {"project": target}
     assert moved["location"]["sequence"] == "2" and moved["documentKey"].startswith(f"{key}-REQ-")
     assert admin.get(f"/items/{child}").json()["data"]["location"]["sequence"] == "2.1"
-    assert admin.get(f"/items/{child}/tags").json()["data"] == [], "tags of the old project are dropped"
+    assert admin.get(f"/items/{child}/tags").json()["data"] == [], (
+        "tags of the old project are dropped"
+    )
     assert _tree(admin, project) == [("Stays", "1", 0)]
     assert admin.get(f"/items/{stays}").json()["data"]["project"] == project["id"]
     same = admin.put(f"/items/{stays}/location", json={"parent": {"project": project["id"]}})
     assert same.status_code == 400
-    assert admin.put(f"/items/{stays}/location", json={"parent": {"project": 987654}}).status_code == 400
+    assert (
+        admin.put(f"/items/{stays}/location", json={"parent": {"project": 987654}}).status_code
+        == 400
+    )
     assert admin.put(f"/items/{stays}/location", json={"parent": {"item": 1}}).status_code == 400
 
 
@@ -460,5 +476,10 @@ def test_bulk_patch(admin: httpx.Client, project: dict[str, Any]) -> None:
     assert results[987654]["status"] == 404
     assert admin.get(f"/items/{first}").json()["data"]["fields"]["name"] == "One!"
     assert admin.get(f"/items/{second}").json()["data"]["fields"]["name"] == "Two"
-    for bad in ([], {"id": first}, [{"id": "x", "operations": []}], [{"id": first, "operations": [], "extra": 1}]):
+    for bad in (
+        [],
+        {"id": first},
+        [{"id": "x", "operations": []}],
+        [{"id": first, "operations": [], "extra": 1}],
+    ):
         assert admin.patch("/items", json=bad).status_code == 400

@@ -1,0 +1,86 @@
+"""Category paths (``/rest/labs`` only)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends
+from starlette.requests import Request
+from starlette.responses import Response
+
+from plumbline.gateway.bodies import CategoryBody, ItemCategoriesBody, VisibilityBody
+from plumbline.gateway.deps import Caller, Gw, Paging, View, labs_version
+from plumbline.gateway.envelope import created, updated
+from plumbline.items.v1 import items_pb2
+
+router = APIRouter(prefix="/rest/{version}", tags=["categories"])
+
+Labs = Depends(labs_version)
+
+
+async def _page(
+    request: Request, gw: Gw, version: str, message: items_pb2.ListCategoriesRequest
+) -> Response:
+    view = View(request, gw, version, "categories")
+    reply = await gw.upstreams.items.ListCategories(message)
+    data = []
+    for c in reply.categories:
+        record = {
+            "id": c.id,
+            "name": c.name,
+            "path": c.path,
+            "visible": c.visible,
+            "type": "categories",
+        }
+        if c.HasField("parent"):
+            record["parent"] = c.parent
+        data.append(record)
+    return await view.many(data, reply.page_info)
+
+
+@router.get("/categories", summary="List category paths (labs)")
+async def list_categories(
+    request: Request, gw: Gw, page: Paging, _c: Caller, version: str = Labs
+) -> Response:
+    return await _page(request, gw, version, items_pb2.ListCategoriesRequest(page=page.message()))
+
+
+@router.post("/categories", status_code=201, summary="Create a category (labs)")
+async def create_category(
+    request: Request, body: CategoryBody, gw: Gw, _c: Caller, version: str = Labs
+) -> Response:
+    view = View(request, gw, version, "categories")
+    message = items_pb2.CategoryInput(name=body.name)
+    if body.parent is not None:
+        message.parent = body.parent
+    reply = await gw.upstreams.items.CreateCategory(message)
+    return created(reply.id, view.location("categories"))
+
+
+@router.put("/categories/{categoryPathId}/visibility", summary="Show or hide a category (labs)")
+async def visibility(
+    categoryPathId: int, body: VisibilityBody, gw: Gw, _c: Caller, version: str = Labs
+) -> Response:
+    await gw.upstreams.items.SetCategoryVisibility(
+        items_pb2.CategoryInput(id=categoryPathId, visible=body.visible)
+    )
+    return updated()
+
+
+@router.get("/items/{itemId}/categories", summary="An item's categories (labs)")
+async def item_categories(
+    request: Request, itemId: int, gw: Gw, page: Paging, _c: Caller, version: str = Labs
+) -> Response:
+    message = items_pb2.ListCategoriesRequest(item=itemId, page=page.message())
+    return await _page(request, gw, version, message)
+
+
+@router.post(
+    "/items/{itemId}/categories", status_code=201, summary="Apply or remove categories (labs)"
+)
+async def change_item_categories(
+    request: Request, itemId: int, body: ItemCategoriesBody, gw: Gw, _c: Caller, version: str = Labs
+) -> Response:
+    view = View(request, gw, version, "categories")
+    await gw.upstreams.items.ChangeItemCategories(
+        items_pb2.ItemCategoriesRequest(item=itemId, add=body.add, remove=body.remove)
+    )
+    return created(itemId, view.location(f"items/{itemId}/categories"))

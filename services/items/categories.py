@@ -1,0 +1,165 @@
+"""Category paths (labs): a tree of categories that can be applied to items."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+
+from plumbline.common.context import current_principal
+from plumbline.common.db import Database, affected, insert_id, unique_violation
+from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
+from plumbline.services.items.models import categories, item_categories, items
+
+
+def _admin() -> None:
+    principal = current_principal()
+    if principal is None or not principal.is_admin:
+        raise PermissionDenied("Only organization administrators may change category paths.")
+
+
+def _paths(rows: list[Any]) -> dict[int, str]:
+    by_id = {r.id: r for r in rows}
+    paths: dict[int, str] = {}
+
+    def path(row: Any) -> str:
+        if row.id not in paths:
+            parent = by_id.get(row.parent) if row.parent is not None else None
+            paths[row.id] = f"{path(parent)}/{row.name}" if parent is not None else row.name
+        return paths[row.id]
+
+    for row in rows:
+        path(row)
+    return paths
+
+
+class Categories:
+    """Category rules and storage."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def page(
+        self, item: int | None, start_at: int, max_results: int
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Every category path, or the ones applied to an item, in path order."""
+        if current_principal() is None:
+            raise PermissionDenied("This call needs an authenticated user.")
+        async with self.db.read() as session:
+            rows = list((await session.execute(select(categories))).all())
+            applied: set[int] | None = None
+            if item is not None:
+                active = await session.scalar(
+                    select(items.c.id).where(items.c.id == item, items.c.active.is_(True))
+                )
+                if active is None:
+                    raise NotFound(f"No item with id {item}.")
+                applied = set(
+                    (
+                        await session.scalars(
+                            select(item_categories.c.category).where(item_categories.c.item == item)
+                        )
+                    ).all()
+                )
+        paths = _paths(rows)
+        records = sorted(
+            (
+                {
+                    "id": r.id,
+                    "name": r.name,
+                    "parent": r.parent,
+                    "path": paths[r.id],
+                    "visible": r.visible,
+                }
+                for r in rows
+                if applied is None or r.id in applied
+            ),
+            key=lambda c: c["path"],
+        )
+        return records[start_at : start_at + max_results], len(records)
+
+    async def create(self, name: str, parent: int | None) -> int:
+        """``POST /categories``."""
+        _admin()
+        if not name.strip() or "/" in name:
+            raise InvalidArgument("name must not be empty or contain '/'.")
+        try:
+            async with self.db.transaction() as session:
+                if (
+                    parent is not None
+                    and (
+                        await session.scalar(
+                            select(categories.c.id).where(categories.c.id == parent)
+                        )
+                    )
+                    is None
+                ):
+                    raise InvalidArgument(f"parent: no category with id {parent}.")
+                duplicate = select(categories.c.id).where(categories.c.name == name.strip())
+                duplicate = duplicate.where(
+                    categories.c.parent.is_(None)
+                    if parent is None
+                    else categories.c.parent == parent
+                )
+                if await session.scalar(duplicate) is not None:
+                    raise AlreadyExists(f"A category named {name.strip()!r} already exists there.")
+                return await insert_id(
+                    session,
+                    categories.insert().values(name=name.strip(), parent=parent, visible=True),
+                )
+        except IntegrityError as exc:
+            if unique_violation(exc):
+                raise AlreadyExists(
+                    f"A category named {name.strip()!r} already exists there."
+                ) from None
+            raise
+
+    async def set_visible(self, category: int, visible: bool) -> None:
+        """``PUT /categories/{id}/visibility``."""
+        _admin()
+        async with self.db.transaction() as session:
+            changed = await affected(
+                session,
+                update(categories).where(categories.c.id == category).values(visible=visible),
+            )
+        if changed == 0:
+            raise NotFound(f"No category with id {category}.")
+
+    async def change_item(self, item: int, add: list[int], remove: list[int]) -> None:
+        """``POST /items/{id}/categories``: applies and removes categories."""
+        if current_principal() is None:
+            raise PermissionDenied("This call needs an authenticated user.")
+        if not add and not remove:
+            raise InvalidArgument("Give categories to add or remove.")
+        async with self.db.transaction() as session:
+            active = await session.scalar(
+                select(items.c.id).where(items.c.id == item, items.c.active.is_(True))
+            )
+            if active is None:
+                raise NotFound(f"No item with id {item}.")
+            known = set(
+                (
+                    await session.scalars(
+                        select(categories.c.id).where(categories.c.id.in_(add + remove))
+                    )
+                ).all()
+            )
+            unknown = sorted(set(add + remove) - known)
+            if unknown:
+                raise InvalidArgument(f"No category with id {', '.join(map(str, unknown))}.")
+            current = set(
+                (
+                    await session.scalars(
+                        select(item_categories.c.category).where(item_categories.c.item == item)
+                    )
+                ).all()
+            )
+            for category in sorted(set(add) - current):
+                await session.execute(item_categories.insert().values(item=item, category=category))
+            if remove:
+                await session.execute(
+                    item_categories.delete().where(
+                        item_categories.c.item == item, item_categories.c.category.in_(remove)
+                    )
+                )
