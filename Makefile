@@ -44,7 +44,7 @@ lint: setup ## ruff and mypy
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
 
 bench: setup ## benchmarks (TOPOLOGY=embedded|distributed)
-	$(PY) -m bench --topology $${TOPOLOGY:-embedded}
+	$(PY) -m bench --topology $${TOPOLOGY:-embedded} --size $${SIZE:-normal}
 
 browser: ## install Chromium for the docs UI browser test if it is missing
 	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)

@@ -149,6 +149,9 @@ class Items:
         try:
             async with self.outbox.transaction() as session:
                 project, parent = await self._placement(session, data)
+                await tree.lock_project(session, project)
+                if parent is not None:
+                    parent = await self._active(session, parent.id)  # current after the lock
                 project_key = await session.scalar(
                     select(projects.c.project_key).where(projects.c.id == project)
                 )
@@ -293,6 +296,7 @@ class Items:
         caller = _caller()
         catalog = await self.config.catalog()
         async with self.outbox.transaction() as session:
+            await self._lock_tree_of(session, item_id)
             current = await self._active(session, item_id)
             self._check_lock(current, caller)
             await self._write(session, catalog, current, data, caller)
@@ -304,6 +308,7 @@ class Items:
         caller = _caller()
         catalog = await self.config.catalog()
         async with self.outbox.transaction() as session:
+            await self._lock_tree_of(session, item_id)
             current = await self._active(session, item_id)
             self._check_lock(current, caller)
             document = self.request_object(current)
@@ -461,6 +466,11 @@ class Items:
         await tree.move_subtree_sequences(session, current.project, parked, new_sequence)
         await tree.renumber(session, current.project)
 
+    async def _lock_tree_of(self, session: AsyncSession, item_id: int) -> None:
+        project = await session.scalar(select(items.c.project).where(items.c.id == item_id))
+        if project is not None:
+            await tree.lock_project(session, int(project))
+
     async def _sequence_of(self, session: AsyncSession, item_id: int | None) -> str | None:
         if item_id is None:
             return None
@@ -471,6 +481,7 @@ class Items:
         caller = _caller()
         catalog = await self.config.catalog()
         async with self.outbox.transaction() as session:
+            await self._lock_tree_of(session, item_id)
             current = await self._active(session, item_id)
             self._check_lock(current, caller)
             now = utcnow()

@@ -40,6 +40,10 @@ class Moves:
         catalog = await self.items.config.catalog()
         work_id = str(uuid.uuid4())
         async with self.items.outbox.transaction() as session:
+            source = await session.scalar(select(items.c.project).where(items.c.id == item_id))
+            # Both projects, in id order, so two opposite moves cannot deadlock.
+            for project in sorted({int(source or target), target}):
+                await tree.lock_project(session, project)
             current = await self.items._active(session, item_id)
             self.items._check_lock(current, caller)
             row = (

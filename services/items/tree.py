@@ -13,9 +13,22 @@ from typing import Any
 from sqlalchemy import and_, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbline.services.items.models import items
+from plumbline.services.items.models import items, projects
 
 GAP = 1024
+
+
+async def lock_project(session: AsyncSession, project: int) -> None:
+    """Serialises tree changes within a project for the rest of the transaction.
+
+    A no-op UPDATE of the project row: on PostgreSQL it takes the row lock; on SQLite it
+    opens the write transaction, so everything read after it is current. Sort orders,
+    global orders and document-key counters are read and then written, so concurrent
+    writers in one project must not interleave.
+    """
+    await session.execute(
+        update(projects).where(projects.c.id == project).values(version=projects.c.version)
+    )
 
 
 def child_sequence(parent_sequence: str | None, sort_order: int) -> str:

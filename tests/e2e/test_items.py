@@ -483,3 +483,36 @@ def test_bulk_patch(admin: httpx.Client, project: dict[str, Any]) -> None:
         [{"id": first, "operations": [], "extra": 1}],
     ):
         assert admin.patch("/items", json=bad).status_code == 400
+
+
+def test_concurrent_creates_keep_keys_and_order_unique(
+    admin: httpx.Client, project: dict[str, Any], system
+) -> None:  # type: ignore[no-untyped-def]
+    import concurrent.futures
+
+    parent = _create(admin, project, "Busy parent")
+
+    def create(n: int) -> int:
+        with httpx.Client(
+            base_url=f"{system.url}/rest/v1", auth=("admin", system.admin_password), timeout=60
+        ) as client:
+            response = client.post(
+                "/items",
+                json={
+                    "project": project["id"],
+                    "itemType": project["types"]["REQ"]["id"],
+                    "location": {"parent": {"item": parent}},
+                    "fields": {"name": f"c{n}"},
+                },
+            )
+            assert response.status_code == 201, response.text
+            return int(response.json()["meta"]["id"])
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        ids = list(pool.map(create, range(24)))
+    children = admin.get(f"/items/{parent}/children", params={"maxResults": 50}).json()["data"]
+    assert sorted(c["id"] for c in children) == sorted(ids)
+    assert sorted(c["location"]["sortOrder"] for c in children) == list(range(24))
+    assert len({c["documentKey"] for c in children}) == 24
+    orders = [c["location"]["globalSortOrder"] for c in children]
+    assert len(set(orders)) == 24

@@ -1,0 +1,1 @@
+"""``make bench``: throughput, latency and growth against the stack's own limit."""

@@ -1,0 +1,299 @@
+"""``make bench``: seeds, drives load from a separate process, prints and saves the table.
+
+python -m bench [--topology embedded|distributed] [--size normal|large]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.seed import Seeder
+from tests.e2e.harness import cleanup_distributed, start_distributed, start_embedded
+
+RESULTS = Path(__file__).parent / "results"
+SIZES = {"normal": (2_000, 20_000), "large": (2_000, 20_000, 200_000)}
+REQUESTS = {1: 300, 32: 1500}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _drive(
+    url: str,
+    path: str,
+    concurrency: int,
+    ids: Path,
+    method: str = "GET",
+    body: str | None = None,
+    auth: str | None = None,
+) -> dict[str, float]:
+    command = [
+        sys.executable,
+        "-m",
+        "bench.load",
+        "--url",
+        url,
+        "--path",
+        path,
+        "--method",
+        method,
+        "--concurrency",
+        str(concurrency),
+        "--requests",
+        str(REQUESTS[concurrency]),
+        "--ids",
+        str(ids),
+    ]
+    if body:
+        command += ["--body", body]
+    if auth:
+        command += ["--authorization", auth]
+    result = subprocess.run(command, capture_output=True, text=True, check=True, timeout=600)
+    return dict(json.loads(result.stdout))
+
+
+def _operations(
+    data: Any, basic: str, bearer: str
+) -> list[tuple[str, str, str, str | None, str, bool]]:
+    """(name, method, path, body, authorization, read?)"""
+    big = data.big_project
+    req_type = data.req_type
+    return [
+        ("GET /users/current (Basic)", "GET", "/rest/v1/users/current", None, basic, True),
+        ("GET /users/current (Bearer)", "GET", "/rest/v1/users/current", None, bearer, True),
+        ("GET /items/{id}", "GET", "/rest/v1/items/{id}", None, basic, True),
+        (
+            "GET /items/{id} +include",
+            "GET",
+            "/rest/v1/items/{id}?include=data.createdBy&include=data.itemType",
+            None,
+            basic,
+            True,
+        ),
+        (
+            "GET /items?project first page",
+            "GET",
+            f"/rest/v1/items?project={big}",
+            None,
+            basic,
+            True,
+        ),
+        (
+            "GET /items?project startAt=10000",
+            "GET",
+            f"/rest/v1/items?project={big}&startAt=10000",
+            None,
+            basic,
+            True,
+        ),
+        (
+            "GET /abstractitems?contains=",
+            "GET",
+            "/rest/v1/abstractitems?contains=export&maxResults=20",
+            None,
+            basic,
+            True,
+        ),
+        (
+            "GET /relationships?project",
+            "GET",
+            f"/rest/v1/relationships?project={big}",
+            None,
+            basic,
+            True,
+        ),
+        (
+            "POST /items",
+            "POST",
+            "/rest/v1/items",
+            json.dumps(
+                {
+                    "project": big,
+                    "itemType": req_type,
+                    "location": {"parent": {"item": data.folder}},
+                    "fields": {"name": "Bench {n}"},
+                }
+            ),
+            basic,
+            False,
+        ),
+        (
+            "PATCH /items/{id}",
+            "PATCH",
+            "/rest/v1/items/{id}",
+            json.dumps([{"op": "replace", "path": "/fields/description", "value": "changed {n}"}]),
+            basic,
+            False,
+        ),
+    ]
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    header = f"{'operation':42} {'size':>7} {'c':>3} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'err':>4} {'x bare':>7} {'drv cpu':>7}"
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        lines.append(
+            f"{r['operation']:42} {r['size']:>7} {r['concurrency']:>3} {r['rps']:>8.0f} {r['p50_ms']:>8.2f} "
+            f"{r['p99_ms']:>8.2f} {r['errors']:>4} {r.get('ratio_to_bare', 0):>7.2f} {r['driver_cpu']:>7.2f}"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="bench")
+    parser.add_argument(
+        "--topology",
+        choices=["embedded", "distributed"],
+        default=os.environ.get("TOPOLOGY", "embedded"),
+    )
+    parser.add_argument("--size", choices=list(SIZES), default=os.environ.get("SIZE", "normal"))
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="plumbline-bench-"))
+    started = time.monotonic()
+    system = start_embedded(workdir) if args.topology == "embedded" else start_distributed(workdir)
+    bare_process = None
+    rows: list[dict[str, Any]] = []
+    try:
+        items_port = next(p for p in system.processes if p.name in ("all", "items")).grpc_port
+        basic = "Basic " + base64.b64encode(f"admin:{system.admin_password}".encode()).decode()
+        creds = httpx.post(
+            f"{system.url}/rest/labs/users/current/apicredentials",
+            json={"name": "bench"},
+            auth=("admin", system.admin_password),
+        ).json()["data"]
+        token = httpx.post(
+            f"{system.url}/rest/oauth/token",
+            data={"grant_type": "client_credentials"},
+            auth=(creds["clientId"], creds["clientSecret"]),
+        ).json()["access_token"]
+        bearer = f"Bearer {token}"
+
+        # The gRPC channel binds to the loop that is current when it is made.
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        seeder = Seeder(f"127.0.0.1:{items_port}")
+        loop.run_until_complete(seeder.start())
+        env = system.env
+        items_url = env.get("PLUMBLINE_DATABASE_URL", "").replace("{service}", "items") or (
+            f"sqlite+aiosqlite:///{Path(env['PLUMBLINE_DATA_DIR']).resolve()}/items.db"
+        )
+        bare_port = _free_port()
+        bare_process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.bare",
+                "--database-url",
+                items_url,
+                "--port",
+                str(bare_port),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"http://127.0.0.1:{bare_port}/bare/items/1", timeout=1)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+
+        class Data:
+            big_project = seeder.data.big_project
+            req_type = seeder.types["REQ"]
+            folder = seeder.folders[seeder.data.big_project][0]
+
+        for size in SIZES[args.size]:
+            seed_started = time.monotonic()
+            loop.run_until_complete(seeder.grow_to(size))
+            print(
+                f"seeded {seeder.data.items} items, {seeder.data.relationships} relationships "
+                f"in {time.monotonic() - seed_started:.0f}s",
+                flush=True,
+            )
+            ids = workdir / "ids.json"
+            ids.write_text(json.dumps(seeder.data.leaves[-2000:]))
+            bare = {
+                c: _drive(f"http://127.0.0.1:{bare_port}", "/bare/items/{id}", c, ids)
+                for c in REQUESTS
+            }
+            for c, result in bare.items():
+                rows.append(
+                    {
+                        "operation": "bare endpoint (same stack, same row)",
+                        "size": size,
+                        "concurrency": c,
+                        **result,
+                        "ratio_to_bare": 1.0,
+                    }
+                )
+            for name, method, path, body, auth, read in _operations(Data, basic, bearer):
+                if not read and size != SIZES[args.size][-1]:
+                    continue
+                if "startAt=10000" in path and size < 12_000:
+                    continue
+                for c in REQUESTS:
+                    result = _drive(system.url, path, c, ids, method, body, auth)
+                    rows.append(
+                        {
+                            "operation": name,
+                            "size": size,
+                            "concurrency": c,
+                            **result,
+                            "ratio_to_bare": result["rps"] / bare[c]["rps"]
+                            if bare[c]["rps"]
+                            else 0.0,
+                        }
+                    )
+            print(_table([r for r in rows if r["size"] == size]), flush=True)
+        loop.run_until_complete(seeder.close())
+        loop.close()
+    finally:
+        if bare_process is not None:
+            bare_process.terminate()
+        system.stop()
+        if args.topology == "distributed":
+            cleanup_distributed(system)
+    RESULTS.mkdir(exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    out = RESULTS / f"{stamp}-{args.topology}.json"
+    out.write_text(
+        json.dumps(
+            {
+                "topology": args.topology,
+                "size": args.size,
+                "machine": {
+                    "cpus": os.cpu_count(),
+                    "python": platform.python_version(),
+                    "platform": platform.platform(),
+                },
+                "seconds": time.monotonic() - started,
+                "rows": rows,
+            },
+            indent=1,
+        )
+    )
+    print(f"\nresults: {out} ({time.monotonic() - started:.0f}s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""A realistic data set through items' own gRPC API (the code path behind the REST API)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+
+from plumbline.common.context import ORG_ADMIN, Principal, principal_var
+from plumbline.common.rpc import ServiceClient
+from plumbline.core.v1 import core_pb2
+from plumbline.items.v1 import items_pb2, items_pb2_grpc
+
+PARALLEL = 8
+
+
+@dataclass
+class DataSet:
+    """What the seed made."""
+
+    projects: list[int] = field(default_factory=list)
+    big_project: int = 0
+    leaves: list[int] = field(default_factory=list)
+    items: int = 0
+    relationships: int = 0
+
+
+class Seeder:
+    """Grows the data set in steps (2,000 items, then 20,000...)."""
+
+    def __init__(self, items_address: str) -> None:
+        # Every task the loop starts from here on calls as the organization admin.
+        principal_var.set(Principal(1, "admin", frozenset({ORG_ADMIN})))
+        self.client = ServiceClient("items", items_address, items_pb2_grpc.ItemsStub)
+        self.data = DataSet()
+        self.types: dict[str, int] = {}
+        self.folders: dict[int, list[int]] = {}
+
+    async def start(self) -> None:
+        reply = await self.client.ListItemTypes(
+            items_pb2.ListItemTypesRequest(page=core_pb2.Page(start_at=0, max_results=50))
+        )
+        self.types = {t.type_key: t.id for t in reply.item_types}
+        # One big project (for deep pages) and two smaller ones.
+        for key in ("BIG", "ALPHA", "BETA"):
+            created = await self.client.CreateProject(
+                items_pb2.ProjectInput(
+                    project_key=key, fields_json=json.dumps({"name": key}).encode()
+                )
+            )
+            self.data.projects.append(created.id)
+        self.data.big_project = self.data.projects[0]
+        for project in self.data.projects:
+            folders = []
+            for r in range(4):
+                root = await self._item(project, None, "FLD", f"Area {r}")
+                for s in range(5):
+                    folders.append(await self._item(project, root, "FLD", f"Area {r}.{s}"))
+            self.folders[project] = folders
+            for t in range(10):
+                await self.client.CreateTag(items_pb2.TagInput(name=f"tag{t}", project=project))
+
+    async def _item(self, project: int, parent: int | None, type_key: str, name: str) -> int:
+        message = items_pb2.ItemInput(
+            project=project,
+            item_type=self.types[type_key],
+            fields_json=json.dumps(
+                {"name": name, "description": f"<p>{name} shall work.</p>"}
+            ).encode(),
+        )
+        if parent is not None:
+            message.parent_item = parent
+        created = await self.client.CreateItem(message)
+        self.data.items += 1
+        return int(created.id)
+
+    async def grow_to(self, total: int) -> None:
+        """Adds requirements (70% in the big project) until ``total`` items exist."""
+        semaphore = asyncio.Semaphore(PARALLEL)
+
+        async def one(n: int) -> None:
+            project = self.data.projects[0] if n % 10 < 7 else self.data.projects[1 + n % 2]
+            folders = self.folders[project]
+            async with semaphore:
+                leaf = await self._item(
+                    project, folders[n % len(folders)], "REQ", f"Requirement {n} login export"
+                )
+                self.data.leaves.append(leaf)
+                if n % 2 == 0 and len(self.data.leaves) > 2:
+                    await self.client.CreateRelationship(
+                        items_pb2.RelationshipInput(from_item=self.data.leaves[-2], to_item=leaf)
+                    )
+                    self.data.relationships += 1
+                if n % 10 == 0:
+                    await self.client.CreateComment(
+                        items_pb2.CommentInput(
+                            text=f"Comment on {n}", comment_type="GENERAL", item=leaf
+                        )
+                    )
+
+        start = self.data.items
+        await asyncio.gather(*(one(n) for n in range(start, total)))
+
+    async def close(self) -> None:
+        await self.client.close()
