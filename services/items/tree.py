@@ -57,11 +57,15 @@ async def _subtree_end(session: AsyncSession, project: int, parent: Any) -> int:
     query = select(func.max(items.c.global_sort_order)).where(
         items.c.project == project, items.c.active.is_(True)
     )
-    if parent is not None:
-        query = query.where(
-            (items.c.id == parent.id) | items.c.sequence.startswith(parent.sequence + ".")
-        )
-    return int(await session.scalar(query) or 0)
+    if parent is None:
+        return int(await session.scalar(query) or 0)
+    # Descendants' sequences sort between "<seq>." and "<seq>/" ("/" follows "."), a range
+    # the (project, sequence) index answers without a scan.
+    prefix = parent.sequence + "."
+    below = await session.scalar(
+        query.where(items.c.sequence >= prefix, items.c.sequence < parent.sequence + "/")
+    )
+    return max(int(parent.global_sort_order), int(below or 0))
 
 
 async def global_order_for_new(session: AsyncSession, project: int, parent: Any) -> int:
