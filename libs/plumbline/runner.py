@@ -130,6 +130,25 @@ async def run(settings: Settings, targets: tuple[str, ...]) -> None:
         if settings.ready_file is not None:
             with contextlib.suppress(FileNotFoundError):
                 settings.ready_file.unlink()
+        await _cancel_leftovers()
+
+
+async def _cancel_leftovers(timeout: float = 5.0) -> None:
+    """Everything is closed by now; a task that ignores cancellation must not keep the
+    process alive, so after ``timeout`` the process exits without it."""
+    current = asyncio.current_task()
+    leftovers = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
+    for task in leftovers:
+        task.cancel()
+    if not leftovers:
+        return
+    _done, pending = await asyncio.wait(leftovers, timeout=timeout)
+    if pending:
+        names = ", ".join(sorted(t.get_name() for t in pending))
+        log.error("exiting with %d task(s) that did not stop: %s", len(pending), names)
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(0)
 
 
 def _announce(
