@@ -97,5 +97,10 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def unexpected(_request: Request, exc: Exception) -> Response:
+        if isinstance(exc, ValueError) and "out of range" in str(exc).lower():
+            # Protobuf refuses a number that does not fit the 64-bit field it is sent in.
+            return error(
+                400, "A number in the request is out of range: at most 9223372036854775807."
+            )
         log.exception("unhandled error")
         return error(500, "The server could not complete the request.")

@@ -153,6 +153,16 @@ def test_nul_characters_are_refused(admin: httpx.Client) -> None:
     _error(admin.post("/users", json=USER | {"title": "a\u0000b"}), 400, "title", "NUL")
 
 
+def test_numbers_beyond_64_bits(admin: httpx.Client) -> None:
+    huge = 2**70
+    _error(admin.get(f"/users/{huge}"), 400, "9223372036854775807")
+    _error(admin.get(f"/items/{huge}"), 400, "9223372036854775807")
+    _error(
+        admin.post("/usergroups", json={"name": "g", "project": huge}), 400, "9223372036854775807"
+    )
+    _error(admin.get("/items", params={"project": huge}), 400, "9223372036854775807")
+
+
 def test_no_500_for_odd_but_legal_requests(admin: httpx.Client) -> None:
     odd = [
         admin.get("/users?startAt=99999999"),
