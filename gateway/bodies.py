@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated, Any, Literal
 
+from annotated_types import Interval
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=255)]
@@ -11,6 +13,8 @@ Short = Annotated[str, StringConstraints(max_length=255)]
 Phone = Annotated[str, StringConstraints(max_length=64)]
 Email = Annotated[str, StringConstraints(max_length=255, pattern=r"^[^@\s]+@[^@\s]+$")]
 Text = Annotated[str, StringConstraints(max_length=65535)]
+# Ids travel to the services as int64: anything larger is a 400, not a 500.
+RecordId = Annotated[int, Interval(ge=-(2**63), le=2**63 - 1)]
 
 LicenseType = Literal[
     "NAMED",
@@ -69,7 +73,7 @@ class UserUpdate(Strict):
     title: Short | None = None
     location: Short | None = None
     password: str | None = None
-    id: int | None = None
+    id: RecordId | None = None
     type: str | None = None
     active: bool | None = None
     avatarUrl: str | None = None
@@ -87,7 +91,7 @@ class GroupCreate(Strict):
 
     name: Name
     description: Text | None = None
-    project: int | None = None
+    project: RecordId | None = None
 
 
 class GroupUpdate(Strict):
@@ -95,15 +99,15 @@ class GroupUpdate(Strict):
 
     name: Name | None = None
     description: Text | None = None
-    project: int | None = None
-    id: int | None = None
+    project: RecordId | None = None
+    id: RecordId | None = None
     type: str | None = None
 
 
 class GroupUser(Strict):
     """RequestGroupUser."""
 
-    user: int
+    user: RecordId
 
 
 class ProjectFields(Strict):
@@ -112,13 +116,23 @@ class ProjectFields(Strict):
     name: Name | None = None
     description: Text | None = None
     projectKey: Short | None = None
-    projectManager: int | None = None
-    statusId: int | None = None
-    projectGroup: int | None = None
-    user1: int | None = None
+    projectManager: RecordId | None = None
+    statusId: RecordId | None = None
+    projectGroup: RecordId | None = None
+    user1: RecordId | None = None
     text1: Text | None = None
     date1: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")] | None = None
     date2: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")] | None = None
+
+    @field_validator("date1", "date2")
+    @classmethod
+    def _real_date(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                date.fromisoformat(value)
+            except ValueError:
+                raise ValueError(f"{value!r} is not a calendar date (yyyy-MM-dd)") from None
+        return value
 
 
 class ProjectBody(Strict):
@@ -126,14 +140,14 @@ class ProjectBody(Strict):
 
     projectKey: Annotated[str, StringConstraints(max_length=32)] | None = None
     isFolder: bool | None = None
-    parent: int | None = None
+    parent: RecordId | None = None
     fields: ProjectFields = Field(default_factory=ProjectFields)
-    id: int | None = None
+    id: RecordId | None = None
     type: str | None = None
     createdDate: str | None = None
     modifiedDate: str | None = None
-    createdBy: int | None = None
-    modifiedBy: int | None = None
+    createdBy: RecordId | None = None
+    modifiedBy: RecordId | None = None
 
 
 class CredentialsCreate(Strict):

@@ -95,12 +95,15 @@ def install(app: FastAPI) -> None:
             return error(405, message, {"Allow": allowed} if allowed else None)
         return error(exc.status_code, str(exc.detail), dict(exc.headers or {}) or None)
 
+    @app.exception_handler(ValueError)
+    async def value(_request: Request, exc: ValueError) -> Response:
+        if "out of range" in str(exc).lower():
+            # Protobuf refuses a number that does not fit the 64-bit field it is sent in.
+            return error(400, f"A number in the request is out of range: at most {2**63 - 1}.")
+        log.exception("unhandled error")
+        return error(500, "The server could not complete the request.")
+
     @app.exception_handler(Exception)
     async def unexpected(_request: Request, exc: Exception) -> Response:
-        if isinstance(exc, ValueError) and "out of range" in str(exc).lower():
-            # Protobuf refuses a number that does not fit the 64-bit field it is sent in.
-            return error(
-                400, "A number in the request is out of range: at most 9223372036854775807."
-            )
         log.exception("unhandled error")
         return error(500, "The server could not complete the request.")

@@ -11,6 +11,7 @@ from plumbline.core.v1 import core_pb2
 
 DEFAULT_MAX_RESULTS = 20
 MAX_RESULTS = 50
+MAX_START = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,8 @@ def parse_page(request: Request) -> Page:
         start_at = 0
     if max_results is None:
         max_results = DEFAULT_MAX_RESULTS
-    if start_at < 0:
-        raise InvalidArgument(f"startAt must be 0 or more, got {start_at}")
+    if not 0 <= start_at <= MAX_START:
+        raise InvalidArgument(f"startAt must be between 0 and {MAX_START}, got {start_at}")
     if not 1 <= max_results <= MAX_RESULTS:
         raise InvalidArgument(f"maxResults must be between 1 and {MAX_RESULTS}, got {max_results}")
     return Page(start_at, max_results)

@@ -15,9 +15,12 @@ def integers(request: Request, name: str) -> list[int]:
     result = []
     for value in request.query_params.getlist(name):
         try:
-            result.append(int(value.strip()))
+            number = int(value.strip())
         except ValueError:
             raise InvalidArgument(f"{name} must be an integer, got {value!r}") from None
+        if not -(2**63) <= number < 2**63:
+            raise InvalidArgument(f"{name} is out of range: at most {2**63 - 1}, got {value}")
+        result.append(number)
     return result
 
 

@@ -13,6 +13,7 @@ from plumbline.common.dates import format_datetime, parse_date_range
 from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import params, representations
+from plumbline.gateway.bodies import RecordId
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
 from plumbline.gateway.upstreams import Upstreams
 
@@ -90,7 +91,7 @@ async def list_activities(
 
 @router.get("/activities/{activityId}", summary="Get an activity")
 async def get_activity(
-    request: Request, activityId: int, version: Version, gw: Gw, _c: Caller
+    request: Request, activityId: RecordId, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "activities")
     message = activity_pb2.GetActivityRequest(id=activityId)

@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import representations
-from plumbline.gateway.bodies import ProjectBody
+from plumbline.gateway.bodies import ProjectBody, RecordId
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
 from plumbline.gateway.envelope import created, updated
 from plumbline.items.v1 import items_pb2
@@ -59,7 +59,7 @@ async def create_project(
 
 @router.get("/projects/{projectId}", summary="Get a project")
 async def get_project(
-    request: Request, projectId: int, version: Version, gw: Gw, _c: Caller
+    request: Request, projectId: RecordId, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "projects")
     reply = await gw.upstreams.items.GetProjects(core_pb2.IdList(ids=[projectId]))
@@ -69,7 +69,7 @@ async def get_project(
 
 @router.put("/projects/{projectId}", summary="Update a project")
 async def update_project(
-    projectId: int, body: ProjectBody, version: Version, gw: Gw, _c: Caller
+    projectId: RecordId, body: ProjectBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     await gw.upstreams.items.UpdateProject(
         items_pb2.UpdateProjectRequest(id=projectId, project=_input(body))

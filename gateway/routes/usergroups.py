@@ -6,14 +6,25 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
+from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import params, representations
-from plumbline.gateway.bodies import GroupCreate, GroupUpdate, GroupUser
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
+from plumbline.gateway.bodies import GroupCreate, GroupUpdate, GroupUser, RecordId
+from plumbline.gateway.deps import Caller, Gateway, Gw, Paging, Version, View
 from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.identity.v1 import identity_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["usergroups"])
+
+
+async def _check_project(gw: Gateway, project: int) -> None:
+    """A group may belong only to a project that exists."""
+    try:
+        await gw.upstreams.items.GetProjects(core_pb2.IdList(ids=[project]))
+    except NotFound:
+        raise InvalidArgument(
+            f"project: no project with id {project}; leave it out for an organization group."
+        ) from None
 
 
 @router.get("/usergroups", summary="List user groups")
@@ -37,13 +48,16 @@ async def create_group(
     view = View(request, gw, version, "usergroups")
     message = identity_pb2.GroupInput(name=body.name, description=body.description or "")
     if body.project is not None:
+        await _check_project(gw, body.project)
         message.project = body.project
     reply = await gw.upstreams.identity.CreateGroup(message)
     return created(reply.id, view.location(f"usergroups/{reply.id}"))
 
 
 @router.get("/usergroups/{id}", summary="Get a user group")
-async def get_group(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def get_group(
+    request: Request, id: RecordId, version: Version, gw: Gw, _c: Caller
+) -> Response:
     view = View(request, gw, version, "usergroups")
     data = representations.group(await gw.upstreams.identity.GetGroup(core_pb2.Id(id=id)))
     return await view.one(data)
@@ -51,7 +65,7 @@ async def get_group(request: Request, id: int, version: Version, gw: Gw, _c: Cal
 
 @router.put("/usergroups/{id}", summary="Update a user group")
 async def update_group(
-    id: int, body: GroupUpdate, version: Version, gw: Gw, _c: Caller
+    id: RecordId, body: GroupUpdate, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     values = body.model_dump(exclude_unset=True, exclude={"id", "type"})
     message = identity_pb2.GroupInput()
@@ -60,20 +74,21 @@ async def update_group(
     if "description" in values:
         message.description = values["description"] or ""
     if values.get("project") is not None:
+        await _check_project(gw, values["project"])
         message.project = values["project"]
     await gw.upstreams.identity.UpdateGroup(identity_pb2.UpdateGroupRequest(id=id, group=message))
     return updated()
 
 
 @router.delete("/usergroups/{id}", status_code=204, summary="Delete a user group")
-async def delete_group(id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def delete_group(id: RecordId, version: Version, gw: Gw, _c: Caller) -> Response:
     await gw.upstreams.identity.DeleteGroup(core_pb2.Id(id=id))
     return deleted()
 
 
 @router.get("/usergroups/{id}/users", summary="List the members of a user group")
 async def list_members(
-    request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
+    request: Request, id: RecordId, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "users")
     reply = await gw.upstreams.identity.ListGroupMembers(
@@ -85,7 +100,7 @@ async def list_members(
 
 @router.post("/usergroups/{id}/users", status_code=201, summary="Add a user to a user group")
 async def add_member(
-    request: Request, id: int, body: GroupUser, version: Version, gw: Gw, _c: Caller
+    request: Request, id: RecordId, body: GroupUser, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "users")
     await gw.upstreams.identity.AddGroupMember(
@@ -97,7 +112,9 @@ async def add_member(
 @router.delete(
     "/usergroups/{id}/users/{userId}", status_code=204, summary="Remove a user from a user group"
 )
-async def remove_member(id: int, userId: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def remove_member(
+    id: RecordId, userId: RecordId, version: Version, gw: Gw, _c: Caller
+) -> Response:
     await gw.upstreams.identity.RemoveGroupMember(
         identity_pb2.GroupMember(group_id=id, user_id=userId)
     )

@@ -6,9 +6,10 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
+from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import params, representations
-from plumbline.gateway.bodies import ActiveStatus, UserCreate, UserUpdate
+from plumbline.gateway.bodies import ActiveStatus, RecordId, UserCreate, UserUpdate
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
 from plumbline.gateway.envelope import created, updated
 from plumbline.identity.v1 import identity_pb2
@@ -26,6 +27,8 @@ _FIELDS = {
     "licenseType": "license_type",
     "password": "password",
 }
+# Required on POST: a PUT may change them but not remove them.
+_REQUIRED = ("username", "firstName", "lastName", "email", "licenseType")
 
 
 def _input(values: dict[str, object]) -> identity_pb2.UserInput:
@@ -75,7 +78,9 @@ async def current_user(request: Request, version: Version, gw: Gw, caller: Calle
 
 
 @router.get("/users/{userId}", summary="Get a user")
-async def get_user(request: Request, userId: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def get_user(
+    request: Request, userId: RecordId, version: Version, gw: Gw, _c: Caller
+) -> Response:
     view = View(request, gw, version, "users")
     reply = await gw.upstreams.identity.GetUser(core_pb2.Id(id=userId))
     data = representations.user(reply)
@@ -84,7 +89,7 @@ async def get_user(request: Request, userId: int, version: Version, gw: Gw, _c: 
 
 @router.put("/users/{userId}", summary="Update a user")
 async def update_user(
-    userId: int, body: UserUpdate, version: Version, gw: Gw, _c: Caller
+    userId: RecordId, body: UserUpdate, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     values = body.model_dump(
         exclude_unset=True, exclude={"id", "type", "active", "avatarUrl", "authenticationType"}
@@ -92,6 +97,9 @@ async def update_user(
     if values.get("password") is None:
         # Clients that PUT back a whole user send "password": null; only a value is refused.
         values.pop("password", None)
+    for name in _REQUIRED:
+        if name in values and values[name] is None:
+            raise InvalidArgument(f"{name} cannot be null: every user has one; send a value.")
     await gw.upstreams.identity.UpdateUser(
         identity_pb2.UpdateUserRequest(id=userId, user=_input(values))
     )
@@ -100,7 +108,7 @@ async def update_user(
 
 @router.put("/users/{userId}/active", summary="Activate or deactivate a user")
 async def set_active(
-    userId: int, body: ActiveStatus, version: Version, gw: Gw, _c: Caller
+    userId: RecordId, body: ActiveStatus, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     await gw.upstreams.identity.SetUserActive(
         identity_pb2.SetUserActiveRequest(id=userId, active=body.active)

@@ -54,6 +54,8 @@ groups = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("modified_at", DateTime(timezone=True), nullable=False),
     UniqueConstraint("name", "project", name="uq_groups_name_project"),
+    # Never reuse the id of a deleted row (SQLite would, without this).
+    sqlite_autoincrement=True,
 )
 
 group_members = Table(

@@ -184,6 +184,8 @@ relationships = Table(
     Column("modified_at", DateTime(timezone=True), nullable=False),
     Index("ix_relationships_project", "project", "id"),
     UniqueConstraint("from_item", "to_item", "relationship_type", name="uq_relationship"),
+    # Never reuse the id of a deleted row (SQLite would, without this).
+    sqlite_autoincrement=True,
 )
 
 tags = Table(
@@ -193,6 +195,8 @@ tags = Table(
     Column("project", BigInteger, nullable=False),
     Column("name", String(255), nullable=False),
     UniqueConstraint("project", "name", name="uq_tags_name"),
+    # Never reuse the id of a deleted row (SQLite would, without this).
+    sqlite_autoincrement=True,
 )
 
 item_tags = Table(
@@ -246,6 +250,8 @@ item_links = Table(
     Column("item", BigInteger, nullable=False, index=True),
     Column("url", String(2048), nullable=False),
     Column("description", Text, nullable=False, default=""),
+    # Never reuse the id of a deleted row (SQLite would, without this).
+    sqlite_autoincrement=True,
 )
 
 rule_sets = Table(

@@ -144,6 +144,8 @@ class Projects:
                     _check_key(key)
                 if not is_folder and not key:
                     raise InvalidArgument("projectKey is required unless isFolder is true.")
+                if current.is_folder and not is_folder:
+                    await self._check_no_children(session, project_id)
                 parent = current.parent
                 if data.clear_parent:
                     parent = None
@@ -174,6 +176,17 @@ class Projects:
             if unique_violation(exc):
                 raise AlreadyExists(f"A project with the key {key!r} already exists.") from None
             raise
+
+    async def _check_no_children(self, session: Any, folder: int) -> None:
+        """Only an empty folder may become a project: a parent must be a folder."""
+        child = await session.scalar(
+            select(projects.c.id).where(projects.c.parent == folder).limit(1)
+        )
+        if child is not None:
+            raise InvalidArgument(
+                f"isFolder: project folder {folder} holds projects (such as {child}); "
+                "move them out before making it a project."
+            )
 
     async def _check_parent(self, session: Any, parent: int, moving: int | None) -> None:
         row = (

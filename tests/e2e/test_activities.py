@@ -1,0 +1,244 @@
+"""``/activities``: every change shows at once, and the filters narrow it down.
+
+No polling here: the gateway waits until the feed has caught up with every write it
+has seen, so a read right after a write must already show it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx
+
+from tests.e2e.conftest import unique
+
+
+def _error(response: httpx.Response, status: int, *words: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    meta = response.json()["meta"]
+    assert meta["status"] == httpx.codes.get_reason_phrase(status)
+    for word in words:
+        assert word in meta["message"], meta["message"]
+
+
+def _project(admin: httpx.Client) -> int:
+    key = unique("AC").upper()
+    response = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}})
+    assert response.status_code == 201, response.text
+    return int(response.json()["meta"]["id"])
+
+
+def _feed(admin: httpx.Client, params: Any) -> list[dict[str, Any]]:
+    response = admin.get("/activities", params=params)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["meta"]["pageInfo"]["resultCount"] == len(body["data"])
+    data: list[dict[str, Any]] = body["data"]
+    return data
+
+
+def _shift(date: str, milliseconds: int) -> str:
+    moved = datetime.strptime(date, "%Y-%m-%dT%H:%M:%S.%f%z") + timedelta(milliseconds=milliseconds)
+    return moved.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moved.microsecond // 1000:03d}+0000"
+
+
+def test_a_new_project_shows_at_once(admin: httpx.Client) -> None:
+    admin_id = admin.get("/users/current").json()["data"]["id"]
+    project = _project(admin)
+    feed = _feed(admin, {"project": project, "objectType": "PROJECT"})
+    assert len(feed) == 1
+    activity = feed[0]
+    assert (activity["eventType"], activity["objectType"], activity["action"]) == (
+        "CREATE",
+        "PROJECT",
+        "Created",
+    )
+    assert activity["user"] == admin_id
+    assert activity["type"] == "activities"
+    assert activity["date"].endswith("+0000")
+    assert {"id", "details", "userComment"} <= set(activity)
+
+
+def test_new_users_and_groups_show_at_once(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+    project = _project(admin)
+    user_id, username, _pw, _client = make_user()
+    group_name = unique("FeedGroup")
+    group = admin.post("/usergroups", json={"name": group_name, "project": project})
+    assert group.status_code == 201
+    assert (
+        admin.post(
+            f"/usergroups/{group.json()['meta']['id']}/users", json={"user": user_id}
+        ).status_code
+        == 201
+    )
+    feed = _feed(admin, {"project": project, "objectType": "USER", "maxResults": 50})
+    details = [(a["eventType"], a["details"]) for a in feed]
+    # Newest first.
+    assert details[:3] == [
+        ("UPDATE", f"user {user_id} added to user group {group_name}"),
+        ("CREATE", f"user group {group_name} created"),
+        ("CREATE", f"user {username} created"),
+    ]
+
+
+def test_event_and_object_type_filters_repeat(admin: httpx.Client) -> None:
+    project = _project(admin)
+    assert (
+        admin.put(f"/projects/{project}", json={"fields": {"name": "Renamed"}}).status_code == 200
+    )
+    both = _feed(admin, {"project": project, "objectType": "PROJECT"})
+    assert [a["eventType"] for a in both] == ["UPDATE", "CREATE"]
+    assert both[0]["id"] > both[1]["id"]
+    created = _feed(admin, {"project": project, "objectType": "PROJECT", "eventType": "CREATE"})
+    assert [a["id"] for a in created] == [both[1]["id"]]
+    repeated = _feed(
+        admin,
+        [
+            ("project", project),
+            ("objectType", "PROJECT"),
+            ("eventType", "CREATE"),
+            ("eventType", "UPDATE"),
+        ],
+    )
+    assert [a["id"] for a in repeated] == [a["id"] for a in both]
+    kinds = _feed(
+        admin,
+        [
+            ("project", project),
+            ("objectType", "PROJECT"),
+            ("objectType", "USER"),
+            ("maxResults", 50),
+        ],
+    )
+    assert {a["objectType"] for a in kinds} <= {"PROJECT", "USER"}
+    assert {a["id"] for a in both} <= {a["id"] for a in kinds}
+    assert _feed(admin, {"project": project, "objectType": "ITEM"}) == []
+
+
+def test_a_feed_holds_only_its_own_project(admin: httpx.Client) -> None:
+    mine = _project(admin)
+    theirs = _project(admin)
+    group_name = unique("TheirGroup")
+    assert (
+        admin.post("/usergroups", json={"name": group_name, "project": theirs}).status_code == 201
+    )
+    assert len(_feed(admin, {"project": mine, "objectType": "PROJECT"})) == 1
+    their_feed = _feed(admin, {"project": theirs, "maxResults": 50})
+    assert any(group_name in a["details"] for a in their_feed)
+    my_feed = _feed(admin, {"project": mine, "maxResults": 50})
+    assert not any(group_name in a["details"] for a in my_feed)
+
+
+def test_date_takes_one_value_or_a_range(admin: httpx.Client) -> None:
+    project = _project(admin)
+    (activity,) = _feed(admin, {"project": project, "objectType": "PROJECT"})
+    date = activity["date"]
+
+    def ids(*dates: str) -> list[int]:
+        params = [("project", project), ("objectType", "PROJECT"), *[("date", d) for d in dates]]
+        return [a["id"] for a in _feed(admin, params)]
+
+    assert ids(date) == [activity["id"]]  # at or after
+    assert ids(_shift(date, 1)) == []
+    assert ids(date, date) == [activity["id"]]  # the range includes both ends
+    assert ids(_shift(date, -60_000), _shift(date, 60_000)) == [activity["id"]]
+    assert ids(_shift(date, -60_000), _shift(date, -1)) == []
+    assert ids("2000-01-01T00:00:00+0000") == [activity["id"]]  # without milliseconds
+    # Offsets are converted to UTC: the same instant written in +0200.
+    utc = datetime.strptime(date, "%Y-%m-%dT%H:%M:%S.%f%z")
+    local = (utc + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%S.") + date[20:23] + "+0200"
+    assert ids(local, local) == [activity["id"]]
+    empty = admin.get(
+        "/activities", params={"project": project, "date": _shift(date, 3_600_000)}
+    ).json()
+    assert empty["data"] == [] and empty["meta"]["pageInfo"]["totalResults"] == 0
+
+
+def test_delete_events_only(admin: httpx.Client) -> None:
+    project = _project(admin)
+    name = unique("Doomed")
+    group = admin.post("/usergroups", json={"name": name, "project": project}).json()["meta"]["id"]
+    assert admin.delete(f"/usergroups/{group}").status_code == 204
+    deletes = _feed(admin, {"project": project, "deleteEvents": "true", "maxResults": 50})
+    assert deletes and all(a["eventType"] == "DELETE" for a in deletes)
+    assert deletes[0]["details"] == f"user group {name} deleted"
+    assert deletes[0]["action"] == "Deleted"
+    everything = _feed(admin, {"project": project, "deleteEvents": "false", "maxResults": 50})
+    assert {"CREATE", "DELETE"} <= {a["eventType"] for a in everything}
+
+
+def test_get_one_activity_and_include_its_user(admin: httpx.Client) -> None:
+    admin_id = admin.get("/users/current").json()["data"]["id"]
+    project = _project(admin)
+    (activity,) = _feed(admin, {"project": project, "objectType": "PROJECT"})
+    one = admin.get(f"/activities/{activity['id']}")
+    assert one.status_code == 200
+    assert one.json()["data"] == activity
+    assert one.json()["links"]["data.user"]["href"].endswith("/rest/v1/users/{data.user}")
+    included = admin.get(f"/activities/{activity['id']}", params={"include": "data.user"}).json()
+    assert included["linked"]["users"][str(admin_id)]["username"] == "admin"
+    listed = admin.get(
+        "/activities", params={"project": project, "objectType": "PROJECT", "include": "data.user"}
+    ).json()
+    assert list(listed["linked"]["users"]) == [str(admin_id)]
+    _error(admin.get("/activities/987654321"), 404, "987654321")
+
+
+def test_pages_of_the_feed(admin: httpx.Client) -> None:
+    project = _project(admin)
+    for name in ("one", "two", "three"):
+        assert admin.put(f"/projects/{project}", json={"fields": {"name": name}}).status_code == 200
+    params = {"project": project, "objectType": "PROJECT", "maxResults": 3}
+    first = admin.get("/activities", params=params).json()
+    assert first["meta"]["pageInfo"] == {"startIndex": 0, "resultCount": 3, "totalResults": 4}
+    rest = admin.get("/activities", params={**params, "startAt": 3}).json()
+    assert rest["meta"]["pageInfo"] == {"startIndex": 3, "resultCount": 1, "totalResults": 4}
+    assert [a["eventType"] for a in first["data"] + rest["data"]] == [
+        "UPDATE",
+        "UPDATE",
+        "UPDATE",
+        "CREATE",
+    ]
+
+
+def test_bad_activity_queries(admin: httpx.Client) -> None:
+    _error(admin.get("/activities"), 400, "project", "required")
+    _error(admin.get("/activities", params={"project": "one"}), 400, "project")
+    _error(admin.get("/activities", params={"project": 1, "date": "yesterday"}), 400, "date")
+    _error(admin.get("/activities", params={"project": 1, "date": "2024-01-31"}), 400, "date")
+    three = [("project", 1)] + [("date", "2024-01-01T00:00:00.000+0000")] * 3
+    _error(admin.get("/activities", params=three), 400, "date")
+    reversed_range = [
+        ("project", 1),
+        ("date", "2024-02-01T00:00:00.000+0000"),
+        ("date", "2024-01-01T00:00:00.000+0000"),
+    ]
+    _error(admin.get("/activities", params=reversed_range), 400, "date")
+    _error(
+        admin.get("/activities", params={"project": 1, "eventType": "EXPLODE"}), 400, "eventType"
+    )
+    _error(
+        admin.get("/activities", params={"project": 1, "objectType": "GIZMO"}), 400, "objectType"
+    )
+    _error(
+        admin.get("/activities", params={"project": 1, "deleteEvents": "maybe"}),
+        400,
+        "deleteEvents",
+    )
+    _error(admin.get("/activities", params={"project": 1, "itemType": "x"}), 400, "itemType")
+    _error(admin.get("/activities", params={"project": 1, "include": "data.item"}), 400, "include")
+
+
+def test_normal_users_read_the_feed_and_anonymous_callers_do_not(
+    admin: httpx.Client,
+    anonymous: httpx.Client,
+    make_user,  # type: ignore[no-untyped-def]
+) -> None:
+    project = _project(admin)
+    _id, _name, _pw, client = make_user()
+    feed = client.get("/activities", params={"project": project, "objectType": "PROJECT"})
+    assert feed.status_code == 200 and len(feed.json()["data"]) == 1
+    _error(anonymous.get("/activities", params={"project": project}), 401)
+    _error(anonymous.get("/activities/1"), 401)

@@ -1,0 +1,293 @@
+"""``/users``: create, read, filters, paging, updates, activation and who may do what."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import httpx
+
+from tests.e2e.conftest import unique
+from tests.e2e.harness import System
+
+
+def _user_body(**overrides: object) -> dict[str, object]:
+    username = unique("u")
+    body: dict[str, object] = {
+        "username": username,
+        "password": unique("pw-"),
+        "firstName": "Ada",
+        "lastName": "Lovelace",
+        "email": f"{username}@example.com",
+        "licenseType": "NAMED",
+    }
+    body.update(overrides)
+    return body
+
+
+def _ids(response: httpx.Response) -> list[int]:
+    assert response.status_code == 200, response.text
+    return [u["id"] for u in response.json()["data"]]
+
+
+def _eventually(check: Callable[[], bool], seconds: float = 10.0) -> bool:
+    """Retries ``check`` until it holds or the deadline passes (changes travel by events)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+    return check()
+
+
+def _error(response: httpx.Response, status: int, *words: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    meta = response.json()["meta"]
+    assert meta["status"] == httpx.codes.get_reason_phrase(status)
+    for word in words:
+        assert word in meta["message"], meta["message"]
+
+
+def test_post_returns_the_new_id_and_its_location(admin: httpx.Client) -> None:
+    body = _user_body(phone="+49 30 1234", title="Analyst", location="London")
+    response = admin.post("/users", json=body)
+    assert response.status_code == 201, response.text
+    meta = response.json()["meta"]
+    assert meta["status"] == "Created"
+    assert isinstance(meta["id"], int)
+    assert meta["location"].endswith(f"/rest/v1/users/{meta['id']}")
+    assert response.headers["location"] == meta["location"]
+
+    got = httpx.get(meta["location"], auth=admin.auth)
+    assert got.status_code == 200
+    data = got.json()["data"]
+    expected = {k: v for k, v in body.items() if k != "password"}
+    assert {k: data[k] for k in expected} == expected
+    assert data["id"] == meta["id"]
+    assert data["type"] == "users"
+    assert data["active"] is True
+    assert "avatarUrl" in data
+    assert "password" not in data
+
+
+def test_get_an_unknown_user_is_404(admin: httpx.Client) -> None:
+    _error(admin.get("/users/987654321"), 404, "987654321")
+
+
+def test_filters_take_repeated_values(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+    family = unique("Fam")
+    first = make_user(lastName=family, firstName="Alpha")
+    second = make_user(lastName=family, firstName="Beta")
+    third = make_user(lastName=family, firstName="Gamma")
+    emails = {u[0]: f"{u[1]}@example.com" for u in (first, second, third)}
+
+    assert _ids(admin.get("/users", params={"lastName": family})) == [
+        first[0],
+        second[0],
+        third[0],
+    ]
+    by_username = admin.get("/users", params=[("username", first[1]), ("username", third[1])])
+    assert _ids(by_username) == [first[0], third[0]]
+    by_email = admin.get(
+        "/users", params=[("email", emails[second[0]]), ("email", emails[third[0]])]
+    )
+    assert _ids(by_email) == [second[0], third[0]]
+    by_first_name = admin.get(
+        "/users",
+        params=[("lastName", family), ("firstName", "Alpha"), ("firstName", "Gamma")],
+    )
+    assert _ids(by_first_name) == [first[0], third[0]]
+    # Different parameters must all match.
+    both = admin.get("/users", params={"lastName": family, "username": second[1]})
+    assert _ids(both) == [second[0]]
+    neither = admin.get("/users", params={"lastName": family, "firstName": "Nobody"}).json()
+    assert neither["data"] == []
+    assert neither["meta"]["pageInfo"] == {"startIndex": 0, "resultCount": 0, "totalResults": 0}
+
+
+def test_a_deactivated_user_is_listed_only_with_include_inactive(
+    admin: httpx.Client,
+    make_user,  # type: ignore[no-untyped-def]
+) -> None:
+    family = unique("Inact")
+    active = make_user(lastName=family)[0]
+    inactive = make_user(lastName=family)[0]
+    response = admin.put(f"/users/{inactive}/active", json={"active": False})
+    assert response.status_code == 200 and response.json()["meta"]["status"] == "OK"
+
+    hidden = admin.get("/users", params={"lastName": family}).json()
+    assert [u["id"] for u in hidden["data"]] == [active]
+    assert hidden["meta"]["pageInfo"]["totalResults"] == 1
+    assert _ids(admin.get("/users", params={"lastName": family, "includeInactive": "false"})) == [
+        active
+    ]
+    shown = admin.get("/users", params={"lastName": family, "includeInactive": "true"}).json()
+    assert [(u["id"], u["active"]) for u in shown["data"]] == [(active, True), (inactive, False)]
+    assert shown["meta"]["pageInfo"]["totalResults"] == 2
+    # A single read still finds the inactive user.
+    assert admin.get(f"/users/{inactive}").json()["data"]["active"] is False
+
+
+def test_pages_report_start_count_and_total(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+    family = unique("Page")
+    ids = [make_user(lastName=family)[0] for _ in range(5)]
+    seen: list[int] = []
+    for start, count in ((0, 2), (2, 2), (4, 1)):
+        page = admin.get(
+            "/users", params={"lastName": family, "startAt": start, "maxResults": 2}
+        ).json()
+        assert page["meta"]["pageInfo"] == {
+            "startIndex": start,
+            "resultCount": count,
+            "totalResults": 5,
+        }
+        assert len(page["data"]) == count
+        seen += [u["id"] for u in page["data"]]
+    assert seen == ids
+    beyond = admin.get("/users", params={"lastName": family, "startAt": 10}).json()
+    assert beyond["data"] == []
+    assert beyond["meta"]["pageInfo"] == {"startIndex": 10, "resultCount": 0, "totalResults": 5}
+    default = admin.get("/users", params={"lastName": family}).json()
+    assert default["meta"]["pageInfo"] == {"startIndex": 0, "resultCount": 5, "totalResults": 5}
+    empty = admin.get("/users", params={"username": unique("nobody")}).json()
+    assert empty["data"] == []
+    assert empty["meta"]["pageInfo"] == {"startIndex": 0, "resultCount": 0, "totalResults": 0}
+
+
+def test_put_changes_fields_and_answers_json(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+    user_id, username, _pw, _client = make_user()
+    changes = {
+        "firstName": "Grace",
+        "lastName": "Hopper",
+        "email": f"grace.{username}@example.com",
+        "phone": "555-0100",
+        "title": "Rear Admiral",
+        "location": "Arlington",
+    }
+    response = admin.put(f"/users/{user_id}", json=changes)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json()["meta"]["status"] == "OK"
+    data = admin.get(f"/users/{user_id}").json()["data"]
+    assert {k: data[k] for k in changes} == changes
+    assert data["username"] == username  # not sent, not changed
+    # A field that is left out keeps its value.
+    assert admin.put(f"/users/{user_id}", json={"title": "Commodore"}).status_code == 200
+    after = admin.get(f"/users/{user_id}").json()["data"]
+    assert (after["title"], after["firstName"]) == ("Commodore", "Grace")
+
+
+def test_put_with_a_password_is_refused(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+    user_id, _name, _pw, client = make_user()
+    _error(admin.put(f"/users/{user_id}", json={"password": "new-secret"}), 400, "password")
+    assert client.get("/users/current").status_code == 200  # the old password still works
+    # What a client PUTs back from a whole object may carry "password": null.
+    assert admin.put(f"/users/{user_id}", json={"password": None, "title": "T"}).status_code == 200
+
+
+def test_put_cannot_remove_a_required_field(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+    user_id, _name, _pw, _client = make_user()
+    before = admin.get(f"/users/{user_id}").json()["data"]
+    for name in ("firstName", "email", "licenseType"):
+        _error(admin.put(f"/users/{user_id}", json={name: None}), 400, name)
+    _error(admin.put(f"/users/{user_id}", json={"firstName": ""}), 400, "firstName")
+    assert admin.get(f"/users/{user_id}").json()["data"] == before
+
+
+def test_put_back_a_whole_get_object(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+    user_id, _name, _pw, client = make_user()
+    data = admin.get(f"/users/{user_id}").json()["data"]
+    assert {"id", "type", "active", "avatarUrl"} <= set(data)
+    data.update({"title": "Whole", "location": "Paris"})
+    response = admin.put(f"/users/{user_id}", json=data)
+    assert response.status_code == 200, response.text
+    assert response.json()["meta"]["status"] == "OK"
+    after = admin.get(f"/users/{user_id}").json()["data"]
+    assert after == data
+    # Read-only members are ignored, not applied: "active": false does not deactivate.
+    mine = client.get("/users/current").json()["data"]
+    mine.update({"active": False, "id": 1, "phone": "42"})
+    assert client.put(f"/users/{user_id}", json=mine).status_code == 200
+    after = admin.get(f"/users/{user_id}").json()["data"]
+    assert (after["active"], after["phone"]) == (True, "42")
+    assert admin.get("/users/1").json()["data"]["phone"] != "42"
+
+
+def test_renaming_a_user_changes_their_login(
+    system: System, admin: httpx.Client, make_user
+) -> None:  # type: ignore[no-untyped-def]
+    user_id, _old, password, client = make_user()
+    assert client.get("/users/current").status_code == 200
+    new_name = unique("renamed")
+    assert admin.put(f"/users/{user_id}", json={"username": new_name}).status_code == 200
+    renamed = httpx.get(f"{system.url}/rest/v1/users/current", auth=(new_name, password))
+    assert renamed.status_code == 200 and renamed.json()["data"]["id"] == user_id
+    assert _eventually(lambda: client.get("/users/current").status_code == 401)
+
+
+def test_duplicate_usernames_already_exist(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+    _id, username, _pw, _client = make_user()
+    _error(admin.post("/users", json=_user_body(username=username)), 400, "already exists")
+    _error(admin.post("/users", json=_user_body(username=username.upper())), 400, "already exists")
+    other, _n, _p, _c = make_user()
+    _error(admin.put(f"/users/{other}", json={"username": username}), 400, "already exists")
+
+
+def test_deactivation_stops_basic_auth_and_activation_restores_it(
+    admin: httpx.Client,
+    make_user,  # type: ignore[no-untyped-def]
+) -> None:
+    user_id, _name, _pw, client = make_user()
+    assert client.get("/users/current").status_code == 200  # now cached by the gateway
+    off = admin.put(f"/users/{user_id}/active", json={"active": False})
+    assert off.status_code == 200 and off.json()["meta"]["status"] == "OK"
+    assert _eventually(lambda: client.get("/users/current").status_code == 401)
+    _error(client.get("/users/current"), 401, "inactive")
+    on = admin.put(f"/users/{user_id}/active", json={"active": True})
+    assert on.status_code == 200 and on.json()["meta"]["status"] == "OK"
+    assert _eventually(lambda: client.get("/users/current").status_code == 200)
+    assert client.get("/users/current").json()["data"]["active"] is True
+
+
+def test_activation_rules(admin: httpx.Client) -> None:
+    me = admin.get("/users/current").json()["data"]["id"]
+    _error(admin.put(f"/users/{me}/active", json={"active": False}), 400, "yourself")
+    _error(admin.put("/users/987654321/active", json={"active": True}), 404, "987654321")
+    _error(admin.put("/users/987654321", json={"title": "x"}), 404, "987654321")
+
+
+def test_what_a_normal_user_may_do(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+    me, my_name, _pw, client = make_user()
+    other, _n, _p, _c = make_user()
+    for response in (
+        client.get("/users"),
+        client.get("/users", params={"username": my_name}),
+        client.get("/usergroups"),
+        client.post("/users", json=_user_body()),
+        client.put(f"/users/{other}/active", json={"active": False}),
+        client.put(f"/users/{me}/active", json={"active": True}),
+        client.put(f"/users/{other}", json={"title": "Not yours"}),
+    ):
+        _error(response, 401)
+    current = client.get("/users/current").json()["data"]
+    assert (current["id"], current["username"]) == (me, my_name)
+    assert client.get(f"/users/{me}").json()["data"]["username"] == my_name
+    _error(client.get(f"/users/{other}"), 401, str(other))
+    assert admin.get(f"/users/{other}").json()["data"]["title"] == ""
+
+    group = admin.post("/usergroups", json={"name": unique("pair")}).json()["meta"]["id"]
+    for user in (me, other):
+        assert admin.post(f"/usergroups/{group}/users", json={"user": user}).status_code == 201
+    assert client.get(f"/users/{other}").json()["data"]["id"] == other
+    assert admin.delete(f"/usergroups/{group}/users/{other}").status_code == 204
+    _error(client.get(f"/users/{other}"), 401)
+
+
+def test_anonymous_callers_get_401(anonymous: httpx.Client) -> None:
+    for response in (
+        anonymous.get("/users"),
+        anonymous.get("/users/current"),
+        anonymous.get("/users/1"),
+        anonymous.post("/users", json=_user_body()),
+    ):
+        _error(response, 401, "Authentication")
