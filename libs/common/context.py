@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from urllib.parse import quote, unquote
 
 ORG_ADMIN = "ORGANIZATION_ADMIN"
 USER_ADMIN = "USER_ADMIN"
@@ -46,13 +47,17 @@ def current_principal() -> Principal | None:
 
 
 def to_metadata() -> list[tuple[str, str]]:
-    """The current context as gRPC metadata."""
-    metadata = [(REQUEST_ID_KEY, request_id_var.get())]
+    """The current context as gRPC metadata.
+
+    Metadata values must be printable ASCII, so the username and the request id (which
+    a client may choose) travel percent-encoded.
+    """
+    metadata = [(REQUEST_ID_KEY, quote(request_id_var.get(), safe=""))]
     principal = principal_var.get()
     if principal is not None:
         metadata += [
             (USER_ID_KEY, str(principal.user_id)),
-            (USERNAME_KEY, principal.username),
+            (USERNAME_KEY, quote(principal.username, safe="")),
             (ROLES_KEY, ",".join(sorted(principal.roles))),
         ]
     return metadata
@@ -60,9 +65,10 @@ def to_metadata() -> list[tuple[str, str]]:
 
 def from_metadata(metadata: dict[str, str]) -> tuple[Principal | None, str]:
     """Reads a principal and request id from incoming gRPC metadata."""
-    request_id = metadata.get(REQUEST_ID_KEY, "-")
+    request_id = unquote(metadata.get(REQUEST_ID_KEY, "-"))
     user_id = metadata.get(USER_ID_KEY)
     if user_id is None:
         return None, request_id
     roles = frozenset(r for r in metadata.get(ROLES_KEY, "").split(",") if r)
-    return Principal(int(user_id), metadata.get(USERNAME_KEY, ""), roles), request_id
+    username = unquote(metadata.get(USERNAME_KEY, ""))
+    return Principal(int(user_id), username, roles), request_id

@@ -13,7 +13,8 @@ from plumbline.common.errors import InvalidArgument
 
 _QUERY_DATE = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?"
-    r"(Z|[+-]\d{2}:?\d{2})$"
+    r"(Z|[+-]\d{2}:?\d{2})$",
+    re.ASCII,
 )
 
 
@@ -28,12 +29,17 @@ def format_datetime(value: datetime) -> str:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}+0000"
+    # Not strftime: glibc's %Y does not pad years before 1000 to four digits.
+    return (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d}T"
+        f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}."
+        f"{value.microsecond // 1000:03d}+0000"
+    )
 
 
 def format_date(value: date) -> str:
     """``2016-11-28``: the form of date fields inside ``fields``."""
-    return value.strftime("%Y-%m-%d")
+    return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
 
 
 def parse_datetime(text: str, name: str = "date") -> datetime:
@@ -46,19 +52,21 @@ def parse_datetime(text: str, name: str = "date") -> datetime:
         )
     year, month, day, hour, minute, second, fraction, offset = match.groups()
     micro = int((fraction or "0").ljust(6, "0"))
-    if offset == "Z":
-        tz = UTC
-    else:
-        sign = 1 if offset[0] == "+" else -1
-        digits = offset[1:].replace(":", "")
-        tz = timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))
     try:
+        if offset == "Z":
+            tz = UTC
+        else:
+            sign = 1 if offset[0] == "+" else -1
+            digits = offset[1:].replace(":", "")
+            if int(digits[:2]) > 23 or int(digits[2:]) > 59:
+                raise ValueError("the offset is out of range")
+            tz = timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))
         value = datetime(
             int(year), int(month), int(day), int(hour), int(minute), int(second), micro, tz
         )
-    except ValueError as exc:
+        return value.astimezone(UTC)
+    except (ValueError, OverflowError) as exc:
         raise InvalidArgument(f"{name} is not a valid date: {text!r} ({exc})") from None
-    return value.astimezone(UTC)
 
 
 def parse_date_range(values: list[str], name: str) -> tuple[datetime, datetime | None]:

@@ -1,0 +1,1 @@
+"""Pages, style and script of the documentation UI (package data of ``plumbline.gateway``)."""
