@@ -53,15 +53,21 @@ class Inbox:
         )
         if exists is not None:
             return False
-        try:
-            async with session.begin_nested():
-                await session.execute(
-                    self.consumed.insert().values(event_id=event.id, consumed_at=utcnow())
-                )
-        except IntegrityError as exc:
-            if unique_violation(exc):
-                return False
-            raise
+        insert = self.consumed.insert().values(event_id=event.id, consumed_at=utcnow())
+        if self.db.sqlite:
+            # No savepoint here: the SQLite driver starts its transaction only at the
+            # first write, so a savepoint would open it and releasing the savepoint would
+            # commit the claim on its own (a failed effect would then lose the event).
+            # Writers are serialised on SQLite, so the check above cannot race.
+            await session.execute(insert)
+        else:
+            try:
+                async with session.begin_nested():
+                    await session.execute(insert)
+            except IntegrityError as exc:
+                if unique_violation(exc):
+                    return False
+                raise
         await self._advance(session, event)
         return True
 

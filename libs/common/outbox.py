@@ -124,6 +124,9 @@ class Outbox:
     async def _run(self) -> None:
         backoff = 0.1
         while True:
+            # Cleared before the read, not after it: a commit that lands while
+            # ``relay_once`` runs sets it again and is relayed without waiting.
+            self._wake.clear()
             try:
                 sent = await self.relay_once()
                 backoff = 0.1
@@ -135,7 +138,6 @@ class Outbox:
                 backoff = min(backoff * 2, 5.0)
                 continue
             if sent == 0:
-                self._wake.clear()
                 try:
                     await asyncio.wait_for(self._wake.wait(), timeout=1.0)
                 except TimeoutError:

@@ -1,41 +1,63 @@
-"""Targets, their order, and the topology checks."""
+"""Targets (--target) and their start order."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import itertools
 
 import pytest
 
 from plumbline.common.errors import InvalidArgument
-from plumbline.common.settings import Settings
-from plumbline.modules import resolve
-from plumbline.runner import check_topology
+from plumbline.modules import ALL, MODULES, SERVICES, resolve
 
 
-def test_all_starts_the_gateway_last() -> None:
-    assert resolve("all") == ("identity", "items", "activity", "gateway")
+def test_all_is_every_module_with_the_gateway_last() -> None:
+    order = resolve("all")
+    assert set(order) == set(MODULES) == {"identity", "items", "activity", "gateway"}
+    assert order[-1] == "gateway"
+    assert order.index("activity") > order.index("identity")
+    assert order.index("activity") > order.index("items")
+    assert order == ("identity", "items", "activity", "gateway")
 
 
 def test_a_subset_keeps_dependency_order() -> None:
     assert resolve("gateway,identity") == ("identity", "gateway")
     assert resolve("activity, items") == ("items", "activity")
+    assert resolve(" items ") == ("items",)
 
 
-def test_unknown_targets_list_the_valid_ones() -> None:
-    with pytest.raises(InvalidArgument, match="identity, items, activity, gateway"):
+def test_a_target_does_not_pull_in_its_dependencies() -> None:
+    assert resolve("gateway") == ("gateway",)
+    assert resolve("activity") == ("activity",)
+
+
+def test_repeats_and_all_combine() -> None:
+    assert resolve("items,items") == ("items",)
+    assert resolve("gateway,all") == resolve("all")
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4])
+def test_every_subset_in_any_spelling_respects_dependencies(size: int) -> None:
+    for combination in itertools.permutations(ALL, size):
+        order = resolve(",".join(combination))
+        assert sorted(order) == sorted(combination)
+        for name in order:
+            for dep in MODULES[name][1]:
+                if dep in order:
+                    assert order.index(dep) < order.index(name), (combination, order)
+
+
+def test_services_are_the_modules_but_the_gateway() -> None:
+    assert tuple(m for m in ALL if m != "gateway") == SERVICES
+
+
+def test_an_unknown_target_lists_the_valid_ones() -> None:
+    with pytest.raises(InvalidArgument) as info:
         resolve("items,reports")
-    with pytest.raises(InvalidArgument):
-        resolve(" , ")
+    assert "'reports'" in info.value.message
+    assert "all, identity, items, activity, gateway" in info.value.message
 
 
-def test_topology_checks(tmp_path: Path) -> None:
-    embedded = Settings(data_dir=tmp_path)
-    assert check_topology(embedded, resolve("all")) is True
-    with pytest.raises(InvalidArgument, match="memory://"):
-        check_topology(embedded, resolve("identity"))
-    split = Settings(data_dir=tmp_path, bus_url="nats://127.0.0.1:4222")
-    assert check_topology(split, resolve("identity")) is False
-    assert check_topology(split, resolve("all")) is False
-    wrong_db = Settings(bus_url="nats://x:4222", database_url="mysql://u@h/{service}")
-    with pytest.raises(InvalidArgument, match="unsupported database URL"):
-        check_topology(wrong_db, resolve("items"))
+@pytest.mark.parametrize("spec", ["", " , ", ","])
+def test_an_empty_target_is_refused(spec: str) -> None:
+    with pytest.raises(InvalidArgument, match="at least one target"):
+        resolve(spec)

@@ -1,0 +1,152 @@
+"""The in-process bus: cursors over one ordered log."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from plumbline.common.bus._memory import MemoryBus
+from plumbline.common.events import Event
+from tests.unit.common.conftest import eventually
+
+
+@pytest.fixture
+async def bus() -> AsyncIterator[MemoryBus]:
+    bus = MemoryBus("t")
+    await bus.connect()
+    try:
+        yield bus
+    finally:
+        await bus.close()
+
+
+class Recorder:
+    """A handler that remembers what it got."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    async def __call__(self, event: Event) -> None:
+        self.events.append(event)
+
+    @property
+    def ids(self) -> list[str]:
+        return [e.id for e in self.events]
+
+
+async def test_a_durable_subscriber_sees_earlier_events(bus: MemoryBus) -> None:
+    first = Event("items.project.created", actor=1)
+    second = Event("items.project.updated", actor=1)
+    await bus.publish(first)
+    await bus.publish(second)
+    recorder = Recorder()
+    await bus.subscribe("t.>", recorder, durable="feed")
+    await eventually(lambda: len(recorder.events) == 2)
+    assert recorder.ids == [first.id, second.id]
+    assert recorder.events[0] == first  # the event itself, not a copy with changes
+
+
+async def test_a_plain_subscriber_sees_only_new_events(bus: MemoryBus) -> None:
+    old = Event("items.project.created", actor=1)
+    await bus.publish(old)
+    fresh = Recorder()
+    witness = Recorder()
+    await bus.subscribe("t.>", fresh)
+    await bus.subscribe("t.>", witness, durable="witness")
+    new = Event("items.project.updated", actor=1)
+    await bus.publish(new)
+    await eventually(lambda: len(witness.events) == 2)
+    await eventually(lambda: len(fresh.events) == 1)
+    assert fresh.ids == [new.id]
+
+
+async def test_a_second_publish_of_the_same_event_is_dropped(bus: MemoryBus) -> None:
+    event = Event("items.project.created", actor=1)
+    other = Event("items.project.deleted", actor=1)
+    await bus.publish(event)
+    await bus.publish(event)
+    await bus.publish(other)
+    assert [e.id for _, e in bus.log] == [event.id, other.id]
+    recorder = Recorder()
+    await bus.subscribe("t.>", recorder, durable="d")
+    await eventually(lambda: recorder.ids[-1:] == [other.id])
+    assert recorder.ids == [event.id, other.id]
+
+
+async def test_subjects_carry_the_prefix_and_filter(bus: MemoryBus) -> None:
+    user = Event("identity.user.created", actor=1)
+    project = Event("items.project.created", actor=1)
+    await bus.publish(user)
+    await bus.publish(project)
+    assert [s for s, _ in bus.log] == ["t.identity.user.created", "t.items.project.created"]
+    items_only = Recorder()
+    everything = Recorder()
+    await bus.subscribe("t.items.>", items_only, durable="items")
+    await bus.subscribe("t.>", everything, durable="all")
+    await eventually(lambda: len(everything.events) == 2)
+    await eventually(lambda: len(items_only.events) == 1)
+    assert items_only.ids == [project.id]
+
+
+async def test_a_failing_handler_gets_the_event_again_and_later_events_wait(
+    bus: MemoryBus,
+) -> None:
+    seen: list[str] = []
+    failures = {"left": 2}
+
+    async def flaky(event: Event) -> None:
+        seen.append(event.payload["name"])
+        if event.payload["name"] == "a" and failures["left"] > 0:
+            failures["left"] -= 1
+            raise RuntimeError("the database is busy")
+
+    await bus.subscribe("t.>", flaky, durable="flaky")
+    await bus.publish(Event("items.project.created", actor=1, payload={"name": "a"}))
+    await bus.publish(Event("items.project.created", actor=1, payload={"name": "b"}))
+    await eventually(lambda: "b" in seen)
+    assert seen == ["a", "a", "a", "b"]
+
+
+async def test_stop_ends_delivery(bus: MemoryBus) -> None:
+    stopped = Recorder()
+    witness = Recorder()
+    subscription = await bus.subscribe("t.>", stopped, durable="stopped")
+    await bus.subscribe("t.>", witness, durable="witness")
+    first = Event("items.project.created", actor=1)
+    await bus.publish(first)
+    await eventually(lambda: len(stopped.events) == 1)
+    await subscription.stop()
+    await bus.publish(Event("items.project.updated", actor=1))
+    await eventually(lambda: len(witness.events) == 2)
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert stopped.ids == [first.id]
+
+
+async def test_stop_interrupts_a_handler_that_keeps_failing(bus: MemoryBus) -> None:
+    attempts: list[str] = []
+
+    async def broken(event: Event) -> None:
+        attempts.append(event.id)
+        raise RuntimeError("always")
+
+    subscription = await bus.subscribe("t.>", broken, durable="broken")
+    await bus.publish(Event("items.project.created", actor=1))
+    await eventually(lambda: len(attempts) >= 2)
+    await asyncio.wait_for(subscription.stop(), 2)
+    count = len(attempts)
+    await asyncio.sleep(0.2)  # longer than the first backoff steps
+    assert len(attempts) == count
+
+
+async def test_close_stops_every_subscription() -> None:
+    bus = MemoryBus("t")
+    recorder = Recorder()
+    await bus.subscribe("t.>", recorder, durable="a")
+    await bus.subscribe("t.>", recorder)
+    await bus.close()
+    await bus.publish(Event("items.project.created", actor=1))
+    await asyncio.sleep(0.05)
+    assert recorder.events == []

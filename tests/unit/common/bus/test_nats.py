@@ -1,0 +1,166 @@
+"""The JetStream bus against the machine's NATS (own stream and subjects per test)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from nats.js.api import ConsumerInfo
+
+from plumbline.common.bus._nats import NatsBus
+from plumbline.common.events import Event
+from tests.unit.common.conftest import eventually
+
+
+async def _messages_in_stream(bus: NatsBus) -> int:
+    info = await bus._jetstream().stream_info(bus.stream)
+    return int(info.state.messages)
+
+
+async def _consumer(bus: NatsBus, durable: str) -> ConsumerInfo:
+    return await bus._jetstream().consumer_info(bus.stream, durable)
+
+
+async def _drained(bus: NatsBus, durable: str) -> bool:
+    """Whether the consumer has been handed everything and acknowledged it all."""
+    info = await _consumer(bus, durable)
+    return info.num_pending == 0 and info.num_ack_pending == 0
+
+
+async def test_connect_declares_the_stream_on_the_prefix(nats_bus: NatsBus) -> None:
+    info = await nats_bus._jetstream().stream_info(nats_bus.stream)
+    assert info.config.subjects == [f"{nats_bus.prefix}.>"]
+    assert info.config.duplicate_window == 120.0
+    # Connecting again (a second replica) keeps the same stream.
+    again = NatsBus(nats_bus.url, nats_bus.stream, nats_bus.prefix)
+    await again.connect()
+    await again.close()
+    assert (await nats_bus._jetstream().stream_info(nats_bus.stream)).config.subjects == [
+        f"{nats_bus.prefix}.>"
+    ]
+
+
+async def test_a_durable_consumer_receives_what_was_published_before(nats_bus: NatsBus) -> None:
+    first = Event("items.project.created", actor=1, project=3, object_ids=[3], position=1)
+    second = Event("identity.user.created", actor=1, payload={"username": "ann"}, position=2)
+    await nats_bus.publish(first)
+    await nats_bus.publish(second)
+    received: list[Event] = []
+
+    async def handler(event: Event) -> None:
+        received.append(event)
+
+    await nats_bus.subscribe(f"{nats_bus.prefix}.>", handler, durable="feed")
+    await eventually(lambda: len(received) == 2)
+    assert received == [first, second]  # every field survives the wire
+    await eventually(lambda: _drained(nats_bus, "feed"))
+
+
+async def test_a_durable_consumer_only_gets_its_subjects(nats_bus: NatsBus) -> None:
+    await nats_bus.publish(Event("identity.user.created", actor=1))
+    project = Event("items.project.created", actor=1)
+    await nats_bus.publish(project)
+    received: list[str] = []
+
+    async def handler(event: Event) -> None:
+        received.append(event.id)
+
+    await nats_bus.subscribe(f"{nats_bus.prefix}.items.>", handler, durable="items")
+    await eventually(lambda: _drained(nats_bus, "items"))
+    assert received == [project.id]
+
+
+async def test_the_same_event_id_is_stored_once(nats_bus: NatsBus) -> None:
+    event = Event("items.project.created", actor=1)
+    other = Event("items.project.deleted", actor=1)
+    await nats_bus.publish(event)
+    await nats_bus.publish(event)
+    await nats_bus.publish(other)
+    assert await _messages_in_stream(nats_bus) == 2
+    received: list[str] = []
+
+    async def handler(e: Event) -> None:
+        received.append(e.id)
+
+    await nats_bus.subscribe(f"{nats_bus.prefix}.>", handler, durable="dedup")
+    await eventually(lambda: len(received) == 2)
+    await eventually(lambda: _drained(nats_bus, "dedup"))
+    assert received == [event.id, other.id]
+
+
+async def test_a_failing_handler_gets_the_event_again(nats_bus: NatsBus) -> None:
+    attempts: list[str] = []
+
+    async def flaky(event: Event) -> None:
+        attempts.append(event.id)
+        if len(attempts) == 1:
+            raise RuntimeError("the database is busy")
+
+    event = Event("items.project.created", actor=1)
+    await nats_bus.publish(event)
+    await nats_bus.subscribe(f"{nats_bus.prefix}.>", flaky, durable="flaky")
+    await eventually(lambda: len(attempts) == 2)
+    await eventually(lambda: _drained(nats_bus, "flaky"))
+    assert attempts == [event.id, event.id]
+    info = await _consumer(nats_bus, "flaky")
+    assert info.ack_floor is not None and info.ack_floor.stream_seq == 1
+
+
+async def test_a_message_is_acked_only_after_the_handler_returned(nats_bus: NatsBus) -> None:
+    entered = asyncio.Event()
+    release = asyncio.Event()
+
+    async def slow(event: Event) -> None:
+        entered.set()
+        await release.wait()
+
+    await nats_bus.publish(Event("items.project.created", actor=1))
+    await nats_bus.subscribe(f"{nats_bus.prefix}.>", slow, durable="slow")
+    await asyncio.wait_for(entered.wait(), 10)
+    assert nats_bus._nc is not None
+    await nats_bus._nc.flush()  # anything the consumer sent so far has reached the server
+    info = await _consumer(nats_bus, "slow")
+    assert info.num_ack_pending == 1
+    assert info.ack_floor is not None and info.ack_floor.stream_seq == 0
+    release.set()
+    await eventually(lambda: _drained(nats_bus, "slow"))
+    info = await _consumer(nats_bus, "slow")
+    assert info.ack_floor is not None and info.ack_floor.stream_seq == 1
+
+
+async def test_a_plain_subscriber_sees_only_new_events(nats_bus: NatsBus) -> None:
+    await nats_bus.publish(Event("items.project.created", actor=1))
+    received: list[str] = []
+
+    async def handler(event: Event) -> None:
+        received.append(event.id)
+
+    await nats_bus.subscribe(f"{nats_bus.prefix}.>", handler)
+    new = Event("items.project.updated", actor=1)
+    await nats_bus.publish(new)
+    await eventually(lambda: len(received) >= 1)
+    assert received == [new.id]
+
+
+async def test_stop_ends_delivery(nats_bus: NatsBus) -> None:
+    before: list[str] = []
+    after: list[str] = []
+
+    async def handler(event: Event) -> None:
+        before.append(event.id)
+
+    async def successor(event: Event) -> None:
+        after.append(event.id)
+
+    subscription = await nats_bus.subscribe(f"{nats_bus.prefix}.>", handler, durable="stops")
+    first = Event("items.project.created", actor=1)
+    await nats_bus.publish(first)
+    await eventually(lambda: _drained(nats_bus, "stops"))
+    await subscription.stop()
+    second = Event("items.project.updated", actor=1)
+    await nats_bus.publish(second)
+    # The durable's next replica picks up where the stopped one left off.
+    await nats_bus.subscribe(f"{nats_bus.prefix}.>", successor, durable="stops")
+    await eventually(lambda: len(after) == 1)
+    await eventually(lambda: _drained(nats_bus, "stops"))
+    assert before == [first.id]
+    assert after == [second.id]
