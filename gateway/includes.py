@@ -75,67 +75,36 @@ FIELD_LINKS = {
 Resolver = Callable[[Upstreams, list[int]], Awaitable[dict[str, Any]]]
 
 
-async def _users(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
-    reply = await upstreams.identity.GetUsers(core_pb2.IdList(ids=ids))
-    return {str(u.id): representations.user(u) for u in reply.users}
+def _batch(
+    service: str, method: str, field: str, render: Callable[[Any], dict[str, Any]]
+) -> Resolver:
+    """A resolver: one batch call ``service.method(ids)``, records from ``reply.field``."""
 
+    async def resolve(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
+        request = (
+            items_pb2.GetItemsRequest(ids=ids) if method == "GetItems" else core_pb2.IdList(ids=ids)
+        )
+        reply = await getattr(getattr(upstreams, service), method)(request)
+        return {str(record.id): render(record) for record in getattr(reply, field)}
 
-async def _projects(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
-    reply = await upstreams.items.GetProjects(core_pb2.IdList(ids=ids))
-    return {str(p.id): representations.project(p) for p in reply.projects}
-
-
-async def _item_types(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
-    reply = await upstreams.items.GetItemTypes(core_pb2.IdList(ids=ids))
-    return {str(t.id): representations.item_type(t) for t in reply.item_types}
-
-
-async def _pick_lists(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
-    reply = await upstreams.items.GetPickLists(core_pb2.IdList(ids=ids))
-    return {str(p.id): representations.pick_list(p) for p in reply.pick_lists}
-
-
-async def _pick_list_options(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
-    reply = await upstreams.items.GetPickListOptions(core_pb2.IdList(ids=ids))
-    return {str(o.id): representations.pick_list_option(o) for o in reply.options}
-
-
-async def _relationship_types(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
-    reply = await upstreams.items.GetRelationshipTypes(core_pb2.IdList(ids=ids))
-    return {str(r.id): representations.relationship_type(r) for r in reply.relationship_types}
-
-
-async def _items(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
-    reply = await upstreams.items.GetItems(items_pb2.GetItemsRequest(ids=ids))
-    return {str(i.id): representations.item(i) for i in reply.items}
-
-
-async def _tags(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
-    reply = await upstreams.items.GetTags(core_pb2.IdList(ids=ids))
-    return {str(t.id): representations.tag(t) for t in reply.tags}
-
-
-async def _releases(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
-    reply = await upstreams.items.GetReleases(core_pb2.IdList(ids=ids))
-    return {str(r.id): representations.release(r) for r in reply.releases}
-
-
-async def _comments(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
-    reply = await upstreams.items.GetComments(core_pb2.IdList(ids=ids))
-    return {str(c.id): representations.comment(c) for c in reply.comments}
+    return resolve
 
 
 RESOLVERS: dict[str, Resolver] = {
-    "tags": _tags,
-    "releases": _releases,
-    "comments": _comments,
-    "items": _items,
-    "users": _users,
-    "projects": _projects,
-    "itemtypes": _item_types,
-    "picklists": _pick_lists,
-    "picklistoptions": _pick_list_options,
-    "relationshiptypes": _relationship_types,
+    "users": _batch("identity", "GetUsers", "users", representations.user),
+    "projects": _batch("items", "GetProjects", "projects", representations.project),
+    "itemtypes": _batch("items", "GetItemTypes", "item_types", representations.item_type),
+    "picklists": _batch("items", "GetPickLists", "pick_lists", representations.pick_list),
+    "picklistoptions": _batch(
+        "items", "GetPickListOptions", "options", representations.pick_list_option
+    ),
+    "relationshiptypes": _batch(
+        "items", "GetRelationshipTypes", "relationship_types", representations.relationship_type
+    ),
+    "items": _batch("items", "GetItems", "items", representations.item),
+    "tags": _batch("items", "GetTags", "tags", representations.tag),
+    "releases": _batch("items", "GetReleases", "releases", representations.release),
+    "comments": _batch("items", "GetComments", "comments", representations.comment),
 }
 
 

@@ -36,8 +36,6 @@ def describe(app: FastAPI, version: str, base: str) -> dict[str, Any]:
     document = copy.deepcopy(cached)
     paths: dict[str, Any] = {}
     for path, operations in document.get("paths", {}).items():
-        if path in ("/rest/{version}/api-docs",):
-            pass
         if path.startswith(_PREFIX):
             if "/apicredentials" in path and version != "labs":
                 continue

@@ -6,6 +6,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
+from plumbline.common.errors import PermissionDenied
+
 ORG_ADMIN = "ORGANIZATION_ADMIN"
 USER_ADMIN = "USER_ADMIN"
 
@@ -44,6 +46,22 @@ REQUEST_ID_KEY = "x-request-id"
 def current_principal() -> Principal | None:
     """The caller of the current request, if any."""
     return principal_var.get()
+
+
+def require_principal() -> Principal:
+    """The caller, or PermissionDenied when the call carries none."""
+    principal = principal_var.get()
+    if principal is None:
+        raise PermissionDenied("This call needs an authenticated user.")
+    return principal
+
+
+def require_admin(to_do: str) -> Principal:
+    """The caller if an organization administrator; ``to_do`` completes the refusal."""
+    principal = require_principal()
+    if not principal.is_admin:
+        raise PermissionDenied(f"Only organization administrators may {to_do}.")
+    return principal
 
 
 def to_metadata() -> list[tuple[str, str]]:

@@ -9,10 +9,10 @@ from typing import Any
 
 from sqlalchemy import Row, and_, func, or_, select
 
-from plumbline.common.context import current_principal
+from plumbline.common.context import require_principal
 from plumbline.common.dates import parse_iso
 from plumbline.common.db import Database
-from plumbline.common.errors import NotFound, PermissionDenied, Unavailable
+from plumbline.common.errors import NotFound, Unavailable
 from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
 from plumbline.services.activity.mapping import describe
@@ -77,7 +77,7 @@ class Feed:
 
     async def list(self, query: ActivityQuery) -> tuple[list[Row[Any]], int]:
         """A page of a project's activities, newest first, and the total."""
-        _caller()
+        require_principal()
         # Organisation-wide changes (users, groups) belong to no project and are
         # part of every project's history.
         conditions: list[Any] = [
@@ -111,7 +111,7 @@ class Feed:
 
     async def get(self, activity_id: int) -> Row[Any]:
         """One activity."""
-        _caller()
+        require_principal()
         async with self.db.read() as session:
             row = (
                 await session.execute(select(activities).where(activities.c.id == activity_id))
@@ -119,8 +119,3 @@ class Feed:
         if row is None:
             raise NotFound(f"No activity with id {activity_id}.")
         return row
-
-
-def _caller() -> None:
-    if current_principal() is None:
-        raise PermissionDenied("This call needs an authenticated user.")

@@ -10,7 +10,13 @@ import jwt
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
-from plumbline.common.context import ORG_ADMIN, SYSTEM, Principal, current_principal
+from plumbline.common.context import (
+    ORG_ADMIN,
+    SYSTEM,
+    Principal,
+    current_principal,
+    require_principal,
+)
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, affected, insert_id, unique_violation
 from plumbline.common.errors import (
@@ -65,15 +71,8 @@ class IssuedToken:
     jti: str
 
 
-def _caller() -> Principal:
-    principal = current_principal()
-    if principal is None:
-        raise PermissionDenied("This call needs an authenticated user.")
-    return principal
-
-
 def _require_user_admin() -> Principal:
-    principal = _caller()
+    principal = require_principal()
     if not principal.may_manage_users:
         raise PermissionDenied("Only organization or user administrators may do this.")
     return principal
@@ -239,13 +238,13 @@ class Identity:
 
     async def get_users(self, ids: list[int]) -> list[Any]:
         """Batch read for includes; no visibility filter beyond authentication."""
-        _caller()
+        require_principal()
         async with self.db.read() as session:
             return await store.users_by_ids(session, ids)
 
     async def get_user(self, user_id: int) -> Any:
         """One user, if the caller may see them."""
-        caller = _caller()
+        caller = require_principal()
         async with self.db.read() as session:
             row = await store.user_by_id(session, user_id)
             if row is None:
@@ -300,7 +299,7 @@ class Identity:
 
     async def update_user(self, user_id: int, values: dict[str, Any]) -> None:
         """``PUT /users/{id}``: administrators, or users changing themselves."""
-        caller = _caller()
+        caller = require_principal()
         if caller.user_id != user_id and not caller.may_manage_users:
             raise PermissionDenied(f"You may not change user {user_id}.")
         if "password" in values:
@@ -366,13 +365,13 @@ class Identity:
 
     async def get_groups(self, ids: list[int]) -> list[Any]:
         """Groups by id."""
-        _caller()
+        require_principal()
         async with self.db.read() as session:
             return await store.groups_by_ids(session, ids)
 
     async def get_group(self, group_id: int) -> Any:
         """One group: administrators and its members."""
-        caller = _caller()
+        caller = require_principal()
         async with self.db.read() as session:
             rows = await store.groups_by_ids(session, [group_id])
             if not rows:

@@ -7,16 +7,10 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
-from plumbline.common.context import current_principal
+from plumbline.common.context import require_admin, require_principal
 from plumbline.common.db import Database, affected, insert_id, unique_violation
-from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
+from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
 from plumbline.services.items.models import categories, item_categories, items
-
-
-def _admin() -> None:
-    principal = current_principal()
-    if principal is None or not principal.is_admin:
-        raise PermissionDenied("Only organization administrators may change category paths.")
 
 
 def _paths(rows: list[Any]) -> dict[int, str]:
@@ -44,8 +38,7 @@ class Categories:
         self, item: int | None, start_at: int, max_results: int
     ) -> tuple[list[dict[str, Any]], int]:
         """Every category path, or the ones applied to an item, in path order."""
-        if current_principal() is None:
-            raise PermissionDenied("This call needs an authenticated user.")
+        require_principal()
         async with self.db.read() as session:
             rows = list((await session.execute(select(categories))).all())
             applied: set[int] | None = None
@@ -81,7 +74,7 @@ class Categories:
 
     async def create(self, name: str, parent: int | None) -> int:
         """``POST /categories``."""
-        _admin()
+        require_admin("change category paths")
         if not name.strip() or "/" in name:
             raise InvalidArgument("name must not be empty or contain '/'.")
         try:
@@ -117,7 +110,7 @@ class Categories:
 
     async def set_visible(self, category: int, visible: bool) -> None:
         """``PUT /categories/{id}/visibility``."""
-        _admin()
+        require_admin("change category paths")
         async with self.db.transaction() as session:
             changed = await affected(
                 session,
@@ -128,8 +121,7 @@ class Categories:
 
     async def change_item(self, item: int, add: list[int], remove: list[int]) -> None:
         """``POST /items/{id}/categories``: applies and removes categories."""
-        if current_principal() is None:
-            raise PermissionDenied("This call needs an authenticated user.")
+        require_principal()
         if not add and not remove:
             raise InvalidArgument("Give categories to add or remove.")
         async with self.db.transaction() as session:

@@ -6,10 +6,10 @@ from typing import Any
 
 from sqlalchemy import Row, and_, func, select
 
-from plumbline.common.context import Principal, current_principal
+from plumbline.common.context import require_principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, insert_id
-from plumbline.common.errors import InvalidArgument, NotFound, PermissionDenied
+from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
 from plumbline.services.items.models import comments, items, projects
@@ -24,13 +24,6 @@ COMMENT_TYPES = (
     "DECISION",
     "DECISION_REQUEST",
 )
-
-
-def _caller() -> Principal:
-    principal = current_principal()
-    if principal is None:
-        raise PermissionDenied("This call needs an authenticated user.")
-    return principal
 
 
 class Comments:
@@ -49,7 +42,7 @@ class Comments:
         max_results: int,
     ) -> tuple[list[Row[Any]], int]:
         """All comments, an item's, or a comment's replies, oldest first."""
-        _caller()
+        require_principal()
         conditions: list[Any] = [comments.c.deleted.is_(False)]
         async with self.db.read() as session:
             if item is not None:
@@ -89,7 +82,7 @@ class Comments:
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
         """Comments by id; a single unknown id is NotFound."""
-        _caller()
+        require_principal()
         async with self.db.read() as session:
             rows = (
                 await session.execute(
@@ -111,7 +104,7 @@ class Comments:
         in_reply_to: int | None,
     ) -> int:
         """``POST /comments``: on an item, on a project, or in reply to a comment."""
-        caller = _caller()
+        caller = require_principal()
         if not text.strip():
             raise InvalidArgument("body.text must not be empty.")
         comment_type = comment_type or "GENERAL"

@@ -16,9 +16,9 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbline.common.context import current_principal
+from plumbline.common.context import require_admin
 from plumbline.common.db import Database, insert_id
-from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
+from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
 from plumbline.services.items.configdoc import (
     ConfigDoc,
     FieldDoc,
@@ -676,7 +676,7 @@ class Configuration:
 
     async def add_field(self, item_type: int, doc: FieldDoc, pick_list_values: list[str]) -> int:
         """``POST /itemtypes/{id}/fields``: a new custom field, with a new pick list if asked."""
-        _require_admin()
+        require_admin("change the configuration")
         catalog = await self.catalog()
         type_ = catalog.item_type(item_type)
         if doc.pickList is not None and doc.fieldType not in ("LOOKUP", "MULTI_LOOKUP"):
@@ -735,7 +735,7 @@ class Configuration:
 
     async def create_option(self, pick_list: int, values: dict[str, Any]) -> int:
         """``POST /picklists/{id}/options``."""
-        _require_admin()
+        require_admin("change the configuration")
         catalog = await self.catalog()
         if pick_list not in catalog.pick_lists:
             raise NotFound(f"No pick list with id {pick_list}.")
@@ -772,7 +772,7 @@ class Configuration:
 
     async def update_option(self, option_id: int, values: dict[str, Any]) -> None:
         """``PUT /picklistoptions/{id}``."""
-        _require_admin()
+        require_admin("change the configuration")
         catalog = await self.catalog()
         option = catalog.options.get(option_id)
         if option is None:
@@ -813,9 +813,3 @@ class Configuration:
                     .values(**changes)
                 )
         self.invalidate()
-
-
-def _require_admin() -> None:
-    principal = current_principal()
-    if principal is None or not principal.is_admin:
-        raise PermissionDenied("Only organization administrators may change the configuration.")

@@ -7,9 +7,9 @@ from typing import Any
 
 from sqlalchemy import Row, and_, func, or_, select
 
-from plumbline.common.context import current_principal
+from plumbline.common.context import require_principal
 from plumbline.common.db import Database, insert_id
-from plumbline.common.errors import InvalidArgument, NotFound, PermissionDenied
+from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.services.items import filterquery
 from plumbline.services.items.models import (
     favorite_filters,
@@ -21,13 +21,6 @@ from plumbline.services.items.models import (
 )
 
 SCOPES = ("ALL", "CURRENT", "SPECIFIED")
-
-
-def _caller_id() -> int:
-    principal = current_principal()
-    if principal is None:
-        raise PermissionDenied("This call needs an authenticated user.")
-    return principal.user_id
 
 
 def _visible(user_id: int) -> Any:
@@ -49,7 +42,7 @@ class Filters:
         max_results: int,
     ) -> tuple[list[Row[Any]], int]:
         """Filters the caller may see: of a project, by an author, or their favourites."""
-        user_id = _caller_id()
+        user_id = require_principal().user_id
         conditions: list[Any] = [_visible(user_id)]
         query = select(filters)
         if favorites_only:
@@ -82,7 +75,7 @@ class Filters:
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
         """Visible filters by id; a single unknown id is NotFound."""
-        user_id = _caller_id()
+        user_id = require_principal().user_id
         async with self.db.read() as session:
             rows = (
                 await session.execute(
@@ -99,7 +92,7 @@ class Filters:
         self, name: str, scope: str, specified_project: int | None, query: Any, public: bool
     ) -> int:
         """A new filter (labs): the query is checked before it is stored."""
-        user_id = _caller_id()
+        user_id = require_principal().user_id
         if not name.strip():
             raise InvalidArgument("name must not be empty.")
         if scope not in SCOPES:
@@ -136,7 +129,7 @@ class Filters:
 
     async def favorite(self, filter_id: int) -> None:
         """Marks a visible filter as one of the caller's favourites."""
-        user_id = _caller_id()
+        user_id = require_principal().user_id
         await self.get_many([filter_id])
         async with self.db.transaction() as session:
             exists = await session.scalar(
@@ -153,7 +146,7 @@ class Filters:
         self, filter_id: int, project: int | None, start_at: int, max_results: int
     ) -> tuple[list[int], int]:
         """Ids of the active items the filter finds (a page of them) and their total."""
-        user_id = _caller_id()
+        user_id = require_principal().user_id
         [stored] = await self.get_many([filter_id])
         scope: list[int] | None
         if stored.project_scope == "SPECIFIED":

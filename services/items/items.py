@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common import jsonpatch
-from plumbline.common.context import Principal, current_principal
+from plumbline.common.context import Principal, require_principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, unique_violation
 from plumbline.common.errors import (
@@ -19,7 +19,6 @@ from plumbline.common.errors import (
     FailedPrecondition,
     InvalidArgument,
     NotFound,
-    PermissionDenied,
 )
 from plumbline.common.events import Event
 from plumbline.common.idblocks import IdAllocator
@@ -50,13 +49,6 @@ class ItemInput:
     fields: dict[str, Any] | None = None
 
 
-def _caller() -> Principal:
-    principal = current_principal()
-    if principal is None:
-        raise PermissionDenied("This call needs an authenticated user.")
-    return principal
-
-
 class Items:
     """Item rules and storage."""
 
@@ -70,7 +62,7 @@ class Items:
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
         """Active items by id; a single unknown id is NotFound."""
-        _caller()
+        require_principal()
         async with self.db.read() as session:
             rows = (
                 await session.execute(
@@ -91,7 +83,7 @@ class Items:
         max_results: int,
     ) -> tuple[list[Row[Any]], int]:
         """Items of a project in tree order, its root items, or one item's children."""
-        _caller()
+        require_principal()
         async with self.db.read() as session:
             if parent is not None:
                 parent_row = await self._active(session, parent)
@@ -133,7 +125,7 @@ class Items:
 
     async def create(self, data: ItemInput) -> int:
         """``POST /items``: the new item goes to the bottom of its parent."""
-        caller = _caller()
+        caller = require_principal()
         catalog = await self.config.catalog()
         if data.item_type is None:
             raise InvalidArgument("itemType is required.")
@@ -293,7 +285,7 @@ class Items:
 
     async def update(self, item_id: int, data: ItemInput) -> None:
         """``PUT /items/{id}``: the fields sent replace the editable fields."""
-        caller = _caller()
+        caller = require_principal()
         catalog = await self.config.catalog()
         async with self.outbox.transaction() as session:
             await self._lock_tree_of(session, item_id)
@@ -305,7 +297,7 @@ class Items:
         self, item_id: int, operations: Any, set_global_id_manually: bool, comment: str = ""
     ) -> None:
         """``PATCH /items/{id}``: RFC 6902 on the PUT request object."""
-        caller = _caller()
+        caller = require_principal()
         catalog = await self.config.catalog()
         async with self.outbox.transaction() as session:
             await self._lock_tree_of(session, item_id)
@@ -478,7 +470,7 @@ class Items:
 
     async def delete(self, item_id: int) -> None:
         """``DELETE /items/{id}``: the item and its subtree become inactive."""
-        caller = _caller()
+        caller = require_principal()
         catalog = await self.config.catalog()
         async with self.outbox.transaction() as session:
             await self._lock_tree_of(session, item_id)
@@ -520,7 +512,7 @@ class Items:
 
     async def set_lock(self, item_id: int, locked: bool) -> None:
         """``PUT /items/{id}/lock``: lock for yourself, or unlock your own lock."""
-        caller = _caller()
+        caller = require_principal()
         async with self.outbox.transaction() as session:
             current = await self._active(session, item_id)
             if current.locked and current.locked_by != caller.user_id and not caller.is_admin:
@@ -584,7 +576,7 @@ async def search(
     db: Database, query: Search, start_at: int, max_results: int
 ) -> tuple[list[Row[Any]], int]:
     """Active items matching every filter, in the requested order."""
-    _caller()
+    require_principal()
     if query.sort_field not in SORT_COLUMNS:
         raise InvalidArgument(
             f"sortBy: {query.sort_field!r} cannot be sorted on; "

@@ -8,9 +8,10 @@ from urllib.parse import urlparse
 
 from sqlalchemy import Row, func, select, update
 
+from plumbline.common.context import require_principal
 from plumbline.common.db import affected, insert_id
 from plumbline.common.errors import FailedPrecondition, InvalidArgument, NotFound
-from plumbline.services.items.items import ItemInput, Items, _caller
+from plumbline.services.items.items import ItemInput, Items
 from plumbline.services.items.models import item_links, item_tags, items
 
 
@@ -91,7 +92,7 @@ class Links:
 
     async def duplicate(self, item_id: int, include_tags: bool, include_links: bool) -> int:
         """``POST /items/{id}/duplicate``: a copy of name and description under the same parent."""
-        _caller()
+        require_principal()
         [source] = await self.items.get_many([item_id])
         async with self.db.read() as session:
             children = await session.scalar(

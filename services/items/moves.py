@@ -8,11 +8,12 @@ from typing import Any
 
 from sqlalchemy import select, update
 
+from plumbline.common.context import require_principal
 from plumbline.common.dates import utcnow
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.events import Event
 from plumbline.services.items import tree
-from plumbline.services.items.items import Items, _caller
+from plumbline.services.items.items import Items
 from plumbline.services.items.models import (
     comments,
     item_releases,
@@ -36,7 +37,7 @@ class Moves:
         asynchronous answer carries. Moved items get document keys of the new project;
         project-bound values (tags, releases) they had in the old project are dropped.
         """
-        caller = _caller()
+        caller = require_principal()
         catalog = await self.items.config.catalog()
         work_id = str(uuid.uuid4())
         async with self.items.outbox.transaction() as session:

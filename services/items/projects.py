@@ -10,10 +10,10 @@ from typing import Any
 from sqlalchemy import Row, func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from plumbline.common.context import Principal, current_principal
+from plumbline.common.context import Principal, require_admin, require_principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, insert_id, unique_violation
-from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
+from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
 from plumbline.services.items.models import projects
@@ -32,20 +32,6 @@ class ProjectInput:
     fields: dict[str, Any] | None = None
 
 
-def _caller() -> Principal:
-    principal = current_principal()
-    if principal is None:
-        raise PermissionDenied("This call needs an authenticated user.")
-    return principal
-
-
-def _admin() -> Principal:
-    principal = _caller()
-    if not principal.is_admin:
-        raise PermissionDenied("Only organization administrators may create or change projects.")
-    return principal
-
-
 class Projects:
     """Project rules and storage."""
 
@@ -55,7 +41,7 @@ class Projects:
 
     async def page(self, start_at: int, max_results: int) -> tuple[list[Row[Any]], int]:
         """A page of projects in id order and the total."""
-        _caller()
+        require_principal()
         async with self.db.read() as session:
             total = await session.scalar(select(func.count()).select_from(projects))
             rows = (
@@ -67,7 +53,7 @@ class Projects:
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
         """Projects by id; a single missing id is a NotFound."""
-        _caller()
+        require_principal()
         async with self.db.read() as session:
             rows = (
                 await session.execute(
@@ -80,7 +66,7 @@ class Projects:
 
     async def create(self, data: ProjectInput) -> int:
         """``POST /projects``."""
-        caller = _admin()
+        caller = require_admin("create or change projects")
         is_folder = bool(data.is_folder)
         fields = dict(data.fields or {})
         name = fields.get("name")
@@ -123,7 +109,7 @@ class Projects:
 
     async def update(self, project_id: int, data: ProjectInput) -> None:
         """``PUT /projects/{id}``: the body replaces key, folder flag, parent and fields."""
-        caller = _admin()
+        caller = require_admin("create or change projects")
         try:
             async with self.outbox.transaction() as session:
                 current = (

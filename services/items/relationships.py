@@ -9,10 +9,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from plumbline.common.context import Principal, current_principal
+from plumbline.common.context import Principal, require_principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, affected, insert_id, unique_violation
-from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
+from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
 from plumbline.services.items.config import Catalog, Configuration
@@ -27,13 +27,6 @@ _VISIBLE = (
     .join(_from, and_(_from.c.id == relationships.c.from_item, _from.c.active.is_(True)))
     .join(_to, and_(_to.c.id == relationships.c.to_item, _to.c.active.is_(True)))
 )
-
-
-def _caller() -> Principal:
-    principal = current_principal()
-    if principal is None:
-        raise PermissionDenied("This call needs an authenticated user.")
-    return principal
 
 
 class Relationships:
@@ -55,7 +48,7 @@ class Relationships:
         omit_count: bool = False,
     ) -> tuple[list[Row[Any]], int]:
         """A project's relationships by id, or one item's up- or downstream ones."""
-        _caller()
+        require_principal()
         async with self.db.read() as session:
             if item is not None:
                 await self._item(session, item, "item")
@@ -90,7 +83,7 @@ class Relationships:
         self, item: int, upstream: bool, start_at: int, max_results: int
     ) -> tuple[list[int], int]:
         """Ids of the items up- or downstream of ``item`` (each once), and their total."""
-        _caller()
+        require_principal()
         async with self.db.read() as session:
             await self._item(session, item, "item")
             mine, other = (
@@ -115,7 +108,7 @@ class Relationships:
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
         """Relationships by id; a single unknown id is NotFound."""
-        _caller()
+        require_principal()
         async with self.db.read() as session:
             rows = (await session.execute(_VISIBLE.where(relationships.c.id.in_(ids)))).all()
         if len(ids) == 1 and not rows:
@@ -144,7 +137,7 @@ class Relationships:
 
     async def create(self, from_item: int, to_item: int, relationship_type: int | None) -> int:
         """``POST /relationships``."""
-        caller = _caller()
+        caller = require_principal()
         catalog = await self.config.catalog()
         rel_type = self._type(catalog, relationship_type)
         if from_item == to_item:
@@ -182,7 +175,7 @@ class Relationships:
         self, rel_id: int, from_item: int, to_item: int, relationship_type: int | None
     ) -> None:
         """``PUT /relationships/{id}``."""
-        caller = _caller()
+        caller = require_principal()
         catalog = await self.config.catalog()
         rel_type = self._type(catalog, relationship_type)
         if from_item == to_item:
@@ -221,7 +214,7 @@ class Relationships:
 
     async def delete(self, rel_id: int) -> None:
         """``DELETE /relationships/{id}``."""
-        caller = _caller()
+        caller = require_principal()
         async with self.outbox.transaction() as session:
             row = await self._existing(session, rel_id)
             await session.execute(relationships.delete().where(relationships.c.id == rel_id))
@@ -231,7 +224,7 @@ class Relationships:
 
     async def clear_suspect(self, rel_id: int) -> None:
         """``DELETE /relationships/{id}/suspect``."""
-        caller = _caller()
+        caller = require_principal()
         async with self.outbox.transaction() as session:
             row = await self._existing(session, rel_id)
             await session.execute(

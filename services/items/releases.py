@@ -8,20 +8,13 @@ from typing import Any
 from sqlalchemy import Row, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbline.common.context import Principal, current_principal
+from plumbline.common.context import Principal, require_principal
 from plumbline.common.dates import parse_datetime
 from plumbline.common.db import Database, insert_id
-from plumbline.common.errors import InvalidArgument, NotFound, PermissionDenied
+from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
 from plumbline.services.items.models import item_releases, items, projects, releases
-
-
-def _caller() -> Principal:
-    principal = current_principal()
-    if principal is None:
-        raise PermissionDenied("This call needs an authenticated user.")
-    return principal
 
 
 def parse_release_date(text: str) -> datetime:
@@ -41,7 +34,7 @@ class Releases:
 
     async def page(self, project: int, start_at: int, max_results: int) -> tuple[list[Any], int]:
         """A project's releases with their item counts."""
-        _caller()
+        require_principal()
         async with self.db.read() as session:
             if await session.scalar(select(projects.c.id).where(projects.c.id == project)) is None:
                 raise NotFound(f"No project with id {project}.")
@@ -60,7 +53,7 @@ class Releases:
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
         """Releases by id; a single unknown id is NotFound."""
-        _caller()
+        require_principal()
         async with self.db.read() as session:
             rows = (
                 await session.execute(
@@ -75,7 +68,7 @@ class Releases:
         self, name: str, description: str, release_date: str | None, project: int
     ) -> int:
         """``POST /releases``."""
-        caller = _caller()
+        caller = require_principal()
         if not name.strip():
             raise InvalidArgument("name must not be empty.")
         when = parse_release_date(release_date) if release_date else None
@@ -98,7 +91,7 @@ class Releases:
 
     async def update(self, release_id: int, values: dict[str, Any]) -> None:
         """``PUT /releases/{id}``."""
-        caller = _caller()
+        caller = require_principal()
         changes: dict[str, Any] = {}
         if "name" in values:
             if not str(values["name"]).strip():

@@ -9,9 +9,9 @@ from typing import Any
 
 from sqlalchemy import Row, func, select, update
 
-from plumbline.common.context import current_principal
+from plumbline.common.context import require_principal
 from plumbline.common.dates import utcnow
-from plumbline.common.errors import InvalidArgument, NotFound, PermissionDenied
+from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.services.items.config import Configuration, Transition
 from plumbline.services.items.items import Items
@@ -74,9 +74,7 @@ class Sync:
         await self._retag(pool_item, item_id, join=False)
 
     async def _retag(self, pool_item: int, item_id: int, join: bool) -> None:
-        principal = current_principal()
-        if principal is None:
-            raise PermissionDenied("This call needs an authenticated user.")
+        principal = require_principal()
         if pool_item == item_id:
             raise InvalidArgument("An item cannot be synchronized with itself.")
         async with self.outbox.transaction() as session:

@@ -8,19 +8,12 @@ from sqlalchemy import Row, and_, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbline.common.context import Principal, current_principal
+from plumbline.common.context import Principal, require_principal
 from plumbline.common.db import Database, affected, insert_id, unique_violation
-from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
+from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
 from plumbline.services.items.models import item_tags, items, projects, tags
-
-
-def _caller() -> Principal:
-    principal = current_principal()
-    if principal is None:
-        raise PermissionDenied("This call needs an authenticated user.")
-    return principal
 
 
 async def _page(
@@ -42,7 +35,7 @@ class Tags:
         self, project: int | None, item: int | None, start_at: int, max_results: int
     ) -> tuple[list[Row[Any]], int]:
         """A project's tags or an item's, by name."""
-        _caller()
+        require_principal()
         async with self.db.read() as session:
             if item is not None:
                 await _active_item(session, item)
@@ -60,7 +53,7 @@ class Tags:
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
         """Tags by id; a single unknown id is NotFound."""
-        _caller()
+        require_principal()
         async with self.db.read() as session:
             rows = (
                 await session.execute(select(tags).where(tags.c.id.in_(ids)).order_by(tags.c.id))
@@ -71,7 +64,7 @@ class Tags:
 
     async def create(self, name: str, project: int) -> int:
         """``POST /tags``."""
-        caller = _caller()
+        caller = require_principal()
         name = _name(name)
         try:
             async with self.outbox.transaction() as session:
@@ -88,7 +81,7 @@ class Tags:
 
     async def update(self, tag_id: int, name: str) -> None:
         """``PUT /tags/{id}``: renames."""
-        caller = _caller()
+        caller = require_principal()
         name = _name(name)
         try:
             async with self.outbox.transaction() as session:
@@ -104,7 +97,7 @@ class Tags:
 
     async def delete(self, tag_id: int) -> None:
         """``DELETE /tags/{id}``: removes it from every item too."""
-        caller = _caller()
+        caller = require_principal()
         async with self.outbox.transaction() as session:
             row = await _tag(session, tag_id)
             await session.execute(item_tags.delete().where(item_tags.c.tag == tag_id))
@@ -113,7 +106,7 @@ class Tags:
 
     async def tag_item(self, item: int, tag_id: int) -> None:
         """``POST /items/{id}/tags``."""
-        caller = _caller()
+        caller = require_principal()
         async with self.outbox.transaction() as session:
             row = await _active_item(session, item)
             tag = await _tag(session, tag_id, for_input=True)
@@ -131,7 +124,7 @@ class Tags:
 
     async def untag_item(self, item: int, tag_id: int) -> None:
         """``DELETE /items/{id}/tags/{tagId}``."""
-        caller = _caller()
+        caller = require_principal()
         async with self.outbox.transaction() as session:
             row = await _active_item(session, item)
             tag = await _tag(session, tag_id)
@@ -147,7 +140,7 @@ class Tags:
         self, tag_id: int, start_at: int, max_results: int
     ) -> tuple[list[int], int]:
         """``GET /tags/{id}/items``: ids of the active items with the tag, in tree order."""
-        _caller()
+        require_principal()
         async with self.db.read() as session:
             await _tag(session, tag_id)
             query = (
