@@ -367,6 +367,18 @@ class MoveBody(Strict):
     parent: MoveParent
 
 
+class TreeLocationBody(Strict):
+    """``PUT /items/treelocation``: the item, its new parent and the sibling it follows.
+
+    The contract names this operation but shows no payload; this shape is Plumbline's.
+    ``peer`` is the sibling the item goes right after; without it the item goes first.
+    """
+
+    item: int
+    parent: ItemParent
+    peer: int | None = None
+
+
 class CategoryBody(Strict):
     """A new category path element."""
 

@@ -13,7 +13,13 @@ from starlette.responses import Response
 from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import params, representations
-from plumbline.gateway.bodies import ItemBody, MoveBody, SyncedItemBody, TransitionBody
+from plumbline.gateway.bodies import (
+    ItemBody,
+    MoveBody,
+    SyncedItemBody,
+    TransitionBody,
+    TreeLocationBody,
+)
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
 from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.items.v1 import items_pb2
@@ -102,6 +108,21 @@ async def get_item(request: Request, id: int, version: Version, gw: Gw, _c: Call
     view = await View.of_items(request, gw, version)
     [item] = await _get(gw, request, [id])
     return await view.one(item)
+
+
+@router.put("/items/treelocation", summary="Place an item under a parent, after a peer")
+@router.put("/items/treeLocation", include_in_schema=False)
+async def place_item(body: TreeLocationBody, version: Version, gw: Gw, _c: Caller) -> Response:
+    """Same project only; ``peer`` is the sibling the item follows (first when omitted)."""
+    await gw.upstreams.items.PlaceItem(
+        items_pb2.PlaceItemRequest(
+            item=body.item,
+            parent_item=body.parent.item,
+            parent_project=body.parent.project,
+            peer=body.peer,
+        )
+    )
+    return updated()
 
 
 @router.put("/items/{id}", summary="Update an item")

@@ -26,6 +26,7 @@ _OBJECT_TYPES = {
     ("items", "tag"): "TAG",
     ("items", "itemtag"): "ITEM_TAG",
     ("items", "comment"): "COMMENT",
+    ("items", "itemlink"): "URL",
     ("items", "release"): "MISCELLANEOUS",
 }
 
@@ -52,14 +53,16 @@ def describe(event: Event) -> ActivityDraft | None:
         return None
     payload = event.payload
     label = payload.get("name") or payload.get("username") or ""
-    what = "user group" if event.entity == "group" else object_type.replace("_", " ").lower()
+    what = {"group": "user group", "itemlink": "link"}.get(
+        event.entity, object_type.replace("_", " ").lower()
+    )
     verb = event.action.replace("_", " ")
     details = f"{what} {label!s} {verb}".replace("  ", " ").strip()
     if event.action in ("member_added", "member_removed"):
         direction = "added to" if event.action == "member_added" else "removed from"
         details = f"user {payload.get('user')} {direction} user group {label}"
     item = event.object_ids[0] if event.object_ids and object_type == "ITEM" else None
-    if object_type in ("ITEM_TAG", "COMMENT") and isinstance(payload.get("item"), int):
+    if object_type in ("ITEM_TAG", "COMMENT", "URL") and isinstance(payload.get("item"), int):
         item = payload["item"]
     item_type = payload.get("itemType") if object_type == "ITEM" else None
     return ActivityDraft(event_type, object_type, _ACTIONS[event_type], details, item, item_type)

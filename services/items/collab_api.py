@@ -157,6 +157,15 @@ class CollaborationServicer:
         work_id, moved = await self.moves.to_project(request.item, request.project)
         return pb.MoveReply(work_id=work_id, moved=moved)
 
+    async def PlaceItem(self, request: pb.PlaceItemRequest, context: Any) -> core_pb2.Empty:
+        await self.items.place(
+            request.item,
+            request.parent_item if request.HasField("parent_item") else None,
+            request.parent_project if request.HasField("parent_project") else None,
+            request.peer if request.HasField("peer") else None,
+        )
+        return core_pb2.Empty()
+
     async def ListCategories(
         self, request: pb.ListCategoriesRequest, context: Any
     ) -> pb.CategoryPage:

@@ -293,6 +293,85 @@ class Items:
             self._check_lock(current, caller)
             await self._write(session, catalog, current, data, caller)
 
+    async def place(
+        self,
+        item_id: int,
+        parent_item: int | None,
+        parent_project: int | None,
+        peer: int | None,
+    ) -> None:
+        """``PUT /items/treelocation``: under ``parent``, right after ``peer`` (first if none)."""
+        caller = require_principal()
+        catalog = await self.config.catalog()
+        if (parent_item is None) == (parent_project is None):
+            raise InvalidArgument("parent takes exactly one of item or project.")
+        if peer is not None and peer == item_id:
+            raise InvalidArgument("peer must be another item than the one being placed.")
+        async with self.outbox.transaction() as session:
+            await self._lock_tree_of(session, item_id)
+            current = await self._active(session, item_id)
+            self._check_lock(current, caller)
+            if parent_project is not None and parent_project != current.project:
+                raise InvalidArgument(
+                    f"parent.project {parent_project} is not the item's project "
+                    f"{current.project}; move between projects with PUT /items/{{id}}/location."
+                )
+            if parent_item != current.parent:
+                await self._move_within_project(session, current, parent_item)
+                current = await self._active(session, item_id)
+            if peer is not None:
+                sibling = (
+                    await session.execute(
+                        select(items.c.parent, items.c.project).where(
+                            items.c.id == peer, items.c.active.is_(True)
+                        )
+                    )
+                ).first()
+                if (
+                    sibling is None
+                    or sibling.project != current.project
+                    or sibling.parent != current.parent
+                ):
+                    where = (
+                        f"item {current.parent}"
+                        if current.parent is not None
+                        else f"the root of project {current.project}"
+                    )
+                    raise InvalidArgument(f"peer: item {peer} is not a child of {where}.")
+            await tree.place_after(
+                session,
+                current.project,
+                current.parent,
+                await self._sequence_of(session, current.parent),
+                item_id,
+                peer,
+            )
+            await tree.renumber(session, current.project)
+            now = utcnow()
+            await session.execute(
+                update(items)
+                .where(items.c.id == item_id)
+                .values(
+                    version=current.version + 1,
+                    modified_by=caller.user_id,
+                    modified_at=now,
+                    last_activity_at=now,
+                )
+            )
+            await self.outbox.add(
+                session,
+                _event(
+                    "updated",
+                    current.id,
+                    current.project,
+                    catalog.item_types.get(current.item_type),
+                    caller,
+                    json.loads(current.fields_json),
+                    current.version + 1,
+                    current.document_key,
+                ),
+            )
+
     async def patch(
         self, item_id: int, operations: Any, set_global_id_manually: bool, comment: str = ""
     ) -> None:

@@ -11,6 +11,7 @@ from sqlalchemy import Row, func, select, update
 from plumbline.common.context import require_principal
 from plumbline.common.db import affected, insert_id
 from plumbline.common.errors import FailedPrecondition, InvalidArgument, NotFound
+from plumbline.common.events import Event
 from plumbline.services.items.items import ItemInput, Items
 from plumbline.services.items.models import item_links, item_tags, items
 
@@ -25,6 +26,17 @@ def _check_url(url: str) -> str:
             f"url must be an absolute URL (http, https, ftp, mailto or file), got {url!r}."
         )
     return url
+
+
+def _event(action: str, owner: Row[Any], link: int, url: str, actor: int) -> Event:
+    """``items.itemlink.<action>``: the activity feed shows it as a URL of the item."""
+    return Event(
+        f"items.itemlink.{action}",
+        actor=actor,
+        project=owner.project,
+        object_ids=[link],
+        payload={"name": url, "item": owner.id},
+    )
 
 
 class Links:
@@ -59,36 +71,50 @@ class Links:
 
     async def create(self, item: int, url: str, description: str) -> int:
         """``POST /items/{id}/links``."""
-        await self.items.get_many([item])
-        async with self.db.transaction() as session:
-            return await insert_id(
-                session,
-                item_links.insert().values(item=item, url=_check_url(url), description=description),
+        caller = require_principal()
+        [owner] = await self.items.get_many([item])
+        url = _check_url(url)
+        async with self.items.outbox.transaction() as session:
+            link = await insert_id(
+                session, item_links.insert().values(item=item, url=url, description=description)
             )
+            await self.items.outbox.add(
+                session, _event("created", owner, link, url, caller.user_id)
+            )
+        return link
 
     async def update(self, item: int, link: int, url: str, description: str) -> None:
         """``PUT /items/{id}/links/{linkId}``."""
-        await self.items.get_many([item])
-        async with self.db.transaction() as session:
+        caller = require_principal()
+        [owner] = await self.items.get_many([item])
+        url = _check_url(url)
+        async with self.items.outbox.transaction() as session:
             changed = await affected(
                 session,
                 update(item_links)
                 .where(item_links.c.item == item, item_links.c.id == link)
-                .values(url=_check_url(url), description=description),
+                .values(url=url, description=description),
             )
-        if changed == 0:
-            raise NotFound(f"Item {item} has no link {link}.")
+            if changed == 0:
+                raise NotFound(f"Item {item} has no link {link}.")
+            await self.items.outbox.add(
+                session, _event("updated", owner, link, url, caller.user_id)
+            )
 
     async def delete(self, item: int, link: int) -> None:
         """``DELETE /items/{id}/links/{linkId}``."""
-        await self.items.get_many([item])
-        async with self.db.transaction() as session:
-            removed = await affected(
-                session,
-                item_links.delete().where(item_links.c.item == item, item_links.c.id == link),
+        caller = require_principal()
+        [owner] = await self.items.get_many([item])
+        async with self.items.outbox.transaction() as session:
+            url = await session.scalar(
+                select(item_links.c.url).where(item_links.c.item == item, item_links.c.id == link)
             )
-        if removed == 0:
-            raise NotFound(f"Item {item} has no link {link}.")
+            if url is None:
+                raise NotFound(f"Item {item} has no link {link}.")
+            await session.execute(item_links.delete().where(item_links.c.id == link))
+            await self.items.outbox.add(
+                session, _event("deleted", owner, link, url, caller.user_id)
+            )
 
     async def duplicate(self, item_id: int, include_tags: bool, include_links: bool) -> int:
         """``POST /items/{id}/duplicate``: a copy of name and description under the same parent."""

@@ -107,22 +107,29 @@ async def renumber(session: AsyncSession, project: int) -> None:
             )
 
 
-async def close_gap(
-    session: AsyncSession, project: int, parent: int | None, parent_sequence: str | None
-) -> None:
-    """After a child left ``parent``: renumbers the siblings and their subtrees' sequences."""
+async def _children(session: AsyncSession, project: int, parent: int | None) -> list[Any]:
+    """The active children of ``parent`` (the project root when None), in order."""
     condition = (
         and_(items.c.project == project, items.c.parent.is_(None))
         if parent is None
         else items.c.parent == parent
     )
-    children = (
-        await session.execute(
-            select(items.c.id, items.c.sort_order, items.c.sequence)
-            .where(condition, items.c.active.is_(True))
-            .order_by(items.c.sort_order, items.c.id)
-        )
-    ).all()
+    return list(
+        (
+            await session.execute(
+                select(items.c.id, items.c.sort_order, items.c.sequence)
+                .where(condition, items.c.active.is_(True))
+                .order_by(items.c.sort_order, items.c.id)
+            )
+        ).all()
+    )
+
+
+async def close_gap(
+    session: AsyncSession, project: int, parent: int | None, parent_sequence: str | None
+) -> None:
+    """After a child left ``parent``: renumbers the siblings and their subtrees' sequences."""
+    children = await _children(session, project, parent)
     for position, child in enumerate(children):
         wanted = child_sequence(parent_sequence, position)
         if child.sort_order == position and child.sequence == wanted:
@@ -144,3 +151,37 @@ async def move_subtree_sequences(session: AsyncSession, project: int, old: str, 
         )
         .values(sequence=new + func.substr(items.c.sequence, len(old) + 1))
     )
+
+
+async def place_after(
+    session: AsyncSession,
+    project: int,
+    parent: int | None,
+    parent_sequence: str | None,
+    item_id: int,
+    peer: int | None,
+) -> None:
+    """Puts child ``item_id`` of ``parent`` right after sibling ``peer`` (first when None).
+
+    Siblings whose position changes get new sort orders and sequences, with their
+    subtrees; the item's subtree is parked under a sequence nobody has while the others
+    shift, so no two items ever share a sequence. The caller renumbers the global order.
+    """
+    children = await _children(session, project, parent)
+    order = [child.id for child in children if child.id != item_id]
+    position = 0 if peer is None else order.index(peer) + 1
+    order.insert(position, item_id)
+    moved = [c for c, wanted in zip(children, order, strict=True) if c.id != wanted]
+    moved_ids = {c.id for c in moved}
+    for child in moved:
+        parked = f"0.{child.id}"
+        await session.execute(update(items).where(items.c.id == child.id).values(sequence=parked))
+        await move_subtree_sequences(session, project, child.sequence, parked)
+    for position, child_id in enumerate(order):
+        if child_id not in moved_ids:
+            continue
+        wanted = child_sequence(parent_sequence, position)
+        await session.execute(
+            update(items).where(items.c.id == child_id).values(sort_order=position, sequence=wanted)
+        )
+        await move_subtree_sequences(session, project, f"0.{child_id}", wanted)

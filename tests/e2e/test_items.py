@@ -114,6 +114,72 @@ def test_tree_order_sequence_and_moves(admin: httpx.Client, project: dict[str, A
     assert cycle.status_code == 400
 
 
+def test_tree_location_places_an_item_after_a_peer(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    a = _create(admin, project, "A")
+    a1 = _create(admin, project, "A1", parent=a)
+    a2 = _create(admin, project, "A2", parent=a)
+    a21 = _create(admin, project, "A21", parent=a2)
+    b = _create(admin, project, "B")
+
+    def place(item: int, parent: dict[str, int], peer: int | None = None) -> httpx.Response:
+        body: dict[str, Any] = {"item": item, "parent": parent}
+        if peer is not None:
+            body["peer"] = peer
+        return admin.put("/items/treelocation", json=body)
+
+    # First among its siblings (no peer): A2 and its child move ahead of A1.
+    assert place(a2, {"item": a}).status_code == 200
+    assert _tree(admin, project) == [
+        ("A", "1", 0),
+        ("A2", "1.1", 0),
+        ("A21", "1.1.1", 0),
+        ("A1", "1.2", 1),
+        ("B", "2", 1),
+    ]
+    # To another parent, right after a peer there; the camel-case path works too.
+    moved = admin.put("/items/treeLocation", json={"item": b, "parent": {"item": a}, "peer": a2})
+    assert moved.status_code == 200, moved.text
+    assert _tree(admin, project) == [
+        ("A", "1", 0),
+        ("A2", "1.1", 0),
+        ("A21", "1.1.1", 0),
+        ("B", "1.2", 1),
+        ("A1", "1.3", 2),
+    ]
+    # Back to the project root, after A.
+    assert place(a21, {"project": project["id"]}, peer=a).status_code == 200
+    assert _tree(admin, project) == [
+        ("A", "1", 0),
+        ("A2", "1.1", 0),
+        ("B", "1.2", 1),
+        ("A1", "1.3", 2),
+        ("A21", "2", 1),
+    ]
+    orders = [
+        i["location"]["globalSortOrder"]
+        for i in admin.get("/items", params={"project": project["id"]}).json()["data"]
+    ]
+    assert orders == sorted(orders) and len(set(orders)) == 5
+    assert admin.get(f"/items/{b}").json()["data"]["location"]["parent"] == {"item": a}
+
+    def refused(response: httpx.Response, words: str) -> None:
+        assert response.status_code == 400, response.text
+        assert words in response.json()["meta"]["message"]
+
+    refused(place(a, {"item": a1}), "under itself")
+    refused(place(a1, {"item": a}, peer=a21), f"peer: item {a21} is not a child of item {a}")
+    refused(place(a1, {"item": a}, peer=a1), "another item")
+    refused(admin.put("/items/treelocation", json={"item": a1, "parent": {}}), "exactly one")
+    refused(admin.put("/items/treelocation", json={"item": a1}), "parent")
+    other = admin.post(
+        "/projects", json={"projectKey": unique("TL").upper(), "fields": {"name": "x"}}
+    )
+    refused(place(a1, {"project": other.json()["meta"]["id"]}), "PUT /items/{id}/location")
+    assert place(999_999_999, {"project": project["id"]}).status_code == 404
+
+
 def test_put_replaces_fields_and_ignores_read_only_ones(
     admin: httpx.Client, project: dict[str, Any]
 ) -> None:
@@ -374,6 +440,14 @@ def test_links(admin: httpx.Client, project: dict[str, Any]) -> None:
     assert admin.post(f"/items/{item_id}/links", json={"url": "not a url"}).status_code == 400
     assert admin.delete(f"/items/{item_id}/links/{link}").status_code == 204
     assert admin.get(f"/items/{item_id}/links/{link}").status_code == 404
+    feed = admin.get("/activities", params={"project": project["id"], "objectType": "URL"}).json()[
+        "data"
+    ]
+    assert [(a["eventType"], a["item"], a["details"]) for a in feed] == [
+        ("DELETE", item_id, "link https://example.com/v2 deleted"),
+        ("UPDATE", item_id, "link https://example.com/v2 updated"),
+        ("CREATE", item_id, "link https://example.com/spec created"),
+    ]
 
 
 def test_duplicate(admin: httpx.Client, project: dict[str, Any]) -> None:
