@@ -164,6 +164,10 @@ class ItemServicer:
     async def CreateItem(self, request: pb.ItemInput, context: Ctx) -> core_pb2.Created:
         return core_pb2.Created(id=await self.items.create(item_input(request)))
 
+    async def CreateItems(self, request: pb.ItemInputList, context: Ctx) -> core_pb2.IdList:
+        ids = await self.items.create_many([item_input(m) for m in request.items])
+        return core_pb2.IdList(ids=ids)
+
     async def UpdateItem(self, request: pb.UpdateItemRequest, context: Ctx) -> core_pb2.Empty:
         await self.items.update(request.id, item_input(request.item))
         return core_pb2.Empty()
@@ -267,6 +271,21 @@ class RelationshipServicer:
         rel_type = request.relationship_type if request.HasField("relationship_type") else None
         new_id = await self.relationships.create(request.from_item, request.to_item, rel_type)
         return core_pb2.Created(id=new_id)
+
+    async def CreateRelationships(
+        self, request: pb.RelationshipInputList, context: Ctx
+    ) -> core_pb2.IdList:
+        ids = await self.relationships.create_many(
+            [
+                (
+                    m.from_item,
+                    m.to_item,
+                    m.relationship_type if m.HasField("relationship_type") else None,
+                )
+                for m in request.relationships
+            ]
+        )
+        return core_pb2.IdList(ids=ids)
 
     async def UpdateRelationship(
         self, request: pb.RelationshipInput, context: Ctx

@@ -15,6 +15,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    true,
 )
 
 from plumbline.common.db import ID
@@ -158,6 +159,13 @@ items = Table(
     Index("ix_items_children", "parent", "active", "sort_order"),
     Index("ix_items_root", "project", "parent", "active", "sort_order"),
     Index("ix_items_sequence", "project", "sequence"),
+    # ``contains`` on PostgreSQL; SQLite has the FTS5 table ``items_fts`` instead (0011).
+    Index(
+        "ix_items_search_text_trgm",
+        "search_text",
+        postgresql_using="gin",
+        postgresql_ops={"search_text": "gin_trgm_ops"},
+    ).ddl_if(dialect="postgresql"),
 )
 
 # Next document-key number per project and item type.
@@ -182,7 +190,9 @@ relationships = Table(
     Column("created_by", BigInteger, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("modified_at", DateTime(timezone=True), nullable=False),
-    Index("ix_relationships_project", "project", "id"),
+    # Both ends active: kept by the item deletes, so listings and counts read no items.
+    Column("visible", Boolean, nullable=False, default=True, server_default=true()),
+    Index("ix_relationships_project", "project", "visible", "id"),
     UniqueConstraint("from_item", "to_item", "relationship_type", name="uq_relationship"),
     # Never reuse the id of a deleted row (SQLite would, without this).
     sqlite_autoincrement=True,

@@ -7,7 +7,6 @@ from typing import Any
 from sqlalchemy import Row, and_, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
 
 from plumbline.common.context import Principal, require_principal
 from plumbline.common.dates import utcnow
@@ -18,15 +17,9 @@ from plumbline.common.outbox import Outbox
 from plumbline.services.items.config import Catalog, Configuration
 from plumbline.services.items.models import items, projects, relationships
 
-_from = aliased(items)
-_to = aliased(items)
-
-#: Relationships whose two ends are both active items.
-_VISIBLE = (
-    select(relationships)
-    .join(_from, and_(_from.c.id == relationships.c.from_item, _from.c.active.is_(True)))
-    .join(_to, and_(_to.c.id == relationships.c.to_item, _to.c.active.is_(True)))
-)
+#: Relationships whose two ends are both active items (``visible`` is kept so by item
+#: deletes; see ``hide_relationships_of``).
+_VISIBLE = select(relationships).where(relationships.c.visible.is_(True))
 
 
 class Relationships:
@@ -137,39 +130,55 @@ class Relationships:
 
     async def create(self, from_item: int, to_item: int, relationship_type: int | None) -> int:
         """``POST /relationships``."""
+        [new_id] = await self.create_many([(from_item, to_item, relationship_type)])
+        return new_id
+
+    async def create_many(self, batch: list[tuple[int, int, int | None]]) -> list[int]:
+        """Creates (from, to, type) relationships in one transaction: all or none."""
         caller = require_principal()
         catalog = await self.config.catalog()
-        rel_type = self._type(catalog, relationship_type)
-        if from_item == to_item:
-            raise InvalidArgument("fromItem and toItem must be different items.")
+        checked = []
+        for from_item, to_item, relationship_type in batch:
+            if from_item == to_item:
+                raise InvalidArgument("fromItem and toItem must be different items.")
+            checked.append((from_item, to_item, self._type(catalog, relationship_type)))
         now = utcnow()
+        ids = []
         try:
             async with self.outbox.transaction() as session:
-                source = await self._item(session, from_item, "fromItem")
-                await self._item(session, to_item, "toItem")
-                new_id = await insert_id(
-                    session,
-                    relationships.insert().values(
-                        project=source.project,
-                        from_item=from_item,
-                        to_item=to_item,
-                        relationship_type=rel_type,
-                        suspect=False,
-                        created_by=caller.user_id,
-                        created_at=now,
-                        modified_at=now,
-                    ),
-                )
-                await self.outbox.add(
-                    session, _event("created", new_id, source.project, caller, from_item, to_item)
-                )
+                for from_item, to_item, rel_type in checked:
+                    source = await self._item(session, from_item, "fromItem")
+                    await self._item(session, to_item, "toItem")
+                    new_id = await insert_id(
+                        session,
+                        relationships.insert().values(
+                            project=source.project,
+                            from_item=from_item,
+                            to_item=to_item,
+                            relationship_type=rel_type,
+                            suspect=False,
+                            created_by=caller.user_id,
+                            created_at=now,
+                            modified_at=now,
+                        ),
+                    )
+                    await self.outbox.add(
+                        session,
+                        _event("created", new_id, source.project, caller, from_item, to_item),
+                    )
+                    ids.append(new_id)
         except IntegrityError as exc:
             if unique_violation(exc):
+                which = (
+                    f"from {batch[0][0]} to {batch[0][1]}"
+                    if len(batch) == 1
+                    else "between one of those pairs of items"
+                )
                 raise AlreadyExists(
-                    f"A relationship from {from_item} to {to_item} of that type already exists."
+                    f"A relationship {which} of that type already exists."
                 ) from None
             raise
-        return new_id
+        return ids
 
     async def update(
         self, rel_id: int, from_item: int, to_item: int, relationship_type: int | None
@@ -244,6 +253,22 @@ async def mark_downstream_suspect(session: AsyncSession, item_id: int) -> int:
         update(relationships)
         .where(relationships.c.from_item == item_id, relationships.c.suspect.is_(False))
         .values(suspect=True, modified_at=utcnow()),
+    )
+
+
+async def hide_relationships_of(session: AsyncSession, deleted: Any) -> None:
+    """After items were deleted: their relationships leave listings and counts.
+
+    ``deleted`` is a SELECT of the deleted items' ids. Relationships are kept (hidden), as
+    the items are, so that a restore can bring both back.
+    """
+    await session.execute(
+        update(relationships)
+        .where(
+            relationships.c.visible.is_(True),
+            relationships.c.from_item.in_(deleted) | relationships.c.to_item.in_(deleted),
+        )
+        .values(visible=False)
     )
 
 

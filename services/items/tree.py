@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import and_, func, select, update
+from sqlalchemy import and_, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.services.items.models import items, projects
@@ -99,12 +99,20 @@ async def renumber(session: AsyncSession, project: int) -> None:
         )
     ).all()
     ordered = sorted(rows, key=lambda r: sequence_key(r.sequence))
-    for position, row in enumerate(ordered, start=1):
-        wanted = position * GAP
-        if row.global_sort_order != wanted:
-            await session.execute(
-                update(items).where(items.c.id == row.id).values(global_sort_order=wanted)
-            )
+    changes = [
+        {"row_id": row.id, "wanted": position * GAP}
+        for position, row in enumerate(ordered, start=1)
+        if row.global_sort_order != position * GAP
+    ]
+    if changes:
+        # One executemany: a statement per row through the driver's thread cost ~0.3 ms
+        # each, so renumbering a 14,000-item project stalled its writers for seconds.
+        await session.execute(
+            update(items)
+            .where(items.c.id == bindparam("row_id"))
+            .values(global_sort_order=bindparam("wanted")),
+            changes,
+        )
 
 
 async def _children(session: AsyncSession, project: int, parent: int | None) -> list[Any]:

@@ -1,0 +1,111 @@
+"""Bulk loading: many items and relationships in one transaction, by the same rules."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select, update
+
+from plumbline.common.db import Database
+from plumbline.common.errors import InvalidArgument
+from plumbline.services.items.config import Configuration
+from plumbline.services.items.idspace import IdSpace
+from plumbline.services.items.items import ItemInput, Items
+from plumbline.services.items.models import items as items_table
+from plumbline.services.items.models import relationships as relationships_table
+from plumbline.services.items.module import install_default_configuration
+from plumbline.services.items.projects import ProjectInput, Projects
+from plumbline.services.items.relationships import Relationships
+from plumbline.services.items.tree import GAP
+from tests.unit.services.conftest import ADMIN, acting_as, outbox_for
+
+
+@pytest.fixture
+async def world(items_db: Database) -> tuple[Items, Relationships, int, dict[str, int]]:
+    outbox = outbox_for(items_db, "items")
+    config = Configuration(items_db)
+    with acting_as(ADMIN):
+        await install_default_configuration(config)
+        project = await Projects(items_db, outbox).create(
+            ProjectInput(project_key="BULK", fields={"name": "Bulk"})
+        )
+        catalog = await config.catalog()
+    types = {t.type_key: t.id for t in catalog.item_types.values()}
+    items = Items(items_db, outbox, config, IdSpace(items_db))
+    return items, Relationships(items_db, outbox, config), project, types
+
+
+def _req(project: int, types: dict[str, int], name: str, parent: int | None = None) -> ItemInput:
+    return ItemInput(
+        project=project, item_type=types["REQ"], fields={"name": name}, parent_item=parent
+    )
+
+
+async def _count(db: Database, table: object) -> int:
+    async with db.read() as session:
+        return int(await session.scalar(select(func.count()).select_from(table)) or 0)
+
+
+async def test_a_batch_is_placed_like_single_creates(
+    world: tuple[Items, Relationships, int, dict[str, int]],
+) -> None:
+    items, relationships, project, types = world
+    with acting_as(ADMIN):
+        [folder] = await items.create_many(
+            [ItemInput(project=project, item_type=types["FLD"], fields={"name": "F"})]
+        )
+        batch = [_req(project, types, f"R{n}", parent=folder) for n in range(5)]
+        ids = await items.create_many(batch)
+        single = await items.create(_req(project, types, "R5", parent=folder))
+        rows = await items.get_many([*ids, single])
+        rel_ids = await relationships.create_many([(ids[0], ids[1], None), (ids[1], ids[2], None)])
+    assert [r.sequence for r in rows] == [f"1.{n}" for n in range(1, 7)]
+    assert [r.sort_order for r in rows] == list(range(6))
+    assert [r.document_key for r in rows] == [f"BULK-REQ-{n}" for n in range(1, 7)]
+    orders = [r.global_sort_order for r in rows]
+    assert orders == sorted(orders) and len(set(orders)) == 6
+    assert len(rel_ids) == 2 and rel_ids[0] < rel_ids[1]
+    # One event per item and per relationship, as single creates make.
+    assert await items.outbox.watermark() == 1 + 1 + 5 + 1 + 2
+
+
+async def test_a_bad_entry_rolls_back_the_whole_batch(
+    world: tuple[Items, Relationships, int, dict[str, int]],
+) -> None:
+    items, relationships, project, types = world
+    with acting_as(ADMIN):
+        good = _req(project, types, "ok")
+        orphan = _req(project, types, "orphan", parent=999_999)
+        with pytest.raises(InvalidArgument, match="no item with id 999999"):
+            await items.create_many([good, good, orphan])
+        assert await _count(items.db, items_table) == 0
+        ids = await items.create_many([good, good])
+        with pytest.raises(InvalidArgument, match="different items"):
+            await relationships.create_many([(ids[0], ids[1], None), (ids[0], ids[0], None)])
+        with pytest.raises(InvalidArgument):
+            await relationships.create_many([(ids[0], ids[1], None), (ids[0], 999_999, None)])
+    assert await _count(items.db, relationships_table) == 0
+
+
+async def test_appends_past_the_gap_renumber_the_project_in_tree_order(
+    world: tuple[Items, Relationships, int, dict[str, int]],
+) -> None:
+    items, _, project, types = world
+    with acting_as(ADMIN):
+        first, second = await items.create_many(
+            [_req(project, types, "first"), _req(project, types, "second")]
+        )
+        # Leave room for two appends under "first" before "second"'s number.
+        async with items.db.transaction() as session:
+            await session.execute(
+                update(items_table)
+                .where(items_table.c.id == second)
+                .values(global_sort_order=items_table.c.global_sort_order - GAP + 3)
+            )
+        children = await items.create_many(
+            [_req(project, types, f"child {n}", parent=first) for n in range(4)]
+        )
+        rows = await items.get_many([first, *children, second])
+    orders = [r.global_sort_order for r in rows]
+    # The third append found no room: the project was renumbered (GAP apart, in tree
+    # order), then the appends went on one number past the subtree.
+    assert orders == [GAP, 2 * GAP, 3 * GAP, 3 * GAP + 1, 3 * GAP + 2, 4 * GAP]
