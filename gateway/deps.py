@@ -33,20 +33,24 @@ class Gateway:
     catalog: ItemTypeCache
 
 
-def gateway(request: Request) -> Gateway:
+# Dependencies are coroutines even where they do not await: FastAPI runs a plain function
+# dependency in a worker thread, a thread hop per dependency per request.
+
+
+async def gateway(request: Request) -> Gateway:
     """The gateway of this app."""
     value: Gateway = request.app.state.gateway
     return value
 
 
-def api_version(version: Annotated[str, Path(description="v1, latest or labs")]) -> str:
+async def api_version(version: Annotated[str, Path(description="v1, latest or labs")]) -> str:
     """The version segment; unknown versions are a 404."""
     if version not in VERSIONS:
         raise NotFound(f"Unknown API version {version!r}; available: {', '.join(VERSIONS)}.")
     return version
 
 
-def labs_version(version: Annotated[str, Depends(api_version)]) -> str:
+async def labs_version(version: Annotated[str, Depends(api_version)]) -> str:
     """Endpoints offered only under ``/rest/labs``."""
     if version != "labs":
         raise NotFound("This endpoint is offered under /rest/labs only.")
@@ -115,7 +119,7 @@ class View:
         return f"{base}/rest/{self.version}/{path}"
 
 
-def page(request: Request) -> Page:
+async def page(request: Request) -> Page:
     """Paging parameters of a list request."""
     return parse_page(request)
 
