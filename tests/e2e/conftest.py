@@ -110,3 +110,17 @@ def make_user(admin: httpx.Client, system: System):  # type: ignore[no-untyped-d
     yield make
     for client in clients:
         client.close()
+
+
+def new_project(admin: httpx.Client, key: str) -> int:
+    """Creates a project whose key and name are `key`; returns its id."""
+    response = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}})
+    assert response.status_code == 201, response.text
+    return int(response.json()["meta"]["id"])
+
+
+def type_ids(admin: httpx.Client) -> dict[str, int]:
+    """Item type ids by type key."""
+    response = admin.get("/itemtypes", params={"maxResults": 50})
+    assert response.status_code == 200, response.text
+    return {t["typeKey"]: t["id"] for t in response.json()["data"]}

@@ -8,19 +8,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import unique
+from tests.e2e.conftest import new_project, type_ids, unique
 
 
 @pytest.fixture
 def data(admin: httpx.Client) -> dict[str, Any]:
     key = unique("AB").upper()
-    project = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}}).json()[
-        "meta"
-    ]["id"]
-    types = {
-        t["typeKey"]: t["id"]
-        for t in admin.get("/itemtypes", params={"maxResults": 50}).json()["data"]
-    }
+    project = new_project(admin, key)
+    types = type_ids(admin)
     release = admin.post("/releases", json={"name": "R1", "project": project}).json()["meta"]["id"]
     ids = {}
     for name, type_key, extra in (

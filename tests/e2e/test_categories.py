@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from tests.e2e.conftest import unique
+from tests.e2e.conftest import new_project, unique
 from tests.e2e.harness import System
 
 
@@ -37,9 +37,7 @@ def test_category_paths_and_items(system: System, admin: httpx.Client, make_user
     assert hidden["visible"] is False
 
     key = unique("CT").upper()
-    project = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}}).json()[
-        "meta"
-    ]["id"]
+    project = new_project(admin, key)
     req = next(
         t
         for t in admin.get("/itemtypes", params={"maxResults": 50}).json()["data"]

@@ -7,19 +7,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import unique
+from tests.e2e.conftest import new_project, type_ids, unique
 
 
 @pytest.fixture
 def project(admin: httpx.Client) -> dict[str, Any]:
     key = unique("CO").upper()
-    pid = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}}).json()["meta"][
-        "id"
-    ]
-    types = {
-        t["typeKey"]: t["id"]
-        for t in admin.get("/itemtypes", params={"maxResults": 50}).json()["data"]
-    }
+    pid = new_project(admin, key)
+    types = type_ids(admin)
     item = admin.post(
         "/items", json={"project": pid, "itemType": types["REQ"], "fields": {"name": "I"}}
     )

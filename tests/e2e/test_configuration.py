@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.e2e.conftest import unique
+from tests.e2e.conftest import new_project, unique
 from tests.e2e.harness import PLUMBLINE, System
 
 
@@ -136,9 +136,7 @@ def test_add_fields_to_an_item_type(admin: httpx.Client) -> None:
 
 def test_project_item_types(admin: httpx.Client) -> None:
     key = unique("IT").upper()
-    project = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}}).json()[
-        "meta"
-    ]["id"]
+    project = new_project(admin, key)
     types = admin.get(f"/projects/{project}/itemtypes", params={"maxResults": 50}).json()
     assert "REQ" in {t["typeKey"] for t in types["data"]}
     assert admin.get("/projects/987654/itemtypes").status_code == 404

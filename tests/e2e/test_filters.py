@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import unique
+from tests.e2e.conftest import new_project, unique
 from tests.e2e.harness import System
 
 
@@ -21,9 +21,7 @@ def labs(system: System) -> httpx.Client:
 @pytest.fixture
 def data(admin: httpx.Client) -> dict[str, Any]:
     key = unique("FL").upper()
-    project = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}}).json()[
-        "meta"
-    ]["id"]
+    project = new_project(admin, key)
     types = {
         t["typeKey"]: t for t in admin.get("/itemtypes", params={"maxResults": 50}).json()["data"]
     }

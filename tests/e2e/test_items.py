@@ -7,15 +7,13 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import unique
+from tests.e2e.conftest import new_project, unique
 
 
 @pytest.fixture
 def project(admin: httpx.Client) -> dict[str, Any]:
     key = unique("IT").upper()
-    pid = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}}).json()["meta"][
-        "id"
-    ]
+    pid = new_project(admin, key)
     types = {
         t["typeKey"]: t for t in admin.get("/itemtypes", params={"maxResults": 50}).json()["data"]
     }
@@ -499,9 +497,7 @@ def test_move_to_another_project(admin: httpx.Client, project: dict[str, Any]) -
     ]
     admin.post(f"/items/{child}/tags", json={"tag": tag})
     key = unique("MV").upper()
-    target = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}}).json()[
-        "meta"
-    ]["id"]
+    target = new_project(admin, key)
     existing = admin.post(
         "/items",
         json={

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from py_jama_rest_client.client import JamaClient
 
-from tests.e2e.conftest import unique
+from tests.e2e.conftest import new_project, unique
 from tests.e2e.harness import System
 from tests.e2e.test_jama_client import _client_credentials
 
@@ -23,9 +23,7 @@ def jama(request: pytest.FixtureRequest, system: System) -> JamaClient:
 
 def test_items_families(jama: JamaClient, admin: httpx.Client) -> None:
     key = unique("JI").upper()
-    project = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}}).json()[
-        "meta"
-    ]["id"]
+    project = new_project(admin, key)
     assert key in {p.get("projectKey") for p in jama.get_projects()}
 
     types = {t["typeKey"]: t for t in jama.get_item_types()}

@@ -7,19 +7,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import unique
+from tests.e2e.conftest import new_project, type_ids, unique
 
 
 @pytest.fixture
 def setup(admin: httpx.Client) -> dict[str, Any]:
     key = unique("RL").upper()
-    project = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}}).json()[
-        "meta"
-    ]["id"]
-    types = {
-        t["typeKey"]: t["id"]
-        for t in admin.get("/itemtypes", params={"maxResults": 50}).json()["data"]
-    }
+    project = new_project(admin, key)
+    types = type_ids(admin)
     rel_types = admin.get("/relationshiptypes").json()["data"]
     ids = []
     for name in ("Need", "Design", "Test"):
@@ -128,8 +123,18 @@ def test_up_and_downstream_views(admin: httpx.Client, setup: dict[str, Any]) -> 
         == 2
     )
     assert admin.get("/items/987654/downstreamrelated").status_code == 404
+    to_design = admin.get(f"/items/{need}/downstreamrelationships").json()["data"]
+    hidden = next(r["id"] for r in to_design if r["toItem"] == design)
     admin.delete(f"/items/{design}")
     assert [i["id"] for i in admin.get(f"/items/{need}/downstreamrelated").json()["data"]] == [test]
+    # A deleted item's relationships leave every listing and count, and cannot be read.
+    down = admin.get(f"/items/{need}/downstreamrelationships").json()
+    assert down["meta"]["pageInfo"]["totalResults"] == 2
+    assert hidden not in [r["id"] for r in down["data"]]
+    listed = admin.get("/relationships", params={"project": setup["project"]}).json()
+    assert hidden not in [r["id"] for r in listed["data"]]
+    assert listed["meta"]["pageInfo"]["totalResults"] == 2
+    assert admin.get(f"/relationships/{hidden}").status_code == 404
 
 
 def test_project_listing_with_paging_last_id_and_omit_count(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from tests.e2e.conftest import unique
+from tests.e2e.conftest import new_project, unique
 
 
 def test_create_then_read_a_user(admin: httpx.Client) -> None:
@@ -136,9 +136,7 @@ def test_group_family(admin: httpx.Client, make_user) -> None:  # type: ignore[n
 
 def test_groups_of_a_project(admin: httpx.Client) -> None:
     key = unique("GP").upper()
-    project = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}}).json()[
-        "meta"
-    ]["id"]
+    project = new_project(admin, key)
     group = admin.post("/usergroups", json={"name": unique("pg"), "project": project}).json()[
         "meta"
     ]["id"]
