@@ -12,6 +12,7 @@ from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2, items_pb2_grpc
 
 PARALLEL = 8
+BATCH = 250
 
 
 @dataclass
@@ -35,6 +36,7 @@ class Seeder:
         self.data = DataSet()
         self.types: dict[str, int] = {}
         self.folders: dict[int, list[int]] = {}
+        self.tags: dict[int, list[int]] = {}
 
     async def start(self) -> None:
         reply = await self.client.ListItemTypes(
@@ -57,10 +59,16 @@ class Seeder:
                 for s in range(5):
                     folders.append(await self._item(project, root, "FLD", f"Area {r}.{s}"))
             self.folders[project] = folders
-            for t in range(10):
-                await self.client.CreateTag(items_pb2.TagInput(name=f"tag{t}", project=project))
+            self.tags[project] = [
+                (
+                    await self.client.CreateTag(items_pb2.TagInput(name=f"tag{t}", project=project))
+                ).id
+                for t in range(10)
+            ]
 
-    async def _item(self, project: int, parent: int | None, type_key: str, name: str) -> int:
+    def _input(
+        self, project: int, parent: int | None, type_key: str, name: str
+    ) -> items_pb2.ItemInput:
         message = items_pb2.ItemInput(
             project=project,
             item_type=self.types[type_key],
@@ -70,36 +78,69 @@ class Seeder:
         )
         if parent is not None:
             message.parent_item = parent
-        created = await self.client.CreateItem(message)
+        return message
+
+    async def _item(self, project: int, parent: int | None, type_key: str, name: str) -> int:
+        created = await self.client.CreateItem(self._input(project, parent, type_key, name))
         self.data.items += 1
         return int(created.id)
 
     async def grow_to(self, total: int) -> None:
-        """Adds requirements (70% in the big project) until ``total`` items exist."""
-        semaphore = asyncio.Semaphore(PARALLEL)
+        """Adds requirements (70% in the big project) until ``total`` items exist.
 
-        async def one(n: int) -> None:
-            project = self.data.projects[0] if n % 10 < 7 else self.data.projects[1 + n % 2]
-            folders = self.folders[project]
-            async with semaphore:
-                leaf = await self._item(
-                    project, folders[n % len(folders)], "REQ", f"Requirement {n} login export"
-                )
-                self.data.leaves.append(leaf)
-                if n % 2 == 0 and len(self.data.leaves) > 2:
-                    await self.client.CreateRelationship(
-                        items_pb2.RelationshipInput(from_item=self.data.leaves[-2], to_item=leaf)
-                    )
-                    self.data.relationships += 1
-                if n % 10 == 0:
-                    await self.client.CreateComment(
-                        items_pb2.CommentInput(
-                            text=f"Comment on {n}", comment_type="GENERAL", item=leaf
-                        )
-                    )
-
+        Items and relationships go in batches through the bulk RPCs (the same create
+        code, one transaction per batch); comments one by one, as clients add them.
+        """
         start = self.data.items
-        await asyncio.gather(*(one(n) for n in range(start, total)))
+        semaphore = asyncio.Semaphore(PARALLEL)
+        for first in range(start, total, BATCH):
+            numbers = range(first, min(first + BATCH, total))
+            placed = []
+            for n in numbers:
+                project = self.data.projects[0] if n % 10 < 7 else self.data.projects[1 + n % 2]
+                folders = self.folders[project]
+                placed.append((n, project, folders[n % len(folders)]))
+            reply = await self.client.CreateItems(
+                items_pb2.ItemInputList(
+                    items=[
+                        self._input(project, folder, "REQ", f"Requirement {n} login export")
+                        for n, project, folder in placed
+                    ]
+                )
+            )
+            leaves = list(reply.ids)
+            self.data.items += len(leaves)
+            pairs = [
+                items_pb2.RelationshipInput(from_item=leaves[i - 1], to_item=leaves[i])
+                for i, (n, _, _) in enumerate(placed)
+                if n % 2 == 0 and i > 0
+            ]
+            if pairs:
+                await self.client.CreateRelationships(
+                    items_pb2.RelationshipInputList(relationships=pairs)
+                )
+                self.data.relationships += len(pairs)
+
+            async def annotate(n: int, project: int, item: int) -> None:
+                async with semaphore:
+                    if n % 10 == 0:
+                        await self.client.CreateComment(
+                            items_pb2.CommentInput(
+                                text=f"Comment on {n}", comment_type="GENERAL", item=item
+                            )
+                        )
+                    if n % 50 == 0:
+                        tag = self.tags[project][n % len(self.tags[project])]
+                        await self.client.TagItem(items_pb2.ItemTag(item=item, tag=tag))
+
+            await asyncio.gather(
+                *(
+                    annotate(n, project, leaf)
+                    for (n, project, _), leaf in zip(placed, leaves, strict=True)
+                    if n % 10 == 0
+                )
+            )
+            self.data.leaves.extend(leaves)
 
     async def close(self) -> None:
         await self.client.close()
