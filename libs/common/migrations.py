@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from alembic import command, context
 from alembic.config import Config
@@ -39,6 +41,28 @@ async def upgrade(service: str, url: str) -> None:
     await asyncio.to_thread(command.upgrade, config_for(service, url), "head")
 
 
+#: ``metadata.info`` key naming tables a history creates with raw DDL because SQLAlchemy
+#: cannot declare them (the items service's FTS5 table and its shadow tables).
+UNDECLARED = "undeclared_tables"
+
+
+def comparable(metadata: MetaData, dialect: str) -> Callable[..., bool]:
+    """Alembic's ``include_object`` for comparing ``metadata`` with a ``dialect`` database.
+
+    It leaves out the undeclared tables, and indexes declared with ``ddl_if`` for another
+    dialect, so that autogenerate proposes neither dropping nor creating them.
+    """
+    undeclared = metadata.info.get(UNDECLARED, frozenset())
+
+    def include(obj: Any, name: str | None, type_: str, reflected: bool, _to: Any) -> bool:
+        if type_ == "table" and reflected and name in undeclared:
+            return False
+        condition = getattr(obj, "_ddl_if", None) if type_ == "index" else None
+        return condition is None or condition.dialect in (None, dialect)
+
+    return include
+
+
 def run_env(metadata: MetaData) -> None:
     """Body of every service's ``env.py``: online migrations on an async engine."""
     url = context.config.get_main_option("sqlalchemy.url")
@@ -50,6 +74,7 @@ def run_env(metadata: MetaData) -> None:
             target_metadata=metadata,
             render_as_batch=connection.dialect.name == "sqlite",
             compare_type=True,
+            include_object=comparable(metadata, connection.dialect.name),
         )
         with context.begin_transaction():
             context.run_migrations()

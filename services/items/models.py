@@ -19,9 +19,24 @@ from sqlalchemy import (
 )
 
 from plumbline.common.db import ID
+from plumbline.common.migrations import UNDECLARED
 from plumbline.common.outbox import outbox_table
 
-metadata = MetaData()
+metadata = MetaData(
+    info={
+        # Migration 0011 creates these with raw DDL: the FTS5 table behind ``contains`` on
+        # SQLite and the shadow tables FTS5 keeps.
+        UNDECLARED: frozenset(
+            (
+                "items_fts",
+                "items_fts_config",
+                "items_fts_data",
+                "items_fts_docsize",
+                "items_fts_idx",
+            )
+        )
+    }
+)
 
 projects = Table(
     "projects",

@@ -3,42 +3,17 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from plumbline.common.migrations import upgrade
+from plumbline.common.migrations import comparable, upgrade
 from tests.unit.common.conftest import pg_url  # noqa: F401  (fixture)
 
 SERVICES = ("identity", "items", "activity")
-
-
-#: Tables that migrations create with raw DDL because SQLAlchemy cannot declare them: the
-#: FTS5 virtual table behind ``contains`` on SQLite and the shadow tables FTS5 keeps.
-UNDECLARED_TABLES = {
-    "items_fts",
-    "items_fts_config",
-    "items_fts_data",
-    "items_fts_docsize",
-    "items_fts_idx",
-}
-
-
-def _compared(dialect: str) -> Callable[..., bool]:
-    def include(obj: Any, name: str | None, type_: str, reflected: bool, _to: Any) -> bool:
-        if type_ == "table" and reflected and name in UNDECLARED_TABLES:
-            return False
-        # An index declared with ddl_if(dialect=...) (the trigram index, PostgreSQL only)
-        # exists only on that dialect.
-        condition = getattr(obj, "_ddl_if", None) if type_ == "index" else None
-        return condition is None or condition.dialect in (None, dialect)
-
-    return include
 
 
 async def _difference(service: str, url: str) -> list[object]:
@@ -51,7 +26,7 @@ async def _difference(service: str, url: str) -> list[object]:
             return await conn.run_sync(
                 lambda sync: compare_metadata(
                     MigrationContext.configure(
-                        sync, opts={"include_object": _compared(sync.dialect.name)}
+                        sync, opts={"include_object": comparable(metadata, sync.dialect.name)}
                     ),
                     metadata,
                 )
