@@ -14,6 +14,61 @@ from plumbline.items.v1 import items_pb2, items_pb2_grpc
 PARALLEL = 8
 BATCH = 250
 
+#: Each requirement's name holds one of these words, in turn: a search for one finds 2%
+#: of the requirements, as a user's search for a feature or component would.
+WORDS = [
+    "login",
+    "logout",
+    "password",
+    "session",
+    "token",
+    "export",
+    "import",
+    "report",
+    "invoice",
+    "payment",
+    "refund",
+    "order",
+    "basket",
+    "search",
+    "filter",
+    "sort",
+    "upload",
+    "download",
+    "archive",
+    "backup",
+    "restore",
+    "audit",
+    "alert",
+    "email",
+    "notify",
+    "schedule",
+    "calendar",
+    "profile",
+    "avatar",
+    "language",
+    "currency",
+    "tax",
+    "shipping",
+    "address",
+    "map",
+    "route",
+    "sensor",
+    "battery",
+    "firmware",
+    "display",
+    "keyboard",
+    "printer",
+    "scanner",
+    "camera",
+    "license",
+    "billing",
+    "quota",
+    "backlog",
+    "release",
+    "rollback",
+]
+
 
 @dataclass
 class DataSet:
@@ -103,7 +158,9 @@ class Seeder:
             reply = await self.client.CreateItems(
                 items_pb2.ItemInputList(
                     items=[
-                        self._input(project, folder, "REQ", f"Requirement {n} login export")
+                        self._input(
+                            project, folder, "REQ", f"Requirement {n} {WORDS[n % len(WORDS)]}"
+                        )
                         for n, project, folder in placed
                     ]
                 )

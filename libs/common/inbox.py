@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 from sqlalchemy import Column, DateTime, MetaData, String, Table, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.dml import Insert
 
 from plumbline.common.dates import utcnow
-from plumbline.common.db import ID, Database, unique_violation
+from plumbline.common.db import ID, Database
 from plumbline.common.events import Event
 
 
@@ -47,44 +50,43 @@ class Inbox:
         self._changed = asyncio.Condition()
 
     async def claim(self, session: AsyncSession, event: Event) -> bool:
-        """Records ``event`` as consumed; False when it was already consumed."""
-        exists = await session.scalar(
-            select(self.consumed.c.event_id).where(self.consumed.c.event_id == event.id)
+        """Records ``event`` as consumed; False when it was already consumed.
+
+        One ``INSERT ... ON CONFLICT DO NOTHING`` decides, on both databases: no read
+        before it, and no savepoint on PostgreSQL (on SQLite a savepoint would open the
+        driver's transaction early and its release would commit the claim on its own).
+        The feed consumes every event, so each statement saved here counts.
+        """
+        claimed = await session.execute(
+            self._ignoring_duplicates(self.consumed).values(event_id=event.id, consumed_at=utcnow())
         )
-        if exists is not None:
+        if _rowcount(claimed) == 0:
             return False
-        insert = self.consumed.insert().values(event_id=event.id, consumed_at=utcnow())
-        if self.db.sqlite:
-            # No savepoint here: the SQLite driver starts its transaction only at the
-            # first write, so a savepoint would open it and releasing the savepoint would
-            # commit the claim on its own (a failed effect would then lose the event).
-            # Writers are serialised on SQLite, so the check above cannot race.
-            await session.execute(insert)
-        else:
-            try:
-                async with session.begin_nested():
-                    await session.execute(insert)
-            except IntegrityError as exc:
-                if unique_violation(exc):
-                    return False
-                raise
         await self._advance(session, event)
         return True
 
     async def _advance(self, session: AsyncSession, event: Event) -> None:
-        current = await session.scalar(
-            select(self.positions.c.position).where(self.positions.c.source == event.source)
+        """Moves the source's position forward to the event's, never back."""
+        moved = await session.execute(
+            self.positions.update()
+            .where(
+                self.positions.c.source == event.source,
+                self.positions.c.position < event.position,
+            )
+            .values(position=event.position)
         )
-        if current is None:
+        if _rowcount(moved) == 0:
+            # The first event of this source, or an older one arriving late: a no-op then.
             await session.execute(
-                self.positions.insert().values(source=event.source, position=event.position)
+                self._ignoring_duplicates(self.positions).values(
+                    source=event.source, position=event.position
+                )
             )
-        elif event.position > current:
-            await session.execute(
-                self.positions.update()
-                .where(self.positions.c.source == event.source)
-                .values(position=event.position)
-            )
+
+    def _ignoring_duplicates(self, table: Table) -> Insert:
+        """``INSERT ... ON CONFLICT DO NOTHING`` in this database's dialect."""
+        insert = sqlite_insert if self.db.sqlite else postgresql_insert
+        return insert(table).on_conflict_do_nothing()
 
     async def committed(self, event: Event) -> None:
         """Call after the consuming transaction committed: wakes waiting readers."""
@@ -119,3 +121,8 @@ class Inbox:
                     except TimeoutError:
                         pass
         return True
+
+
+def _rowcount(result: Any) -> int:
+    """Rows a DML statement changed (``Result`` types it only on ``CursorResult``)."""
+    return int(result.rowcount)

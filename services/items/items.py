@@ -160,11 +160,12 @@ class Items:
         now = utcnow()
         try:
             async with self.outbox.transaction() as session:
+                locked: dict[int, str] = {}
                 for (data, item_type, child_type, fields), item_id in zip(
                     checked, ids, strict=True
                 ):
                     await self._insert(
-                        session, caller, data, item_type, child_type, fields, item_id, now
+                        session, caller, data, item_type, child_type, fields, item_id, now, locked
                     )
         except IntegrityError as exc:
             if unique_violation(exc):
@@ -199,15 +200,22 @@ class Items:
         fields: dict[str, Any],
         item_id: int,
         now: datetime,
+        locked: dict[int, str],
     ) -> None:
-        """Places and inserts one checked item, with its release links and its event."""
+        """Places and inserts one checked item, with its release links and its event.
+
+        ``locked`` holds the key of each project this transaction has locked already: a
+        batch locks a project and reads its key once, and reads after the lock are current.
+        """
         project, parent = await self._placement(session, data)
-        await tree.lock_project(session, project)
-        if parent is not None:
-            parent = await self._active(session, parent.id)  # current after the lock
-        project_key = await session.scalar(
-            select(projects.c.project_key).where(projects.c.id == project)
-        )
+        if project not in locked:
+            await tree.lock_project(session, project)
+            if parent is not None:
+                parent = await self._active(session, parent.id)  # current after the lock
+            locked[project] = str(
+                await session.scalar(select(projects.c.project_key).where(projects.c.id == project))
+            )
+        project_key = locked[project]
         number = await self._next_number(session, project, item_type.id)
         sort_order = await tree.next_sort_order(session, project, parent.id if parent else None)
         global_order = await tree.global_order_for_new(session, project, parent)
@@ -240,7 +248,8 @@ class Items:
         )
         release_ids = _release_ids(item_type, fields)
         await check_releases(session, project, set(release_ids), release_ids)
-        await sync_item_releases(session, item_id, set(release_ids))
+        if release_ids:  # a new item has no links to replace
+            await sync_item_releases(session, item_id, set(release_ids))
         await self.outbox.add(
             session,
             _event("created", item_id, project, item_type, caller, fields, 1, document_key),

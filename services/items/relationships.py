@@ -146,9 +146,23 @@ class Relationships:
         ids = []
         try:
             async with self.outbox.transaction() as session:
+                # One read for the whole batch's items, rather than two per relationship.
+                found = {
+                    row.id: row
+                    for row in (
+                        await session.execute(
+                            select(items.c.id, items.c.project).where(
+                                items.c.id.in_({i for pair in checked for i in pair[:2]}),
+                                items.c.active.is_(True),
+                            )
+                        )
+                    ).all()
+                }
                 for from_item, to_item, rel_type in checked:
-                    source = await self._item(session, from_item, "fromItem")
-                    await self._item(session, to_item, "toItem")
+                    for name, wanted in (("fromItem", from_item), ("toItem", to_item)):
+                        if wanted not in found:
+                            raise InvalidArgument(f"{name}: no item with id {wanted}.")
+                    source = found[from_item]
                     new_id = await insert_id(
                         session,
                         relationships.insert().values(
