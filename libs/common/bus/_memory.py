@@ -1,4 +1,10 @@
-"""The in-process bus of the embedded default: a list with cursors."""
+"""The in-process bus of the embedded default: a list with cursors.
+
+Events stay in the list until every subscription has passed them, then go: a process that
+runs for weeks must not hold every event it ever published (the outbox tables, not this
+list, are what survives a restart). A durable subscriber that joins late sees the events
+still held.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +19,9 @@ log = logging.getLogger(__name__)
 
 _DEDUP_WINDOW = 100_000
 
+#: Consumed events are dropped in chunks of at least this many, to keep trimming cheap.
+_TRIM_CHUNK = 1024
+
 
 class _MemorySubscription(Subscription):
     def __init__(self, bus: MemoryBus, pattern: str, handler: Handler, start: int) -> None:
@@ -25,9 +34,9 @@ class _MemorySubscription(Subscription):
     async def _run(self) -> None:
         backoff = 0.05
         while True:
-            while self._cursor >= len(self._bus.log):
+            while self._cursor >= self._bus.end:
                 await self._bus.wait_for_more(self._cursor)
-            subject, event = self._bus.log[self._cursor]
+            subject, event = self._bus.at(self._cursor)
             if subject_matches(self._pattern, subject):
                 try:
                     await self._handler(event)
@@ -40,8 +49,15 @@ class _MemorySubscription(Subscription):
                     continue
             backoff = 0.05
             self._cursor += 1
+            self._bus.trim()
+
+    @property
+    def cursor(self) -> int:
+        """The position of the next event this subscription will handle."""
+        return self._cursor
 
     async def stop(self) -> None:
+        self._bus.forget(self)
         self._task.cancel()
         try:
             await self._task
@@ -50,20 +66,24 @@ class _MemorySubscription(Subscription):
 
 
 class MemoryBus(Bus):
-    """Keeps every event of this process in order; consumers follow with cursors."""
+    """Keeps this process's events in order until consumed; consumers follow with cursors.
+
+    Cursors are absolute positions; ``log`` holds the events from position ``base`` on.
+    """
 
     def __init__(self, prefix: str = "plumbline") -> None:
         self.prefix = prefix
         self.log: list[tuple[str, Event]] = []
+        self.base = 0
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._grew = asyncio.Condition()
-        self._subscriptions: list[Subscription] = []
+        self._subscriptions: list[_MemorySubscription] = []
 
     async def connect(self) -> None:
         return None
 
     async def close(self) -> None:
-        for subscription in self._subscriptions:
+        for subscription in list(self._subscriptions):
             await subscription.stop()
         self._subscriptions.clear()
 
@@ -77,15 +97,38 @@ class MemoryBus(Bus):
         async with self._grew:
             self._grew.notify_all()
 
+    @property
+    def end(self) -> int:
+        """The position the next published event will take."""
+        return self.base + len(self.log)
+
+    def at(self, position: int) -> tuple[str, Event]:
+        """The (subject, event) at an absolute position still held."""
+        return self.log[position - self.base]
+
+    def trim(self) -> None:
+        """Drops the events every subscription has passed (in chunks)."""
+        if not self._subscriptions:
+            return
+        consumed = min(s.cursor for s in self._subscriptions)
+        if consumed - self.base >= _TRIM_CHUNK:
+            del self.log[: consumed - self.base]
+            self.base = consumed
+
+    def forget(self, subscription: _MemorySubscription) -> None:
+        """A stopped subscription no longer holds events back."""
+        if subscription in self._subscriptions:
+            self._subscriptions.remove(subscription)
+
     async def wait_for_more(self, cursor: int) -> None:
-        """Returns once the log is longer than ``cursor``."""
+        """Returns once an event exists at position ``cursor``."""
         async with self._grew:
-            await self._grew.wait_for(lambda: len(self.log) > cursor)
+            await self._grew.wait_for(lambda: self.end > cursor)
 
     async def subscribe(
         self, pattern: str, handler: Handler, durable: str | None = None
     ) -> Subscription:
-        start = 0 if durable else len(self.log)
+        start = self.base if durable else self.end
         subscription = _MemorySubscription(self, pattern, handler, start)
         self._subscriptions.append(subscription)
         return subscription

@@ -150,3 +150,36 @@ async def test_close_stops_every_subscription() -> None:
     await bus.publish(Event("items.project.created", actor=1))
     await asyncio.sleep(0.05)
     assert recorder.events == []
+
+
+async def test_consumed_events_are_dropped_and_a_slow_subscriber_holds_them(
+    bus: MemoryBus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("plumbline.common.bus._memory._TRIM_CHUNK", 10)
+    fast = Recorder()
+    gate = asyncio.Event()
+    slow_seen: list[str] = []
+
+    async def slow(event: Event) -> None:
+        await gate.wait()
+        slow_seen.append(event.id)
+
+    await bus.subscribe("t.>", fast, durable="fast")
+    slow_subscription = await bus.subscribe("t.>", slow, durable="slow")
+    events = [Event("items.item.created", actor=1, payload={"n": n}) for n in range(50)]
+    for event in events:
+        await bus.publish(event)
+    await eventually(lambda: len(fast.events) == 50)
+    assert bus.base == 0 and len(bus.log) == 50  # the slow subscriber has seen none
+    gate.set()
+    await eventually(lambda: len(slow_seen) == 50)
+    assert slow_seen == [e.id for e in events]
+    assert bus.base >= 40 and bus.end == 50  # only the last, unfinished chunk is held
+    held = bus.base
+    late = Recorder()
+    await bus.subscribe("t.>", late, durable="late")  # a late durable one gets what is held
+    await eventually(lambda: late.ids == [e.id for e in events[held:]])
+    await slow_subscription.stop()  # a stopped subscription holds nothing back
+    for event in [Event("items.item.created", actor=1) for _ in range(20)]:
+        await bus.publish(event)
+    await eventually(lambda: len(fast.events) == 70 and bus.base >= 60)
