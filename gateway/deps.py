@@ -100,7 +100,12 @@ class View:
 
     async def linked(self, records: list[dict[str, Any]]) -> dict[str, Any] | None:
         """The ``linked`` map for ``include``."""
-        return await resolve(self.gw.upstreams, self.resource, self.includes, records, self.extra)
+        if not self.includes:
+            return None
+        known = {"itemtypes": await self.gw.catalog.item_types()}
+        return await resolve(
+            self.gw.upstreams, self.resource, self.includes, records, self.extra, known
+        )
 
     async def one(self, record: dict[str, Any]) -> Response:
         """200 with one record, its links and any included records."""

@@ -165,8 +165,13 @@ async def resolve(
     includes: list[str],
     records: Iterable[dict[str, Any]],
     extra: dict[str, str] | None = None,
+    known: dict[str, dict[str, dict[str, Any]]] | None = None,
 ) -> dict[str, Any] | None:
-    """The ``linked`` map: referenced records by type and id."""
+    """The ``linked`` map: referenced records by type and id.
+
+    ``known`` holds records the caller keeps anyway (the item types), by type and id;
+    only ids it lacks are fetched.
+    """
     if not includes:
         return None
     wanted: dict[str, set[int]] = {}
@@ -178,9 +183,16 @@ async def resolve(
             for v in _values(record, path):
                 if isinstance(v, int) and not isinstance(v, bool):
                     wanted.setdefault(target, set()).add(v)
-    targets = list(wanted)
+    linked: dict[str, Any] = {}
+    for target, ids in wanted.items():
+        cached = (known or {}).get(target, {})
+        linked[target] = {str(i): cached[str(i)] for i in ids if str(i) in cached}
+        wanted[target] = {i for i in ids if str(i) not in cached}
+    targets = [t for t, ids in wanted.items() if ids]
     found = await asyncio.gather(*(_resolve_one(upstreams, t, sorted(wanted[t])) for t in targets))
-    return dict(zip(targets, found, strict=True))
+    for target, fetched in zip(targets, found, strict=True):
+        linked[target].update(fetched)
+    return linked
 
 
 async def _resolve_one(upstreams: Upstreams, target: str, ids: list[int]) -> dict[str, Any]:

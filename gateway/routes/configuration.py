@@ -63,6 +63,7 @@ async def add_field(
             item_type=itemTypeId, field=field, pick_list_values=body.pickListValues or []
         )
     )
+    gw.catalog.forget()
     return created(reply.id, view.location(f"itemtypes/{itemTypeId}"))
 
 

@@ -202,3 +202,27 @@ itemTypes:
         timeout=60,
     )
     assert result.returncode == 2 and "typeKey" in result.stderr
+
+
+def test_an_included_item_type_shows_a_field_added_a_moment_ago(admin: httpx.Client) -> None:
+    """The gateway keeps item types for include=data.itemType; a change through it shows."""
+    feature = _types(admin)["FEAT"]
+    project = new_project(admin, unique("IN").upper())
+    item = admin.post(
+        "/items",
+        json={"project": project, "itemType": feature["id"], "fields": {"name": "Cached"}},
+    )
+    assert item.status_code == 201, item.text
+    url = f"/items/{item.json()['meta']['id']}"
+
+    def included_fields() -> set[str]:
+        body = admin.get(url, params={"include": "data.itemType"}).json()
+        return {f["name"] for f in body["linked"]["itemtypes"][str(feature["id"])]["fields"]}
+
+    name = unique("risk")
+    assert f"{name}${feature['id']}" not in included_fields()  # the cache is warm now
+    admin.post(
+        f"/itemtypes/{feature['id']}/fields",
+        json={"name": name, "label": "Risk", "fieldType": "INTEGER"},
+    ).raise_for_status()
+    assert f"{name}${feature['id']}" in included_fields()

@@ -1,0 +1,89 @@
+"""The load driver: counts only timed requests, reports errors, reconnects."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+
+from bench.load import run
+
+
+async def _server(seen: list[str], close_after: int | None = None) -> asyncio.Server:
+    """Answers 200, or 404 for paths with ``missing``; may drop one connection once."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                break
+            path = head.split(b" ")[1].decode()
+            seen.append(path)
+            if close_after is not None and len(seen) == close_after:
+                writer.close()
+                return
+            status = b"404 Not Found" if "missing" in path else b"200 OK"
+            body = b'{"ok": true}'
+            writer.write(
+                b"HTTP/1.1 "
+                + status
+                + b"\r\nContent-Length: "
+                + str(len(body)).encode()
+                + b"\r\n\r\n"
+                + body
+            )
+            await writer.drain()
+        writer.close()
+
+    return await asyncio.start_server(handle, "127.0.0.1", 0)
+
+
+def _args(port: int, path: str, ids: Path, **overrides: object) -> argparse.Namespace:
+    values: dict[str, object] = {
+        "url": f"http://127.0.0.1:{port}",
+        "path": path,
+        "method": "GET",
+        "body": None,
+        "ids": str(ids),
+        "authorization": None,
+        "concurrency": 4,
+        "requests": 40,
+        "warmup": 3,
+    }
+    values.update(overrides)
+    return argparse.Namespace(**values)
+
+
+async def test_warm_up_requests_are_sent_but_not_counted(tmp_path: Path) -> None:
+    ids = tmp_path / "ids.json"
+    ids.write_text(json.dumps([7, 8]))
+    seen: list[str] = []
+    server = await _server(seen)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        result = await run(_args(port, "/items/{id}", ids))
+    assert result["requests"] == 40 and result["errors"] == 0
+    assert len(seen) == 40 + 4 * 3
+    assert set(seen) <= {"/items/7", "/items/8"}
+    assert result["rps"] > 0 and result["p99_ms"] >= result["p50_ms"] > 0
+
+
+async def test_error_statuses_and_dropped_connections_count_as_errors(tmp_path: Path) -> None:
+    ids = tmp_path / "ids.json"
+    ids.write_text(json.dumps([1]))
+    seen: list[str] = []
+    server = await _server(seen)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        result = await run(_args(port, "/missing/{id}", ids, concurrency=1, requests=5))
+    assert result["requests"] == 5 and result["errors"] == 5
+
+    dropped: list[str] = []
+    server = await _server(dropped, close_after=10)  # during the timed phase
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        result = await run(_args(port, "/items/{id}", ids, concurrency=1, requests=20))
+    assert result["errors"] == 1  # the dropped request; the driver reconnected
+    assert result["requests"] == 19
