@@ -24,6 +24,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql import operators
 from sqlalchemy.sql.expression import UnaryExpression
 from sqlalchemy.sql.operators import custom_op
 
@@ -708,6 +709,10 @@ def _like_literal(text: str) -> str:
 #: FTS5 table cannot be declared in the models); its rowid is the item's id.
 _items_fts = table("items_fts", column("rowid", BigInteger), column("search_text", Text))
 
+#: Up to this many matches of ``contains``, PostgreSQL sorts the matches instead of
+#: walking the sort order's index (see :func:`search`).
+_FEW_MATCHES = 1000
+
 #: The trigram index finds substrings of at least three characters; shorter ones scan.
 _TRIGRAM = 3
 
@@ -817,16 +822,26 @@ async def search(
             conditions.append(project.in_(query.projects))
         where = and_(*conditions)
         total = await session.scalar(select(func.count()).select_from(items).where(where))
-        rows = (
-            await session.execute(
-                select(items)
-                .where(where)
-                .order_by(*order, items.c.id)
-                .offset(start_at)
-                .limit(max_results)
+        if query.contains and not db.sqlite and int(total or 0) <= _FEW_MATCHES:
+            # PostgreSQL guesses matches are spread evenly and walks the sort order's
+            # index, testing item after item until a page is full: 12 ms for a word 2%
+            # of 20,000 items hold, against 1 ms for collecting the few matches (as the
+            # count above just did) and sorting them. MATERIALIZED fixes that order.
+            # With many matches the walk fills a page soon and is the cheaper plan.
+            matches = select(items).where(where).cte("matches").prefix_with("MATERIALIZED")
+            statement = select(matches).order_by(
+                *(_same_column(matches, c) for c in order), matches.c.id
             )
-        ).all()
+        else:
+            statement = select(items).where(where).order_by(*order, items.c.id)
+        rows = (await session.execute(statement.offset(start_at).limit(max_results))).all()
     return list(rows), int(total or 0)
+
+
+def _same_column(alias: Any, ordering: UnaryExpression[Any]) -> UnaryExpression[Any]:
+    """``ordering`` (``items.<col> ASC|DESC``) applied to ``alias``'s column of that name."""
+    column: ColumnElement[Any] = alias.c[ordering.element.name]
+    return column.desc() if ordering.modifier is operators.desc_op else column.asc()
 
 
 def _release_ids(item_type: ItemType, fields: dict[str, Any]) -> dict[int, str]:

@@ -118,3 +118,36 @@ def test_contains_follows_changes_and_deletes(admin: httpx.Client, corpus: dict[
     assert admin.delete(f"/items/{ids['percent']}").status_code == 204
     assert _found(admin, p, "50%") == set()
     assert _found(admin, p, "50%", "renamed") == {ids["cjk"]}
+
+
+@pytest.mark.parametrize(
+    ("sort_by", "key"),
+    [("name.asc", "name"), ("name.desc", "name"), ("sequence.asc", "sequence")],
+)
+def test_matches_come_in_the_requested_order_across_pages(
+    admin: httpx.Client, corpus: dict[str, Any], sort_by: str, key: str
+) -> None:
+    """Few matches are sorted as a set on PostgreSQL; the order and paging must hold."""
+    pages = []
+    for start in (0, 2, 4):
+        response = admin.get(
+            "/abstractitems",
+            params=[
+                ("project", corpus["project"]),
+                ("contains", "e"),
+                ("sortBy", sort_by),
+                ("startAt", start),
+                ("maxResults", 2),
+            ],
+        )
+        assert response.status_code == 200, response.text
+        pages += response.json()["data"]
+    assert len(pages) == 5 and len({i["id"] for i in pages}) == 5  # every text but the CJK one
+
+    def value(item: dict[str, Any]) -> Any:
+        if key == "sequence":
+            return [int(n) for n in item["location"]["sequence"].split(".")]
+        return item["fields"]["name"]
+
+    values = [value(i) for i in pages]
+    assert values == sorted(values, reverse=sort_by.endswith(".desc"))

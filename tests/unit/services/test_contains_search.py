@@ -239,7 +239,7 @@ async def _explained(db: Database, contains: list[str], projects: list[int]) -> 
     statements: list[tuple[str, Any]] = []
 
     def record(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        if statement.lstrip().upper().startswith("SELECT"):
+        if statement.lstrip().upper().startswith(("SELECT", "WITH")):
             statements.append((statement, parameters))
 
     event.listen(db.engine.sync_engine, "before_cursor_execute", record)
