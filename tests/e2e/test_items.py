@@ -586,3 +586,32 @@ def test_concurrent_creates_keep_keys_and_order_unique(
     assert len({c["documentKey"] for c in children}) == 24
     orders = [c["location"]["globalSortOrder"] for c in children]
     assert len(set(orders)) == 24
+
+
+def test_every_page_of_a_tree_and_of_children_is_its_slice_of_the_whole(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    """Deep pages seek to their first row; after moves and deletes they must still tile."""
+    top = [_create(admin, project, f"T{n}") for n in range(3)]
+    for n in range(4):
+        _create(admin, project, f"T0.{n}", parent=top[0])
+        _create(admin, project, f"T2.{n}", parent=top[2])
+    doomed = _create(admin, project, "T0.gone", parent=top[0])
+    assert admin.delete(f"/items/{doomed}").status_code == 204
+    moved = admin.put("/items/treelocation", json={"item": top[1], "parent": {"item": top[0]}})
+    assert moved.status_code == 200, moved.text
+
+    for url, params in (
+        ("/items", {"project": project["id"]}),
+        (f"/items/{top[0]}/children", {}),
+    ):
+        body = admin.get(url, params={**params, "maxResults": 50}).json()
+        whole = [i["id"] for i in body["data"]]
+        assert len(whole) == (11 if params else 5)
+        for size in (1, 2, 5):
+            for start in range(0, len(whole) + 2):
+                response = admin.get(url, params={**params, "startAt": start, "maxResults": size})
+                assert response.status_code == 200, response.text
+                page = response.json()
+                assert [i["id"] for i in page["data"]] == whole[start : start + size]
+                assert page["meta"]["pageInfo"]["totalResults"] == len(whole)
