@@ -132,7 +132,7 @@ async def insert_id(session: AsyncSession, statement: Insert) -> int:
     return int(result.inserted_primary_key[0])  # type: ignore[index]
 
 
-async def affected(session: AsyncSession, statement: Update | Delete) -> int:
-    """Runs an UPDATE or DELETE and returns how many rows it touched."""
+async def affected(session: AsyncSession, statement: Insert | Update | Delete) -> int:
+    """Runs an INSERT, UPDATE or DELETE and returns how many rows it touched."""
     result = cast(CursorResult[Any], await session.execute(statement))
     return int(result.rowcount)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
 
 from sqlalchemy import Column, DateTime, MetaData, String, Table, select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
@@ -18,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Insert
 
 from plumbline.common.dates import utcnow
-from plumbline.common.db import ID, Database
+from plumbline.common.db import ID, Database, affected
 from plumbline.common.events import Event
 
 
@@ -57,25 +56,29 @@ class Inbox:
         driver's transaction early and its release would commit the claim on its own).
         The feed consumes every event, so each statement saved here counts.
         """
-        claimed = await session.execute(
-            self._ignoring_duplicates(self.consumed).values(event_id=event.id, consumed_at=utcnow())
+        claimed = await affected(
+            session,
+            self._ignoring_duplicates(self.consumed).values(
+                event_id=event.id, consumed_at=utcnow()
+            ),
         )
-        if _rowcount(claimed) == 0:
+        if claimed == 0:
             return False
         await self._advance(session, event)
         return True
 
     async def _advance(self, session: AsyncSession, event: Event) -> None:
         """Moves the source's position forward to the event's, never back."""
-        moved = await session.execute(
+        moved = await affected(
+            session,
             self.positions.update()
             .where(
                 self.positions.c.source == event.source,
                 self.positions.c.position < event.position,
             )
-            .values(position=event.position)
+            .values(position=event.position),
         )
-        if _rowcount(moved) == 0:
+        if moved == 0:
             # The first event of this source, or an older one arriving late: a no-op then.
             await session.execute(
                 self._ignoring_duplicates(self.positions).values(
@@ -121,8 +124,3 @@ class Inbox:
                     except TimeoutError:
                         pass
         return True
-
-
-def _rowcount(result: Any) -> int:
-    """Rows a DML statement changed (``Result`` types it only on ``CursorResult``)."""
-    return int(result.rowcount)
