@@ -7,9 +7,10 @@ import json
 from dataclasses import dataclass, field
 
 from plumbline.common.context import ORG_ADMIN, Principal, principal_var
-from plumbline.common.rpc import ServiceClient
+from plumbline.common.rpc import connect
 from plumbline.core.v1 import core_pb2
-from plumbline.items.v1 import items_pb2, items_pb2_grpc
+from plumbline.gateway.upstreams import ItemsClient
+from plumbline.items.v1 import items_pb2
 
 PARALLEL = 8
 BATCH = 250
@@ -87,20 +88,20 @@ class Seeder:
     def __init__(self, items_address: str) -> None:
         # Every task the loop starts from here on calls as the organization admin.
         principal_var.set(Principal(1, "admin", frozenset({ORG_ADMIN})))
-        self.client = ServiceClient("items", items_address, items_pb2_grpc.ItemsStub)
+        self.client = ItemsClient(connect("items", items_address))
         self.data = DataSet()
         self.types: dict[str, int] = {}
         self.folders: dict[int, list[int]] = {}
         self.tags: dict[int, list[int]] = {}
 
     async def start(self) -> None:
-        reply = await self.client.ListItemTypes(
+        reply = await self.client.configuration.ListItemTypes(
             items_pb2.ListItemTypesRequest(page=core_pb2.Page(start_at=0, max_results=50))
         )
         self.types = {t.type_key: t.id for t in reply.item_types}
         # One big project (for deep pages) and two smaller ones.
         for key in ("BIG", "ALPHA", "BETA"):
-            created = await self.client.CreateProject(
+            created = await self.client.projects.CreateProject(
                 items_pb2.ProjectInput(
                     project_key=key, fields_json=json.dumps({"name": key}).encode()
                 )
@@ -116,7 +117,9 @@ class Seeder:
             self.folders[project] = folders
             self.tags[project] = [
                 (
-                    await self.client.CreateTag(items_pb2.TagInput(name=f"tag{t}", project=project))
+                    await self.client.tags.CreateTag(
+                        items_pb2.TagInput(name=f"tag{t}", project=project)
+                    )
                 ).id
                 for t in range(10)
             ]
@@ -136,7 +139,7 @@ class Seeder:
         return message
 
     async def _item(self, project: int, parent: int | None, type_key: str, name: str) -> int:
-        created = await self.client.CreateItem(self._input(project, parent, type_key, name))
+        created = await self.client.items.CreateItem(self._input(project, parent, type_key, name))
         self.data.items += 1
         return int(created.id)
 
@@ -155,7 +158,7 @@ class Seeder:
                 project = self.data.projects[0] if n % 10 < 7 else self.data.projects[1 + n % 2]
                 folders = self.folders[project]
                 placed.append((n, project, folders[n % len(folders)]))
-            reply = await self.client.CreateItems(
+            reply = await self.client.items.CreateItems(
                 items_pb2.ItemInputList(
                     items=[
                         self._input(
@@ -173,7 +176,7 @@ class Seeder:
                 if n % 2 == 0 and i > 0
             ]
             if pairs:
-                await self.client.CreateRelationships(
+                await self.client.relationships.CreateRelationships(
                     items_pb2.RelationshipInputList(relationships=pairs)
                 )
                 self.data.relationships += len(pairs)
@@ -181,14 +184,14 @@ class Seeder:
             async def annotate(n: int, project: int, item: int) -> None:
                 async with semaphore:
                     if n % 10 == 0:
-                        await self.client.CreateComment(
+                        await self.client.comments.CreateComment(
                             items_pb2.CommentInput(
                                 text=f"Comment on {n}", comment_type="GENERAL", item=item
                             )
                         )
                     if n % 50 == 0:
                         tag = self.tags[project][n % len(self.tags[project])]
-                        await self.client.TagItem(items_pb2.ItemTag(item=item, tag=tag))
+                        await self.client.tags.TagItem(items_pb2.ItemTag(item=item, tag=tag))
 
             await asyncio.gather(
                 *(
@@ -200,4 +203,4 @@ class Seeder:
             self.data.leaves.extend(leaves)
 
     async def close(self) -> None:
-        await self.client.close()
+        await self.client.channel.close()

@@ -21,9 +21,8 @@ from starlette.requests import Request
 from plumbline.common.context import Principal
 from plumbline.common.errors import NotFound, Unauthenticated
 from plumbline.common.events import Event
-from plumbline.common.rpc import ServiceClient
 from plumbline.core.v1 import core_pb2
-from plumbline.identity.v1 import identity_pb2
+from plumbline.identity.v1 import identity_pb2, identity_pb2_grpc
 
 SESSION_COOKIE = "plumbline_session"
 _MAX_ENTRIES = 100_000
@@ -32,7 +31,7 @@ _MAX_ENTRIES = 100_000
 class Authenticator:
     """Turns request credentials into a principal."""
 
-    def __init__(self, identity: ServiceClient, ttl: float) -> None:
+    def __init__(self, identity: identity_pb2_grpc.AuthAsyncStub, ttl: float) -> None:
         self.identity = identity
         self.ttl = ttl
         self._key = os.urandom(32)

@@ -11,11 +11,10 @@ import asyncio
 import time
 from typing import Any
 
-from plumbline.common.rpc import ServiceClient
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import representations
 from plumbline.gateway.includes import FIELD_LINKS
-from plumbline.items.v1 import items_pb2
+from plumbline.items.v1 import items_pb2, items_pb2_grpc
 
 TTL = 5.0
 
@@ -23,8 +22,10 @@ TTL = 5.0
 class ItemTypeCache:
     """Field links and representations of every item type, refreshed after ``TTL`` seconds."""
 
-    def __init__(self, items: ServiceClient, ttl: float = TTL) -> None:
-        self.items = items
+    def __init__(
+        self, configuration: items_pb2_grpc.ConfigurationAsyncStub, ttl: float = TTL
+    ) -> None:
+        self.configuration = configuration
         self.ttl = ttl
         self._links: dict[str, str] = {}
         self._types: dict[str, dict[str, Any]] = {}
@@ -60,7 +61,7 @@ class ItemTypeCache:
         types: dict[str, dict[str, Any]] = {}
         start = 0
         while True:
-            reply = await self.items.ListItemTypes(
+            reply = await self.configuration.ListItemTypes(
                 items_pb2.ListItemTypesRequest(page=core_pb2.Page(start_at=start, max_results=50))
             )
             for item_type in reply.item_types:

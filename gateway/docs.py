@@ -216,7 +216,7 @@ def install(app: FastAPI) -> None:
         if gw is None:
             return _login_page(request, version, "The service is starting; try again.", 503)
         try:
-            reply = await gw.upstreams.identity.IssueUserToken(
+            reply = await gw.upstreams.identity.auth.IssueUserToken(
                 identity_pb2.BasicCredentials(username=username, password=password)
             )
         except PlumblineError as exc:

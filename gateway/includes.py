@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from starlette.requests import Request
 
@@ -75,36 +75,80 @@ FIELD_LINKS = {
 Resolver = Callable[[Upstreams, list[int]], Awaitable[dict[str, Any]]]
 
 
-def _batch(
-    service: str, method: str, field: str, render: Callable[[Any], dict[str, Any]]
-) -> Resolver:
-    """A resolver: one batch call ``service.method(ids)``, records from ``reply.field``."""
-
-    async def resolve(upstreams: Upstreams, ids: list[int]) -> dict[str, Any]:
-        request = (
-            items_pb2.GetItemsRequest(ids=ids) if method == "GetItems" else core_pb2.IdList(ids=ids)
-        )
-        reply = await getattr(getattr(upstreams, service), method)(request)
-        return {str(record.id): render(record) for record in getattr(reply, field)}
-
-    return resolve
+class _Record(Protocol):
+    @property
+    def id(self) -> int: ...
 
 
+Record = TypeVar("Record", bound=_Record)
+
+
+def _by_id(records: Iterable[Record], render: Callable[[Record], dict[str, Any]]) -> dict[str, Any]:
+    return {str(record.id): render(record) for record in records}
+
+
+async def _users(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await up.identity.users.GetUsers(core_pb2.IdList(ids=ids))
+    return _by_id(reply.users, representations.user)
+
+
+async def _projects(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await up.items.projects.GetProjects(core_pb2.IdList(ids=ids))
+    return _by_id(reply.projects, representations.project)
+
+
+async def _item_types(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await up.items.configuration.GetItemTypes(core_pb2.IdList(ids=ids))
+    return _by_id(reply.item_types, representations.item_type)
+
+
+async def _pick_lists(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await up.items.configuration.GetPickLists(core_pb2.IdList(ids=ids))
+    return _by_id(reply.pick_lists, representations.pick_list)
+
+
+async def _pick_list_options(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await up.items.configuration.GetPickListOptions(core_pb2.IdList(ids=ids))
+    return _by_id(reply.options, representations.pick_list_option)
+
+
+async def _relationship_types(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await up.items.configuration.GetRelationshipTypes(core_pb2.IdList(ids=ids))
+    return _by_id(reply.relationship_types, representations.relationship_type)
+
+
+async def _items(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await up.items.items.GetItems(items_pb2.GetItemsRequest(ids=ids))
+    return _by_id(reply.items, representations.item)
+
+
+async def _tags(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await up.items.tags.GetTags(core_pb2.IdList(ids=ids))
+    return _by_id(reply.tags, representations.tag)
+
+
+async def _releases(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await up.items.releases.GetReleases(core_pb2.IdList(ids=ids))
+    return _by_id(reply.releases, representations.release)
+
+
+async def _comments(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await up.items.comments.GetComments(core_pb2.IdList(ids=ids))
+    return _by_id(reply.comments, representations.comment)
+
+
+#: resource type -> one batch call that reads records of that type by id.
 RESOLVERS: dict[str, Resolver] = {
-    "users": _batch("identity", "GetUsers", "users", representations.user),
-    "projects": _batch("items", "GetProjects", "projects", representations.project),
-    "itemtypes": _batch("items", "GetItemTypes", "item_types", representations.item_type),
-    "picklists": _batch("items", "GetPickLists", "pick_lists", representations.pick_list),
-    "picklistoptions": _batch(
-        "items", "GetPickListOptions", "options", representations.pick_list_option
-    ),
-    "relationshiptypes": _batch(
-        "items", "GetRelationshipTypes", "relationship_types", representations.relationship_type
-    ),
-    "items": _batch("items", "GetItems", "items", representations.item),
-    "tags": _batch("items", "GetTags", "tags", representations.tag),
-    "releases": _batch("items", "GetReleases", "releases", representations.release),
-    "comments": _batch("items", "GetComments", "comments", representations.comment),
+    "users": _users,
+    "projects": _projects,
+    "itemtypes": _item_types,
+    "picklists": _pick_lists,
+    "picklistoptions": _pick_list_options,
+    "relationshiptypes": _relationship_types,
+    "items": _items,
+    "tags": _tags,
+    "releases": _releases,
+    "comments": _comments,
 }
 
 

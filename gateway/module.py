@@ -74,15 +74,14 @@ class GatewayModule(Module):
 
     async def serve(self, runtime: Runtime) -> None:
         upstreams = Upstreams.connect(runtime)
-        for client in upstreams.all():
-            await client.wait_ready(UPSTREAM_WAIT)
-        auth = Authenticator(upstreams.identity, runtime.settings.auth_cache_ttl)
+        await Upstreams.wait_ready(runtime, UPSTREAM_WAIT)
+        auth = Authenticator(upstreams.identity.auth, runtime.settings.auth_cache_ttl)
         await auth.load_keys()
         self.subscription = await runtime.bus.subscribe(
             f"{runtime.bus.prefix}.identity.user.>", auth.on_event
         )
         runtime.http.state.gateway = Gateway(
-            runtime.settings, upstreams, auth, ItemTypeCache(upstreams.items)
+            runtime.settings, upstreams, auth, ItemTypeCache(upstreams.items.configuration)
         )
 
     async def stop(self) -> None:

@@ -1,33 +1,77 @@
-"""The gateway's clients of the services."""
+"""The gateway's typed clients of the services: one stub per proto service."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plumbline.activity.v1 import activity_pb2_grpc
-from plumbline.common.rpc import ServiceClient
-from plumbline.identity.v1 import identity_pb2_grpc
-from plumbline.items.v1 import items_pb2_grpc
+import grpc
+
+from plumbline.activity.v1 import activity_pb2_grpc as activity
+from plumbline.identity.v1 import identity_pb2_grpc as identity
+from plumbline.items.v1 import items_pb2_grpc as items
 from plumbline.runtime import Runtime
+
+
+class IdentityClient:
+    """The identity service's stubs."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self.channel = channel
+        self.auth = identity.AuthStub(channel)
+        self.users = identity.UsersStub(channel)
+        self.groups = identity.GroupsStub(channel)
+        self.watermarks = identity.WatermarksStub(channel)
+
+
+class ItemsClient:
+    """The items service's stubs."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self.channel = channel
+        self.projects = items.ProjectsStub(channel)
+        self.ids = items.IdSpaceStub(channel)
+        self.watermarks = items.WatermarksStub(channel)
+        self.configuration = items.ConfigurationStub(channel)
+        self.items = items.ItemsStub(channel)
+        self.moves = items.MovesStub(channel)
+        self.workflow = items.WorkflowStub(channel)
+        self.sync = items.SyncStub(channel)
+        self.relationships = items.RelationshipsStub(channel)
+        self.tags = items.TagsStub(channel)
+        self.releases = items.ReleasesStub(channel)
+        self.comments = items.CommentsStub(channel)
+        self.links = items.LinksStub(channel)
+        self.filters = items.FiltersStub(channel)
+        self.categories = items.CategoriesStub(channel)
+
+
+class ActivityClient:
+    """The activity service's stubs."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self.channel = channel
+        self.activities = activity.ActivitiesStub(channel)
 
 
 @dataclass
 class Upstreams:
     """One client per service."""
 
-    identity: ServiceClient
-    items: ServiceClient
-    activity: ServiceClient
+    identity: IdentityClient
+    items: ItemsClient
+    activity: ActivityClient
 
     @classmethod
     def connect(cls, runtime: Runtime) -> Upstreams:
         """Clients at the configured addresses (or this process's own port)."""
         return cls(
-            identity=runtime.client("identity", identity_pb2_grpc.IdentityStub),
-            items=runtime.client("items", items_pb2_grpc.ItemsStub),
-            activity=runtime.client("activity", activity_pb2_grpc.ActivityStub),
+            identity=IdentityClient(runtime.channel("identity")),
+            items=ItemsClient(runtime.channel("items")),
+            activity=ActivityClient(runtime.channel("activity")),
         )
 
-    def all(self) -> list[ServiceClient]:
-        """Every client."""
-        return [self.identity, self.items, self.activity]
+    @staticmethod
+    async def wait_ready(runtime: Runtime, timeout: float) -> None:
+        """Waits until every service answers SERVING."""
+        for service in ("identity", "items", "activity"):
+            await runtime.wait_ready(service, timeout)

@@ -76,7 +76,7 @@ async def search(request: Request, version: Version, gw: Gw, page: Paging, _c: C
     _range(request, "createdDate", message, "created")
     _range(request, "modifiedDate", message, "modified")
     _range(request, "lastActivityDate", message, "last_activity")
-    owners = [gw.upstreams.items.SearchItems]
+    owners = [gw.upstreams.items.items.SearchItems]
     if len(owners) == 1:
         # One owner pages by itself.
         reply = await owners[0](message)
@@ -105,11 +105,11 @@ def merge_pages(
 async def get_abstract_item(
     request: Request, id: int, version: Version, gw: Gw, _c: Caller
 ) -> Response:
-    owner = (await gw.upstreams.items.GetIdOwner(core_pb2.Id(id=id))).owner
+    owner = (await gw.upstreams.items.ids.GetIdOwner(core_pb2.Id(id=id))).owner
     if owner != "items":
         raise NotFound(f"No abstract item with id {id}.")
     view = await View.of_items(request, gw, version)
-    reply = await gw.upstreams.items.GetItems(
+    reply = await gw.upstreams.items.items.GetItems(
         items_pb2.GetItemsRequest(ids=[id], dates_with_time=dates_with_time(request))
     )
     return await view.one(representations.item(reply.items[0]))

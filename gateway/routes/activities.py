@@ -48,8 +48,8 @@ OBJECT_TYPES = (
 async def _positions(upstreams: Upstreams) -> list[core_pb2.Watermark]:
     """Where each event source is now: the feed must have caught up with it."""
     replies = await asyncio.gather(
-        upstreams.identity.GetWatermark(core_pb2.Empty()),
-        upstreams.items.GetWatermark(core_pb2.Empty()),
+        upstreams.identity.watermarks.GetWatermark(core_pb2.Empty()),
+        upstreams.items.watermarks.GetWatermark(core_pb2.Empty()),
     )
     return list(replies)
 
@@ -84,7 +84,7 @@ async def list_activities(
         if end is not None:
             message.date_to = format_datetime(end)
     message.wait_for.extend(await _positions(gw.upstreams))
-    reply = await gw.upstreams.activity.ListActivities(message)
+    reply = await gw.upstreams.activity.activities.ListActivities(message)
     data = [representations.activity(a) for a in reply.activities]
     return await view.many(data, reply.page_info)
 
@@ -96,5 +96,5 @@ async def get_activity(
     view = View(request, gw, version, "activities")
     message = activity_pb2.GetActivityRequest(id=activityId)
     message.wait_for.extend(await _positions(gw.upstreams))
-    data = representations.activity(await gw.upstreams.activity.GetActivity(message))
+    data = representations.activity(await gw.upstreams.activity.activities.GetActivity(message))
     return await view.one(data)

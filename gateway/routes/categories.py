@@ -20,7 +20,7 @@ async def _page(
     request: Request, gw: Gw, version: str, message: items_pb2.ListCategoriesRequest
 ) -> Response:
     view = View(request, gw, version, "categories")
-    reply = await gw.upstreams.items.ListCategories(message)
+    reply = await gw.upstreams.items.categories.ListCategories(message)
     data = []
     for c in reply.categories:
         record = {
@@ -51,7 +51,7 @@ async def create_category(
     message = items_pb2.CategoryInput(name=body.name)
     if body.parent is not None:
         message.parent = body.parent
-    reply = await gw.upstreams.items.CreateCategory(message)
+    reply = await gw.upstreams.items.categories.CreateCategory(message)
     return created(reply.id, view.location("categories"))
 
 
@@ -59,7 +59,7 @@ async def create_category(
 async def visibility(
     categoryPathId: int, body: VisibilityBody, gw: Gw, _c: Caller, version: str = Labs
 ) -> Response:
-    await gw.upstreams.items.SetCategoryVisibility(
+    await gw.upstreams.items.categories.SetCategoryVisibility(
         items_pb2.CategoryInput(id=categoryPathId, visible=body.visible)
     )
     return updated()
@@ -80,7 +80,7 @@ async def change_item_categories(
     request: Request, itemId: int, body: ItemCategoriesBody, gw: Gw, _c: Caller, version: str = Labs
 ) -> Response:
     view = View(request, gw, version, "categories")
-    await gw.upstreams.items.ChangeItemCategories(
+    await gw.upstreams.items.categories.ChangeItemCategories(
         items_pb2.ItemCategoriesRequest(item=itemId, add=body.add, remove=body.remove)
     )
     return created(itemId, view.location(f"items/{itemId}/categories"))

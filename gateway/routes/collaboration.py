@@ -24,13 +24,13 @@ router = APIRouter(prefix="/rest/{version}", tags=["collaboration"])
 @router.get("/items/{id}/lock", summary="Get an item's lock")
 async def get_lock(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
     view = View(request, gw, version, "locks")
-    reply = await gw.upstreams.items.GetItems(items_pb2.GetItemsRequest(ids=[id]))
+    reply = await gw.upstreams.items.items.GetItems(items_pb2.GetItemsRequest(ids=[id]))
     return await view.one(representations.lock(representations.item(reply.items[0])))
 
 
 @router.put("/items/{id}/lock", summary="Lock or unlock an item")
 async def put_lock(id: int, body: LockBody, version: Version, gw: Gw, _c: Caller) -> Response:
-    await gw.upstreams.items.SetLock(items_pb2.SetLockRequest(item=id, locked=body.locked))
+    await gw.upstreams.items.items.SetLock(items_pb2.SetLockRequest(item=id, locked=body.locked))
     return updated()
 
 
@@ -41,7 +41,7 @@ async def _tag_page(
     request: Request, gw: Gw, version: str, message: items_pb2.ListTagsRequest
 ) -> Response:
     view = View(request, gw, version, "tags")
-    reply = await gw.upstreams.items.ListTags(message)
+    reply = await gw.upstreams.items.tags.ListTags(message)
     return await view.many([representations.tag(t) for t in reply.tags], reply.page_info)
 
 
@@ -70,7 +70,7 @@ async def create_tag(
     if body.project is None:
         raise InvalidArgument("project is required.")
     view = View(request, gw, version, "tags")
-    reply = await gw.upstreams.items.CreateTag(
+    reply = await gw.upstreams.items.tags.CreateTag(
         items_pb2.TagInput(name=body.name, project=body.project)
     )
     return created(reply.id, view.location(f"tags/{reply.id}"))
@@ -79,19 +79,19 @@ async def create_tag(
 @router.get("/tags/{id}", summary="Get a tag")
 async def get_tag(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
     view = View(request, gw, version, "tags")
-    reply = await gw.upstreams.items.GetTags(core_pb2.IdList(ids=[id]))
+    reply = await gw.upstreams.items.tags.GetTags(core_pb2.IdList(ids=[id]))
     return await view.one(representations.tag(reply.tags[0]))
 
 
 @router.put("/tags/{id}", summary="Rename a tag")
 async def update_tag(id: int, body: TagBody, version: Version, gw: Gw, _c: Caller) -> Response:
-    await gw.upstreams.items.UpdateTag(items_pb2.TagInput(id=id, name=body.name))
+    await gw.upstreams.items.tags.UpdateTag(items_pb2.TagInput(id=id, name=body.name))
     return updated()
 
 
 @router.delete("/tags/{id}", status_code=204, summary="Delete a tag")
 async def delete_tag(id: int, version: Version, gw: Gw, _c: Caller) -> Response:
-    await gw.upstreams.items.DeleteTag(core_pb2.Id(id=id))
+    await gw.upstreams.items.tags.DeleteTag(core_pb2.Id(id=id))
     return deleted()
 
 
@@ -100,7 +100,7 @@ async def tagged_items(
     request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = await View.of_items(request, gw, version)
-    reply = await gw.upstreams.items.ListTaggedItems(
+    reply = await gw.upstreams.items.tags.ListTaggedItems(
         items_pb2.ListTaggedItemsRequest(
             tag=id, page=page.message(), dates_with_time=dates_with_time(request)
         )
@@ -122,7 +122,7 @@ async def tag_item(
     request: Request, id: int, body: ItemTagBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "tags")
-    await gw.upstreams.items.TagItem(items_pb2.ItemTag(item=id, tag=body.tag))
+    await gw.upstreams.items.tags.TagItem(items_pb2.ItemTag(item=id, tag=body.tag))
     return created(body.tag, view.location(f"items/{id}/tags/{body.tag}"))
 
 
@@ -131,7 +131,7 @@ async def item_tag(
     request: Request, id: int, tagId: int, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "tags")
-    reply = await gw.upstreams.items.ListTags(
+    reply = await gw.upstreams.items.tags.ListTags(
         items_pb2.ListTagsRequest(item=id, page=core_pb2.Page(start_at=0, max_results=1000))
     )
     found = next((t for t in reply.tags if t.id == tagId), None)
@@ -142,7 +142,7 @@ async def item_tag(
 
 @router.delete("/items/{id}/tags/{tagId}", status_code=204, summary="Remove a tag from an item")
 async def untag_item(id: int, tagId: int, version: Version, gw: Gw, _c: Caller) -> Response:
-    await gw.upstreams.items.UntagItem(items_pb2.ItemTag(item=id, tag=tagId))
+    await gw.upstreams.items.tags.UntagItem(items_pb2.ItemTag(item=id, tag=tagId))
     return deleted()
 
 
@@ -155,7 +155,7 @@ async def list_releases(
 ) -> Response:
     view = View(request, gw, version, "releases")
     project = params.integer(request, "project", required=True) or 0
-    reply = await gw.upstreams.items.ListReleases(
+    reply = await gw.upstreams.items.releases.ListReleases(
         items_pb2.ListReleasesRequest(project=project, page=page.message())
     )
     return await view.many([representations.release(r) for r in reply.releases], reply.page_info)
@@ -176,7 +176,7 @@ async def create_release(
     )
     if body.releaseDate:
         message.release_date = body.releaseDate
-    reply = await gw.upstreams.items.CreateRelease(message)
+    reply = await gw.upstreams.items.releases.CreateRelease(message)
     return created(reply.id, view.location(f"releases/{reply.id}"))
 
 
@@ -185,7 +185,7 @@ async def get_release(
     request: Request, releaseId: int, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "releases")
-    reply = await gw.upstreams.items.GetReleases(core_pb2.IdList(ids=[releaseId]))
+    reply = await gw.upstreams.items.releases.GetReleases(core_pb2.IdList(ids=[releaseId]))
     return await view.one(representations.release(reply.releases[0]))
 
 
@@ -206,7 +206,7 @@ async def update_release(
             message.clear_release_date = True
     if values.get("project") is not None:
         message.project = values["project"]
-    await gw.upstreams.items.UpdateRelease(message)
+    await gw.upstreams.items.releases.UpdateRelease(message)
     return updated()
 
 
@@ -218,7 +218,7 @@ async def _comment_page(
 ) -> Response:
     view = View(request, gw, version, "comments")
     message.root_only = params.boolean(request, "rootCommentsOnly")
-    reply = await gw.upstreams.items.ListComments(message)
+    reply = await gw.upstreams.items.comments.ListComments(message)
     return await view.many([representations.comment(c) for c in reply.comments], reply.page_info)
 
 
@@ -246,14 +246,14 @@ async def create_comment(
             message.item = body.location.item
         if body.location.project is not None:
             message.project = body.location.project
-    reply = await gw.upstreams.items.CreateComment(message)
+    reply = await gw.upstreams.items.comments.CreateComment(message)
     return created(reply.id, view.location(f"comments/{reply.id}"))
 
 
 @router.get("/comments/{id}", summary="Get a comment")
 async def get_comment(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
     view = View(request, gw, version, "comments")
-    reply = await gw.upstreams.items.GetComments(core_pb2.IdList(ids=[id]))
+    reply = await gw.upstreams.items.comments.GetComments(core_pb2.IdList(ids=[id]))
     return await view.one(representations.comment(reply.comments[0]))
 
 

@@ -22,7 +22,7 @@ async def list_item_types(
     request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "itemtypes")
-    reply = await gw.upstreams.items.ListItemTypes(
+    reply = await gw.upstreams.items.configuration.ListItemTypes(
         items_pb2.ListItemTypesRequest(page=page.message())
     )
     return await view.many(
@@ -35,7 +35,7 @@ async def get_item_type(
     request: Request, itemTypeId: int, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "itemtypes")
-    reply = await gw.upstreams.items.GetItemTypes(core_pb2.IdList(ids=[itemTypeId]))
+    reply = await gw.upstreams.items.configuration.GetItemTypes(core_pb2.IdList(ids=[itemTypeId]))
     return await view.one(representations.item_type(reply.item_types[0]))
 
 
@@ -58,7 +58,7 @@ async def add_field(
     )
     if body.pickList is not None:
         field.pick_list = body.pickList
-    reply = await gw.upstreams.items.AddItemTypeField(
+    reply = await gw.upstreams.items.configuration.AddItemTypeField(
         items_pb2.AddFieldRequest(
             item_type=itemTypeId, field=field, pick_list_values=body.pickListValues or []
         )
@@ -72,8 +72,10 @@ async def project_item_types(
     request: Request, projectId: int, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "itemtypes")
-    await gw.upstreams.items.GetProjects(core_pb2.IdList(ids=[projectId]))  # 404 if unknown
-    reply = await gw.upstreams.items.ListItemTypes(
+    await gw.upstreams.items.projects.GetProjects(
+        core_pb2.IdList(ids=[projectId])
+    )  # 404 if unknown
+    reply = await gw.upstreams.items.configuration.ListItemTypes(
         items_pb2.ListItemTypesRequest(page=page.message(), project=projectId)
     )
     return await view.many(
@@ -86,7 +88,7 @@ async def list_pick_lists(
     request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "picklists")
-    reply = await gw.upstreams.items.ListPickLists(page.message())
+    reply = await gw.upstreams.items.configuration.ListPickLists(page.message())
     return await view.many(
         [representations.pick_list(p) for p in reply.pick_lists], reply.page_info
     )
@@ -97,7 +99,7 @@ async def get_pick_list(
     request: Request, picklistId: int, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "picklists")
-    reply = await gw.upstreams.items.GetPickLists(core_pb2.IdList(ids=[picklistId]))
+    reply = await gw.upstreams.items.configuration.GetPickLists(core_pb2.IdList(ids=[picklistId]))
     return await view.one(representations.pick_list(reply.pick_lists[0]))
 
 
@@ -106,7 +108,7 @@ async def list_options(
     request: Request, picklistId: int, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "picklistoptions")
-    reply = await gw.upstreams.items.ListPickListOptions(
+    reply = await gw.upstreams.items.configuration.ListPickListOptions(
         items_pb2.ListOptionsRequest(pick_list=picklistId, page=page.message())
     )
     return await view.many(
@@ -143,7 +145,9 @@ async def create_option(
     _c: Caller,
 ) -> Response:
     view = View(request, gw, version, "picklistoptions")
-    reply = await gw.upstreams.items.CreatePickListOption(_option_input(picklistId, body))
+    reply = await gw.upstreams.items.configuration.CreatePickListOption(
+        _option_input(picklistId, body)
+    )
     return created(reply.id, view.location(f"picklistoptions/{reply.id}"))
 
 
@@ -152,7 +156,9 @@ async def get_option(
     request: Request, picklistOptionId: int, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "picklistoptions")
-    reply = await gw.upstreams.items.GetPickListOptions(core_pb2.IdList(ids=[picklistOptionId]))
+    reply = await gw.upstreams.items.configuration.GetPickListOptions(
+        core_pb2.IdList(ids=[picklistOptionId])
+    )
     return await view.one(representations.pick_list_option(reply.options[0]))
 
 
@@ -160,7 +166,9 @@ async def get_option(
 async def update_option(
     picklistOptionId: int, body: PickListOptionBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
-    await gw.upstreams.items.UpdatePickListOption(_option_input(picklistOptionId, body))
+    await gw.upstreams.items.configuration.UpdatePickListOption(
+        _option_input(picklistOptionId, body)
+    )
     return updated()
 
 
@@ -169,7 +177,7 @@ async def list_relationship_types(
     request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "relationshiptypes")
-    reply = await gw.upstreams.items.ListRelationshipTypes(page.message())
+    reply = await gw.upstreams.items.configuration.ListRelationshipTypes(page.message())
     return await view.many(
         [representations.relationship_type(r) for r in reply.relationship_types], reply.page_info
     )
@@ -183,5 +191,5 @@ async def get_relationship_type(
     timestamp = request.query_params.get("timestamp")
     if timestamp is not None:
         parse_datetime(timestamp, "timestamp")  # accepted; types are not versioned
-    reply = await gw.upstreams.items.GetRelationshipTypes(core_pb2.IdList(ids=[id]))
+    reply = await gw.upstreams.items.configuration.GetRelationshipTypes(core_pb2.IdList(ids=[id]))
     return await view.one(representations.relationship_type(reply.relationship_types[0]))

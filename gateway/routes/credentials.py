@@ -31,7 +31,7 @@ async def create_credentials(
     version: str = Depends(labs_version),
 ) -> Response:
     view = View(request, gw, version, "users")
-    reply = await gw.upstreams.identity.CreateClientCredentials(
+    reply = await gw.upstreams.identity.auth.CreateClientCredentials(
         identity_pb2.CreateClientCredentialsRequest(user_id=caller.user_id, name=body.name)
     )
     data = {

@@ -49,14 +49,14 @@ async def list_filters(
     author = params.integer(request, "author")
     if author is not None:
         message.author = author
-    reply = await gw.upstreams.items.ListFilters(message)
+    reply = await gw.upstreams.items.filters.ListFilters(message)
     return await view.many([_filter(f) for f in reply.filters], reply.page_info)
 
 
 @router.get("/filters/{id}", summary="Get a filter")
 async def get_filter(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
     view = View(request, gw, version, "filters")
-    reply = await gw.upstreams.items.GetFilters(core_pb2.IdList(ids=[id]))
+    reply = await gw.upstreams.items.filters.GetFilters(core_pb2.IdList(ids=[id]))
     return await view.one(_filter(reply.filters[0]))
 
 
@@ -80,7 +80,9 @@ async def results(
     request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = await View.of_items(request, gw, version)
-    reply = await gw.upstreams.items.FilterResults(_results_request(request, id, page, False))
+    reply = await gw.upstreams.items.filters.FilterResults(
+        _results_request(request, id, page, False)
+    )
     return await view.many([representations.item(i) for i in reply.items], reply.page_info)
 
 
@@ -89,7 +91,9 @@ async def count(
     request: Request, filterId: int, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "filtercounts")
-    reply = await gw.upstreams.items.FilterResults(_results_request(request, filterId, page, True))
+    reply = await gw.upstreams.items.filters.FilterResults(
+        _results_request(request, filterId, page, True)
+    )
     return await view.one(
         {"count": reply.page_info.total_results, "filter": filterId, "type": "filtercounts"}
     )
@@ -100,7 +104,7 @@ async def favorites(
     request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "filters")
-    reply = await gw.upstreams.items.ListFilters(
+    reply = await gw.upstreams.items.filters.ListFilters(
         items_pb2.ListFiltersRequest(favorites_only=True, page=page.message())
     )
     return await view.many([_filter(f) for f in reply.filters], reply.page_info)
@@ -119,7 +123,7 @@ async def create_filter(
     )
     if body.specifiedProject is not None:
         message.specified_project = body.specifiedProject
-    reply = await gw.upstreams.items.CreateFilter(message)
+    reply = await gw.upstreams.items.filters.CreateFilter(message)
     return created(reply.id, view.location(f"filters/{reply.id}"))
 
 
@@ -132,5 +136,5 @@ async def add_favorite(
     version: str = Depends(labs_version),
 ) -> Response:
     view = View(request, gw, version, "filters")
-    await gw.upstreams.items.AddFavoriteFilter(core_pb2.Id(id=body.filter))
+    await gw.upstreams.items.filters.AddFavoriteFilter(core_pb2.Id(id=body.filter))
     return created(body.filter, view.location(f"filters/{body.filter}"))

@@ -50,7 +50,7 @@ async def list_links(
     request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "links")
-    reply = await gw.upstreams.items.ListLinks(
+    reply = await gw.upstreams.items.links.ListLinks(
         items_pb2.ListLinksRequest(item=id, page=page.message())
     )
     return await view.many([_link(link) for link in reply.links], reply.page_info)
@@ -61,7 +61,7 @@ async def create_link(
     request: Request, id: int, body: LinkBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "links")
-    reply = await gw.upstreams.items.CreateLink(
+    reply = await gw.upstreams.items.links.CreateLink(
         items_pb2.LinkInput(item=id, url=body.url, description=body.description or "")
     )
     return created(reply.id, view.location(f"items/{id}/links/{reply.id}"))
@@ -72,7 +72,7 @@ async def get_link(
     request: Request, id: int, linkId: int, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "links")
-    reply = await gw.upstreams.items.ListLinks(
+    reply = await gw.upstreams.items.links.ListLinks(
         items_pb2.ListLinksRequest(
             item=id, link=linkId, page=core_pb2.Page(start_at=0, max_results=1)
         )
@@ -84,7 +84,7 @@ async def get_link(
 async def update_link(
     id: int, linkId: int, body: LinkBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
-    await gw.upstreams.items.UpdateLink(
+    await gw.upstreams.items.links.UpdateLink(
         items_pb2.LinkInput(item=id, link=linkId, url=body.url, description=body.description or "")
     )
     return updated()
@@ -92,7 +92,7 @@ async def update_link(
 
 @router.delete("/items/{id}/links/{linkId}", status_code=204, summary="Remove a link from an item")
 async def delete_link(id: int, linkId: int, version: Version, gw: Gw, _c: Caller) -> Response:
-    await gw.upstreams.items.DeleteLink(items_pb2.LinkInput(item=id, link=linkId))
+    await gw.upstreams.items.links.DeleteLink(items_pb2.LinkInput(item=id, link=linkId))
     return deleted()
 
 
@@ -101,7 +101,7 @@ async def duplicate(
     request: Request, id: int, body: DuplicateBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "items")
-    reply = await gw.upstreams.items.DuplicateItem(
+    reply = await gw.upstreams.items.items.DuplicateItem(
         items_pb2.DuplicateRequest(
             item=id,
             include_tags=body.includeTags,
@@ -117,14 +117,14 @@ async def list_rule_sets(
     request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "relationshiprulesets")
-    reply = await gw.upstreams.items.ListRuleSets(page.message())
+    reply = await gw.upstreams.items.configuration.ListRuleSets(page.message())
     return await view.many([_rule_set(r) for r in reply.rule_sets], reply.page_info)
 
 
 @router.get("/relationshiprulesets/{id}", summary="Get a relationship rule set")
 async def get_rule_set(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
     view = View(request, gw, version, "relationshiprulesets")
-    reply = await gw.upstreams.items.GetRuleSets(core_pb2.IdList(ids=[id]))
+    reply = await gw.upstreams.items.configuration.GetRuleSets(core_pb2.IdList(ids=[id]))
     return await view.one(_rule_set(reply.rule_sets[0]))
 
 
@@ -133,10 +133,12 @@ async def rule_set_projects(
     request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "projects")
-    reply = await gw.upstreams.items.GetRuleSets(core_pb2.IdList(ids=[id]))
+    reply = await gw.upstreams.items.configuration.GetRuleSets(core_pb2.IdList(ids=[id]))
     project_ids = list(reply.rule_sets[0].projects)
     chunk = project_ids[page.start_at : page.start_at + page.max_results]
-    found = await gw.upstreams.items.GetProjects(core_pb2.IdList(ids=chunk)) if chunk else None
+    found = (
+        await gw.upstreams.items.projects.GetProjects(core_pb2.IdList(ids=chunk)) if chunk else None
+    )
     data = [representations.project(p) for p in found.projects] if found else []
     return await view.many(
         data,

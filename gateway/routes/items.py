@@ -50,7 +50,6 @@ def item_input(request: Request, body: ItemBody) -> items_pb2.ItemInput:
     message = items_pb2.ItemInput(
         fields_json=orjson.dumps(body.fields),
         set_global_id_manually=global_id_manually(request),
-        dates_with_time=dates_with_time(request),
     )
     for attribute, value in (
         ("project", body.project),
@@ -70,7 +69,7 @@ def item_input(request: Request, body: ItemBody) -> items_pb2.ItemInput:
 
 
 async def _get(gw: Any, request: Request, ids: list[int]) -> list[dict[str, Any]]:
-    reply = await gw.upstreams.items.GetItems(
+    reply = await gw.upstreams.items.items.GetItems(
         items_pb2.GetItemsRequest(ids=ids, dates_with_time=dates_with_time(request))
     )
     return [representations.item(i) for i in reply.items]
@@ -83,7 +82,7 @@ async def list_items(
     view = await View.of_items(request, gw, version)
     project = params.integer(request, "project", required=True)
     assert project is not None
-    reply = await gw.upstreams.items.ListItems(
+    reply = await gw.upstreams.items.items.ListItems(
         items_pb2.ListItemsRequest(
             project=project,
             root_only=params.boolean(request, "rootOnly"),
@@ -99,7 +98,7 @@ async def create_item(
     request: Request, body: ItemBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "items")
-    reply = await gw.upstreams.items.CreateItem(item_input(request, body))
+    reply = await gw.upstreams.items.items.CreateItem(item_input(request, body))
     return created(reply.id, view.location(f"items/{reply.id}"))
 
 
@@ -114,7 +113,7 @@ async def get_item(request: Request, id: int, version: Version, gw: Gw, _c: Call
 @router.put("/items/treeLocation", include_in_schema=False)
 async def place_item(body: TreeLocationBody, version: Version, gw: Gw, _c: Caller) -> Response:
     """Same project only; ``peer`` is the sibling the item follows (first when omitted)."""
-    await gw.upstreams.items.PlaceItem(
+    await gw.upstreams.items.moves.PlaceItem(
         items_pb2.PlaceItemRequest(
             item=body.item,
             parent_item=body.parent.item,
@@ -129,7 +128,7 @@ async def place_item(body: TreeLocationBody, version: Version, gw: Gw, _c: Calle
 async def update_item(
     request: Request, id: int, body: ItemBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
-    await gw.upstreams.items.UpdateItem(
+    await gw.upstreams.items.items.UpdateItem(
         items_pb2.UpdateItemRequest(id=id, item=item_input(request, body))
     )
     return updated()
@@ -144,12 +143,11 @@ async def patch_item(request: Request, id: int, version: Version, gw: Gw, _c: Ca
         raise InvalidArgument(f"The request body is not valid JSON ({exc}).") from None
     if not isinstance(operations, list):
         raise InvalidArgument("The body must be a JSON array of patch operations.")
-    await gw.upstreams.items.PatchItem(
+    await gw.upstreams.items.items.PatchItem(
         items_pb2.PatchItemRequest(
             id=id,
             operations_json=orjson.dumps(operations),
             set_global_id_manually=global_id_manually(request),
-            dates_with_time=dates_with_time(request),
         )
     )
     return updated()
@@ -157,7 +155,7 @@ async def patch_item(request: Request, id: int, version: Version, gw: Gw, _c: Ca
 
 @router.delete("/items/{id}", status_code=204, summary="Delete an item (it becomes inactive)")
 async def delete_item(id: int, version: Version, gw: Gw, _c: Caller) -> Response:
-    await gw.upstreams.items.DeleteItem(core_pb2.Id(id=id))
+    await gw.upstreams.items.items.DeleteItem(core_pb2.Id(id=id))
     return deleted()
 
 
@@ -166,7 +164,7 @@ async def children(
     request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = await View.of_items(request, gw, version)
-    reply = await gw.upstreams.items.ListItems(
+    reply = await gw.upstreams.items.items.ListItems(
         items_pb2.ListItemsRequest(
             parent=id, page=page.message(), dates_with_time=dates_with_time(request)
         )
@@ -199,7 +197,7 @@ async def synced_items(
     request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = await View.of_items(request, gw, version)
-    reply = await gw.upstreams.items.ListSyncedItems(
+    reply = await gw.upstreams.items.sync.ListSyncedItems(
         items_pb2.ListItemsRequest(
             parent=id, page=page.message(), dates_with_time=dates_with_time(request)
         )
@@ -212,7 +210,7 @@ async def add_synced_item(
     request: Request, id: int, body: SyncedItemBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "items")
-    await gw.upstreams.items.AddSyncedItem(items_pb2.ItemPair(item=id, other=body.item))
+    await gw.upstreams.items.sync.AddSyncedItem(items_pb2.ItemPair(item=id, other=body.item))
     return created(body.item, view.location(f"items/{body.item}"))
 
 
@@ -222,7 +220,7 @@ async def add_synced_item(
 async def remove_synced_item(
     id: int, syncedItemId: int, version: Version, gw: Gw, _c: Caller
 ) -> Response:
-    await gw.upstreams.items.RemoveSyncedItem(items_pb2.ItemPair(item=id, other=syncedItemId))
+    await gw.upstreams.items.sync.RemoveSyncedItem(items_pb2.ItemPair(item=id, other=syncedItemId))
     return deleted()
 
 
@@ -233,7 +231,9 @@ async def sync_status(
     request: Request, id: int, syncedItemId: int, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "syncstatus")
-    reply = await gw.upstreams.items.GetSyncStatus(items_pb2.ItemPair(item=id, other=syncedItemId))
+    reply = await gw.upstreams.items.sync.GetSyncStatus(
+        items_pb2.ItemPair(item=id, other=syncedItemId)
+    )
     data: dict[str, Any] = {"inSync": reply.in_sync}
     if reply.has_collection:
         data["collectionSummary"] = {
@@ -249,7 +249,7 @@ async def transition_options(
     request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "workflowtransitions")
-    reply = await gw.upstreams.items.ListTransitionOptions(core_pb2.Id(id=id))
+    reply = await gw.upstreams.items.workflow.ListTransitionOptions(core_pb2.Id(id=id))
     data = [
         {"id": t.id, "action": t.action, "newStatus": t.new_status, "type": "workflowtransitions"}
         for t in reply.transitions
@@ -268,7 +268,7 @@ async def transition(
     request: Request, id: int, body: TransitionBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "items")
-    await gw.upstreams.items.Transition(
+    await gw.upstreams.items.workflow.Transition(
         items_pb2.TransitionRequest(
             item=id, transition_id=body.transitionId, comment=body.comment or ""
         )
@@ -278,7 +278,7 @@ async def transition(
 
 @router.put("/items/{id}/location", summary="Move an item with its children to another project")
 async def move_item(id: int, body: MoveBody, version: Version, gw: Gw, _c: Caller) -> Response:
-    reply = await gw.upstreams.items.MoveItemToProject(
+    reply = await gw.upstreams.items.moves.MoveItemToProject(
         items_pb2.MoveRequest(item=id, project=body.parent.project)
     )
     # The contract answers once the work started, with an id for it; here it is also done.
@@ -323,6 +323,6 @@ async def patch_items(request: Request, version: Version, gw: Gw, _c: Caller) ->
                 set_global_id_manually=global_id_manually(request),
             )
         )
-    reply = await gw.upstreams.items.PatchItems(items_pb2.PatchItemsRequest(patches=patches))
+    reply = await gw.upstreams.items.items.PatchItems(items_pb2.PatchItemsRequest(patches=patches))
     results = [{"id": r.id, "status": r.status, "message": r.message} for r in reply.results]
     return updated({"workId": str(uuid.uuid4()), "results": results})

@@ -57,7 +57,7 @@ async def token(request: Request, gw: Gw) -> Response:
         )
     try:
         client_id, secret = decode_basic(value.strip())
-        reply = await gw.upstreams.identity.IssueClientToken(
+        reply = await gw.upstreams.identity.auth.IssueClientToken(
             identity_pb2.BasicCredentials(username=client_id, password=secret)
         )
     except PlumblineError as exc:

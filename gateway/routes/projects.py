@@ -41,7 +41,7 @@ async def list_projects(
     request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "projects")
-    reply = await gw.upstreams.items.ListProjects(
+    reply = await gw.upstreams.items.projects.ListProjects(
         items_pb2.ListProjectsRequest(page=page.message())
     )
     data = [representations.project(p) for p in reply.projects]
@@ -53,7 +53,7 @@ async def create_project(
     request: Request, body: ProjectBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "projects")
-    reply = await gw.upstreams.items.CreateProject(_input(body))
+    reply = await gw.upstreams.items.projects.CreateProject(_input(body))
     return created(reply.id, view.location(f"projects/{reply.id}"))
 
 
@@ -62,7 +62,7 @@ async def get_project(
     request: Request, projectId: RecordId, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "projects")
-    reply = await gw.upstreams.items.GetProjects(core_pb2.IdList(ids=[projectId]))
+    reply = await gw.upstreams.items.projects.GetProjects(core_pb2.IdList(ids=[projectId]))
     data = representations.project(reply.projects[0])
     return await view.one(data)
 
@@ -71,7 +71,7 @@ async def get_project(
 async def update_project(
     projectId: RecordId, body: ProjectBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
-    await gw.upstreams.items.UpdateProject(
+    await gw.upstreams.items.projects.UpdateProject(
         items_pb2.UpdateProjectRequest(id=projectId, project=_input(body))
     )
     return updated()

@@ -36,7 +36,7 @@ async def list_relationships(
     last_id = params.integer(request, "lastId")
     if last_id is not None:
         message.last_id = last_id
-    reply = await gw.upstreams.items.ListRelationships(message)
+    reply = await gw.upstreams.items.relationships.ListRelationships(message)
     return await view.many(
         [representations.relationship(r) for r in reply.relationships], reply.page_info
     )
@@ -47,7 +47,7 @@ async def create_relationship(
     request: Request, body: RelationshipBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "relationships")
-    reply = await gw.upstreams.items.CreateRelationship(_input(body))
+    reply = await gw.upstreams.items.relationships.CreateRelationship(_input(body))
     return created(reply.id, view.location(f"relationships/{reply.id}"))
 
 
@@ -56,7 +56,9 @@ async def get_relationship(
     request: Request, relationshipId: int, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "relationships")
-    reply = await gw.upstreams.items.GetRelationships(core_pb2.IdList(ids=[relationshipId]))
+    reply = await gw.upstreams.items.relationships.GetRelationships(
+        core_pb2.IdList(ids=[relationshipId])
+    )
     return await view.one(representations.relationship(reply.relationships[0]))
 
 
@@ -64,7 +66,7 @@ async def get_relationship(
 async def update_relationship(
     relationshipId: int, body: RelationshipBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
-    await gw.upstreams.items.UpdateRelationship(_input(body, relationshipId))
+    await gw.upstreams.items.relationships.UpdateRelationship(_input(body, relationshipId))
     return updated()
 
 
@@ -72,7 +74,7 @@ async def update_relationship(
 async def delete_relationship(
     relationshipId: int, version: Version, gw: Gw, _c: Caller
 ) -> Response:
-    await gw.upstreams.items.DeleteRelationship(core_pb2.Id(id=relationshipId))
+    await gw.upstreams.items.relationships.DeleteRelationship(core_pb2.Id(id=relationshipId))
     return deleted()
 
 
@@ -82,7 +84,7 @@ async def delete_relationship(
     summary="Clear a relationship's suspect flag",
 )
 async def clear_suspect(relationshipId: int, version: Version, gw: Gw, _c: Caller) -> Response:
-    await gw.upstreams.items.ClearSuspect(core_pb2.Id(id=relationshipId))
+    await gw.upstreams.items.relationships.ClearSuspect(core_pb2.Id(id=relationshipId))
     return deleted()
 
 
@@ -90,7 +92,7 @@ async def _item_relationships(
     request: Request, id: int, version: str, gw: Gw, page: Paging, upstream: bool
 ) -> Response:
     view = View(request, gw, version, "relationships")
-    reply = await gw.upstreams.items.ListRelationships(
+    reply = await gw.upstreams.items.relationships.ListRelationships(
         items_pb2.ListRelationshipsRequest(item=id, upstream=upstream, page=page.message())
     )
     return await view.many(
@@ -102,7 +104,7 @@ async def _related(
     request: Request, id: int, version: str, gw: Gw, page: Paging, upstream: bool
 ) -> Response:
     view = await View.of_items(request, gw, version)
-    reply = await gw.upstreams.items.ListRelatedItems(
+    reply = await gw.upstreams.items.relationships.ListRelatedItems(
         items_pb2.ListRelationshipsRequest(
             item=id,
             upstream=upstream,

@@ -20,7 +20,7 @@ router = APIRouter(prefix="/rest/{version}", tags=["usergroups"])
 async def _check_project(gw: Gateway, project: int) -> None:
     """A group may belong only to a project that exists."""
     try:
-        await gw.upstreams.items.GetProjects(core_pb2.IdList(ids=[project]))
+        await gw.upstreams.items.projects.GetProjects(core_pb2.IdList(ids=[project]))
     except NotFound:
         raise InvalidArgument(
             f"project: no project with id {project}; leave it out for an organization group."
@@ -36,7 +36,7 @@ async def list_groups(
     project = params.integer(request, "project")
     if project is not None:
         message.project = project
-    reply = await gw.upstreams.identity.ListGroups(message)
+    reply = await gw.upstreams.identity.groups.ListGroups(message)
     data = [representations.group(g) for g in reply.groups]
     return await view.many(data, reply.page_info)
 
@@ -50,7 +50,7 @@ async def create_group(
     if body.project is not None:
         await _check_project(gw, body.project)
         message.project = body.project
-    reply = await gw.upstreams.identity.CreateGroup(message)
+    reply = await gw.upstreams.identity.groups.CreateGroup(message)
     return created(reply.id, view.location(f"usergroups/{reply.id}"))
 
 
@@ -59,7 +59,7 @@ async def get_group(
     request: Request, id: RecordId, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "usergroups")
-    data = representations.group(await gw.upstreams.identity.GetGroup(core_pb2.Id(id=id)))
+    data = representations.group(await gw.upstreams.identity.groups.GetGroup(core_pb2.Id(id=id)))
     return await view.one(data)
 
 
@@ -76,13 +76,15 @@ async def update_group(
     if values.get("project") is not None:
         await _check_project(gw, values["project"])
         message.project = values["project"]
-    await gw.upstreams.identity.UpdateGroup(identity_pb2.UpdateGroupRequest(id=id, group=message))
+    await gw.upstreams.identity.groups.UpdateGroup(
+        identity_pb2.UpdateGroupRequest(id=id, group=message)
+    )
     return updated()
 
 
 @router.delete("/usergroups/{id}", status_code=204, summary="Delete a user group")
 async def delete_group(id: RecordId, version: Version, gw: Gw, _c: Caller) -> Response:
-    await gw.upstreams.identity.DeleteGroup(core_pb2.Id(id=id))
+    await gw.upstreams.identity.groups.DeleteGroup(core_pb2.Id(id=id))
     return deleted()
 
 
@@ -91,7 +93,7 @@ async def list_members(
     request: Request, id: RecordId, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "users")
-    reply = await gw.upstreams.identity.ListGroupMembers(
+    reply = await gw.upstreams.identity.groups.ListGroupMembers(
         identity_pb2.ListGroupMembersRequest(group_id=id, page=page.message())
     )
     data = [representations.user(u) for u in reply.users]
@@ -103,7 +105,7 @@ async def add_member(
     request: Request, id: RecordId, body: GroupUser, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "users")
-    await gw.upstreams.identity.AddGroupMember(
+    await gw.upstreams.identity.groups.AddGroupMember(
         identity_pb2.GroupMember(group_id=id, user_id=body.user)
     )
     return created(body.user, view.location(f"usergroups/{id}/users/{body.user}"))
@@ -115,7 +117,7 @@ async def add_member(
 async def remove_member(
     id: RecordId, userId: RecordId, version: Version, gw: Gw, _c: Caller
 ) -> Response:
-    await gw.upstreams.identity.RemoveGroupMember(
+    await gw.upstreams.identity.groups.RemoveGroupMember(
         identity_pb2.GroupMember(group_id=id, user_id=userId)
     )
     return deleted()

@@ -45,7 +45,7 @@ async def list_users(
     request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "users")
-    reply = await gw.upstreams.identity.ListUsers(
+    reply = await gw.upstreams.identity.users.ListUsers(
         identity_pb2.ListUsersRequest(
             username=params.strings(request, "username"),
             email=params.strings(request, "email"),
@@ -65,14 +65,14 @@ async def create_user(
 ) -> Response:
     view = View(request, gw, version, "users")
     values = body.model_dump(exclude_unset=True)
-    reply = await gw.upstreams.identity.CreateUser(_input(values))
+    reply = await gw.upstreams.identity.users.CreateUser(_input(values))
     return created(reply.id, view.location(f"users/{reply.id}"))
 
 
 @router.get("/users/current", summary="The authenticated user")
 async def current_user(request: Request, version: Version, gw: Gw, caller: Caller) -> Response:
     view = View(request, gw, version, "users")
-    reply = await gw.upstreams.identity.GetUser(core_pb2.Id(id=caller.user_id))
+    reply = await gw.upstreams.identity.users.GetUser(core_pb2.Id(id=caller.user_id))
     data = representations.user(reply)
     return await view.one(data)
 
@@ -82,7 +82,7 @@ async def get_user(
     request: Request, userId: RecordId, version: Version, gw: Gw, _c: Caller
 ) -> Response:
     view = View(request, gw, version, "users")
-    reply = await gw.upstreams.identity.GetUser(core_pb2.Id(id=userId))
+    reply = await gw.upstreams.identity.users.GetUser(core_pb2.Id(id=userId))
     data = representations.user(reply)
     return await view.one(data)
 
@@ -100,7 +100,7 @@ async def update_user(
     for name in _REQUIRED:
         if name in values and values[name] is None:
             raise InvalidArgument(f"{name} cannot be null: every user has one; send a value.")
-    await gw.upstreams.identity.UpdateUser(
+    await gw.upstreams.identity.users.UpdateUser(
         identity_pb2.UpdateUserRequest(id=userId, user=_input(values))
     )
     return updated()
@@ -110,7 +110,7 @@ async def update_user(
 async def set_active(
     userId: RecordId, body: ActiveStatus, version: Version, gw: Gw, _c: Caller
 ) -> Response:
-    await gw.upstreams.identity.SetUserActive(
+    await gw.upstreams.identity.users.SetUserActive(
         identity_pb2.SetUserActiveRequest(id=userId, active=body.active)
     )
     return updated()

@@ -1,14 +1,23 @@
 """Generates the gRPC Python code from ``proto/`` into the ``plumbline`` package.
 
-Run as ``python -m plumbline.protogen PROTO_ROOT OUT_ROOT`` (``make proto``). Every
-generated folder gets an ``__init__.py`` so that a regular (non-editable) install
-packages it.
+Run as ``python -m plumbline.protogen PROTO_ROOT OUT_ROOT`` (``make proto``). Type stubs
+come from mypy-protobuf (``*_pb2.pyi`` and ``*_pb2_grpc.pyi``), so callers use typed
+stubs and servicers. Every generated folder gets an ``__init__.py`` so that a regular
+(non-editable) install packages it.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+
+def _plugin(name: str) -> str:
+    """A protoc plugin installed next to this interpreter (the virtualenv's bin/)."""
+    path = Path(sys.executable).parent / name
+    if not path.exists():
+        raise SystemExit(f"{name} not found next to {sys.executable}: install mypy-protobuf")
+    return str(path)
 
 
 def generate(proto_root: Path, out_root: Path) -> list[Path]:
@@ -23,8 +32,11 @@ def generate(proto_root: Path, out_root: Path) -> list[Path]:
         f"-I{proto_root}",
         f"-I{include}",
         f"--python_out={out_root}",
-        f"--pyi_out={out_root}",
         f"--grpc_python_out={out_root}",
+        f"--plugin=protoc-gen-mypy={_plugin('protoc-gen-mypy')}",
+        f"--plugin=protoc-gen-mypy_grpc={_plugin('protoc-gen-mypy_grpc')}",
+        f"--mypy_out={out_root}",
+        f"--mypy_grpc_out={out_root}",
         *protos,
     ]
     if protoc.main(args) != 0:

@@ -123,8 +123,8 @@ async def run(settings: Settings, targets: tuple[str, ...]) -> None:
                 await module.stop()
             except Exception:
                 log.exception("error while stopping %s", module.name)
-        for client in runtime.clients.values():
-            await client.close()
+        for channel in runtime.channels.values():
+            await channel.close()
         with contextlib.suppress(Exception):
             await bus.close()
         if settings.ready_file is not None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from fastapi import FastAPI
+from grpc import aio
 
 from plumbline.common.bus import Bus
 from plumbline.common.errors import InvalidArgument
-from plumbline.common.rpc import GrpcServer, ServiceClient
+from plumbline.common.rpc import GrpcServer, connect, wait_ready
 from plumbline.common.settings import Settings
 
 
@@ -23,11 +23,15 @@ class Runtime:
     grpc: GrpcServer
     http: FastAPI
     embedded: bool
-    clients: dict[str, ServiceClient] = field(default_factory=dict)
+    channels: dict[str, aio.Channel] = field(default_factory=dict)
+    addresses: dict[str, str] = field(default_factory=dict)
 
-    def client(self, service: str, stub_class: Any) -> ServiceClient:
-        """A client of ``service``: its configured address, or this process's own port."""
-        existing = self.clients.get(service)
+    def channel(self, service: str) -> aio.Channel:
+        """A channel to ``service``: its configured address, or this process's own port.
+
+        One per service and process; the runner closes them after the modules stop.
+        """
+        existing = self.channels.get(service)
         if existing is not None:
             return existing
         address = self.settings.address_of(service)
@@ -38,9 +42,15 @@ class Runtime:
                     "service does not run in this process"
                 )
             address = f"127.0.0.1:{self.grpc.port}"
-        client = ServiceClient(service, address, stub_class)
-        self.clients[service] = client
-        return client
+        channel = connect(service, address)
+        self.channels[service] = channel
+        self.addresses[service] = address
+        return channel
+
+    async def wait_ready(self, service: str, timeout: float) -> None:
+        """Waits until ``service`` answers SERVING at the address :meth:`channel` chose."""
+        channel = self.channel(service)
+        await wait_ready(channel, f"the {service} service at {self.addresses[service]}", timeout)
 
 
 class Module:

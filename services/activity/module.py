@@ -9,7 +9,7 @@ from plumbline.common.inbox import Inbox
 from plumbline.common.migrations import upgrade
 from plumbline.common.telemetry import traced_handler
 from plumbline.runtime import Module, Runtime
-from plumbline.services.activity.api import ActivityServicer
+from plumbline.services.activity.api.activities import ActivitiesServicer
 from plumbline.services.activity.feed import Feed
 from plumbline.services.activity.models import consumed_events, consumer_positions
 
@@ -29,9 +29,7 @@ class ActivityModule(Module):
         self.inbox = Inbox(self.db, consumed_events, consumer_positions)
         self.feed = Feed(self.db, self.inbox, runtime.settings.consistency_wait)
         runtime.grpc.add(
-            activity_pb2_grpc.add_ActivityServicer_to_server,
-            ActivityServicer(self.feed),
-            "plumbline.activity.v1.Activity",
+            activity_pb2_grpc.add_ActivitiesServicer_to_server, ActivitiesServicer(self.feed)
         )
         self.subscription: Subscription | None = None
 

@@ -10,7 +10,10 @@ from plumbline.common.migrations import upgrade
 from plumbline.common.outbox import Outbox
 from plumbline.identity.v1 import identity_pb2_grpc
 from plumbline.runtime import Module, Runtime
-from plumbline.services.identity.api import IdentityServicer
+from plumbline.services.identity.api.auth import AuthServicer
+from plumbline.services.identity.api.groups import GroupsServicer
+from plumbline.services.identity.api.users import UsersServicer
+from plumbline.services.identity.api.watermarks import WatermarksServicer
 from plumbline.services.identity.crypto import Passwords
 from plumbline.services.identity.domain import Identity
 from plumbline.services.identity.models import outbox
@@ -55,10 +58,12 @@ class IdentityModule(Module):
             self.db, self.outbox, passwords, settings.token_ttl, settings.tenant
         )
         await self.identity.bootstrap(password)
-        runtime.grpc.add(
-            identity_pb2_grpc.add_IdentityServicer_to_server,
-            IdentityServicer(self.identity),
-            "plumbline.identity.v1.Identity",
+        grpc = runtime.grpc
+        grpc.add(identity_pb2_grpc.add_AuthServicer_to_server, AuthServicer(self.identity))
+        grpc.add(identity_pb2_grpc.add_UsersServicer_to_server, UsersServicer(self.identity))
+        grpc.add(identity_pb2_grpc.add_GroupsServicer_to_server, GroupsServicer(self.identity))
+        grpc.add(
+            identity_pb2_grpc.add_WatermarksServicer_to_server, WatermarksServicer(self.outbox)
         )
 
     async def serve(self, runtime: Runtime) -> None:

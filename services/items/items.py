@@ -42,7 +42,8 @@ from plumbline.common.events import Event
 from plumbline.common.idblocks import IdAllocator
 from plumbline.common.outbox import Outbox
 from plumbline.services.items import tree
-from plumbline.services.items.config import Catalog, Configuration, ItemType
+from plumbline.services.items.catalog import Catalog, ItemType
+from plumbline.services.items.config import Configuration
 from plumbline.services.items.fields import check_fields
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.models import document_key_counters, item_releases, items, projects

@@ -9,18 +9,37 @@ from sqlalchemy.exc import IntegrityError
 from plumbline.common.db import Database
 from plumbline.common.migrations import upgrade
 from plumbline.common.outbox import Outbox
-from plumbline.items.v1 import items_pb2_grpc
+from plumbline.items.v1 import items_pb2_grpc as rpc
 from plumbline.runtime import Module, Runtime
 from plumbline.services.items import configdoc
-from plumbline.services.items.api import ItemsServicer
+from plumbline.services.items.api.categories import CategoriesServicer
+from plumbline.services.items.api.comments import CommentsServicer
+from plumbline.services.items.api.configuration import ConfigurationServicer
+from plumbline.services.items.api.filters import FiltersServicer
+from plumbline.services.items.api.idspace import IdSpaceServicer
+from plumbline.services.items.api.items import ItemMessages, ItemsServicer
+from plumbline.services.items.api.links import LinksServicer
+from plumbline.services.items.api.moves import MovesServicer
+from plumbline.services.items.api.projects import ProjectsServicer
+from plumbline.services.items.api.relationships import RelationshipsServicer
+from plumbline.services.items.api.releases import ReleasesServicer
+from plumbline.services.items.api.sync import SyncServicer
+from plumbline.services.items.api.tags import TagsServicer
+from plumbline.services.items.api.watermarks import WatermarksServicer
+from plumbline.services.items.api.workflow import WorkflowServicer
+from plumbline.services.items.categories import Categories
 from plumbline.services.items.comments import Comments
 from plumbline.services.items.config import Configuration
+from plumbline.services.items.filters import Filters
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.items import Items
+from plumbline.services.items.links import Links
 from plumbline.services.items.models import outbox
+from plumbline.services.items.moves import Moves
 from plumbline.services.items.projects import Projects
 from plumbline.services.items.relationships import Relationships
 from plumbline.services.items.releases import Releases
+from plumbline.services.items.sync import Sync
 from plumbline.services.items.tags import Tags
 
 log = logging.getLogger(__name__)
@@ -43,20 +62,35 @@ class ItemsModule(Module):
         if await self.config.is_empty():
             await install_default_configuration(self.config)
         self.items = Items(self.db, self.outbox, self.config, self.ids)
-        runtime.grpc.add(
-            items_pb2_grpc.add_ItemsServicer_to_server,
-            ItemsServicer(
-                self.projects,
-                self.ids,
-                self.config,
-                self.items,
-                Relationships(self.db, self.outbox, self.config),
-                Tags(self.db, self.outbox),
-                Releases(self.db, self.outbox),
-                Comments(self.db, self.outbox),
-            ),
-            "plumbline.items.v1.Items",
+        items = self.items
+        render = ItemMessages(self.config)
+        sync = Sync(items, self.config)
+        links = Links(items)
+        grpc = runtime.grpc
+        grpc.add(rpc.add_ProjectsServicer_to_server, ProjectsServicer(self.projects))
+        grpc.add(rpc.add_IdSpaceServicer_to_server, IdSpaceServicer(self.ids))
+        grpc.add(rpc.add_WatermarksServicer_to_server, WatermarksServicer(self.outbox))
+        grpc.add(rpc.add_ConfigurationServicer_to_server, ConfigurationServicer(self.config))
+        grpc.add(rpc.add_ItemsServicer_to_server, ItemsServicer(items, links, render))
+        grpc.add(rpc.add_MovesServicer_to_server, MovesServicer(Moves(items), items))
+        grpc.add(rpc.add_WorkflowServicer_to_server, WorkflowServicer(sync))
+        grpc.add(rpc.add_SyncServicer_to_server, SyncServicer(sync, render))
+        relationships = Relationships(self.db, self.outbox, self.config)
+        grpc.add(
+            rpc.add_RelationshipsServicer_to_server,
+            RelationshipsServicer(relationships, items, render),
         )
+        tags = Tags(self.db, self.outbox)
+        grpc.add(rpc.add_TagsServicer_to_server, TagsServicer(tags, items, render))
+        releases = Releases(self.db, self.outbox)
+        grpc.add(rpc.add_ReleasesServicer_to_server, ReleasesServicer(releases))
+        grpc.add(
+            rpc.add_CommentsServicer_to_server, CommentsServicer(Comments(self.db, self.outbox))
+        )
+        grpc.add(rpc.add_LinksServicer_to_server, LinksServicer(links))
+        filters = Filters(self.db)
+        grpc.add(rpc.add_FiltersServicer_to_server, FiltersServicer(filters, items, render))
+        grpc.add(rpc.add_CategoriesServicer_to_server, CategoriesServicer(Categories(self.db)))
 
     async def serve(self, runtime: Runtime) -> None:
         self.outbox.start(runtime.bus)

@@ -14,7 +14,8 @@ from plumbline.common.db import Database, affected, insert_id, unique_violation
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
-from plumbline.services.items.config import Catalog, Configuration
+from plumbline.services.items.catalog import Catalog
+from plumbline.services.items.config import Configuration
 from plumbline.services.items.models import items, projects, relationships
 
 #: Relationships whose two ends are both active items (``visible`` is kept so by item

@@ -13,7 +13,8 @@ from plumbline.common.context import require_principal
 from plumbline.common.dates import utcnow
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.events import Event
-from plumbline.services.items.config import Configuration, Transition
+from plumbline.services.items.catalog import Transition
+from plumbline.services.items.config import Configuration
 from plumbline.services.items.items import Items
 from plumbline.services.items.models import items
 

@@ -48,7 +48,7 @@ def test_one_trace_from_http_to_grpc_to_consumer(tmp_path: Path) -> None:
         by_name.setdefault(span["name"], []).append(span)
     http_span = by_name["POST /rest/v1/projects"][0]
     trace_id = http_span["context"]["trace_id"]  # type: ignore[index]
-    grpc_spans = by_name["/plumbline.items.v1.Items/CreateProject"]
+    grpc_spans = by_name["/plumbline.items.v1.Projects/CreateProject"]
     consumer_spans = by_name["consume items.project.created"]
     assert any(s["context"]["trace_id"] == trace_id for s in grpc_spans)  # type: ignore[index]
     assert any(s["context"]["trace_id"] == trace_id for s in consumer_spans)  # type: ignore[index]

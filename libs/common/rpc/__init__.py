@@ -1,6 +1,25 @@
-"""gRPC helpers: the server with health and interceptors, and the client wrapper."""
+"""gRPC helpers: the server with health and interceptors, and the client channel."""
 
-from plumbline.common.rpc._client import ServiceClient, connect
-from plumbline.common.rpc._server import GrpcServer, ServerInterceptor, page_of
+from plumbline.common.rpc._client import ClientInterceptor, connect, wait_ready
+from plumbline.common.rpc._server import (
+    Context,
+    GrpcServer,
+    ServerInterceptor,
+    optional,
+    page_info,
+    page_of,
+    service_name,
+)
 
-__all__ = ["GrpcServer", "ServerInterceptor", "ServiceClient", "connect", "page_of"]
+__all__ = [
+    "ClientInterceptor",
+    "Context",
+    "GrpcServer",
+    "ServerInterceptor",
+    "connect",
+    "optional",
+    "page_info",
+    "page_of",
+    "service_name",
+    "wait_ready",
+]

@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeAlias, TypeVar, cast
 
 import grpc
+from google.protobuf.message import Message
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from prometheus_client import Histogram
 
@@ -18,6 +19,11 @@ from plumbline.core.v1 import core_pb2
 
 log = logging.getLogger(__name__)
 
+Servicer = TypeVar("Servicer")
+
+#: The context argument of every servicer method.
+Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
+
 GRPC_SECONDS = Histogram("plumbline_grpc_server_seconds", "gRPC handling time", ["method", "code"])
 
 
@@ -26,22 +32,49 @@ def page_of(page: core_pb2.Page) -> tuple[int, int]:
     return page.start_at, page.max_results or 20
 
 
-class ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+def service_name(servicer: object) -> str:
+    """The full proto name of the service ``servicer`` implements.
+
+    Generated servicer bases live in ``<proto package>.<file>_pb2_grpc`` and are named
+    ``<Service>Servicer`` (proto packages and Python packages share their layout).
+    """
+    for base in type(servicer).__mro__:
+        if base.__module__.endswith("_pb2_grpc") and base.__name__.endswith("Servicer"):
+            package = base.__module__.rsplit(".", 1)[0]
+            return f"{package}.{base.__name__.removesuffix('Servicer')}"
+    raise TypeError(f"{type(servicer).__name__} does not extend a generated servicer")
+
+
+def page_info(start: int, count: int, total: int) -> core_pb2.PageInfo:
+    """The page info of ``count`` records from ``start`` out of ``total``."""
+    return core_pb2.PageInfo(start_index=start, result_count=count, total_results=total)
+
+
+def optional(message: Message, field: str) -> Any:
+    """The value of an ``optional`` field, or None when it is not set."""
+    return getattr(message, field) if message.HasField(field) else None
+
+
+class ServerInterceptor(grpc.aio.ServerInterceptor):
     """Restores the caller's context and maps domain errors to status codes."""
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
         details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         handler = await continuation(details)
         if handler is None or handler.unary_unary is None:
             return handler
-        inner = handler.unary_unary
+        # Under grpc.aio the behaviour is a coroutine function taking the aio context; the
+        # stubs describe the synchronous API's.
+        inner = cast(Callable[[Any, Context], Awaitable[Any]], handler.unary_unary)
         method = details.method
         metadata = {k: v for k, v in details.invocation_metadata or () if isinstance(v, str)}
 
-        async def wrapper(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        async def wrapper(request: Any, context: Context) -> Any:
             principal, request_id = from_metadata(metadata)
             p_token = principal_var.set(principal)
             r_token = request_id_var.set(request_id)
@@ -92,11 +125,11 @@ class GrpcServer:
         self.services: list[str] = []
 
     def add(
-        self, register: Callable[[Any, grpc.aio.Server], None], servicer: Any, name: str
+        self, register: Callable[[Servicer, grpc.aio.Server], None], servicer: Servicer
     ) -> None:
         """Registers ``servicer`` with its generated ``add_..._to_server`` function."""
         register(servicer, self.server)
-        self.services.append(name)
+        self.services.append(service_name(servicer))
 
     async def start(self) -> int:
         """Binds and starts; returns the bound port."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -32,8 +33,8 @@ class Counting:
 
 class Upstreams:
     def __init__(self, fake: Counting) -> None:
-        self.identity = fake
-        self.items = fake
+        self.identity = SimpleNamespace(users=fake)
+        self.items = SimpleNamespace(projects=fake)
 
 
 async def test_one_call_per_type_with_unique_ids() -> None:

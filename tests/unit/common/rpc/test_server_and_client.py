@@ -1,4 +1,4 @@
-"""The gRPC server interceptor and the client wrapper, over a real local connection."""
+"""The gRPC server and client interceptors, over a real local connection."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from plumbline.common.context import (
     principal_var,
     request_id_var,
 )
-from plumbline.common.rpc import GrpcServer, ServiceClient
+from plumbline.common.rpc import GrpcServer, connect, service_name, wait_ready
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2, items_pb2_grpc
 from tests.unit.common.conftest import free_port
@@ -32,10 +32,15 @@ GENERIC = "The server could not complete the request."
 
 
 @dataclass
-class FakeItems(items_pb2_grpc.ItemsServicer):
+class FakeIdSpace(items_pb2_grpc.IdSpaceServicer):
     """Answers GetIdOwner with what it saw, or fails as the id asks."""
 
     seen: list[tuple[Principal | None, str]] = field(default_factory=list)
+
+    async def AllocateIdBlock(
+        self, request: items_pb2.AllocateIdBlockRequest, context: Any
+    ) -> items_pb2.IdBlock:
+        raise errors.InvalidArgument("not used here")
 
     async def GetIdOwner(self, request: core_pb2.Id, context: Any) -> items_pb2.IdOwner:
         self.seen.append((current_principal(), request_id_var.get()))
@@ -49,25 +54,31 @@ class FakeItems(items_pb2_grpc.ItemsServicer):
 @dataclass
 class Rig:
     server: GrpcServer
-    client: ServiceClient
-    servicer: FakeItems
+    channel: grpc.aio.Channel
+    client: items_pb2_grpc.IdSpaceAsyncStub
+    servicer: FakeIdSpace
 
 
 @pytest.fixture
 async def rig() -> AsyncIterator[Rig]:
-    servicer = FakeItems()
+    servicer = FakeIdSpace()
     server = GrpcServer("127.0.0.1", 0)
-    server.add(items_pb2_grpc.add_ItemsServicer_to_server, servicer, "plumbline.items.v1.Items")
+    server.add(items_pb2_grpc.add_IdSpaceServicer_to_server, servicer)
     port = await server.start()
     assert port > 0 and server.port == port
     await server.set_serving(True)
-    client = ServiceClient("items", f"127.0.0.1:{port}", items_pb2_grpc.ItemsStub)
+    channel = connect("items", f"127.0.0.1:{port}")
     try:
-        await client.wait_ready(5)
-        yield Rig(server, client, servicer)
+        await wait_ready(channel, "items", 5)
+        yield Rig(server, channel, items_pb2_grpc.IdSpaceStub(channel), servicer)
     finally:
-        await client.close()
+        await channel.close()
         await server.stop(0)
+
+
+def test_the_server_registers_health_under_the_full_service_name(rig: Rig) -> None:
+    assert rig.server.services == ["plumbline.items.v1.IdSpace"]
+    assert service_name(rig.servicer) == "plumbline.items.v1.IdSpace"
 
 
 @pytest.fixture
@@ -150,8 +161,9 @@ async def test_an_unexpected_exception_arrives_as_internal_without_details(rig: 
 
 
 async def test_the_server_answers_with_the_mapped_status_code(rig: Rig) -> None:
-    """What other clients (not ServiceClient) see on the wire."""
-    stub = items_pb2_grpc.ItemsStub(rig.client.channel)
+    """What other clients (without the interceptor) see on the wire."""
+    plain = grpc.aio.insecure_channel(f"127.0.0.1:{rig.server.port}")
+    stub = items_pb2_grpc.IdSpaceStub(plain)
     [not_found] = [i for i, e in RAISES.items() if e is errors.NotFound]
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await stub.GetIdOwner(core_pb2.Id(id=not_found))
@@ -161,6 +173,7 @@ async def test_the_server_answers_with_the_mapped_status_code(rig: Rig) -> None:
         await stub.GetIdOwner(core_pb2.Id(id=CRASH))
     assert crash.value.code() is grpc.StatusCode.INTERNAL
     assert crash.value.details() == GENERIC
+    await plain.close()
 
 
 async def test_a_stopped_server_is_unavailable(rig: Rig) -> None:
@@ -172,19 +185,19 @@ async def test_a_stopped_server_is_unavailable(rig: Rig) -> None:
 async def test_wait_ready_follows_set_serving(rig: Rig) -> None:
     await rig.server.set_serving(False)
     with pytest.raises(errors.Unavailable, match="not ready"):
-        await rig.client.wait_ready(0.3)
+        await wait_ready(rig.channel, "items", 0.3)
     await rig.server.set_serving(True)
-    await rig.client.wait_ready(2)
+    await wait_ready(rig.channel, "items", 2)
 
 
 async def test_wait_ready_gives_up_when_nothing_listens() -> None:
     port = free_port()
-    client = ServiceClient("items", f"127.0.0.1:{port}", items_pb2_grpc.ItemsStub)
+    channel = connect("items", f"127.0.0.1:{port}")
     try:
-        with pytest.raises(errors.Unavailable, match=f"127.0.0.1:{port} is not ready"):
-            await client.wait_ready(0.3)
+        with pytest.raises(errors.Unavailable, match=f"items at 127.0.0.1:{port} is not ready"):
+            await wait_ready(channel, f"items at 127.0.0.1:{port}", 0.3)
     finally:
-        await client.close()
+        await channel.close()
 
 
 @pytest.mark.xfail(
@@ -196,10 +209,10 @@ async def test_wait_ready_gives_up_when_nothing_listens() -> None:
 async def test_a_started_server_is_not_ready_before_set_serving() -> None:
     server = GrpcServer("127.0.0.1", 0)
     port = await server.start()
-    client = ServiceClient("items", f"127.0.0.1:{port}", items_pb2_grpc.ItemsStub)
+    channel = connect("items", f"127.0.0.1:{port}")
     try:
         with pytest.raises(errors.Unavailable):
-            await client.wait_ready(0.3)
+            await wait_ready(channel, "items", 0.3)
     finally:
-        await client.close()
+        await channel.close()
         await server.stop(0)

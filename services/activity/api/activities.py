@@ -1,19 +1,14 @@
-"""activity's gRPC servicer."""
+"""``plumbline.activity.v1.Activities``."""
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
-
-import grpc
+from typing import Any
 
 from plumbline.activity.v1 import activity_pb2 as pb
 from plumbline.activity.v1 import activity_pb2_grpc
 from plumbline.common.dates import format_datetime, parse_iso
-from plumbline.common.rpc import page_of
-from plumbline.core.v1 import core_pb2
+from plumbline.common.rpc import Context, page_info, page_of
 from plumbline.services.activity.feed import ActivityQuery, Feed
-
-Ctx: TypeAlias = grpc.aio.ServicerContext
 
 
 def activity_message(row: Any) -> pb.ActivityRecord:
@@ -38,14 +33,14 @@ def activity_message(row: Any) -> pb.ActivityRecord:
     return message
 
 
-class ActivityServicer(activity_pb2_grpc.ActivityServicer):
+class ActivitiesServicer(activity_pb2_grpc.ActivitiesServicer):
     """Thin mapping onto the feed."""
 
     def __init__(self, feed: Feed) -> None:
         self.feed = feed
 
     async def ListActivities(
-        self, request: pb.ListActivitiesRequest, context: Ctx
+        self, request: pb.ListActivitiesRequest, context: Context
     ) -> pb.ActivityPage:
         await self.feed.caught_up({w.source: w.position for w in request.wait_for})
         start, size = page_of(request.page)
@@ -62,9 +57,11 @@ class ActivityServicer(activity_pb2_grpc.ActivityServicer):
                 max_results=size,
             )
         )
-        info = core_pb2.PageInfo(start_index=start, result_count=len(rows), total_results=total)
+        info = page_info(start, len(rows), total)
         return pb.ActivityPage(activities=[activity_message(r) for r in rows], page_info=info)
 
-    async def GetActivity(self, request: pb.GetActivityRequest, context: Ctx) -> pb.ActivityRecord:
+    async def GetActivity(
+        self, request: pb.GetActivityRequest, context: Context
+    ) -> pb.ActivityRecord:
         await self.feed.caught_up({w.source: w.position for w in request.wait_for})
         return activity_message(await self.feed.get(request.id))

@@ -1,4 +1,4 @@
-"""The configuration half of items' gRPC servicer: catalog records as messages."""
+"""``plumbline.items.v1.Configuration``: catalog records as messages."""
 
 from __future__ import annotations
 
@@ -6,16 +6,12 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from plumbline.common.errors import NotFound
-from plumbline.common.rpc import page_of
+from plumbline.common.rpc import Context, page_info, page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
-from plumbline.services.items.config import (
-    Configuration,
-    ItemType,
-    Option,
-    PickList,
-    RelationshipType,
-)
+from plumbline.items.v1 import items_pb2_grpc
+from plumbline.services.items.catalog import ItemType, Option, PickList, RelationshipType, RuleSet
+from plumbline.services.items.config import Configuration
 from plumbline.services.items.configdoc import FieldDoc
 
 T = TypeVar("T")
@@ -82,6 +78,24 @@ def relationship_type_message(rel: RelationshipType) -> pb.RelationshipType:
     return pb.RelationshipType(id=rel.id, name=rel.name, is_default=rel.is_default)
 
 
+def rule_set_message(rule_set: RuleSet) -> pb.RuleSet:
+    """A relationship rule set."""
+    return pb.RuleSet(
+        id=rule_set.id,
+        name=rule_set.name,
+        description=rule_set.description,
+        rules=[
+            pb.Rule(
+                relationship_type=r.relationship_type,
+                from_item_type=r.from_item_type,
+                to_item_type=r.to_item_type,
+            )
+            for r in rule_set.rules
+        ],
+        projects=list(rule_set.projects),
+    )
+
+
 def _page(rows: Sequence[T], page: core_pb2.Page) -> tuple[list[T], core_pb2.PageInfo]:
     start, size = page_of(page)
     chunk = list(rows[start : start + size])
@@ -96,24 +110,35 @@ def _pick(found: dict[int, T], ids: Sequence[int], what: str) -> list[T]:
     return [found[i] for i in sorted(set(ids)) if i in found]
 
 
-class ConfigServicer:
-    """Mixed into the items servicer."""
+def _option_values(message: pb.PickListOptionInput) -> dict[str, Any]:
+    return {
+        name: getattr(message, name)
+        for name in ("name", "description", "value", "color", "sort_order", "default", "active")
+        if message.HasField(name)
+    }
 
-    config: Configuration
+
+class ConfigurationServicer(items_pb2_grpc.ConfigurationServicer):
+    """Thin mapping onto ``Configuration``."""
+
+    def __init__(self, config: Configuration) -> None:
+        self.config = config
 
     async def ListItemTypes(
-        self, request: pb.ListItemTypesRequest, context: Any
+        self, request: pb.ListItemTypesRequest, context: Context
     ) -> pb.ItemTypePage:
         catalog = await self.config.catalog()
         rows, info = _page(sorted(catalog.item_types.values(), key=lambda t: t.id), request.page)
         return pb.ItemTypePage(item_types=[item_type_message(t) for t in rows], page_info=info)
 
-    async def GetItemTypes(self, request: core_pb2.IdList, context: Any) -> pb.ItemTypeList:
+    async def GetItemTypes(self, request: core_pb2.IdList, context: Context) -> pb.ItemTypeList:
         catalog = await self.config.catalog()
         types = _pick(catalog.item_types, list(request.ids), "item type")
         return pb.ItemTypeList(item_types=[item_type_message(t) for t in types])
 
-    async def AddItemTypeField(self, request: pb.AddFieldRequest, context: Any) -> core_pb2.Created:
+    async def AddItemTypeField(
+        self, request: pb.AddFieldRequest, context: Context
+    ) -> core_pb2.Created:
         f = request.field
         pick_list_name = None
         if f.HasField("pick_list"):
@@ -139,18 +164,18 @@ class ConfigServicer:
         new_id = await self.config.add_field(request.item_type, doc, list(request.pick_list_values))
         return core_pb2.Created(id=new_id)
 
-    async def ListPickLists(self, request: core_pb2.Page, context: Any) -> pb.PickListPage:
+    async def ListPickLists(self, request: core_pb2.Page, context: Context) -> pb.PickListPage:
         catalog = await self.config.catalog()
         rows, info = _page(sorted(catalog.pick_lists.values(), key=lambda p: p.id), request)
         return pb.PickListPage(pick_lists=[pick_list_message(p) for p in rows], page_info=info)
 
-    async def GetPickLists(self, request: core_pb2.IdList, context: Any) -> pb.PickListList:
+    async def GetPickLists(self, request: core_pb2.IdList, context: Context) -> pb.PickListList:
         catalog = await self.config.catalog()
         lists = _pick(catalog.pick_lists, list(request.ids), "pick list")
         return pb.PickListList(pick_lists=[pick_list_message(p) for p in lists])
 
     async def ListPickListOptions(
-        self, request: pb.ListOptionsRequest, context: Any
+        self, request: pb.ListOptionsRequest, context: Context
     ) -> pb.PickListOptionPage:
         catalog = await self.config.catalog()
         if request.pick_list not in catalog.pick_lists:
@@ -159,27 +184,27 @@ class ConfigServicer:
         return pb.PickListOptionPage(options=[option_message(o) for o in rows], page_info=info)
 
     async def GetPickListOptions(
-        self, request: core_pb2.IdList, context: Any
+        self, request: core_pb2.IdList, context: Context
     ) -> pb.PickListOptionList:
         catalog = await self.config.catalog()
         options = _pick(catalog.options, list(request.ids), "pick list option")
         return pb.PickListOptionList(options=[option_message(o) for o in options])
 
     async def CreatePickListOption(
-        self, request: pb.PickListOptionInput, context: Any
+        self, request: pb.PickListOptionInput, context: Context
     ) -> core_pb2.Created:
         return core_pb2.Created(
             id=await self.config.create_option(request.id, _option_values(request))
         )
 
     async def UpdatePickListOption(
-        self, request: pb.PickListOptionInput, context: Any
+        self, request: pb.PickListOptionInput, context: Context
     ) -> core_pb2.Empty:
         await self.config.update_option(request.id, _option_values(request))
         return core_pb2.Empty()
 
     async def ListRelationshipTypes(
-        self, request: core_pb2.Page, context: Any
+        self, request: core_pb2.Page, context: Context
     ) -> pb.RelationshipTypePage:
         catalog = await self.config.catalog()
         rows, info = _page(sorted(catalog.relationship_types.values(), key=lambda r: r.id), request)
@@ -188,7 +213,7 @@ class ConfigServicer:
         )
 
     async def GetRelationshipTypes(
-        self, request: core_pb2.IdList, context: Any
+        self, request: core_pb2.IdList, context: Context
     ) -> pb.RelationshipTypeList:
         catalog = await self.config.catalog()
         types = _pick(catalog.relationship_types, list(request.ids), "relationship type")
@@ -196,10 +221,23 @@ class ConfigServicer:
             relationship_types=[relationship_type_message(r) for r in types]
         )
 
+    async def ListRuleSets(self, request: core_pb2.Page, context: Context) -> pb.RuleSetPage:
+        catalog = await self.config.catalog()
+        start, size = page_of(request)
+        sets = sorted(catalog.rule_sets.values(), key=lambda r: r.id)
+        chunk = sets[start : start + size]
+        return pb.RuleSetPage(
+            rule_sets=[rule_set_message(r) for r in chunk],
+            page_info=page_info(start, len(chunk), len(sets)),
+        )
 
-def _option_values(message: pb.PickListOptionInput) -> dict[str, Any]:
-    return {
-        name: getattr(message, name)
-        for name in ("name", "description", "value", "color", "sort_order", "default", "active")
-        if message.HasField(name)
-    }
+    async def GetRuleSets(self, request: core_pb2.IdList, context: Context) -> pb.RuleSetList:
+        catalog = await self.config.catalog()
+        ids = list(request.ids)
+        if len(ids) == 1 and ids[0] not in catalog.rule_sets:
+            raise NotFound(f"No relationship rule set with id {ids[0]}.")
+        return pb.RuleSetList(
+            rule_sets=[
+                rule_set_message(catalog.rule_sets[i]) for i in ids if i in catalog.rule_sets
+            ]
+        )

@@ -1,0 +1,1 @@
+"""activity's gRPC servicers: one module per proto service."""

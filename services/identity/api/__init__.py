@@ -1,0 +1,1 @@
+"""identity's gRPC servicers: one module per proto service, each a thin mapping."""

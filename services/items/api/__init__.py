@@ -1,0 +1,1 @@
+"""items' gRPC servicers: one module per proto service, each a thin mapping."""

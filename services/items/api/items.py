@@ -1,0 +1,191 @@
+"""``plumbline.items.v1.Items``: the requirements tree."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from plumbline.common.context import current_principal
+from plumbline.common.dates import format_datetime, parse_iso
+from plumbline.common.errors import InvalidArgument, PlumblineError
+from plumbline.common.rpc import Context, optional, page_info, page_of
+from plumbline.core.v1 import core_pb2
+from plumbline.items.v1 import items_pb2 as pb
+from plumbline.items.v1 import items_pb2_grpc
+from plumbline.services.items.catalog import Catalog
+from plumbline.services.items.config import Configuration
+from plumbline.services.items.fields import show
+from plumbline.services.items.items import ItemInput, Items, Search, search
+from plumbline.services.items.links import Links
+
+
+def item_message(row: Any, catalog: Catalog, dates_with_time: bool, caller_id: int) -> pb.Item:
+    """An items row as the wire record (fields in the caller's date form)."""
+    item_type = catalog.item_types.get(row.item_type)
+    stored = json.loads(row.fields_json)
+    fields = {
+        "documentKey": row.document_key,
+        "globalId": row.global_id,
+        **show(item_type, stored, dates_with_time),
+    }
+    locked_by_other = row.locked and row.locked_by != caller_id
+    message = pb.Item(
+        id=row.id,
+        document_key=row.document_key,
+        global_id=row.global_id,
+        project=row.project,
+        item_type=row.item_type,
+        created_date=format_datetime(row.created_at),
+        modified_date=format_datetime(row.modified_at),
+        last_activity_date=format_datetime(row.last_activity_at),
+        created_by=row.created_by,
+        modified_by=row.modified_by,
+        fields_json=json.dumps(fields).encode(),
+        location=pb.ItemLocation(
+            sort_order=row.sort_order,
+            global_sort_order=row.global_sort_order,
+            sequence=row.sequence,
+            project=row.project,
+        ),
+        lock=pb.ItemLock(
+            locked=row.locked,
+            last_locked_date=format_datetime(row.last_locked_date) if row.last_locked_date else "",
+        ),
+        allowed=["GET"] if locked_by_other else ["GET", "PUT", "DELETE"],
+    )
+    if row.child_item_type is not None:
+        message.child_item_type = row.child_item_type
+    if row.parent is not None:
+        message.location.parent_item = row.parent
+    if row.locked_by is not None:
+        message.lock.locked_by = row.locked_by
+    return message
+
+
+def item_input(message: pb.ItemInput) -> ItemInput:
+    """The domain input of an ItemInput message."""
+    fields: dict[str, Any] = {}
+    if message.fields_json:
+        try:
+            fields = json.loads(message.fields_json)
+        except ValueError:
+            raise InvalidArgument("fields must be a JSON object") from None
+    return ItemInput(
+        project=optional(message, "project"),
+        item_type=optional(message, "item_type"),
+        child_item_type=optional(message, "child_item_type"),
+        parent_item=optional(message, "parent_item"),
+        parent_project=optional(message, "parent_project"),
+        global_id=optional(message, "global_id"),
+        set_global_id_manually=message.set_global_id_manually,
+        fields=fields,
+    )
+
+
+class ItemMessages:
+    """Renders items rows as messages, with the caller's lock view and date form."""
+
+    def __init__(self, config: Configuration) -> None:
+        self.config = config
+
+    async def __call__(self, rows: list[Any], dates_with_time: bool) -> list[pb.Item]:
+        catalog = await self.config.catalog()
+        principal = current_principal()
+        caller = principal.user_id if principal else 0
+        return [item_message(r, catalog, dates_with_time, caller) for r in rows]
+
+
+class ItemsServicer(items_pb2_grpc.ItemsServicer):
+    """Thin mapping onto ``Items``."""
+
+    def __init__(self, items: Items, links: Links, render: ItemMessages) -> None:
+        self.items = items
+        self.links = links
+        self.render = render
+
+    async def ListItems(self, request: pb.ListItemsRequest, context: Context) -> pb.ItemPage:
+        start, size = page_of(request.page)
+        parent = optional(request, "parent")
+        rows, total = await self.items.page(request.project, request.root_only, parent, start, size)
+        info = page_info(start, len(rows), total)
+        return pb.ItemPage(items=await self.render(rows, request.dates_with_time), page_info=info)
+
+    async def GetItems(self, request: pb.GetItemsRequest, context: Context) -> pb.ItemList:
+        rows = await self.items.get_many(list(request.ids))
+        return pb.ItemList(items=await self.render(rows, request.dates_with_time))
+
+    async def CreateItem(self, request: pb.ItemInput, context: Context) -> core_pb2.Created:
+        return core_pb2.Created(id=await self.items.create(item_input(request)))
+
+    async def CreateItems(self, request: pb.ItemInputList, context: Context) -> core_pb2.IdList:
+        ids = await self.items.create_many([item_input(m) for m in request.items])
+        return core_pb2.IdList(ids=ids)
+
+    async def UpdateItem(self, request: pb.UpdateItemRequest, context: Context) -> core_pb2.Empty:
+        await self.items.update(request.id, item_input(request.item))
+        return core_pb2.Empty()
+
+    async def PatchItem(self, request: pb.PatchItemRequest, context: Context) -> core_pb2.Empty:
+        try:
+            operations = json.loads(request.operations_json)
+        except ValueError:
+            raise InvalidArgument("The body must be a JSON array of patch operations.") from None
+        await self.items.patch(request.id, operations, request.set_global_id_manually)
+        return core_pb2.Empty()
+
+    async def PatchItems(
+        self, request: pb.PatchItemsRequest, context: Context
+    ) -> pb.PatchItemsReply:
+        results = []
+        for patch in request.patches:
+            try:
+                await self.PatchItem(patch, context)
+                results.append(pb.PatchResult(id=patch.id, status=200, message="OK"))
+            except PlumblineError as exc:
+                results.append(
+                    pb.PatchResult(id=patch.id, status=exc.http_status, message=exc.message)
+                )
+        return pb.PatchItemsReply(results=results)
+
+    async def DeleteItem(self, request: core_pb2.Id, context: Context) -> core_pb2.Empty:
+        await self.items.delete(request.id)
+        return core_pb2.Empty()
+
+    async def SetLock(self, request: pb.SetLockRequest, context: Context) -> core_pb2.Empty:
+        await self.items.set_lock(request.item, request.locked)
+        return core_pb2.Empty()
+
+    async def DuplicateItem(
+        self, request: pb.DuplicateRequest, context: Context
+    ) -> core_pb2.Created:
+        new_id = await self.links.duplicate(
+            request.item, request.include_tags, request.include_links
+        )
+        return core_pb2.Created(id=new_id)
+
+    async def SearchItems(self, request: pb.SearchItemsRequest, context: Context) -> pb.ItemPage:
+        start, size = page_of(request.page)
+
+        def bound(text: str) -> Any:
+            return parse_iso(text) if text else None
+
+        query = Search(
+            projects=list(request.projects),
+            item_types=list(request.item_types),
+            document_keys=list(request.document_keys),
+            releases=list(request.releases),
+            ranges={
+                "created": (bound(request.created_from), bound(request.created_to)),
+                "modified": (bound(request.modified_from), bound(request.modified_to)),
+                "lastActivity": (
+                    bound(request.last_activity_from),
+                    bound(request.last_activity_to),
+                ),
+            },
+            contains=list(request.contains),
+            sort_field=request.sort_field or "sequence",
+            descending=request.sort_descending,
+        )
+        rows, total = await search(self.items.db, query, start, size)
+        info = page_info(start, len(rows), total)
+        return pb.ItemPage(items=await self.render(rows, request.dates_with_time), page_info=info)
