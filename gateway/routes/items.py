@@ -234,13 +234,15 @@ async def sync_status(
 ) -> Response:
     view = View(request, gw, version, "syncstatus")
     reply = await gw.upstreams.items.GetSyncStatus(items_pb2.ItemPair(item=id, other=syncedItemId))
-    data: dict[str, Any] = {"inSync": reply.in_sync}
-    if reply.has_collection:
-        data["collectionSummary"] = {
+    # The contract's SyncStatus requires collectionSummary, also for items without children.
+    data: dict[str, Any] = {
+        "inSync": reply.in_sync,
+        "collectionSummary": {
             "totalChildren": reply.total_children,
             "totalMissing": reply.total_missing,
             "totalOutOfSync": reply.total_out_of_sync,
-        }
+        },
+    }
     return await view.one(data)
 
 
