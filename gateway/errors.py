@@ -13,6 +13,7 @@ from starlette.responses import Response
 from starlette.routing import Match
 
 from plumbline.common.errors import PlumblineError
+from plumbline.gateway.auth import challenge
 from plumbline.gateway.envelope import error
 
 log = logging.getLogger(__name__)
@@ -74,8 +75,10 @@ def install(app: FastAPI) -> None:
     """Registers the handlers."""
 
     @app.exception_handler(PlumblineError)
-    async def domain(_request: Request, exc: PlumblineError) -> Response:
+    async def domain(request: Request, exc: PlumblineError) -> Response:
         headers = {"Retry-After": "1"} if exc.http_status == 429 else None
+        if exc.http_status == 401:
+            headers = challenge(request)
         if exc.http_status >= 500:
             log.warning("answering %s: %s", exc.http_status, exc.message)
         return error(exc.http_status, exc.message, headers)

@@ -1,5 +1,6 @@
 """One ASGI layer in front of the routes: request ids, logs, metrics, throttling,
-trailing slashes and the JSON content-type rule."""
+credentials (before routing, so unknown paths answer 401 too), trailing slashes and the
+JSON content-type rule."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ import time
 import uuid
 
 from prometheus_client import Counter, Gauge, Histogram
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from plumbline.common import telemetry
 from plumbline.common.context import request_id_var
+from plumbline.common.errors import PlumblineError
+from plumbline.gateway.auth import challenge
 from plumbline.gateway.envelope import error
 
 log = logging.getLogger("plumbline.gateway.access")
@@ -31,6 +36,7 @@ THROTTLED = Counter("plumbline_http_throttled_total", "API requests answered 429
 # Bodies that are not JSON by contract.
 _NON_JSON_SUFFIXES = ("/file",)
 _NON_JSON_PATHS = ("/rest/oauth/token", "/api-docs/login")
+_PUBLIC_PATHS = ("/rest/oauth/token",)
 
 
 class Throttle:
@@ -79,6 +85,30 @@ def _has_body(scope: Scope) -> bool:
     return _header(scope, b"transfer-encoding") is not None
 
 
+def needs_credentials(path: str) -> bool:
+    """Every ``/rest/{version}/...`` path, known or not; ``/rest`` and the token exchange
+    are public."""
+    return path.startswith("/rest/") and path not in _PUBLIC_PATHS
+
+
+async def _authenticate(scope: Scope, path: str) -> Response | None:
+    """The 401 for a request without valid credentials, before routing decides anything.
+
+    The principal is kept in the request state, so the routes' ``Caller`` does not verify
+    the credentials a second time.
+    """
+    gateway = getattr(scope["app"].state, "gateway", None) if "app" in scope else None
+    if gateway is None or not needs_credentials(path):
+        return None
+    request = Request(scope)
+    try:
+        request.state.principal = await gateway.auth.authenticate(request)
+    except PlumblineError as exc:
+        headers = challenge(request) if exc.http_status == 401 else None
+        return error(exc.http_status, exc.message, headers)
+    return None
+
+
 class GatewayMiddleware:
     """Wraps the whole HTTP app."""
 
@@ -110,11 +140,6 @@ class GatewayMiddleware:
 
         api = path.startswith("/rest")
         try:
-            if api and method in ("POST", "PUT", "PATCH") and _has_body(scope):
-                problem = self._content_type_problem(scope, path)
-                if problem is not None:
-                    await error(400, problem)(scope, receive, send_wrapper)
-                    return
             if not api:
                 await self.app(scope, receive, send_wrapper)
                 return
@@ -131,9 +156,9 @@ class GatewayMiddleware:
             try:
                 if telemetry.enabled():
                     with telemetry.tracer().start_as_current_span(f"{method} {path}"):
-                        await self.app(scope, receive, send_wrapper)
+                        await self._api(scope, receive, send_wrapper)
                 else:
-                    await self.app(scope, receive, send_wrapper)
+                    await self._api(scope, receive, send_wrapper)
             finally:
                 IN_FLIGHT.dec()
                 self.throttle.release()
@@ -151,6 +176,19 @@ class GatewayMiddleware:
                     elapsed * 1000,
                 )
             request_id_var.reset(token)
+
+    async def _api(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Credentials first, then the content type, then the routes."""
+        path: str = scope["path"]
+        refused = await _authenticate(scope, path)
+        if refused is None and scope["method"] in ("POST", "PUT", "PATCH") and _has_body(scope):
+            problem = self._content_type_problem(scope, path)
+            if problem is not None:
+                refused = error(400, problem)
+        if refused is not None:
+            await refused(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
 
     @staticmethod
     def _content_type_problem(scope: Scope, path: str) -> str | None:
