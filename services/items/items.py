@@ -41,7 +41,7 @@ from plumbline.common.errors import (
 from plumbline.common.events import Event
 from plumbline.common.idblocks import IdAllocator
 from plumbline.common.outbox import Outbox
-from plumbline.services.items import tree
+from plumbline.services.items import tree, workflow
 from plumbline.services.items.config import Catalog, Configuration, ItemType
 from plumbline.services.items.fields import check_fields
 from plumbline.services.items.idspace import IdSpace
@@ -190,6 +190,7 @@ class Items:
         item_type = self._own_type(catalog, data.item_type)
         child_type = self._child_type(catalog, data.child_item_type)
         fields = check_fields(catalog, item_type, data.fields or {}, creating=True)
+        workflow.check_new(catalog, item_type, fields)
         if data.global_id is not None and not data.set_global_id_manually:
             raise InvalidArgument(
                 "globalId can be set only with the query parameter setGlobalIdManually=true."
@@ -449,6 +450,11 @@ class Items:
             self._check_lock(current, caller)
             document = self.request_object(current)
             patched = jsonpatch.apply(document, operations)
+            if isinstance(patched.get("fields"), dict):
+                # A removed field is cleared, not left out: a PUT that leaves out a
+                # workflow status keeps it, a PATCH that removes it asks to clear it.
+                for name in document["fields"]:
+                    patched["fields"].setdefault(name, None)
             data = _input_from_document(patched)
             data.set_global_id_manually = set_global_id_manually
             if data.global_id == current.global_id:
@@ -507,6 +513,7 @@ class Items:
             if (f.read_only or f.name in ("documentKey", "globalId")) and f.name in stored
         }
         fields = check_fields(catalog, item_type, data.fields or {}, creating=False)
+        fields = workflow.check_change(catalog, item_type, stored, data.fields or {}, fields)
         for field in item_type.fields:
             if field.required and not field.read_only and field.name not in fields:
                 raise InvalidArgument(
