@@ -28,7 +28,7 @@ from sqlalchemy.sql import operators
 from sqlalchemy.sql.expression import UnaryExpression
 from sqlalchemy.sql.operators import custom_op
 
-from plumbline.common import jsonpatch
+from plumbline.common import int64, jsonpatch
 from plumbline.common.context import Principal, require_principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, unique_violation
@@ -870,11 +870,14 @@ def _input_from_document(document: dict[str, Any]) -> ItemInput:
     if not isinstance(document, dict):
         raise InvalidArgument(jsonpatch.CANNOT_SET)
 
-    def integer(value: Any) -> int | None:
+    def integer(name: str, value: Any) -> int | None:
         if value is None:
             return None
         if not isinstance(value, int) or isinstance(value, bool):
             raise InvalidArgument(jsonpatch.CANNOT_SET)
+        if not int64.fits(value):
+            wide = int64.out_of_range(name, value)
+            raise InvalidArgument(f"{jsonpatch.CANNOT_SET} {wide.message}")
         return value
 
     location = document.get("location") or {}
@@ -890,11 +893,11 @@ def _input_from_document(document: dict[str, Any]) -> ItemInput:
     if global_id is not None and not isinstance(global_id, str):
         raise InvalidArgument(jsonpatch.CANNOT_SET)
     return ItemInput(
-        project=integer(document.get("project")),
-        item_type=integer(document.get("itemType")),
-        child_item_type=integer(document.get("childItemType")),
-        parent_item=integer((parent or {}).get("item")),
-        parent_project=integer((parent or {}).get("project"))
+        project=integer("project", document.get("project")),
+        item_type=integer("itemType", document.get("itemType")),
+        child_item_type=integer("childItemType", document.get("childItemType")),
+        parent_item=integer("location.parent.item", (parent or {}).get("item")),
+        parent_project=integer("location.parent.project", (parent or {}).get("project"))
         if not (parent or {}).get("item")
         else None,
         global_id=global_id,

@@ -236,6 +236,80 @@ def test_field_validation_names_the_field(admin: httpx.Client, project: dict[str
         )
 
 
+INT64 = "between -9223372036854775808 and 9223372036854775807"
+
+
+def test_integers_wider_than_64_bits_are_400s_that_name_the_field(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    base = {"project": project["id"], "itemType": project["types"]["REQ"]["id"]}
+    item_id = _create(admin, project, "Numbers")
+    for value in (2**70, 2**64 - 1, 2**63, -(2**63) - 1):
+        for name in ("priority", "assignedTo", "release"):
+            fields = {"name": "x", name: value}
+            for response in (
+                admin.post("/items", json={**base, "fields": fields}),
+                admin.put(f"/items/{item_id}", json={"fields": fields}),
+            ):
+                assert response.status_code == 400, (name, value, response.text)
+                assert (
+                    f"fields.{name} must be {INT64}, got {value}."
+                    in response.json()["meta"]["message"]
+                )
+        nested = admin.post("/items", json={**base, "fields": {"name": "x", "tags": [1, value]}})
+        assert nested.status_code == 400 and f"fields.tags[1] must be {INT64}" in nested.text
+    for value in (2**64 - 1, 2**63):  # wider values reach PATCH as floats: still a 400
+        for path, where in (
+            ("/fields/priority", "fields.priority"),
+            ("/fields/assignedTo", "fields.assignedTo"),
+            ("/location/parent/item", "location.parent.item"),
+        ):
+            patched = admin.patch(
+                f"/items/{item_id}", json=[{"op": "add", "path": path, "value": value}]
+            )
+            assert patched.status_code == 400, patched.text
+            assert f"{where} must be {INT64}" in patched.json()["meta"]["message"]
+    for value in (2**70, -(2**63) - 1):
+        patched = admin.patch(
+            f"/items/{item_id}", json=[{"op": "add", "path": "/fields/priority", "value": value}]
+        )
+        assert patched.status_code == 400, patched.text
+    unpaired = admin.post(
+        "/items",
+        content=b'{"project": %d, "itemType": %d, "fields": {"name": "a\\ud800"}}'
+        % (base["project"], base["itemType"]),
+        headers={"Content-Type": "application/json"},
+    )
+    assert unpaired.status_code == 400 and "fields.name" in unpaired.json()["meta"]["message"]
+    deep = admin.post("/items", json={**base, "fields": {"name": "x", "description": _nested(300)}})
+    assert deep.status_code == 400 and "fields" in deep.json()["meta"]["message"]
+    assert admin.get(f"/items/{item_id}").json()["data"]["fields"]["name"] == "Numbers"
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_ids_wider_than_64_bits_elsewhere_are_400s(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    item_id = _create(admin, project, "Ids")
+    for method, path, body in (
+        ("POST", "/relationships", {"fromItem": 2**64, "toItem": item_id}),
+        ("POST", "/items", {"project": -(2**63) - 1, "fields": {"name": "x"}}),
+        ("POST", f"/items/{item_id}/synceditems", {"item": 2**70}),
+        ("POST", f"/items/{item_id}/tags", {"tag": 2**63}),
+        ("PUT", "/items/treelocation", {"item": item_id, "parent": {"item": 2**63}}),
+        ("PATCH", "/items", [{"id": 2**64 - 1, "operations": []}]),
+    ):
+        response = admin.request(method, path, json=body)
+        assert response.status_code == 400, (method, path, response.text)
+        assert "9223372036854775807" in response.json()["meta"]["message"]
+
+
 def test_global_id_needs_set_global_id_manually(
     admin: httpx.Client, project: dict[str, Any]
 ) -> None:
