@@ -43,7 +43,7 @@ from plumbline.common.idblocks import IdAllocator
 from plumbline.common.outbox import Outbox
 from plumbline.services.items import tree, workflow
 from plumbline.services.items.config import Catalog, Configuration, ItemType
-from plumbline.services.items.fields import check_fields
+from plumbline.services.items.fields import SYSTEM_FIELDS, check_fields
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.models import document_key_counters, item_releases, items, projects
 from plumbline.services.items.relationships import (
@@ -449,6 +449,7 @@ class Items:
             current = await self._active(session, item_id)
             self._check_lock(current, caller)
             document = self.request_object(current)
+            _check_field_paths(catalog.item_types.get(current.item_type), document, operations)
             patched = jsonpatch.apply(document, operations)
             if isinstance(patched.get("fields"), dict):
                 # A removed field is cleared, not left out: a PUT that leaves out a
@@ -863,6 +864,29 @@ def _release_ids(item_type: ItemType, fields: dict[str, Any]) -> dict[int, str]:
         for f in item_type.fields
         if f.field_type == "RELEASE" and isinstance(fields.get(f.name), int)
     }
+
+
+def _check_field_paths(
+    item_type: ItemType | None, document: dict[str, Any], operations: Any
+) -> None:
+    """The contract's "no such path" for a ``/fields/...`` path, saying which field and why."""
+    if item_type is None or not isinstance(operations, list):
+        return
+    for operation in operations:
+        path = operation.get("path") if isinstance(operation, dict) else None
+        if not isinstance(path, str) or not path.startswith("/fields/"):
+            continue
+        name = path.split("/")[2].replace("~1", "/").replace("~0", "~")
+        if item_type.field(name) is None:
+            known = ", ".join(f.name for f in item_type.fields if f.name not in SYSTEM_FIELDS)
+            raise InvalidArgument(
+                f"{jsonpatch.NO_SUCH_PATH}: {path}; the item type {item_type.display} has "
+                f"the fields: {known}."
+            )
+        if operation.get("op") in ("replace", "remove") and name not in document["fields"]:
+            raise InvalidArgument(
+                f"{jsonpatch.NO_SUCH_PATH}: {path}; {name} has no value on this item (add sets it)."
+            )
 
 
 def _input_from_document(document: dict[str, Any]) -> ItemInput:

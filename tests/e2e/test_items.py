@@ -370,6 +370,37 @@ def test_patch_semantics(admin: httpx.Client, project: dict[str, Any]) -> None:
     assert admin.get(f"/items/{item_id}").json()["data"]["fields"]["name"] == "Patched"
 
 
+def test_patch_of_a_field_the_type_lacks_names_it_and_the_types_fields(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    item_id = _create(admin, project, "Patch me")
+    names = ", ".join(
+        f["name"]
+        for f in project["types"]["REQ"]["fields"]
+        if f["name"] not in ("documentKey", "globalId")
+    )
+    for op in ("add", "replace", "remove"):
+        operation: dict[str, Any] = {"op": op, "path": "/fields/foo"}
+        if op != "remove":
+            operation["value"] = 1
+        response = admin.patch(f"/items/{item_id}", json=[operation])
+        assert response.status_code == 400, response.text
+        assert response.json()["meta"]["message"] == (
+            "no such path in target JSON document: /fields/foo; the item type Requirement "
+            f"has the fields: {names}."
+        )
+    unset = admin.patch(
+        f"/items/{item_id}",
+        json=[{"op": "replace", "path": "/fields/description", "value": "x"}],
+    )
+    assert unset.status_code == 400
+    assert unset.json()["meta"]["message"].startswith(
+        "no such path in target JSON document: /fields/description;"
+    )
+    elsewhere = admin.patch(f"/items/{item_id}", json=[{"op": "remove", "path": "/nothing"}])
+    assert elsewhere.json()["meta"]["message"] == "no such path in target JSON document: /nothing"
+
+
 def test_dates_with_time_header(admin: httpx.Client, project: dict[str, Any]) -> None:
     plan = project["types"]["FEAT"]
     response = admin.post(
