@@ -1,6 +1,6 @@
 """One ASGI layer in front of the routes: request ids, logs, metrics, throttling,
-credentials (before routing, so unknown paths answer 401 too), trailing slashes and the
-JSON content-type rule."""
+credentials (before routing, so unknown paths answer 401 too), the body size limit,
+trailing slashes and the JSON content-type rule."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import time
 import uuid
 
 from prometheus_client import Counter, Gauge, Histogram
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -112,9 +113,10 @@ async def _authenticate(scope: Scope, path: str) -> Response | None:
 class GatewayMiddleware:
     """Wraps the whole HTTP app."""
 
-    def __init__(self, app: ASGIApp, throttle: Throttle) -> None:
+    def __init__(self, app: ASGIApp, throttle: Throttle, max_body: int) -> None:
         self.app = app
         self.throttle = throttle
+        self.max_body = max_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -178,17 +180,44 @@ class GatewayMiddleware:
             request_id_var.reset(token)
 
     async def _api(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Credentials first, then the content type, then the routes."""
+        """Credentials first, then the body's size and content type, then the routes."""
         path: str = scope["path"]
         refused = await _authenticate(scope, path)
-        if refused is None and scope["method"] in ("POST", "PUT", "PATCH") and _has_body(scope):
-            problem = self._content_type_problem(scope, path)
-            if problem is not None:
-                refused = error(400, problem)
+        if refused is None and _has_body(scope):
+            length = _header(scope, b"content-length")
+            if length is not None and length.strip().isdigit() and int(length) > self.max_body:
+                refused = error(413, self._too_large(int(length)))
+            elif scope["method"] in ("POST", "PUT", "PATCH"):
+                problem = self._content_type_problem(scope, path)
+                if problem is not None:
+                    refused = error(400, problem)
         if refused is not None:
             await refused(scope, receive, send)
         else:
-            await self.app(scope, receive, send)
+            await self.app(scope, self._bounded(receive), send)
+
+    def _bounded(self, receive: Receive) -> Receive:
+        """``receive`` that refuses a body (sent without a length) once it passes the limit."""
+        seen = 0
+
+        async def bounded() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_body:
+                    # Reading code (FastAPI's body parsing included) lets HTTPException
+                    # through to the error handlers, which answer with the envelope.
+                    raise HTTPException(413, self._too_large(None))
+            return message
+
+        return bounded
+
+    def _too_large(self, length: int | None) -> str:
+        limit = self.max_body
+        shown = f"{limit} bytes" + (f" ({limit / 2**20:g} MiB)" if limit >= 2**20 else "")
+        got = f"; this one has {length} bytes" if length is not None else ""
+        return f"The request body must be at most {shown}{got}."
 
     @staticmethod
     def _content_type_problem(scope: Scope, path: str) -> str | None:

@@ -38,7 +38,7 @@ class Runtime:
                     "service does not run in this process"
                 )
             address = f"127.0.0.1:{self.grpc.port}"
-        client = ServiceClient(service, address, stub_class)
+        client = ServiceClient(service, address, stub_class, self.settings.grpc_max_message_bytes)
         self.clients[service] = client
         return client
 

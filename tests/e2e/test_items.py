@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -308,6 +309,45 @@ def test_ids_wider_than_64_bits_elsewhere_are_400s(
         response = admin.request(method, path, json=body)
         assert response.status_code == 400, (method, path, response.text)
         assert "9223372036854775807" in response.json()["meta"]["message"]
+
+
+MAX_BODY = 8 * 1024 * 1024  # PLUMBLINE_MAX_BODY_BYTES' default
+
+
+def test_a_body_over_the_limit_is_413_and_one_under_it_meets_the_field_rules(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    def body(size: int) -> bytes:
+        head = b'{"project": %d, "itemType": %d, "fields": {"name": "x", "description": "' % (
+            project["id"],
+            project["types"]["REQ"]["id"],
+        )
+        return head + b"y" * (size - len(head) - 3) + b'"}}'
+
+    def chunks(data: bytes) -> Iterator[bytes]:
+        for start in range(0, len(data), 1 << 16):
+            yield data[start : start + (1 << 16)]
+
+    json_type = {"Content-Type": "application/json"}
+    for over in (
+        admin.post("/items", content=body(MAX_BODY + 1), headers=json_type),
+        admin.post("/items", content=chunks(body(MAX_BODY + 1)), headers=json_type),
+        admin.patch("/items/1", content=b"[" + b" " * MAX_BODY + b"]", headers=json_type),
+    ):
+        assert over.status_code == 413, over.text
+        assert "retry-after" not in over.headers
+        meta = over.json()["meta"]
+        assert meta["status"] == "Request Entity Too Large"
+        assert "must be at most 8388608 bytes (8 MiB)" in meta["message"]
+    for under in (
+        admin.post("/items", content=body(MAX_BODY), headers=json_type),
+        admin.post("/items", content=chunks(body(MAX_BODY)), headers=json_type),
+        admin.post("/items", content=body(4_300_038), headers=json_type),
+    ):
+        assert under.status_code == 400, under.text[:300]
+        assert under.json()["meta"]["message"] == (
+            "fields.description must be at most 1000000 characters."
+        )
 
 
 def test_global_id_needs_set_global_id_manually(
