@@ -87,8 +87,7 @@ def _has_body(scope: Scope) -> bool:
 
 
 def needs_credentials(path: str) -> bool:
-    """Every ``/rest/{version}/...`` path, known or not; ``/rest`` and the token exchange
-    are public."""
+    """Whether ``path`` needs credentials: any ``/rest/{version}/...``, known or not."""
     return path.startswith("/rest/") and path not in _PUBLIC_PATHS
 
 
