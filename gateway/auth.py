@@ -133,6 +133,17 @@ class Authenticator:
         return cached[0]
 
 
+def challenge(request: Request) -> dict[str, str]:
+    """The ``WWW-Authenticate`` header every 401 carries (RFC 9110).
+
+    The documentation page calls the API with its session cookie: offering Basic there
+    would make the browser open its own login dialog, so that caller is offered Bearer.
+    """
+    if not request.headers.get("authorization") and request.cookies.get(SESSION_COOKIE):
+        return {"WWW-Authenticate": 'Bearer realm="plumbline"'}
+    return {"WWW-Authenticate": 'Basic realm="plumbline", Bearer realm="plumbline"'}
+
+
 def decode_basic(encoded: str) -> tuple[str, str]:
     """user and password of a Basic credential."""
     try:

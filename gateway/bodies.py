@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import date
 from typing import Annotated, Any, Literal
 
+import orjson
 from annotated_types import Interval
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+from plumbline.common import int64
+from plumbline.common.errors import InvalidArgument
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 Short = Annotated[str, StringConstraints(max_length=255)]
@@ -14,7 +19,7 @@ Phone = Annotated[str, StringConstraints(max_length=64)]
 Email = Annotated[str, StringConstraints(max_length=255, pattern=r"^[^@\s]+@[^@\s]+$")]
 Text = Annotated[str, StringConstraints(max_length=65535)]
 # Ids travel to the services as int64: anything larger is a 400, not a 500.
-RecordId = Annotated[int, Interval(ge=-(2**63), le=2**63 - 1)]
+RecordId = Annotated[int, Interval(ge=int64.MIN, le=int64.MAX)]
 
 LicenseType = Literal[
     "NAMED",
@@ -397,3 +402,63 @@ class ItemCategoriesBody(Strict):
 
     add: list[int] = Field(default_factory=list)
     remove: list[int] = Field(default_factory=list)
+
+
+# Free-form members (an item's ``fields``, a filter's query) travel to the services as JSON.
+
+
+def free_json(value: Any, where: str) -> bytes:
+    """``value`` as JSON for a service; ``where`` names it in errors (``fields``).
+
+    The services keep integers in 64 bits: a wider one is a 400 that says where it is and
+    what fits, instead of a 500 from the JSON encoder or the database.
+    """
+    for leaf, trail in _leaves(value):
+        if isinstance(leaf, int) and not isinstance(leaf, bool) and not int64.fits(leaf):
+            raise int64.out_of_range(_where(where, trail), leaf)
+    return json_bytes(value, where)
+
+
+def json_bytes(value: Any, where: str) -> bytes:
+    """``value`` as JSON; what the encoder refuses is a 400 naming where it is."""
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        pass
+    for leaf, trail in _leaves(value):
+        if isinstance(leaf, str):
+            try:
+                leaf.encode()
+            except UnicodeEncodeError:
+                raise InvalidArgument(
+                    f"{_where(where, trail)} is not valid Unicode: it holds an unpaired "
+                    "surrogate (a \\uD800-\\uDFFF escape without its partner)."
+                ) from None
+        elif isinstance(leaf, int) and not isinstance(leaf, bool) and not int64.fits(leaf):
+            raise int64.out_of_range(_where(where, trail), leaf)
+    raise InvalidArgument(f"{where} nests arrays and objects too deeply (at most 254 levels).")
+
+
+def _leaves(value: Any) -> Iterator[tuple[Any, Any]]:
+    """Every scalar and object key in ``value``, with its trail: ``(key, parent trail)``."""
+    pending: list[tuple[Any, Any]] = [(value, None)]
+    while pending:
+        item, trail = pending.pop()
+        if isinstance(item, dict):
+            for key, member in item.items():
+                yield key, (key, trail)
+                pending.append((member, (key, trail)))
+        elif isinstance(item, list):
+            pending.extend((member, (index, trail)) for index, member in enumerate(item))
+        else:
+            yield item, trail
+
+
+def _where(root: str, trail: Any) -> str:
+    keys: list[Any] = []
+    while trail is not None:
+        key, trail = trail
+        keys.append(key)
+    path = root + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in reversed(keys))
+    # A key may itself hold the unpaired surrogate being reported: show it escaped.
+    return path.encode("utf-8", "backslashreplace").decode()

@@ -58,8 +58,13 @@ async def labs_version(version: Annotated[str, Depends(api_version)]) -> str:
 
 
 async def caller(request: Request, gw: Annotated[Gateway, Depends(gateway)]) -> Principal:
-    """Authenticates the request and makes the caller current for gRPC calls."""
-    principal = await gw.auth.authenticate(request)
+    """Authenticates the request and makes the caller current for gRPC calls.
+
+    The middleware has usually verified the credentials already (before routing).
+    """
+    principal: Principal | None = getattr(request.state, "principal", None)
+    if principal is None:
+        principal = await gw.auth.authenticate(request)
     principal_var.set(principal)
     return principal
 

@@ -12,7 +12,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match
 
+from plumbline.common import int64
 from plumbline.common.errors import PlumblineError
+from plumbline.gateway.auth import challenge
 from plumbline.gateway.envelope import error
 
 log = logging.getLogger(__name__)
@@ -74,8 +76,10 @@ def install(app: FastAPI) -> None:
     """Registers the handlers."""
 
     @app.exception_handler(PlumblineError)
-    async def domain(_request: Request, exc: PlumblineError) -> Response:
+    async def domain(request: Request, exc: PlumblineError) -> Response:
         headers = {"Retry-After": "1"} if exc.http_status == 429 else None
+        if exc.http_status == 401:
+            headers = challenge(request)
         if exc.http_status >= 500:
             log.warning("answering %s: %s", exc.http_status, exc.message)
         return error(exc.http_status, exc.message, headers)
@@ -99,7 +103,11 @@ def install(app: FastAPI) -> None:
     async def value(_request: Request, exc: ValueError) -> Response:
         if "out of range" in str(exc).lower():
             # Protobuf refuses a number that does not fit the 64-bit field it is sent in.
-            return error(400, f"A number in the request is out of range: at most {2**63 - 1}.")
+            return error(
+                400,
+                "A number in the request is out of range: integers must be between "
+                f"{int64.MIN} and {int64.MAX}.",
+            )
         log.exception("unhandled error")
         return error(500, "The server could not complete the request.")
 

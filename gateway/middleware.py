@@ -1,4 +1,5 @@
 """One ASGI layer in front of the routes: request ids, logs, metrics, throttling,
+credentials (before routing, so unknown paths answer 401 too), the body size limit,
 trailing slashes and the JSON content-type rule."""
 
 from __future__ import annotations
@@ -9,10 +10,15 @@ import time
 import uuid
 
 from prometheus_client import Counter, Gauge, Histogram
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from plumbline.common import telemetry
 from plumbline.common.context import request_id_var
+from plumbline.common.errors import PlumblineError
+from plumbline.gateway.auth import challenge
 from plumbline.gateway.envelope import error
 
 log = logging.getLogger("plumbline.gateway.access")
@@ -31,6 +37,7 @@ THROTTLED = Counter("plumbline_http_throttled_total", "API requests answered 429
 # Bodies that are not JSON by contract.
 _NON_JSON_SUFFIXES = ("/file",)
 _NON_JSON_PATHS = ("/rest/oauth/token", "/api-docs/login")
+_PUBLIC_PATHS = ("/rest/oauth/token",)
 
 
 class Throttle:
@@ -79,12 +86,36 @@ def _has_body(scope: Scope) -> bool:
     return _header(scope, b"transfer-encoding") is not None
 
 
+def needs_credentials(path: str) -> bool:
+    """Whether ``path`` needs credentials: any ``/rest/{version}/...``, known or not."""
+    return path.startswith("/rest/") and path not in _PUBLIC_PATHS
+
+
+async def _authenticate(scope: Scope, path: str) -> Response | None:
+    """The 401 for a request without valid credentials, before routing decides anything.
+
+    The principal is kept in the request state, so the routes' ``Caller`` does not verify
+    the credentials a second time.
+    """
+    gateway = getattr(scope["app"].state, "gateway", None) if "app" in scope else None
+    if gateway is None or not needs_credentials(path):
+        return None
+    request = Request(scope)
+    try:
+        request.state.principal = await gateway.auth.authenticate(request)
+    except PlumblineError as exc:
+        headers = challenge(request) if exc.http_status == 401 else None
+        return error(exc.http_status, exc.message, headers)
+    return None
+
+
 class GatewayMiddleware:
     """Wraps the whole HTTP app."""
 
-    def __init__(self, app: ASGIApp, throttle: Throttle) -> None:
+    def __init__(self, app: ASGIApp, throttle: Throttle, max_body: int) -> None:
         self.app = app
         self.throttle = throttle
+        self.max_body = max_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -110,11 +141,6 @@ class GatewayMiddleware:
 
         api = path.startswith("/rest")
         try:
-            if api and method in ("POST", "PUT", "PATCH") and _has_body(scope):
-                problem = self._content_type_problem(scope, path)
-                if problem is not None:
-                    await error(400, problem)(scope, receive, send_wrapper)
-                    return
             if not api:
                 await self.app(scope, receive, send_wrapper)
                 return
@@ -131,9 +157,9 @@ class GatewayMiddleware:
             try:
                 if telemetry.enabled():
                     with telemetry.tracer().start_as_current_span(f"{method} {path}"):
-                        await self.app(scope, receive, send_wrapper)
+                        await self._api(scope, receive, send_wrapper)
                 else:
-                    await self.app(scope, receive, send_wrapper)
+                    await self._api(scope, receive, send_wrapper)
             finally:
                 IN_FLIGHT.dec()
                 self.throttle.release()
@@ -151,6 +177,46 @@ class GatewayMiddleware:
                     elapsed * 1000,
                 )
             request_id_var.reset(token)
+
+    async def _api(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Credentials first, then the body's size and content type, then the routes."""
+        path: str = scope["path"]
+        refused = await _authenticate(scope, path)
+        if refused is None and _has_body(scope):
+            length = _header(scope, b"content-length")
+            if length is not None and length.strip().isdigit() and int(length) > self.max_body:
+                refused = error(413, self._too_large(int(length)))
+            elif scope["method"] in ("POST", "PUT", "PATCH"):
+                problem = self._content_type_problem(scope, path)
+                if problem is not None:
+                    refused = error(400, problem)
+        if refused is not None:
+            await refused(scope, receive, send)
+        else:
+            await self.app(scope, self._bounded(receive), send)
+
+    def _bounded(self, receive: Receive) -> Receive:
+        """``receive`` that refuses a body (sent without a length) once it passes the limit."""
+        seen = 0
+
+        async def bounded() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_body:
+                    # Reading code (FastAPI's body parsing included) lets HTTPException
+                    # through to the error handlers, which answer with the envelope.
+                    raise HTTPException(413, self._too_large(None))
+            return message
+
+        return bounded
+
+    def _too_large(self, length: int | None) -> str:
+        limit = self.max_body
+        shown = f"{limit} bytes" + (f" ({limit / 2**20:g} MiB)" if limit >= 2**20 else "")
+        got = f"; this one has {length} bytes" if length is not None else ""
+        return f"The request body must be at most {shown}{got}."
 
     @staticmethod
     def _content_type_problem(scope: Scope, path: str) -> str | None:

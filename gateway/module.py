@@ -69,7 +69,7 @@ class GatewayModule(Module):
         throttle = Throttle(
             settings.throttle_concurrency, settings.throttle_queue, settings.throttle_timeout
         )
-        app.add_middleware(GatewayMiddleware, throttle=throttle)
+        app.add_middleware(GatewayMiddleware, throttle=throttle, max_body=settings.max_body_bytes)
         self.subscription: Subscription | None = None
 
     async def serve(self, runtime: Runtime) -> None:

@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import params, representations
-from plumbline.gateway.bodies import FavoriteFilterBody, FilterBody
+from plumbline.gateway.bodies import FavoriteFilterBody, FilterBody, free_json
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, labs_version
 from plumbline.gateway.envelope import created
 from plumbline.gateway.routes.items import dates_with_time
@@ -118,7 +118,7 @@ async def create_filter(
     message = items_pb2.Filter(
         name=body.name,
         project_scope=body.projectScope,
-        filter_query_json=orjson.dumps(body.filterQuery),
+        filter_query_json=free_json(body.filterQuery, "filterQuery"),
         public=body.public,
     )
     if body.specifiedProject is not None:

@@ -19,6 +19,8 @@ from plumbline.gateway.bodies import (
     SyncedItemBody,
     TransitionBody,
     TreeLocationBody,
+    free_json,
+    json_bytes,
 )
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
 from plumbline.gateway.envelope import created, deleted, updated
@@ -48,7 +50,7 @@ def global_id_manually(request: Request) -> bool:
 def item_input(request: Request, body: ItemBody) -> items_pb2.ItemInput:
     """The ItemInput of a POST or PUT body."""
     message = items_pb2.ItemInput(
-        fields_json=orjson.dumps(body.fields),
+        fields_json=free_json(body.fields, "fields"),
         set_global_id_manually=global_id_manually(request),
     )
     for attribute, value in (
@@ -146,7 +148,7 @@ async def patch_item(request: Request, id: int, version: Version, gw: Gw, _c: Ca
     await gw.upstreams.items.items.PatchItem(
         items_pb2.PatchItemRequest(
             id=id,
-            operations_json=orjson.dumps(operations),
+            operations_json=json_bytes(operations, "the body"),
             set_global_id_manually=global_id_manually(request),
         )
     )
@@ -234,13 +236,15 @@ async def sync_status(
     reply = await gw.upstreams.items.sync.GetSyncStatus(
         items_pb2.ItemPair(item=id, other=syncedItemId)
     )
-    data: dict[str, Any] = {"inSync": reply.in_sync}
-    if reply.has_collection:
-        data["collectionSummary"] = {
+    # The contract's SyncStatus requires collectionSummary, also for items without children.
+    data: dict[str, Any] = {
+        "inSync": reply.in_sync,
+        "collectionSummary": {
             "totalChildren": reply.total_children,
             "totalMissing": reply.total_missing,
             "totalOutOfSync": reply.total_out_of_sync,
-        }
+        },
+    }
     return await view.one(data)
 
 
@@ -319,7 +323,7 @@ async def patch_items(request: Request, version: Version, gw: Gw, _c: Caller) ->
         patches.append(
             items_pb2.PatchItemRequest(
                 id=entry["id"],
-                operations_json=orjson.dumps(entry["operations"]),
+                operations_json=json_bytes(entry["operations"], f"entry {number}"),
                 set_global_id_manually=global_id_manually(request),
             )
         )

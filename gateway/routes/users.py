@@ -16,17 +16,8 @@ from plumbline.identity.v1 import identity_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["users"])
 
-_FIELDS = {
-    "username": "username",
-    "firstName": "first_name",
-    "lastName": "last_name",
-    "email": "email",
-    "phone": "phone",
-    "title": "title",
-    "location": "location",
-    "licenseType": "license_type",
-    "password": "password",
-}
+#: A body member (camelCase) to its UserInput field: the message is the one list.
+_FIELDS = {f.json_name: f.name for f in identity_pb2.UserInput.DESCRIPTOR.fields}
 # Required on POST: a PUT may change them but not remove them.
 _REQUIRED = ("username", "firstName", "lastName", "email", "licenseType")
 

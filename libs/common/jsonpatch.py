@@ -51,7 +51,12 @@ def apply(document: dict[str, Any], operations: Any) -> dict[str, Any]:
         if op != "remove" and "value" not in operation:
             raise InvalidArgument(f"operation {number}: {op} needs a value")
         tokens = _tokens(operation.get("path"))
-        _apply_one(result, op, tokens, operation.get("value"))
+        try:
+            _apply_one(result, op, tokens, operation.get("value"))
+        except InvalidArgument as exc:
+            if exc.message != NO_SUCH_PATH:
+                raise
+            raise InvalidArgument(f"{NO_SUCH_PATH}: {operation['path']}") from None
     return result
 
 

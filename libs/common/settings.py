@@ -45,6 +45,14 @@ class Settings(BaseSettings):
     throttle_concurrency: int = 64
     throttle_queue: int = 512
     throttle_timeout: float = 10.0
+    max_body_bytes: int = Field(
+        default=8 * 1024 * 1024,
+        gt=0,
+        description=(
+            "Largest API request body, bytes; larger ones answer 413. The default fits a "
+            "TEXT field's 1,000,000 characters even when a client escapes them as \\uXXXX."
+        ),
+    )
     ready_file: Path | None = None
     log_level: str = "INFO"
     drain_seconds: float = 0.0
@@ -69,6 +77,16 @@ class Settings(BaseSettings):
         """The configured gRPC address of a service, if any."""
         value: str | None = getattr(self, f"{service}_addr", None)
         return value
+
+    @property
+    def grpc_max_message_bytes(self) -> int:
+        """The gRPC message limit between services (sending and receiving, both ends).
+
+        Every body the API accepts must fit once the gateway has turned it into a message:
+        re-encoded JSON can grow (``1e15`` becomes ``1000000000000000.0``, 4.5 times), so
+        the limit is eight bodies. Replies carry pages of records and may still exceed it.
+        """
+        return 8 * self.max_body_bytes
 
     @cached_property
     def bus_is_memory(self) -> bool:

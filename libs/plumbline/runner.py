@@ -75,7 +75,7 @@ async def run(settings: Settings, targets: tuple[str, ...]) -> None:
 
     state = ProcessState(targets=targets)
     bus = create_bus(settings.bus_url, settings.bus_stream, settings.bus_subject_prefix)
-    grpc_server = GrpcServer(host, settings.grpc_port)
+    grpc_server = GrpcServer(host, settings.grpc_port, settings.grpc_max_message_bytes)
     runtime = Runtime(settings, targets, bus, grpc_server, base_app(state), embedded)
     modules: list[Module] = [MODULES[name][0]() for name in targets]
     started: list[Module] = []

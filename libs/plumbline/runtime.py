@@ -42,7 +42,7 @@ class Runtime:
                     "service does not run in this process"
                 )
             address = f"127.0.0.1:{self.grpc.port}"
-        channel = connect(service, address)
+        channel = connect(service, address, self.settings.grpc_max_message_bytes)
         self.channels[service] = channel
         self.addresses[service] = address
         return channel

@@ -6,6 +6,7 @@ import re
 from datetime import date
 from typing import Any
 
+from plumbline.common import int64
 from plumbline.common.errors import InvalidArgument
 from plumbline.services.items.catalog import Catalog, Field, ItemType
 
@@ -18,6 +19,18 @@ STEP_KEYS = ("action", "expectedResult", "notes")
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int64(name: str, value: Any, problem: str) -> int:
+    """An integer within 64 bits; ``problem`` is the sentence for anything else."""
+    if isinstance(value, float) and value.is_integer() and not int64.fits(value):
+        # A JSON integer too wide for 64 bits can arrive parsed as a float.
+        raise int64.out_of_range(f"fields.{name}", value)
+    if not _is_int(value):
+        raise InvalidArgument(problem)
+    if not int64.fits(value):
+        raise int64.out_of_range(f"fields.{name}", value)
+    return int(value)
 
 
 def _check_date(name: str, value: Any) -> str:
@@ -72,9 +85,7 @@ def check_value(catalog: Catalog, field: Field, value: Any) -> Any:
             raise InvalidArgument(f"fields.{name} must be at most {MAX_TEXT} characters.")
         return value
     if kind == "INTEGER":
-        if not _is_int(value):
-            raise InvalidArgument(f"fields.{name} must be an integer.")
-        return value
+        return _int64(name, value, f"fields.{name} must be an integer.")
     if kind == "BOOLEAN":
         if not isinstance(value, bool):
             raise InvalidArgument(f"fields.{name} must be true or false.")
@@ -82,10 +93,9 @@ def check_value(catalog: Catalog, field: Field, value: Any) -> Any:
     if kind == "DATE":
         return _check_date(name, value)
     if kind in ("USER", "RELEASE", "GROUP", "DOCUMENT_TYPE_ITEM_LOOKUP"):
-        if not _is_int(value) or value < 1:
-            raise InvalidArgument(
-                f"fields.{name} must be the id of a {kind.lower().replace('_', ' ')}."
-            )
+        problem = f"fields.{name} must be the id of a {kind.lower().replace('_', ' ')}."
+        if _int64(name, value, problem) < 1:
+            raise InvalidArgument(problem)
         return value
     if kind == "LOOKUP":
         return _check_option(catalog, field, value)
@@ -103,8 +113,7 @@ def check_value(catalog: Catalog, field: Field, value: Any) -> Any:
 
 
 def _check_option(catalog: Catalog, field: Field, value: Any) -> int:
-    if not _is_int(value):
-        raise InvalidArgument(f"fields.{field.name} must be a pick list option id.")
+    value = _int64(field.name, value, f"fields.{field.name} must be a pick list option id.")
     option = catalog.options.get(value)
     if option is None or option.pick_list != field.pick_list:
         allowed = ", ".join(

@@ -28,7 +28,7 @@ from sqlalchemy.sql import operators
 from sqlalchemy.sql.expression import UnaryExpression
 from sqlalchemy.sql.operators import custom_op
 
-from plumbline.common import jsonpatch
+from plumbline.common import int64, jsonpatch
 from plumbline.common.context import Principal, require_principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, unique_violation
@@ -41,10 +41,10 @@ from plumbline.common.errors import (
 from plumbline.common.events import Event
 from plumbline.common.idblocks import IdAllocator
 from plumbline.common.outbox import Outbox
-from plumbline.services.items import tree
+from plumbline.services.items import tree, workflow
 from plumbline.services.items.catalog import Catalog, ItemType
 from plumbline.services.items.config import Configuration
-from plumbline.services.items.fields import check_fields
+from plumbline.services.items.fields import SYSTEM_FIELDS, check_fields
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.models import document_key_counters, item_releases, items, projects
 from plumbline.services.items.relationships import (
@@ -191,6 +191,7 @@ class Items:
         item_type = self._own_type(catalog, data.item_type)
         child_type = self._child_type(catalog, data.child_item_type)
         fields = check_fields(catalog, item_type, data.fields or {}, creating=True)
+        workflow.check_new(catalog, item_type, fields)
         if data.global_id is not None and not data.set_global_id_manually:
             raise InvalidArgument(
                 "globalId can be set only with the query parameter setGlobalIdManually=true."
@@ -449,7 +450,13 @@ class Items:
             current = await self._active(session, item_id)
             self._check_lock(current, caller)
             document = self.request_object(current)
+            _check_field_paths(catalog.item_types.get(current.item_type), document, operations)
             patched = jsonpatch.apply(document, operations)
+            if isinstance(patched.get("fields"), dict):
+                # A removed field is cleared, not left out: a PUT that leaves out a
+                # workflow status keeps it, a PATCH that removes it asks to clear it.
+                for name in document["fields"]:
+                    patched["fields"].setdefault(name, None)
             data = _input_from_document(patched)
             data.set_global_id_manually = set_global_id_manually
             if data.global_id == current.global_id:
@@ -508,6 +515,7 @@ class Items:
             if (f.read_only or f.name in ("documentKey", "globalId")) and f.name in stored
         }
         fields = check_fields(catalog, item_type, data.fields or {}, creating=False)
+        fields = workflow.check_change(catalog, item_type, stored, data.fields or {}, fields)
         for field in item_type.fields:
             if field.required and not field.read_only and field.name not in fields:
                 raise InvalidArgument(
@@ -859,16 +867,42 @@ def _release_ids(item_type: ItemType, fields: dict[str, Any]) -> dict[int, str]:
     }
 
 
+def _check_field_paths(
+    item_type: ItemType | None, document: dict[str, Any], operations: Any
+) -> None:
+    """The contract's "no such path" for a ``/fields/...`` path, saying which field and why."""
+    if item_type is None or not isinstance(operations, list):
+        return
+    for operation in operations:
+        path = operation.get("path") if isinstance(operation, dict) else None
+        if not isinstance(path, str) or not path.startswith("/fields/"):
+            continue
+        name = path.split("/")[2].replace("~1", "/").replace("~0", "~")
+        if item_type.field(name) is None:
+            known = ", ".join(f.name for f in item_type.fields if f.name not in SYSTEM_FIELDS)
+            raise InvalidArgument(
+                f"{jsonpatch.NO_SUCH_PATH}: {path}; the item type {item_type.display} has "
+                f"the fields: {known}."
+            )
+        if operation.get("op") in ("replace", "remove") and name not in document["fields"]:
+            raise InvalidArgument(
+                f"{jsonpatch.NO_SUCH_PATH}: {path}; {name} has no value on this item (add sets it)."
+            )
+
+
 def _input_from_document(document: dict[str, Any]) -> ItemInput:
     """An ItemInput from a (patched) PUT request object, with type checks."""
     if not isinstance(document, dict):
         raise InvalidArgument(jsonpatch.CANNOT_SET)
 
-    def integer(value: Any) -> int | None:
+    def integer(name: str, value: Any) -> int | None:
         if value is None:
             return None
         if not isinstance(value, int) or isinstance(value, bool):
             raise InvalidArgument(jsonpatch.CANNOT_SET)
+        if not int64.fits(value):
+            wide = int64.out_of_range(name, value)
+            raise InvalidArgument(f"{jsonpatch.CANNOT_SET} {wide.message}")
         return value
 
     location = document.get("location") or {}
@@ -884,11 +918,11 @@ def _input_from_document(document: dict[str, Any]) -> ItemInput:
     if global_id is not None and not isinstance(global_id, str):
         raise InvalidArgument(jsonpatch.CANNOT_SET)
     return ItemInput(
-        project=integer(document.get("project")),
-        item_type=integer(document.get("itemType")),
-        child_item_type=integer(document.get("childItemType")),
-        parent_item=integer((parent or {}).get("item")),
-        parent_project=integer((parent or {}).get("project"))
+        project=integer("project", document.get("project")),
+        item_type=integer("itemType", document.get("itemType")),
+        child_item_type=integer("childItemType", document.get("childItemType")),
+        parent_item=integer("location.parent.item", (parent or {}).get("item")),
+        parent_project=integer("location.parent.project", (parent or {}).get("project"))
         if not (parent or {}).get("item")
         else None,
         global_id=global_id,

@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Row, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.context import require_principal
 from plumbline.common.dates import utcnow
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.events import Event
-from plumbline.services.items.catalog import Transition
+from plumbline.services.items.catalog import Catalog, Transition
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.items import Items
 from plumbline.services.items.models import items
@@ -32,6 +33,26 @@ class SyncState:
 
 def _synchronized(config_fields: Any, fields: dict[str, Any]) -> dict[str, Any]:
     return {f.name: fields.get(f.name) for f in config_fields if f.synchronize}
+
+
+def _agree(catalog: Catalog, one: Row[Any], other: Row[Any]) -> bool:
+    """Whether two items of a pool hold the same values in their synchronized fields."""
+    config_fields = catalog.item_type(one.item_type).fields
+    return _synchronized(config_fields, json.loads(one.fields_json)) == _synchronized(
+        config_fields, json.loads(other.fields_json)
+    )
+
+
+async def _children(session: AsyncSession, parent: int) -> list[Row[Any]]:
+    return list(
+        (
+            await session.execute(
+                select(items)
+                .where(items.c.parent == parent, items.c.active.is_(True))
+                .order_by(items.c.sort_order)
+            )
+        ).all()
+    )
 
 
 class Sync:
@@ -131,40 +152,29 @@ class Sync:
         if first.global_id != second.global_id:
             raise NotFound(f"Item {synced_id} is not synchronized with item {item_id}.")
         catalog = await self.config.catalog()
-        fields = catalog.item_type(first.item_type).fields
-        in_sync = _synchronized(fields, json.loads(first.fields_json)) == _synchronized(
-            fields, json.loads(second.fields_json)
-        )
         async with self.db.read() as session:
-            children = {
-                r.global_id: r
-                for r in (
-                    await session.execute(
-                        select(items).where(items.c.parent == item_id, items.c.active.is_(True))
-                    )
-                ).all()
-            }
-            counterparts = {
-                r.global_id: r
-                for r in (
-                    await session.execute(
-                        select(items).where(items.c.parent == synced_id, items.c.active.is_(True))
-                    )
-                ).all()
-            }
-        missing = sum(1 for gid in children if gid not in counterparts)
-        out_of_sync = 0
-        for gid, child in children.items():
-            twin = counterparts.get(gid)
-            if twin is None:
+            children = await _children(session, item_id)
+            counterparts = await _children(session, synced_id)
+        # Each child of the item is matched with a child of the synced item from its pool
+        # (same global id), preferring one that agrees. A child without such a twin is
+        # missing; a twin left over means the synced item has a child the item lacks.
+        twins: dict[str, list[Row[Any]]] = {}
+        for row in counterparts:
+            twins.setdefault(row.global_id, []).append(row)
+        missing = out_of_sync = 0
+        for child in children:
+            candidates = twins.get(child.global_id)
+            if not candidates:
+                missing += 1
                 continue
-            child_fields = catalog.item_type(child.item_type).fields
-            if _synchronized(child_fields, json.loads(child.fields_json)) != _synchronized(
-                child_fields, json.loads(twin.fields_json)
-            ):
+            twin = next((t for t in candidates if _agree(catalog, child, t)), None)
+            if twin is None:
+                twin = candidates[0]
                 out_of_sync += 1
+            candidates.remove(twin)
+        unmatched = sum(len(left) for left in twins.values())
         return SyncState(
-            in_sync and missing == 0 and out_of_sync == 0,
+            _agree(catalog, first, second) and missing == out_of_sync == unmatched == 0,
             bool(children or counterparts),
             len(children),
             missing,

@@ -156,3 +156,62 @@ def test_cli_refuses_an_unknown_user(system: System) -> None:
     )
     assert result.returncode != 0
     assert "No user named" in result.stderr
+
+
+def _assert_401(response: httpx.Response) -> None:
+    assert response.status_code == 401, (response.request.method, response.request.url)
+    assert response.json()["meta"]["status"] == "Unauthorized"
+    assert response.json()["meta"]["message"]
+    assert "Basic" in response.headers["www-authenticate"]
+
+
+def test_credentials_are_checked_before_the_path_and_the_method(system: System) -> None:
+    requests: list[tuple[str, str, dict[str, object]]] = [
+        ("GET", "/rest/v1/nothing/here", {}),
+        ("GET", "/rest/v1/items/123456789", {}),
+        ("DELETE", "/rest/v1/users", {}),
+        ("PATCH", "/rest/latest/projects", {"json": []}),
+        ("GET", "/rest/v9/users/current", {}),
+        ("GET", "/rest/labs/", {}),
+        (
+            "POST",
+            "/rest/v1/items",
+            {"content": b"not json", "headers": {"content-type": "text/plain"}},
+        ),
+        (
+            "PUT",
+            "/rest/v1/items/1",
+            {"content": b"{broken", "headers": {"content-type": "application/json"}},
+        ),
+        ("OPTIONS", "/rest/v1/projects", {}),
+    ]
+    admin = ("admin", system.admin_password)
+    for method, path, extra in requests:
+        _assert_401(httpx.request(method, f"{system.url}{path}", **extra))  # type: ignore[arg-type]
+        _assert_401(
+            httpx.request(method, f"{system.url}{path}", auth=("admin", "wrong"), **extra)  # type: ignore[arg-type]
+        )
+        with_credentials = httpx.request(method, f"{system.url}{path}", auth=admin, **extra)  # type: ignore[arg-type]
+        assert with_credentials.status_code != 401, (method, path)
+    assert httpx.get(f"{system.url}/rest/v1/nothing", auth=admin).status_code == 404
+    assert httpx.delete(f"{system.url}/rest/v1/users", auth=admin).status_code == 405
+
+
+def test_public_paths_stay_public(system: System) -> None:
+    assert httpx.get(f"{system.url}/rest").status_code == 200
+    assert httpx.get(f"{system.url}/rest/").status_code == 200
+    assert httpx.get(f"{system.url}/healthz").status_code == 200
+    assert httpx.get(f"{system.url}/api-docs/").status_code == 200
+    assert httpx.get(f"{system.url}/api-docs/assets/docs.js").status_code == 200
+    # The token exchange answers for itself (OAuth's invalid_client), not the API's 401.
+    token = httpx.post(f"{system.url}/rest/oauth/token", data={"grant_type": "client_credentials"})
+    assert token.status_code == 401 and token.json()["error"] == "invalid_client"
+
+
+def test_the_docs_page_session_is_offered_bearer_only(system: System) -> None:
+    # A Basic challenge would make the browser open its own login dialog over the page.
+    response = httpx.get(
+        f"{system.url}/rest/v1/users/current", cookies={"plumbline_session": "expired.or.forged"}
+    )
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == 'Bearer realm="plumbline"'

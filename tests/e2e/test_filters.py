@@ -176,3 +176,14 @@ def test_bad_filters(labs: httpx.Client, admin: httpx.Client) -> None:
     )
     assert admin.get("/filters").status_code == 400
     assert admin.get("/filters/987654").status_code == 404
+
+
+def test_integers_wider_than_64_bits_in_a_query_are_400s(labs: httpx.Client) -> None:
+    for value in (2**70, 2**63, -(2**63) - 1):
+        query = {"rule": {"operator": "EQUALS", "field": {"name": "priority"}, "values": [value]}}
+        response = labs.post("/filters", json={"name": unique("f"), "filterQuery": query})
+        assert response.status_code == 400, response.text
+        assert response.json()["meta"]["message"] == (
+            "filterQuery.rule.values[0] must be between -9223372036854775808 and "
+            f"9223372036854775807, got {value}."
+        )

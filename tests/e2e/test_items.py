@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -236,6 +237,119 @@ def test_field_validation_names_the_field(admin: httpx.Client, project: dict[str
         )
 
 
+INT64 = "between -9223372036854775808 and 9223372036854775807"
+
+
+def test_integers_wider_than_64_bits_are_400s_that_name_the_field(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    base = {"project": project["id"], "itemType": project["types"]["REQ"]["id"]}
+    item_id = _create(admin, project, "Numbers")
+    for value in (2**70, 2**64 - 1, 2**63, -(2**63) - 1):
+        for name in ("priority", "assignedTo", "release"):
+            fields = {"name": "x", name: value}
+            for response in (
+                admin.post("/items", json={**base, "fields": fields}),
+                admin.put(f"/items/{item_id}", json={"fields": fields}),
+            ):
+                assert response.status_code == 400, (name, value, response.text)
+                assert (
+                    f"fields.{name} must be {INT64}, got {value}."
+                    in response.json()["meta"]["message"]
+                )
+        nested = admin.post("/items", json={**base, "fields": {"name": "x", "tags": [1, value]}})
+        assert nested.status_code == 400 and f"fields.tags[1] must be {INT64}" in nested.text
+    for value in (2**64 - 1, 2**63):  # wider values reach PATCH as floats: still a 400
+        for path, where in (
+            ("/fields/priority", "fields.priority"),
+            ("/fields/assignedTo", "fields.assignedTo"),
+            ("/location/parent/item", "location.parent.item"),
+        ):
+            patched = admin.patch(
+                f"/items/{item_id}", json=[{"op": "add", "path": path, "value": value}]
+            )
+            assert patched.status_code == 400, patched.text
+            assert f"{where} must be {INT64}" in patched.json()["meta"]["message"]
+    for value in (2**70, -(2**63) - 1):
+        patched = admin.patch(
+            f"/items/{item_id}", json=[{"op": "add", "path": "/fields/priority", "value": value}]
+        )
+        assert patched.status_code == 400, patched.text
+    unpaired = admin.post(
+        "/items",
+        content=b'{"project": %d, "itemType": %d, "fields": {"name": "a\\ud800"}}'
+        % (base["project"], base["itemType"]),
+        headers={"Content-Type": "application/json"},
+    )
+    assert unpaired.status_code == 400 and "fields.name" in unpaired.json()["meta"]["message"]
+    deep = admin.post("/items", json={**base, "fields": {"name": "x", "description": _nested(300)}})
+    assert deep.status_code == 400 and "fields" in deep.json()["meta"]["message"]
+    assert admin.get(f"/items/{item_id}").json()["data"]["fields"]["name"] == "Numbers"
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_ids_wider_than_64_bits_elsewhere_are_400s(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    item_id = _create(admin, project, "Ids")
+    for method, path, body in (
+        ("POST", "/relationships", {"fromItem": 2**64, "toItem": item_id}),
+        ("POST", "/items", {"project": -(2**63) - 1, "fields": {"name": "x"}}),
+        ("POST", f"/items/{item_id}/synceditems", {"item": 2**70}),
+        ("POST", f"/items/{item_id}/tags", {"tag": 2**63}),
+        ("PUT", "/items/treelocation", {"item": item_id, "parent": {"item": 2**63}}),
+        ("PATCH", "/items", [{"id": 2**64 - 1, "operations": []}]),
+    ):
+        response = admin.request(method, path, json=body)
+        assert response.status_code == 400, (method, path, response.text)
+        assert "9223372036854775807" in response.json()["meta"]["message"]
+
+
+MAX_BODY = 8 * 1024 * 1024  # PLUMBLINE_MAX_BODY_BYTES' default
+
+
+def test_a_body_over_the_limit_is_413_and_one_under_it_meets_the_field_rules(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    def body(size: int) -> bytes:
+        head = b'{"project": %d, "itemType": %d, "fields": {"name": "x", "description": "' % (
+            project["id"],
+            project["types"]["REQ"]["id"],
+        )
+        return head + b"y" * (size - len(head) - 3) + b'"}}'
+
+    def chunks(data: bytes) -> Iterator[bytes]:
+        for start in range(0, len(data), 1 << 16):
+            yield data[start : start + (1 << 16)]
+
+    json_type = {"Content-Type": "application/json"}
+    for over in (
+        admin.post("/items", content=body(MAX_BODY + 1), headers=json_type),
+        admin.post("/items", content=chunks(body(MAX_BODY + 1)), headers=json_type),
+        admin.patch("/items/1", content=b"[" + b" " * MAX_BODY + b"]", headers=json_type),
+    ):
+        assert over.status_code == 413, over.text
+        assert "retry-after" not in over.headers
+        meta = over.json()["meta"]
+        assert meta["status"] == "Request Entity Too Large"
+        assert "must be at most 8388608 bytes (8 MiB)" in meta["message"]
+    for under in (
+        admin.post("/items", content=body(MAX_BODY), headers=json_type),
+        admin.post("/items", content=chunks(body(MAX_BODY)), headers=json_type),
+        admin.post("/items", content=body(4_300_038), headers=json_type),
+    ):
+        assert under.status_code == 400, under.text[:300]
+        assert under.json()["meta"]["message"] == (
+            "fields.description must be at most 1000000 characters."
+        )
+
+
 def test_global_id_needs_set_global_id_manually(
     admin: httpx.Client, project: dict[str, Any]
 ) -> None:
@@ -294,6 +408,37 @@ def test_patch_semantics(admin: httpx.Client, project: dict[str, Any]) -> None:
         assert response.status_code == 400, response.text
         assert message in response.json()["meta"]["message"]
     assert admin.get(f"/items/{item_id}").json()["data"]["fields"]["name"] == "Patched"
+
+
+def test_patch_of_a_field_the_type_lacks_names_it_and_the_types_fields(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    item_id = _create(admin, project, "Patch me")
+    names = ", ".join(
+        f["name"]
+        for f in project["types"]["REQ"]["fields"]
+        if f["name"] not in ("documentKey", "globalId")
+    )
+    for op in ("add", "replace", "remove"):
+        operation: dict[str, Any] = {"op": op, "path": "/fields/foo"}
+        if op != "remove":
+            operation["value"] = 1
+        response = admin.patch(f"/items/{item_id}", json=[operation])
+        assert response.status_code == 400, response.text
+        assert response.json()["meta"]["message"] == (
+            "no such path in target JSON document: /fields/foo; the item type Requirement "
+            f"has the fields: {names}."
+        )
+    unset = admin.patch(
+        f"/items/{item_id}",
+        json=[{"op": "replace", "path": "/fields/description", "value": "x"}],
+    )
+    assert unset.status_code == 400
+    assert unset.json()["meta"]["message"].startswith(
+        "no such path in target JSON document: /fields/description;"
+    )
+    elsewhere = admin.patch(f"/items/{item_id}", json=[{"op": "remove", "path": "/nothing"}])
+    assert elsewhere.json()["meta"]["message"] == "no such path in target JSON document: /nothing"
 
 
 def test_dates_with_time_header(admin: httpx.Client, project: dict[str, Any]) -> None:
@@ -391,6 +536,82 @@ def test_workflow_transitions(admin: httpx.Client, project: dict[str, Any]) -> N
     assert feed[0]["userComment"] == "ready"
 
 
+def _statuses(admin: httpx.Client, item_type: dict[str, Any]) -> dict[str, int]:
+    status = next(f for f in item_type["fields"] if f["name"] == "status")
+    options = admin.get(f"/picklists/{status['pickList']}/options", params={"maxResults": 50})
+    return {o["name"]: o["id"] for o in options.json()["data"]}
+
+
+def test_status_changes_by_put_and_patch_follow_the_workflow(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    status = _statuses(admin, project["types"]["REQ"])
+    item_id = _create(admin, project, "Flow")
+
+    def current() -> int:
+        return int(admin.get(f"/items/{item_id}").json()["data"]["fields"]["status"])
+
+    def patch(value: int) -> httpx.Response:
+        return admin.patch(
+            f"/items/{item_id}", json=[{"op": "replace", "path": "/fields/status", "value": value}]
+        )
+
+    skipped = patch(status["Approved"])
+    assert skipped.status_code == 400, skipped.text
+    message = skipped.json()["meta"]["message"]
+    assert "Draft" in message and "Approved" in message and "Submit for review" in message
+    data = admin.get(f"/items/{item_id}").json()["data"]
+    data["fields"]["status"] = status["Approved"]
+    put = admin.put(f"/items/{item_id}", json=data)
+    assert put.status_code == 400 and "Submit for review" in put.json()["meta"]["message"]
+    assert current() == status["Draft"]
+
+    data["fields"]["status"] = status["Draft"]
+    data["fields"]["name"] = "Flow, renamed"
+    assert admin.put(f"/items/{item_id}", json=data).status_code == 200, "unchanged status"
+    left_out = admin.put(f"/items/{item_id}", json={"fields": {"name": "Flow"}})
+    assert left_out.status_code == 200 and current() == status["Draft"], "kept, not cleared"
+
+    assert patch(status["In Review"]).status_code == 200, "an allowed step"
+    removed = admin.patch(f"/items/{item_id}", json=[{"op": "remove", "path": "/fields/status"}])
+    assert removed.status_code == 400 and "no status" in removed.json()["meta"]["message"]
+    back = patch(status["Draft"])
+    assert back.status_code == 400
+    assert "'Approve' to Approved" in back.json()["meta"]["message"]
+    assert "'Reject' to Rejected" in back.json()["meta"]["message"]
+    assert current() == status["In Review"]
+
+    base = {"project": project["id"], "itemType": project["types"]["REQ"]["id"]}
+    approved = admin.post(
+        "/items", json={**base, "fields": {"name": "x", "status": status["Approved"]}}
+    )
+    assert approved.status_code == 400 and "Draft" in approved.json()["meta"]["message"]
+    draft = admin.post("/items", json={**base, "fields": {"name": "x", "status": status["Draft"]}})
+    assert draft.status_code == 201, draft.text
+
+
+def test_status_without_a_workflow_changes_freely(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    feature = project["types"]["FEAT"]
+    status = _statuses(admin, feature)
+    created = admin.post(
+        "/items",
+        json={
+            "project": project["id"],
+            "itemType": feature["id"],
+            "fields": {"name": "f", "status": status["Approved"]},
+        },
+    )
+    assert created.status_code == 201, created.text
+    item_id = created.json()["meta"]["id"]
+    changed = admin.patch(
+        f"/items/{item_id}",
+        json=[{"op": "replace", "path": "/fields/status", "value": status["Draft"]}],
+    )
+    assert changed.status_code == 200, changed.text
+
+
 def test_synchronized_items(admin: httpx.Client, project: dict[str, Any]) -> None:
     first = _create(admin, project, "Shared")
     second = _create(admin, project, "Shared")
@@ -400,7 +621,8 @@ def test_synchronized_items(admin: httpx.Client, project: dict[str, Any]) -> Non
     assert len(global_ids) == 1
     assert [i["id"] for i in admin.get(f"/items/{first}/synceditems").json()["data"]] == [second]
     assert admin.get(f"/items/{first}/synceditems/{second}/syncstatus").json()["data"] == {
-        "inSync": True
+        "inSync": True,
+        "collectionSummary": {"totalChildren": 0, "totalMissing": 0, "totalOutOfSync": 0},
     }
     admin.patch(
         f"/items/{second}", json=[{"op": "replace", "path": "/fields/name", "value": "Drifted"}]
@@ -414,6 +636,49 @@ def test_synchronized_items(admin: httpx.Client, project: dict[str, Any]) -> Non
     assert admin.delete(f"/items/{first}/synceditems/{second}").status_code == 204
     assert admin.get(f"/items/{first}/synceditems").json()["data"] == []
     assert admin.get(f"/items/{first}/synceditems/{second}/syncstatus").status_code == 404
+
+
+def test_sync_status_summarises_the_children(admin: httpx.Client, project: dict[str, Any]) -> None:
+    def sync(one: int, other: int) -> None:
+        response = admin.post(f"/items/{one}/synceditems", json={"item": other})
+        assert response.status_code == 201, response.text
+
+    def status(one: int, other: int) -> dict[str, Any]:
+        response = admin.get(f"/items/{one}/synceditems/{other}/syncstatus")
+        assert response.status_code == 200, response.text
+        data: dict[str, Any] = response.json()["data"]
+        return data
+
+    source, copy = _create(admin, project, "Spec"), _create(admin, project, "Spec")
+    sync(source, copy)
+    same, drifted, only_here = (_create(admin, project, n, parent=source) for n in "ABC")
+    twin_same = _create(admin, project, "A", parent=copy)
+    twin_drifted = _create(admin, project, "B (changed)", parent=copy)
+    sync(same, twin_same)
+    sync(drifted, twin_drifted)
+    assert status(source, copy) == {
+        "inSync": False,
+        "collectionSummary": {"totalChildren": 3, "totalMissing": 1, "totalOutOfSync": 1},
+    }
+    # From the other side: two children, both with a counterpart, one of them different.
+    assert status(copy, source)["collectionSummary"] == {
+        "totalChildren": 2,
+        "totalMissing": 0,
+        "totalOutOfSync": 1,
+    }
+    admin.patch(
+        f"/items/{twin_drifted}", json=[{"op": "replace", "path": "/fields/name", "value": "B"}]
+    ).raise_for_status()
+    sync(only_here, _create(admin, project, "C", parent=copy))
+    assert status(source, copy) == {
+        "inSync": True,
+        "collectionSummary": {"totalChildren": 3, "totalMissing": 0, "totalOutOfSync": 0},
+    }
+    # A child the synced item has and the item lacks: the collections differ.
+    _create(admin, project, "D", parent=copy)
+    assert status(source, copy)["inSync"] is False
+    assert status(source, copy)["collectionSummary"]["totalMissing"] == 0
+    assert status(copy, source)["collectionSummary"]["totalMissing"] == 1
 
 
 def test_links(admin: httpx.Client, project: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ for.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -19,13 +20,15 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from plumbline.common import telemetry
 from plumbline.common.context import to_metadata
-from plumbline.common.errors import PlumblineError, Unavailable, from_grpc
+from plumbline.common.errors import Internal, PlumblineError, Unavailable, from_grpc
+
+log = logging.getLogger(__name__)
 
 #: The deadline of a call that sets none.
 DEFAULT_TIMEOUT = 30.0
 
-#: The largest message a channel sends or receives.
-MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+#: The message limit when none is given (``Settings.grpc_max_message_bytes`` by default).
+MAX_MESSAGE = 64 * 1024 * 1024
 
 Request = TypeVar("Request")
 Response = TypeVar("Response")
@@ -34,8 +37,9 @@ Response = TypeVar("Response")
 class ClientInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
     """Context out as metadata, status codes back as domain errors."""
 
-    def __init__(self, service: str) -> None:
+    def __init__(self, service: str, max_message: int = MAX_MESSAGE) -> None:
         self.service = service
+        self.max_message = max_message
 
     async def intercept_unary_unary(
         self,
@@ -68,19 +72,35 @@ class ClientInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
         """The domain error a failed call stands for."""
         if exc.code() == grpc.StatusCode.UNAVAILABLE:
             return Unavailable(f"The {self.service} service is unavailable; try again shortly.")
+        if _too_large(exc):
+            log.warning(
+                "%s: %s (limit here %d bytes)", self.service, exc.details(), self.max_message
+            )
+            return Internal(
+                f"A message to or from the {self.service} service is larger than the "
+                "services accept; ask for fewer records (a smaller maxResults)."
+            )
         return from_grpc(exc.code(), exc.details() or "")
 
 
-def connect(service: str, address: str) -> grpc.aio.Channel:
+def _too_large(exc: grpc.aio.AioRpcError) -> bool:
+    # gRPC's own size check ("Received/Sent message larger than max (n vs. m)") shares
+    # RESOURCE_EXHAUSTED with throttling; it is no reason to retry.
+    return exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in (
+        exc.details() or ""
+    )
+
+
+def connect(service: str, address: str, max_message: int = MAX_MESSAGE) -> grpc.aio.Channel:
     """An insecure channel (the mesh or network policy secures the pod network)."""
     return grpc.aio.insecure_channel(
         address,
         options=[
             ("grpc.keepalive_time_ms", 30_000),
-            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_receive_message_length", max_message),
+            ("grpc.max_send_message_length", max_message),
         ],
-        interceptors=[ClientInterceptor(service)],
+        interceptors=[ClientInterceptor(service, max_message)],
     )
 
 

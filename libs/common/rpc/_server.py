@@ -15,6 +15,7 @@ from prometheus_client import Histogram
 from plumbline.common import telemetry
 from plumbline.common.context import from_metadata, principal_var, request_id_var
 from plumbline.common.errors import PlumblineError
+from plumbline.common.rpc._client import MAX_MESSAGE
 from plumbline.core.v1 import core_pb2
 
 log = logging.getLogger(__name__)
@@ -113,10 +114,14 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):
 class GrpcServer:
     """The process's gRPC server; modules add their servicers before ``start``."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, max_message: int = MAX_MESSAGE) -> None:
         self.server = grpc.aio.server(
             interceptors=[ServerInterceptor()],
-            options=[("grpc.so_reuseport", 0)],
+            options=[
+                ("grpc.so_reuseport", 0),
+                ("grpc.max_receive_message_length", max_message),
+                ("grpc.max_send_message_length", max_message),
+            ],
         )
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)

@@ -10,18 +10,8 @@ from plumbline.identity.v1 import identity_pb2 as pb
 from plumbline.identity.v1 import identity_pb2_grpc
 from plumbline.services.identity.domain import Identity
 
-#: The UserInput members a client may set, as domain keys.
-INPUT_FIELDS = (
-    "username",
-    "first_name",
-    "last_name",
-    "email",
-    "phone",
-    "title",
-    "location",
-    "license_type",
-    "password",
-)
+#: The UserInput members a client may set (the domain's keys are the same names).
+INPUT_FIELDS = tuple(f.name for f in pb.UserInput.DESCRIPTOR.fields)
 
 
 def user_message(row: Any) -> pb.User:

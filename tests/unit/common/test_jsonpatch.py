@@ -80,3 +80,9 @@ def test_escaped_keys_round_trip(key: str) -> None:
     escaped = key.replace("~", "~0").replace("/", "~1")
     result = apply({"f": {}}, [{"op": "add", "path": f"/f/{escaped}", "value": 1}])
     assert result == {"f": {key: 1}}
+
+
+def test_no_such_path_names_the_path() -> None:
+    with pytest.raises(InvalidArgument) as info:
+        apply(DOC, [{"op": "replace", "path": "/fields/missing", "value": 1}])
+    assert info.value.message == f"{NO_SUCH_PATH}: /fields/missing"

@@ -85,3 +85,14 @@ def test_environment_variables_are_read(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_memory_bus_is_the_default() -> None:
     assert Settings().bus_is_memory
+
+
+def test_the_body_limit_and_the_grpc_limit_that_fits_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = Settings()
+    assert settings.max_body_bytes == 8 * 1024 * 1024
+    assert settings.grpc_max_message_bytes == 64 * 1024 * 1024
+    monkeypatch.setenv("PLUMBLINE_MAX_BODY_BYTES", "1000")
+    assert Settings().grpc_max_message_bytes == 8000
+    monkeypatch.setenv("PLUMBLINE_MAX_BODY_BYTES", "0")
+    with pytest.raises(ValueError, match="max_body_bytes"):
+        Settings()

@@ -28,6 +28,8 @@ RAISES: dict[int, type[errors.PlumblineError]] = {
     for n, error in enumerate(e for e in errors.GRPC_CODES if e is not errors.Internal)
 }
 CRASH = 500
+HUGE = 600  # answered with an owner name of HUGE_REPLY characters
+HUGE_REPLY = 64 * 1024
 GENERIC = "The server could not complete the request."
 
 
@@ -40,7 +42,8 @@ class FakeIdSpace(items_pb2_grpc.IdSpaceServicer):
     async def AllocateIdBlock(
         self, request: items_pb2.AllocateIdBlockRequest, context: Any
     ) -> items_pb2.IdBlock:
-        raise errors.InvalidArgument("not used here")
+        # A request as large as its owner name: the size tests send big ones.
+        return items_pb2.IdBlock(first_id=1, size=1000)
 
     async def GetIdOwner(self, request: core_pb2.Id, context: Any) -> items_pb2.IdOwner:
         self.seen.append((current_principal(), request_id_var.get()))
@@ -48,6 +51,8 @@ class FakeIdSpace(items_pb2_grpc.IdSpaceServicer):
             raise RAISES[request.id](f"Failure number {request.id}.")
         if request.id == CRASH:
             raise RuntimeError("connection string postgresql://admin:hunter2@db")
+        if request.id == HUGE:
+            return items_pb2.IdOwner(owner="x" * HUGE_REPLY)
         return items_pb2.IdOwner(owner="items")
 
 
@@ -213,6 +218,58 @@ async def test_a_started_server_is_not_ready_before_set_serving() -> None:
     try:
         with pytest.raises(errors.Unavailable):
             await wait_ready(channel, "items", 0.3)
+    finally:
+        await channel.close()
+        await server.stop(0)
+
+
+@pytest.mark.parametrize(
+    ("server_limit", "client_limit", "call"),
+    [
+        (4096, 1 << 20, "big request"),  # the server refuses to receive it
+        (1 << 20, 4096, "big request"),  # the client refuses to send it
+        (1 << 20, 4096, "big reply"),  # the client refuses to receive it
+        (4096, 1 << 20, "big reply"),  # the server refuses to send it
+    ],
+)
+async def test_an_oversize_message_is_not_throttling(
+    server_limit: int, client_limit: int, call: str
+) -> None:
+    """gRPC's size limit shares RESOURCE_EXHAUSTED with throttling; a 429 would be retried."""
+    server = GrpcServer("127.0.0.1", 0, max_message=server_limit)
+    server.add(items_pb2_grpc.add_IdSpaceServicer_to_server, FakeIdSpace())
+    port = await server.start()
+    await server.set_serving(True)
+    channel = connect("items", f"127.0.0.1:{port}", max_message=client_limit)
+    client = items_pb2_grpc.IdSpaceStub(channel)
+    try:
+        assert (await client.GetIdOwner(core_pb2.Id(id=1))).owner == "items"
+        with pytest.raises(errors.PlumblineError) as info:
+            if call == "big request":
+                await client.AllocateIdBlock(items_pb2.AllocateIdBlockRequest(owner=" " * 8192))
+            else:
+                await client.GetIdOwner(core_pb2.Id(id=HUGE))
+        assert type(info.value) is errors.Internal
+        assert info.value.http_status == 500
+        assert info.value.message == (
+            "A message to or from the items service is larger than the services accept; "
+            "ask for fewer records (a smaller maxResults)."
+        )
+    finally:
+        await channel.close()
+        await server.stop(0)
+
+
+async def test_messages_up_to_the_limit_pass() -> None:
+    server = GrpcServer("127.0.0.1", 0, max_message=HUGE_REPLY * 2)
+    server.add(items_pb2_grpc.add_IdSpaceServicer_to_server, FakeIdSpace())
+    port = await server.start()
+    await server.set_serving(True)
+    channel = connect("items", f"127.0.0.1:{port}", max_message=HUGE_REPLY * 2)
+    client = items_pb2_grpc.IdSpaceStub(channel)
+    try:
+        assert len((await client.GetIdOwner(core_pb2.Id(id=HUGE))).owner) == HUGE_REPLY
+        await client.AllocateIdBlock(items_pb2.AllocateIdBlockRequest(owner=" " * HUGE_REPLY))
     finally:
         await channel.close()
         await server.stop(0)

@@ -1,0 +1,92 @@
+"""Workflow rules for writes: a status field moves only along its item type's steps.
+
+``POST /items/{id}/workflowtransitions`` takes one step; a PUT or PATCH that changes the
+status field is held to the same steps. A new item starts where the workflow begins: the
+default option of the status field's pick list (what the item gets when it sends none).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plumbline.common.errors import InvalidArgument
+from plumbline.services.items.catalog import Catalog, ItemType, Transition
+
+
+def steps(catalog: Catalog, item_type: ItemType) -> dict[str, list[Transition]]:
+    """The workflow steps of an item type, by the field they move (empty: no workflow)."""
+    found: dict[str, list[Transition]] = {}
+    for step in catalog.transitions:
+        if step.item_type == item_type.id:
+            found.setdefault(step.field, []).append(step)
+    return found
+
+
+def check_new(catalog: Catalog, item_type: ItemType, fields: dict[str, Any]) -> None:
+    """A new item's status is the one its workflow starts with."""
+    for name in steps(catalog, item_type):
+        _check_start(catalog, item_type, name, fields.get(name), f"a new {item_type.display}")
+
+
+def check_change(
+    catalog: Catalog,
+    item_type: ItemType,
+    stored: dict[str, Any],
+    requested: dict[str, Any],
+    fields: dict[str, Any],
+) -> dict[str, Any]:
+    """``fields`` (checked values of a PUT) with each workflow status held to its steps.
+
+    A status the request leaves out stays as it is, so a PUT of other fields does not
+    clear it; the same status is no change; another one must be a step the workflow
+    allows from the stored status.
+    """
+    result = dict(fields)
+    for name, transitions in steps(catalog, item_type).items():
+        current = stored.get(name)
+        if name not in requested:
+            if current is not None:
+                result[name] = current
+            continue
+        wanted = fields.get(name)
+        if wanted == current:
+            continue
+        if current is None:
+            _check_start(catalog, item_type, name, wanted, "an item without a status")
+            continue
+        if any(t.from_option == current and t.to_option == wanted for t in transitions):
+            continue
+        allowed = [t for t in transitions if t.from_option == current]
+        offered = (
+            ", ".join(f"{t.action!r} to {_option(catalog, t.to_option)}" for t in allowed) or "none"
+        )
+        raise InvalidArgument(
+            f"fields.{name} cannot change from {_option(catalog, current)} to "
+            f"{_option(catalog, wanted)}: the workflow of {item_type.display} allows from "
+            f"{_option(catalog, current)}: {offered}."
+        )
+    return result
+
+
+def _check_start(
+    catalog: Catalog, item_type: ItemType, name: str, value: Any, subject: str
+) -> None:
+    field = item_type.field(name)
+    if value is None or field is None or field.pick_list is None:
+        return
+    initial = next(
+        (o.id for o in catalog.options_of(field.pick_list) if o.default and o.active), None
+    )
+    if initial is not None and value != initial:
+        raise InvalidArgument(
+            f"fields.{name}: {subject} starts its workflow in {_option(catalog, initial)}, "
+            f"not {_option(catalog, value)}; later statuses are reached through the "
+            f"workflow's steps (POST /items/{{id}}/workflowtransitions)."
+        )
+
+
+def _option(catalog: Catalog, option: Any) -> str:
+    if option is None:
+        return "no status"
+    found = catalog.options.get(option) if isinstance(option, int) else None
+    return f"{found.name} ({option})" if found is not None else repr(option)
