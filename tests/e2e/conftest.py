@@ -13,6 +13,7 @@ import pytest
 from tests.e2e.harness import (
     NATS_URL,
     PG_ADMIN_URL,
+    MakeUser,
     System,
     cleanup_distributed,
     reachable,
@@ -81,14 +82,14 @@ def unique(prefix: str) -> str:
 
 
 @pytest.fixture
-def make_user(admin: httpx.Client, system: System):  # type: ignore[no-untyped-def]
+def make_user(admin: httpx.Client, system: System) -> Iterator[MakeUser]:
     """Creates a user; returns (id, username, password, client)."""
     clients: list[httpx.Client] = []
 
     def make(**overrides: object) -> tuple[int, str, str, httpx.Client]:
         username = unique("user")
         password = unique("pw-")
-        body = {
+        body: dict[str, object] = {
             "username": username,
             "password": password,
             "firstName": "Test",

@@ -18,14 +18,22 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, TypeAlias
+
+import httpx
 
 PLUMBLINE = [sys.executable, "-m", "plumbline.cli"]
 PG_ADMIN_URL = os.environ.get("PLUMBLINE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 NATS_URL = os.environ.get("PLUMBLINE_TEST_NATS", "nats://127.0.0.1:4222")
 ADMIN_PASSWORD = "admin-test-password"
 SERVICES = ("identity", "items", "activity")
+
+Scalar: TypeAlias = str | int | float | bool | None
+Query: TypeAlias = Mapping[str, Scalar | Sequence[Scalar]] | list[tuple[str, Scalar]]
+"""Query parameters as httpx takes them: a mapping, or a list of pairs to repeat a name."""
 
 
 def reachable(host: str, port: int) -> bool:
@@ -62,11 +70,16 @@ class Process:
 
     @property
     def http_port(self) -> int:
-        return int(self.ready["http_port"])  # type: ignore[arg-type]
+        return self._port("http_port")
 
     @property
     def grpc_port(self) -> int:
-        return int(self.ready["grpc_port"])  # type: ignore[arg-type]
+        return self._port("grpc_port")
+
+    def _port(self, key: str) -> int:
+        port = self.ready[key]
+        assert isinstance(port, int), f"{self.name}: {key} is {port!r} in the ready file"
+        return port
 
     def stop(self, timeout: float = 30) -> int:
         """SIGTERM and wait; returns the exit code."""
@@ -184,6 +197,15 @@ def start_distributed(workdir: Path) -> System:
         cleanup_distributed(system)
         raise
     return system
+
+
+class MakeUser(Protocol):
+    """The ``make_user`` fixture: creates a user; returns (id, username, password, client).
+
+    Keyword arguments replace members of the POST body.
+    """
+
+    def __call__(self, **overrides: object) -> tuple[int, str, str, httpx.Client]: ...
 
 
 def cleanup_distributed(system: System) -> None:

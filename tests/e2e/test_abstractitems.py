@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import new_project, type_ids, unique
+from tests.e2e.harness import Query
 
 
 @pytest.fixture
@@ -35,7 +36,7 @@ def data(admin: httpx.Client) -> dict[str, Any]:
     return {"project": project, "types": types, "ids": ids, "release": release, "key": key}
 
 
-def _ids(admin: httpx.Client, params: Any) -> list[int]:
+def _ids(admin: httpx.Client, params: Query) -> list[int]:
     response = admin.get("/abstractitems", params=params)
     assert response.status_code == 200, response.text
     body = response.json()
@@ -47,7 +48,7 @@ def test_filters(admin: httpx.Client, data: dict[str, Any]) -> None:
     p, ids = data["project"], data["ids"]
     assert _ids(admin, {"project": p}) == [ids["Alpha"], ids["Beta"], ids["Gamma"]]
     assert _ids(admin, {"project": p, "itemType": data["types"]["DEF"]}) == [ids["Gamma"]]
-    keys = [("documentKey", f"{data['key']}-REQ-1"), ("documentKey", f"{data['key']}-DEF-1")]
+    keys: Query = [("documentKey", f"{data['key']}-REQ-1"), ("documentKey", f"{data['key']}-DEF-1")]
     assert sorted(_ids(admin, keys)) == sorted([ids["Alpha"], ids["Gamma"]])
     assert _ids(admin, {"release": data["release"]}) == [ids["Beta"]]
     assert _ids(admin, [("project", p), ("contains", "EXPORT"), ("contains", "crash")]) == [

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import new_project, type_ids, unique
+from tests.e2e.harness import Query
 
 TEXTS = {
     "percent": ("Quota 50% reached", "applies to 5_0 users"),
@@ -44,7 +45,7 @@ def corpus(admin: httpx.Client) -> dict[str, Any]:
 
 
 def _found(admin: httpx.Client, project: int, *contains: str) -> set[int]:
-    params = [("project", project), ("maxResults", 50)] + [("contains", c) for c in contains]
+    params: Query = [("project", project), ("maxResults", 50)] + [("contains", c) for c in contains]
     response = admin.get("/abstractitems", params=params)
     assert response.status_code == 200, response.text
     body = response.json()

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from tests.e2e.conftest import unique
+from tests.e2e.harness import MakeUser, Query
 
 
 def _error(response: httpx.Response, status: int, *words: str) -> None:
@@ -30,7 +31,7 @@ def _project(admin: httpx.Client) -> int:
     return int(response.json()["meta"]["id"])
 
 
-def _feed(admin: httpx.Client, params: Any) -> list[dict[str, Any]]:
+def _feed(admin: httpx.Client, params: Query) -> list[dict[str, Any]]:
     response = admin.get("/activities", params=params)
     assert response.status_code == 200, response.text
     body = response.json()
@@ -61,7 +62,7 @@ def test_a_new_project_shows_at_once(admin: httpx.Client) -> None:
     assert {"id", "details", "userComment"} <= set(activity)
 
 
-def test_new_users_and_groups_show_at_once(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_new_users_and_groups_show_at_once(admin: httpx.Client, make_user: MakeUser) -> None:
     project = _project(admin)
     user_id, username, _pw, _client = make_user()
     group_name = unique("FeedGroup")
@@ -137,7 +138,11 @@ def test_date_takes_one_value_or_a_range(admin: httpx.Client) -> None:
     date = activity["date"]
 
     def ids(*dates: str) -> list[int]:
-        params = [("project", project), ("objectType", "PROJECT"), *[("date", d) for d in dates]]
+        params: Query = [
+            ("project", project),
+            ("objectType", "PROJECT"),
+            *[("date", d) for d in dates],
+        ]
         return [a["id"] for a in _feed(admin, params)]
 
     assert ids(date) == [activity["id"]]  # at or after
@@ -190,7 +195,7 @@ def test_pages_of_the_feed(admin: httpx.Client) -> None:
     project = _project(admin)
     for name in ("one", "two", "three"):
         assert admin.put(f"/projects/{project}", json={"fields": {"name": name}}).status_code == 200
-    params = {"project": project, "objectType": "PROJECT", "maxResults": 3}
+    params: dict[str, str | int] = {"project": project, "objectType": "PROJECT", "maxResults": 3}
     first = admin.get("/activities", params=params).json()
     assert first["meta"]["pageInfo"] == {"startIndex": 0, "resultCount": 3, "totalResults": 4}
     rest = admin.get("/activities", params={**params, "startAt": 3}).json()
@@ -208,9 +213,9 @@ def test_bad_activity_queries(admin: httpx.Client) -> None:
     _error(admin.get("/activities", params={"project": "one"}), 400, "project")
     _error(admin.get("/activities", params={"project": 1, "date": "yesterday"}), 400, "date")
     _error(admin.get("/activities", params={"project": 1, "date": "2024-01-31"}), 400, "date")
-    three = [("project", 1)] + [("date", "2024-01-01T00:00:00.000+0000")] * 3
+    three: Query = [("project", 1)] + [("date", "2024-01-01T00:00:00.000+0000")] * 3
     _error(admin.get("/activities", params=three), 400, "date")
-    reversed_range = [
+    reversed_range: Query = [
         ("project", 1),
         ("date", "2024-02-01T00:00:00.000+0000"),
         ("date", "2024-01-01T00:00:00.000+0000"),
@@ -234,7 +239,7 @@ def test_bad_activity_queries(admin: httpx.Client) -> None:
 def test_normal_users_read_the_feed_and_anonymous_callers_do_not(
     admin: httpx.Client,
     anonymous: httpx.Client,
-    make_user,  # type: ignore[no-untyped-def]
+    make_user: MakeUser,
 ) -> None:
     project = _project(admin)
     _id, _name, _pw, client = make_user()

@@ -8,7 +8,7 @@ import time
 import httpx
 
 from tests.e2e.conftest import unique
-from tests.e2e.harness import PLUMBLINE, System
+from tests.e2e.harness import PLUMBLINE, MakeUser, System
 
 
 def _credentials(system: System, auth: tuple[str, str]) -> tuple[str, str]:
@@ -88,18 +88,24 @@ def test_forged_and_garbage_tokens_are_401(system: System) -> None:
         assert response.json()["meta"]["message"]
 
 
-def _eventually_status(url: str, expected: int, **kwargs: object) -> int:
+def _eventually_status(
+    url: str,
+    expected: int,
+    *,
+    auth: tuple[str, str] | None = None,
+    headers: dict[str, str] | None = None,
+) -> int:
     deadline = time.monotonic() + 10
     status = -1
     while time.monotonic() < deadline:
-        status = httpx.get(url, **kwargs).status_code  # type: ignore[arg-type]
+        status = httpx.get(url, auth=auth, headers=headers).status_code
         if status == expected:
             return status
         time.sleep(0.05)
     return status
 
 
-def test_deactivated_user_loses_basic_and_token_access(system: System, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_deactivated_user_loses_basic_and_token_access(system: System, make_user: MakeUser) -> None:
     user_id, username, password, client = make_user()
     assert client.get("/users/current").status_code == 200  # warms the credential cache
     client_id, secret = _credentials(system, (username, password))
@@ -124,7 +130,7 @@ def test_deactivated_user_loses_basic_and_token_access(system: System, make_user
     assert _eventually_status(url, 200, auth=(username, password)) == 200
 
 
-def test_cli_creates_credentials_that_work(system: System, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_cli_creates_credentials_that_work(system: System, make_user: MakeUser) -> None:
     _user_id, username, _password, _client = make_user()
     result = subprocess.run(
         [*PLUMBLINE, "credentials", "create", "--user", username, "--name", "from-cli"],

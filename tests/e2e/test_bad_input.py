@@ -344,7 +344,9 @@ def test_garbage_authorization_headers(system: System, header: str) -> None:
     ],
 )
 def test_path_ids_that_are_not_ids(admin: httpx.Client, method: str, path: str) -> None:
-    body = {"title": "x"} if path.startswith("/users") else {"fields": {"name": "x"}}
+    body: dict[str, object] = (
+        {"title": "x"} if path.startswith("/users") else {"fields": {"name": "x"}}
+    )
     if path.endswith("/active"):
         body = {"active": True}
     response = admin.request(method, path, json=body if method == "PUT" else None)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import httpx
 
 from tests.e2e.conftest import new_project, unique
-from tests.e2e.harness import System
+from tests.e2e.harness import MakeUser, System
 
 
-def test_category_paths_and_items(system: System, admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_category_paths_and_items(system: System, admin: httpx.Client, make_user: MakeUser) -> None:
     labs = httpx.Client(
         base_url=f"{system.url}/rest/labs", auth=("admin", system.admin_password), timeout=30
     )

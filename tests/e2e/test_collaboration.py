@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import new_project, type_ids, unique
+from tests.e2e.harness import MakeUser
 
 
 @pytest.fixture
@@ -21,7 +22,9 @@ def project(admin: httpx.Client) -> dict[str, Any]:
     return {"id": pid, "types": types, "item": item.json()["meta"]["id"]}
 
 
-def test_lock_blocks_other_users(admin: httpx.Client, project: dict[str, Any], make_user) -> None:  # type: ignore[no-untyped-def]
+def test_lock_blocks_other_users(
+    admin: httpx.Client, project: dict[str, Any], make_user: MakeUser
+) -> None:
     item = project["item"]
     assert admin.get(f"/items/{item}/lock").json()["data"]["locked"] is False
     assert admin.put(f"/items/{item}/lock", json={"locked": True}).status_code == 200

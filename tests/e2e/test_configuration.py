@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from tests.e2e.conftest import new_project, unique
-from tests.e2e.harness import PLUMBLINE, System
+from tests.e2e.harness import PLUMBLINE, MakeUser, System
 
 
-def _types(admin: httpx.Client) -> dict[str, dict]:  # type: ignore[type-arg]
+def _types(admin: httpx.Client) -> dict[str, dict[str, Any]]:
     body = admin.get("/itemtypes", params={"maxResults": 50}).json()
     assert body["meta"]["pageInfo"]["totalResults"] == len(body["data"])
     return {t["typeKey"]: t for t in body["data"]}
@@ -142,7 +143,7 @@ def test_project_item_types(admin: httpx.Client) -> None:
     assert admin.get("/projects/987654/itemtypes").status_code == 404
 
 
-def test_normal_users_read_but_do_not_change_configuration(make_user) -> None:  # type: ignore[no-untyped-def]
+def test_normal_users_read_but_do_not_change_configuration(make_user: MakeUser) -> None:
     _id, _name, _pw, client = make_user()
     types = client.get("/itemtypes").json()["data"]
     assert types

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import new_project, unique
-from tests.e2e.harness import System
+from tests.e2e.harness import MakeUser, System
 
 
 @pytest.fixture
@@ -132,8 +132,8 @@ def test_rules_and_ordering(admin: httpx.Client, labs: httpx.Client, data: dict[
 
 
 def test_scopes_listing_and_favourites(
-    admin: httpx.Client, labs: httpx.Client, data: dict[str, Any], make_user
-) -> None:  # type: ignore[no-untyped-def]
+    admin: httpx.Client, labs: httpx.Client, data: dict[str, Any], make_user: MakeUser
+) -> None:
     p = data["project"]
     everything = {"rule": {"field": {"name": "name"}, "operator": "IS_NOT_EMPTY", "values": []}}
     current = _create(labs, everything)

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import new_project, unique
+from tests.e2e.harness import System
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ def _create(
     project: dict[str, Any],
     name: str,
     parent: int | None = None,
-    **fields: Any,
+    **fields: object,
 ) -> int:
     body: dict[str, Any] = {
         "project": project["id"],
@@ -556,8 +557,8 @@ def test_bulk_patch(admin: httpx.Client, project: dict[str, Any]) -> None:
 
 
 def test_concurrent_creates_keep_keys_and_order_unique(
-    admin: httpx.Client, project: dict[str, Any], system
-) -> None:  # type: ignore[no-untyped-def]
+    admin: httpx.Client, project: dict[str, Any], system: System
+) -> None:
     import concurrent.futures
 
     parent = _create(admin, project, "Busy parent")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 
 from tests.e2e.conftest import unique
+from tests.e2e.harness import MakeUser
 
 
 def _error(response: httpx.Response, status: int, *words: str) -> None:
@@ -34,10 +37,10 @@ def _folder(admin: httpx.Client, **body: object) -> int:
     return _project(admin, isFolder=True, fields={"name": unique("Folder ")}, **body)
 
 
-def _get(admin: httpx.Client, project: int) -> dict[str, object]:
+def _get(admin: httpx.Client, project: int) -> dict[str, Any]:
     response = admin.get(f"/projects/{project}")
     assert response.status_code == 200, response.text
-    data: dict[str, object] = response.json()["data"]
+    data: dict[str, Any] = response.json()["data"]
     return data
 
 
@@ -144,7 +147,7 @@ def test_put_back_a_whole_get_object(admin: httpx.Client) -> None:
     folder = _folder(admin)
     project = _project(admin, parent=folder)
     data = _get(admin, project)
-    data["fields"]["description"] = "round trip"  # type: ignore[index]
+    data["fields"]["description"] = "round trip"
     response = admin.put(f"/projects/{project}", json=data)
     assert response.status_code == 200, response.text
     after = _get(admin, project)
@@ -263,7 +266,7 @@ def test_date_fields_are_calendar_dates(admin: httpx.Client) -> None:
         body = {"projectKey": _key(), "fields": {"name": "d", "date1": value}}
         _error(admin.post("/projects", json=body), 400, "date1")
     project = _project(admin, fields={"name": "d", "date1": "2024-02-29"})
-    assert _get(admin, project)["fields"]["date1"] == "2024-02-29"  # type: ignore[index]
+    assert _get(admin, project)["fields"]["date1"] == "2024-02-29"
 
 
 def test_include_created_by(admin: httpx.Client) -> None:
@@ -287,7 +290,7 @@ def test_unknown_projects_are_404(admin: httpx.Client) -> None:
 
 def test_normal_users_read_but_do_not_change_projects(
     admin: httpx.Client,
-    make_user,  # type: ignore[no-untyped-def]
+    make_user: MakeUser,
 ) -> None:
     project = _project(admin, fields={"name": "Theirs"})
     _id, _name, _pw, client = make_user()

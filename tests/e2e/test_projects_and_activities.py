@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 
 from tests.e2e.conftest import unique
+from tests.e2e.harness import MakeUser
 
 
 def _project(admin: httpx.Client, **body: object) -> int:
@@ -46,7 +47,7 @@ def test_folders(admin: httpx.Client) -> None:
     assert "parent" not in admin.get(f"/projects/{child}").json()["data"]
 
 
-def test_project_key_rules(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_project_key_rules(admin: httpx.Client, make_user: MakeUser) -> None:
     key = unique("DUP").upper()
     _project(admin, projectKey=key, fields={"name": "a"})
     duplicate = admin.post("/projects", json={"projectKey": key, "fields": {"name": "b"}})
@@ -77,7 +78,7 @@ def test_project_pages_reach_the_total(admin: httpx.Client) -> None:
     assert len(seen) == len(set(seen)) == total
 
 
-def test_changes_show_in_the_feed_at_once(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_changes_show_in_the_feed_at_once(admin: httpx.Client, make_user: MakeUser) -> None:
     before = (datetime.now(UTC) - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%S.000+0000")
     pid = _project(admin, projectKey=unique("ACT").upper(), fields={"name": "Feed"})
     # No polling: the gateway waits for the feed to catch up with the write.
@@ -124,7 +125,7 @@ def test_changes_show_in_the_feed_at_once(admin: httpx.Client, make_user) -> Non
     assert one["linked"]["users"][str(activity["user"])]["username"] == "admin"
 
 
-def test_user_changes_are_in_every_project_feed(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_user_changes_are_in_every_project_feed(admin: httpx.Client, make_user: MakeUser) -> None:
     pid = _project(admin, projectKey=unique("UF").upper(), fields={"name": "Users"})
     _user_id, username, _pw, _client = make_user()
     feed = admin.get(

@@ -30,7 +30,7 @@ def setup(admin: httpx.Client) -> dict[str, Any]:
     }
 
 
-def _relate(admin: httpx.Client, source: int, target: int, rel_type: Any = None) -> int:
+def _relate(admin: httpx.Client, source: int, target: int, rel_type: int | None = None) -> int:
     body: dict[str, Any] = {"fromItem": source, "toItem": target}
     if rel_type is not None:
         body["relationshipType"] = rel_type

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 
 from tests.e2e.conftest import unique
-from tests.e2e.harness import System
+from tests.e2e.harness import MakeUser, System
 
 
 def _error(response: httpx.Response, status: int, *words: str) -> None:
@@ -31,7 +31,7 @@ def _project(admin: httpx.Client) -> int:
     return int(response.json()["meta"]["id"])
 
 
-def _all_group_ids(admin: httpx.Client, **params: object) -> list[int]:
+def _all_group_ids(admin: httpx.Client, **params: str | int) -> list[int]:
     """Every group id, page by page, checking the page info on the way."""
     ids: list[int] = []
     start = 0
@@ -144,7 +144,7 @@ def test_names_are_unique_within_their_scope(admin: httpx.Client) -> None:
     assert in_project != first
 
 
-def test_delete(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_delete(admin: httpx.Client, make_user: MakeUser) -> None:
     project = _project(admin)
     group = _group(admin, project=project)
     user, _n, _p, _c = make_user()
@@ -171,7 +171,7 @@ def test_a_deleted_name_is_free_but_its_id_is_not_reused(
     _error(admin.get(f"/usergroups/{first}"), 404)
 
 
-def test_members(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_members(admin: httpx.Client, make_user: MakeUser) -> None:
     group = _group(admin)
     empty = admin.get(f"/usergroups/{group}/users").json()
     assert empty["data"] == []
@@ -206,7 +206,7 @@ def test_members(admin: httpx.Client, make_user) -> None:  # type: ignore[no-unt
     assert admin.post(f"/usergroups/{group}/users", json={"user": users[1]}).status_code == 201
 
 
-def test_what_non_admins_may_not_do(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_what_non_admins_may_not_do(admin: httpx.Client, make_user: MakeUser) -> None:
     name = unique("Guarded")
     group = _group(admin, name=name, description="keep")
     member, _n, _p, member_client = make_user()

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import httpx
 
 from tests.e2e.conftest import unique
-from tests.e2e.harness import System
+from tests.e2e.harness import MakeUser, System
 
 
 def _user_body(**overrides: object) -> dict[str, object]:
@@ -74,7 +74,7 @@ def test_get_an_unknown_user_is_404(admin: httpx.Client) -> None:
     _error(admin.get("/users/987654321"), 404, "987654321")
 
 
-def test_filters_take_repeated_values(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_filters_take_repeated_values(admin: httpx.Client, make_user: MakeUser) -> None:
     family = unique("Fam")
     first = make_user(lastName=family, firstName="Alpha")
     second = make_user(lastName=family, firstName="Beta")
@@ -107,7 +107,7 @@ def test_filters_take_repeated_values(admin: httpx.Client, make_user) -> None:  
 
 def test_a_deactivated_user_is_listed_only_with_include_inactive(
     admin: httpx.Client,
-    make_user,  # type: ignore[no-untyped-def]
+    make_user: MakeUser,
 ) -> None:
     family = unique("Inact")
     active = make_user(lastName=family)[0]
@@ -128,7 +128,7 @@ def test_a_deactivated_user_is_listed_only_with_include_inactive(
     assert admin.get(f"/users/{inactive}").json()["data"]["active"] is False
 
 
-def test_pages_report_start_count_and_total(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_pages_report_start_count_and_total(admin: httpx.Client, make_user: MakeUser) -> None:
     family = unique("Page")
     ids = [make_user(lastName=family)[0] for _ in range(5)]
     seen: list[int] = []
@@ -154,7 +154,7 @@ def test_pages_report_start_count_and_total(admin: httpx.Client, make_user) -> N
     assert empty["meta"]["pageInfo"] == {"startIndex": 0, "resultCount": 0, "totalResults": 0}
 
 
-def test_put_changes_fields_and_answers_json(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_put_changes_fields_and_answers_json(admin: httpx.Client, make_user: MakeUser) -> None:
     user_id, username, _pw, _client = make_user()
     changes = {
         "firstName": "Grace",
@@ -177,7 +177,7 @@ def test_put_changes_fields_and_answers_json(admin: httpx.Client, make_user) -> 
     assert (after["title"], after["firstName"]) == ("Commodore", "Grace")
 
 
-def test_put_with_a_password_is_refused(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_put_with_a_password_is_refused(admin: httpx.Client, make_user: MakeUser) -> None:
     user_id, _name, _pw, client = make_user()
     _error(admin.put(f"/users/{user_id}", json={"password": "new-secret"}), 400, "password")
     assert client.get("/users/current").status_code == 200  # the old password still works
@@ -185,7 +185,7 @@ def test_put_with_a_password_is_refused(admin: httpx.Client, make_user) -> None:
     assert admin.put(f"/users/{user_id}", json={"password": None, "title": "T"}).status_code == 200
 
 
-def test_put_cannot_remove_a_required_field(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_put_cannot_remove_a_required_field(admin: httpx.Client, make_user: MakeUser) -> None:
     user_id, _name, _pw, _client = make_user()
     before = admin.get(f"/users/{user_id}").json()["data"]
     for name in ("firstName", "email", "licenseType"):
@@ -194,7 +194,7 @@ def test_put_cannot_remove_a_required_field(admin: httpx.Client, make_user) -> N
     assert admin.get(f"/users/{user_id}").json()["data"] == before
 
 
-def test_put_back_a_whole_get_object(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_put_back_a_whole_get_object(admin: httpx.Client, make_user: MakeUser) -> None:
     user_id, _name, _pw, client = make_user()
     data = admin.get(f"/users/{user_id}").json()["data"]
     assert {"id", "type", "active", "avatarUrl"} <= set(data)
@@ -214,8 +214,8 @@ def test_put_back_a_whole_get_object(admin: httpx.Client, make_user) -> None:  #
 
 
 def test_renaming_a_user_changes_their_login(
-    system: System, admin: httpx.Client, make_user
-) -> None:  # type: ignore[no-untyped-def]
+    system: System, admin: httpx.Client, make_user: MakeUser
+) -> None:
     user_id, _old, password, client = make_user()
     assert client.get("/users/current").status_code == 200
     new_name = unique("renamed")
@@ -225,7 +225,7 @@ def test_renaming_a_user_changes_their_login(
     assert _eventually(lambda: client.get("/users/current").status_code == 401)
 
 
-def test_duplicate_usernames_already_exist(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_duplicate_usernames_already_exist(admin: httpx.Client, make_user: MakeUser) -> None:
     _id, username, _pw, _client = make_user()
     _error(admin.post("/users", json=_user_body(username=username)), 400, "already exists")
     _error(admin.post("/users", json=_user_body(username=username.upper())), 400, "already exists")
@@ -235,7 +235,7 @@ def test_duplicate_usernames_already_exist(admin: httpx.Client, make_user) -> No
 
 def test_deactivation_stops_basic_auth_and_activation_restores_it(
     admin: httpx.Client,
-    make_user,  # type: ignore[no-untyped-def]
+    make_user: MakeUser,
 ) -> None:
     user_id, _name, _pw, client = make_user()
     assert client.get("/users/current").status_code == 200  # now cached by the gateway
@@ -256,7 +256,7 @@ def test_activation_rules(admin: httpx.Client) -> None:
     _error(admin.put("/users/987654321", json={"title": "x"}), 404, "987654321")
 
 
-def test_what_a_normal_user_may_do(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_what_a_normal_user_may_do(admin: httpx.Client, make_user: MakeUser) -> None:
     me, my_name, _pw, client = make_user()
     other, _n, _p, _c = make_user()
     for response in (

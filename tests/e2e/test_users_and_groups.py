@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 
 from tests.e2e.conftest import new_project, unique
+from tests.e2e.harness import MakeUser
 
 
 def test_create_then_read_a_user(admin: httpx.Client) -> None:
@@ -28,7 +29,7 @@ def test_create_then_read_a_user(admin: httpx.Client) -> None:
     assert "password" not in user
 
 
-def test_filters_and_paging(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_filters_and_paging(admin: httpx.Client, make_user: MakeUser) -> None:
     tag = unique("Fam")
     ids = [make_user(lastName=tag)[0] for _ in range(3)]
     page = admin.get("/users", params={"lastName": tag, "maxResults": 2}).json()
@@ -44,7 +45,7 @@ def test_filters_and_paging(admin: httpx.Client, make_user) -> None:  # type: ig
     assert empty["data"] == [] and empty["meta"]["pageInfo"]["totalResults"] == 0
 
 
-def test_inactive_users_are_hidden_unless_asked(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_inactive_users_are_hidden_unless_asked(admin: httpx.Client, make_user: MakeUser) -> None:
     user_id, username, _pw, _client = make_user()
     assert (
         admin.put(f"/users/{user_id}/active", json={"active": False}).json()["meta"]["status"]
@@ -56,7 +57,9 @@ def test_inactive_users_are_hidden_unless_asked(admin: httpx.Client, make_user) 
     assert [u["active"] for u in shown["data"]] == [False]
 
 
-def test_put_updates_and_ignores_read_only_members(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_put_updates_and_ignores_read_only_members(
+    admin: httpx.Client, make_user: MakeUser
+) -> None:
     user_id, _name, _pw, _client = make_user()
     data = admin.get(f"/users/{user_id}").json()["data"]
     data.update({"title": "Lead", "location": "Berlin"})
@@ -68,7 +71,7 @@ def test_put_updates_and_ignores_read_only_members(admin: httpx.Client, make_use
     assert refused.status_code == 400 and "password" in refused.json()["meta"]["message"]
 
 
-def test_duplicate_username(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_duplicate_username(admin: httpx.Client, make_user: MakeUser) -> None:
     _id, username, _pw, _client = make_user()
     again = admin.post(
         "/users",
@@ -85,7 +88,7 @@ def test_duplicate_username(admin: httpx.Client, make_user) -> None:  # type: ig
     assert "already exists" in again.json()["meta"]["message"]
 
 
-def test_what_a_normal_user_may_see(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_what_a_normal_user_may_see(admin: httpx.Client, make_user: MakeUser) -> None:
     me, _name, _pw, client = make_user()
     other, _n, _p, _c = make_user()
     assert client.get("/users/current").json()["data"]["id"] == me
@@ -105,7 +108,7 @@ def test_what_a_normal_user_may_see(admin: httpx.Client, make_user) -> None:  # 
     assert client.get(f"/usergroups/{group}").status_code == 200
 
 
-def test_group_family(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_group_family(admin: httpx.Client, make_user: MakeUser) -> None:
     name = unique("Reviewers")
     created = admin.post("/usergroups", json={"name": name, "description": "Review board"})
     assert created.status_code == 201

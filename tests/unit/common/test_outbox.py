@@ -5,10 +5,12 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 import pytest
+from nats.js.api import ConsumerInfo
 from sqlalchemy import MetaData, select
 
 from plumbline.common.bus import Bus
@@ -40,14 +42,20 @@ async def outbox(db_url: str) -> AsyncIterator[Outbox]:
         await box.db.close()
 
 
-async def rows(outbox: Outbox) -> list[Any]:
+class OutboxRow(NamedTuple):
+    id: int
+    event_id: str
+    published_at: datetime | None
+
+
+async def rows(outbox: Outbox) -> list[OutboxRow]:
     """(id, event_id, published_at) of every outbox row, by id."""
     table = outbox.table
     async with outbox.db.read() as session:
         result = await session.execute(
             select(table.c.id, table.c.event_id, table.c.published_at).order_by(table.c.id)
         )
-        return list(result.all())
+        return [OutboxRow(*row) for row in result]
 
 
 async def collect(bus: Bus) -> list[Event]:
@@ -319,5 +327,5 @@ async def test_an_event_written_while_nats_is_unreachable_is_published_once_it_i
 
 
 async def _consumer_drained(bus: NatsBus, durable: str) -> bool:
-    info = await bus._jetstream().consumer_info(bus.stream, durable)
+    info: ConsumerInfo = await bus._jetstream().consumer_info(bus.stream, durable)
     return info.num_pending == 0 and info.num_ack_pending == 0

@@ -8,42 +8,45 @@ import pytest
 from starlette.requests import Request
 
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.rpc import ServiceClient
+from plumbline.core.v1 import core_pb2
 from plumbline.gateway.includes import requested, resolve
+from plumbline.gateway.upstreams import Upstreams
 from plumbline.identity.v1 import identity_pb2
 from plumbline.items.v1 import items_pb2
 
 
-class Counting:
+class Counting(ServiceClient):
+    """Identity and items clients without servers: answer every id, count the calls."""
+
     def __init__(self) -> None:
         self.calls: list[tuple[str, list[int]]] = []
 
-    async def GetUsers(self, request: Any) -> identity_pb2.UserList:
+    async def GetUsers(self, request: core_pb2.IdList) -> identity_pb2.UserList:
         self.calls.append(("users", list(request.ids)))
         return identity_pb2.UserList(
             users=[identity_pb2.User(id=i, username=f"u{i}") for i in request.ids]
         )
 
-    async def GetProjects(self, request: Any) -> items_pb2.ProjectList:
+    async def GetProjects(self, request: core_pb2.IdList) -> items_pb2.ProjectList:
         self.calls.append(("projects", list(request.ids)))
         return items_pb2.ProjectList(
             projects=[items_pb2.Project(id=i, fields_json=b"{}") for i in request.ids]
         )
 
 
-class Upstreams:
-    def __init__(self, fake: Counting) -> None:
-        self.identity = fake
-        self.items = fake
+def _upstreams(fake: Counting) -> Upstreams:
+    return Upstreams(identity=fake, items=fake, activity=fake)
 
 
 async def test_one_call_per_type_with_unique_ids() -> None:
     fake = Counting()
-    records = [
+    records: list[dict[str, Any]] = [
         {"createdBy": 1, "modifiedBy": 2, "parent": 10, "fields": {"projectManager": 2}},
         {"createdBy": 1, "modifiedBy": 3},
     ]
     linked = await resolve(
-        Upstreams(fake),  # type: ignore[arg-type]
+        _upstreams(fake),
         "projects",
         ["data.createdBy", "data.modifiedBy", "data.fields.projectManager", "data.parent"],
         records,
@@ -56,7 +59,7 @@ async def test_one_call_per_type_with_unique_ids() -> None:
 
 
 async def test_no_include_no_linked() -> None:
-    assert await resolve(Upstreams(Counting()), "projects", [], [{}]) is None  # type: ignore[arg-type]
+    assert await resolve(_upstreams(Counting()), "projects", [], [{}]) is None
 
 
 def test_unknown_include_is_refused_with_the_allowed_keys() -> None:

@@ -17,7 +17,8 @@ async def _messages_in_stream(bus: NatsBus) -> int:
 
 
 async def _consumer(bus: NatsBus, durable: str) -> ConsumerInfo:
-    return await bus._jetstream().consumer_info(bus.stream, durable)
+    info: ConsumerInfo = await bus._jetstream().consumer_info(bus.stream, durable)
+    return info
 
 
 async def _drained(bus: NatsBus, durable: str) -> bool:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import grpc
 import pytest
@@ -37,7 +36,9 @@ class FakeItems(items_pb2_grpc.ItemsServicer):
 
     seen: list[tuple[Principal | None, str]] = field(default_factory=list)
 
-    async def GetIdOwner(self, request: core_pb2.Id, context: Any) -> items_pb2.IdOwner:
+    async def GetIdOwner(
+        self, request: core_pb2.Id, context: grpc.aio.ServicerContext
+    ) -> items_pb2.IdOwner:
         self.seen.append((current_principal(), request_id_var.get()))
         if request.id in RAISES:
             raise RAISES[request.id](f"Failure number {request.id}.")
@@ -71,7 +72,7 @@ async def rig() -> AsyncIterator[Rig]:
 
 
 @pytest.fixture
-def as_alice() -> Any:
+def as_alice() -> Iterator[None]:
     p_token = principal_var.set(Principal(42, "alice", frozenset({ORG_ADMIN, "USER_ADMIN"})))
     r_token = request_id_var.set("req-1")
     yield
@@ -151,7 +152,8 @@ async def test_an_unexpected_exception_arrives_as_internal_without_details(rig: 
 
 async def test_the_server_answers_with_the_mapped_status_code(rig: Rig) -> None:
     """What other clients (not ServiceClient) see on the wire."""
-    stub = items_pb2_grpc.ItemsStub(rig.client.channel)
+    # The generated gRPC modules have no type stubs yet.
+    stub = items_pb2_grpc.ItemsStub(rig.client.channel)  # type: ignore[no-untyped-call]
     [not_found] = [i for i, e in RAISES.items() if e is errors.NotFound]
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await stub.GetIdOwner(core_pb2.Id(id=not_found))
