@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from tests.e2e.harness import (
     reachable,
     start_distributed,
     start_embedded,
+    user_body,
 )
 
 TOPOLOGIES = ["embedded", "distributed"]
@@ -76,52 +76,31 @@ def anonymous(system: System) -> Iterator[httpx.Client]:
         yield client
 
 
-def unique(prefix: str) -> str:
-    """A name no other test uses."""
-    return f"{prefix}{uuid.uuid4().hex[:8]}"
+@pytest.fixture
+def labs(system: System) -> Iterator[httpx.Client]:
+    """A client authenticated as the organization admin, at ``/rest/labs``."""
+    with httpx.Client(
+        base_url=f"{system.url}/rest/labs", auth=("admin", system.admin_password), timeout=30
+    ) as client:
+        yield client
 
 
 @pytest.fixture
 def make_user(admin: httpx.Client, system: System) -> Iterator[MakeUser]:
-    """Creates a user; returns (id, username, password, client)."""
+    """Creates users; see ``MakeUser``. Their clients are closed afterwards."""
     clients: list[httpx.Client] = []
 
     def make(**overrides: object) -> tuple[int, str, str, httpx.Client]:
-        username = unique("user")
-        password = unique("pw-")
-        body: dict[str, object] = {
-            "username": username,
-            "password": password,
-            "firstName": "Test",
-            "lastName": "User",
-            "email": f"{username}@example.com",
-            "licenseType": "NAMED",
-        }
-        body.update(overrides)
+        body = user_body(**overrides)
         response = admin.post("/users", json=body)
         assert response.status_code == 201, response.text
+        username, password = str(body["username"]), str(body["password"])
         client = httpx.Client(
-            base_url=f"{system.url}/rest/v1",
-            auth=(str(body["username"]), str(body["password"])),
-            timeout=30,
+            base_url=f"{system.url}/rest/v1", auth=(username, password), timeout=30
         )
         clients.append(client)
-        return response.json()["meta"]["id"], str(body["username"]), str(body["password"]), client
+        return response.json()["meta"]["id"], username, password, client
 
     yield make
     for client in clients:
         client.close()
-
-
-def new_project(admin: httpx.Client, key: str) -> int:
-    """Creates a project whose key and name are `key`; returns its id."""
-    response = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}})
-    assert response.status_code == 201, response.text
-    return int(response.json()["meta"]["id"])
-
-
-def type_ids(admin: httpx.Client) -> dict[str, int]:
-    """Item type ids by type key."""
-    response = admin.get("/itemtypes", params={"maxResults": 50})
-    assert response.status_code == 200, response.text
-    return {t["typeKey"]: t["id"] for t in response.json()["data"]}

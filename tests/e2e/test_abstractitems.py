@@ -8,13 +8,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import new_project, type_ids, unique
-from tests.e2e.harness import Query
+from tests.e2e.harness import Query, new_project, project_key, type_ids
 
 
 @pytest.fixture
 def data(admin: httpx.Client) -> dict[str, Any]:
-    key = unique("AB").upper()
+    key = project_key("AB")
     project = new_project(admin, key)
     types = type_ids(admin)
     release = admin.post("/releases", json={"name": "R1", "project": project}).json()["meta"]["id"]

@@ -11,8 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import new_project, type_ids, unique
-from tests.e2e.harness import Query
+from tests.e2e.harness import Query, new_project, project_key, type_ids
 
 TEXTS = {
     "percent": ("Quota 50% reached", "applies to 5_0 users"),
@@ -26,7 +25,7 @@ TEXTS = {
 
 @pytest.fixture
 def corpus(admin: httpx.Client) -> dict[str, Any]:
-    key = unique("CT").upper()
+    key = project_key("CT")
     project = new_project(admin, key)
     types = type_ids(admin)
     ids = {}

@@ -11,36 +11,9 @@ import base64
 import httpx
 import pytest
 
-from tests.e2e.conftest import unique
-from tests.e2e.harness import System
+from tests.e2e.harness import System, assert_error, project_key, unique, user_body
 
 BIG = 2**64  # more than any id can be
-
-
-def _user(**overrides: object) -> dict[str, object]:
-    name = unique("bad")
-    body: dict[str, object] = {
-        "username": name,
-        "password": "pw",
-        "firstName": "Bad",
-        "lastName": "Input",
-        "email": f"{name}@example.com",
-        "licenseType": "NAMED",
-    }
-    body.update(overrides)
-    return body
-
-
-def _error(response: httpx.Response, status: int, *words: str) -> str:
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].startswith("application/json")
-    meta = response.json()["meta"]
-    assert meta["status"] == httpx.codes.get_reason_phrase(status)
-    assert meta["timestamp"].endswith("+0000")
-    assert meta["message"]
-    for word in words:
-        assert word in meta["message"], meta["message"]
-    return str(meta["message"])
 
 
 @pytest.fixture(scope="module")
@@ -49,10 +22,10 @@ def records(system: System) -> dict[str, int]:
     with httpx.Client(
         base_url=f"{system.url}/rest/v1", auth=("admin", system.admin_password)
     ) as admin:
-        key = unique("BAD").upper()
+        key = project_key("BAD")
         project = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}})
         group = admin.post("/usergroups", json={"name": unique("bad")})
-        user = admin.post("/users", json=_user())
+        user = admin.post("/users", json=user_body(firstName="Bad", lastName="Input"))
         return {
             "project": project.json()["meta"]["id"],
             "group": group.json()["meta"]["id"],
@@ -79,23 +52,23 @@ def test_malformed_json(admin: httpx.Client, records: dict[str, int], content: b
         ("POST", "/projects"),
         ("PUT", f"/projects/{records['project']}"),
     ):
-        _error(_json(admin, method, path, content), 400, "not valid JSON")
+        assert_error(_json(admin, method, path, content), 400, "not valid JSON")
 
 
 def test_bodies_that_are_not_objects(admin: httpx.Client, records: dict[str, int]) -> None:
     for content in (b"[]", b'"text"', b"42", b"null"):
-        _error(_json(admin, "POST", "/users", content), 400)
-        _error(_json(admin, "PUT", f"/projects/{records['project']}", content), 400)
-        _error(_json(admin, "POST", f"/usergroups/{records['group']}/users", content), 400)
-    _error(admin.post("/projects", json={"projectKey": "K", "fields": []}), 400, "fields")
+        assert_error(_json(admin, "POST", "/users", content), 400)
+        assert_error(_json(admin, "PUT", f"/projects/{records['project']}", content), 400)
+        assert_error(_json(admin, "POST", f"/usergroups/{records['group']}/users", content), 400)
+    assert_error(admin.post("/projects", json={"projectKey": "K", "fields": []}), 400, "fields")
 
 
 def test_wrong_types_name_the_field(admin: httpx.Client, records: dict[str, int]) -> None:
     user, group, project = records["user"], records["group"], records["project"]
     cases = [
-        (admin.post("/users", json=_user(username=1)), "username"),
-        (admin.post("/users", json=_user(firstName=["A"])), "firstName"),
-        (admin.post("/users", json=_user(phone=123)), "phone"),
+        (admin.post("/users", json=user_body(username=1)), "username"),
+        (admin.post("/users", json=user_body(firstName=["A"])), "firstName"),
+        (admin.post("/users", json=user_body(phone=123)), "phone"),
         (admin.put(f"/users/{user}", json={"title": True}), "title"),
         (admin.put(f"/users/{user}/active", json={"active": "false"}), "active"),
         (admin.put(f"/users/{user}/active", json={"active": 0}), "active"),
@@ -110,12 +83,12 @@ def test_wrong_types_name_the_field(admin: httpx.Client, records: dict[str, int]
         (admin.put(f"/projects/{project}", json={"fields": {"name": 3}}), "fields.name"),
     ]
     for response, field in cases:
-        _error(response, 400, field)
+        assert_error(response, 400, field)
 
 
 def test_unknown_fields_are_named(admin: httpx.Client, records: dict[str, int]) -> None:
     cases = [
-        (admin.post("/users", json=_user(nickname="x")), "nickname"),
+        (admin.post("/users", json=user_body(nickname="x")), "nickname"),
         (admin.put(f"/users/{records['user']}", json={"shoeSize": 44}), "shoeSize"),
         (admin.put(f"/users/{records['user']}/active", json={"active": True, "x": 1}), "x"),
         (admin.post("/usergroups", json={"name": unique("g"), "colour": "red"}), "colour"),
@@ -133,41 +106,43 @@ def test_unknown_fields_are_named(admin: httpx.Client, records: dict[str, int]) 
         ),
     ]
     for response, field in cases:
-        _error(response, 400, field, "not a known field")
+        assert_error(response, 400, field, "not a known field")
 
 
 def test_missing_required_fields(admin: httpx.Client, records: dict[str, int]) -> None:
-    body = {k: v for k, v in _user().items() if k not in ("email", "password")}
-    _error(admin.post("/users", json=body), 400, "email is required", "password is required")
-    _error(admin.post("/usergroups", json={"description": "x"}), 400, "name is required")
-    _error(admin.post(f"/usergroups/{records['group']}/users", json={}), 400, "user is required")
-    _error(admin.put(f"/users/{records['user']}/active", json={}), 400, "active is required")
-    _error(admin.post("/projects", json={"projectKey": unique("K")}), 400, "name")
-    _error(admin.post("/projects", json={"fields": {"name": "x"}}), 400, "projectKey")
+    body = {k: v for k, v in user_body().items() if k not in ("email", "password")}
+    assert_error(admin.post("/users", json=body), 400, "email is required", "password is required")
+    assert_error(admin.post("/usergroups", json={"description": "x"}), 400, "name is required")
+    assert_error(
+        admin.post(f"/usergroups/{records['group']}/users", json={}), 400, "user is required"
+    )
+    assert_error(admin.put(f"/users/{records['user']}/active", json={}), 400, "active is required")
+    assert_error(admin.post("/projects", json={"projectKey": unique("K")}), 400, "name")
+    assert_error(admin.post("/projects", json={"fields": {"name": "x"}}), 400, "projectKey")
 
 
 def test_over_long_and_empty_strings(admin: httpx.Client, records: dict[str, int]) -> None:
-    _error(admin.post("/users", json=_user(firstName="x" * 300)), 400, "firstName", "255")
-    _error(admin.put(f"/users/{records['user']}", json={"lastName": "x" * 256}), 400, "255")
-    _error(admin.post("/users", json=_user(phone="1" * 65)), 400, "phone", "64")
-    _error(admin.post("/users", json=_user(username="")), 400, "username", "empty")
-    _error(admin.post("/users", json=_user(email="no-at-sign")), 400, "email")
-    _error(admin.post("/users", json=_user(licenseType="GOLD")), 400, "licenseType")
-    _error(admin.post("/usergroups", json={"name": "g" * 256}), 400, "name", "255")
-    _error(admin.post("/usergroups", json={"name": ""}), 400, "name")
-    _error(
+    assert_error(admin.post("/users", json=user_body(firstName="x" * 300)), 400, "firstName", "255")
+    assert_error(admin.put(f"/users/{records['user']}", json={"lastName": "x" * 256}), 400, "255")
+    assert_error(admin.post("/users", json=user_body(phone="1" * 65)), 400, "phone", "64")
+    assert_error(admin.post("/users", json=user_body(username="")), 400, "username", "empty")
+    assert_error(admin.post("/users", json=user_body(email="no-at-sign")), 400, "email")
+    assert_error(admin.post("/users", json=user_body(licenseType="GOLD")), 400, "licenseType")
+    assert_error(admin.post("/usergroups", json={"name": "g" * 256}), 400, "name", "255")
+    assert_error(admin.post("/usergroups", json={"name": ""}), 400, "name")
+    assert_error(
         admin.post("/usergroups", json={"name": unique("g"), "description": "d" * 65536}),
         400,
         "description",
         "65535",
     )
-    _error(
+    assert_error(
         admin.post("/projects", json={"projectKey": unique("K"), "fields": {"name": "n" * 300}}),
         400,
         "fields.name",
         "255",
     )
-    _error(
+    assert_error(
         admin.post("/projects", json={"projectKey": "K" * 40, "fields": {"name": "x"}}),
         400,
         "projectKey",
@@ -190,7 +165,7 @@ def test_bodies_must_say_they_are_json(admin: httpx.Client, records: dict[str, i
             ("PUT", f"/projects/{records['project']}"),
         ):
             response = admin.request(method, path, content=body, headers=headers)
-            _error(response, 400, "Content-Type", "application/json")
+            assert_error(response, 400, "Content-Type", "application/json")
     assert admin.get(f"/usergroups/{records['group']}").json()["data"]["name"] != "typed"
     # Parameters of the media type are fine.
     response = admin.post(
@@ -223,7 +198,7 @@ def test_paging_parameters(
         ("/projects", {}),
         ("/activities", {"project": str(records["project"])}),
     ):
-        _error(admin.get(path, params={**extra, **query}), 400, *words)
+        assert_error(admin.get(path, params={**extra, **query}), 400, *words)
 
 
 def test_paging_at_the_limit_is_fine(admin: httpx.Client, records: dict[str, int]) -> None:
@@ -264,7 +239,7 @@ def test_unknown_ids_are_404(admin: httpx.Client, records: dict[str, int]) -> No
         admin.put(f"/projects/{missing}", json={"fields": {"name": "x"}}),
         admin.get(f"/activities/{missing}"),
     ):
-        _error(response, 404, str(missing))
+        assert_error(response, 404, str(missing))
 
 
 def test_wrong_methods_are_405_with_a_json_body(
@@ -285,17 +260,17 @@ def test_wrong_methods_are_405_with_a_json_body(
     ]
     for method, path, *allowed in cases:
         response = admin.request(method, path, json={} if method != "GET" else None)
-        _error(response, 405, method, *allowed)
+        assert_error(response, 405, method, *allowed)
         assert set(allowed) <= {m.strip() for m in response.headers["allow"].split(",")}
 
 
 def test_credentials(system: System, records: dict[str, int]) -> None:
     url = f"{system.url}/rest/v1/users/current"
-    _error(httpx.get(url), 401, "Authentication is required")
-    _error(httpx.get(f"{system.url}/rest/v1/projects"), 401)
+    assert_error(httpx.get(url), 401, "Authentication is required")
+    assert_error(httpx.get(f"{system.url}/rest/v1/projects"), 401)
     for auth in (("admin", "wrong"), ("admin", ""), (unique("nobody"), "x")):
-        _error(httpx.get(url, auth=auth), 401, "not correct")
-    _error(
+        assert_error(httpx.get(url, auth=auth), 401, "not correct")
+    assert_error(
         httpx.post(f"{system.url}/rest/v1/usergroups", json={"name": "x"}, auth=("admin", "no")),
         401,
     )
@@ -318,7 +293,7 @@ def test_credentials(system: System, records: dict[str, int]) -> None:
 )
 def test_garbage_authorization_headers(system: System, header: str) -> None:
     response = httpx.get(f"{system.url}/rest/v1/users/current", headers={"Authorization": header})
-    _error(response, 401)
+    assert_error(response, 401)
 
 
 @pytest.mark.parametrize(
@@ -358,23 +333,29 @@ def test_path_ids_that_are_not_ids(admin: httpx.Client, method: str, path: str) 
 
 
 def test_body_ids_that_do_not_fit(admin: httpx.Client, records: dict[str, int]) -> None:
-    _error(admin.post(f"/usergroups/{records['group']}/users", json={"user": BIG}), 400, "user")
-    _error(admin.post("/usergroups", json={"name": unique("g"), "project": BIG}), 400, "project")
-    _error(admin.put(f"/usergroups/{records['group']}", json={"project": -BIG}), 400, "project")
-    _error(
+    assert_error(
+        admin.post(f"/usergroups/{records['group']}/users", json={"user": BIG}), 400, "user"
+    )
+    assert_error(
+        admin.post("/usergroups", json={"name": unique("g"), "project": BIG}), 400, "project"
+    )
+    assert_error(
+        admin.put(f"/usergroups/{records['group']}", json={"project": -BIG}), 400, "project"
+    )
+    assert_error(
         admin.post(
             "/projects", json={"projectKey": unique("K"), "parent": BIG, "fields": {"name": "x"}}
         ),
         400,
         "parent",
     )
-    _error(admin.put(f"/projects/{records['project']}", json={"id": BIG}), 400, "id")
-    _error(
+    assert_error(admin.put(f"/projects/{records['project']}", json={"id": BIG}), 400, "id")
+    assert_error(
         admin.put(f"/projects/{records['project']}", json={"fields": {"projectManager": BIG}}),
         400,
         "projectManager",
     )
-    _error(admin.put(f"/users/{records['user']}", json={"id": BIG}), 400, "id")
+    assert_error(admin.put(f"/users/{records['user']}", json={"id": BIG}), 400, "id")
 
 
 def test_nothing_odd_is_a_500(admin: httpx.Client, records: dict[str, int]) -> None:

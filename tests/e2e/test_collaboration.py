@@ -7,13 +7,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import new_project, type_ids, unique
-from tests.e2e.harness import MakeUser
+from tests.e2e.harness import MakeUser, new_project, project_key, type_ids, unique
 
 
 @pytest.fixture
 def project(admin: httpx.Client) -> dict[str, Any]:
-    key = unique("CO").upper()
+    key = project_key("CO")
     pid = new_project(admin, key)
     types = type_ids(admin)
     item = admin.post(

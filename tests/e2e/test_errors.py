@@ -5,56 +5,38 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.e2e.harness import System
-
-USER = {
-    "username": "someone",
-    "password": "pw",
-    "firstName": "Some",
-    "lastName": "One",
-    "email": "someone@example.com",
-    "licenseType": "NAMED",
-}
-
-
-def _error(response: httpx.Response, status: int, *words: str) -> None:
-    assert response.status_code == status, response.text
-    meta = response.json()["meta"]
-    assert meta["status"] == httpx.codes.get_reason_phrase(status)
-    assert meta["timestamp"].endswith("+0000")
-    for word in words:
-        assert word in meta["message"], meta["message"]
+from tests.e2e.harness import System, assert_error, user_body
 
 
 def test_malformed_json(admin: httpx.Client) -> None:
     response = admin.post(
         "/users", content=b'{"username": ', headers={"Content-Type": "application/json"}
     )
-    _error(response, 400, "not valid JSON")
+    assert_error(response, 400, "not valid JSON")
 
 
 def test_body_must_be_an_object(admin: httpx.Client) -> None:
-    _error(admin.post("/users", json=[1, 2]), 400)
-    _error(admin.post("/projects", json="text"), 400)
+    assert_error(admin.post("/users", json=[1, 2]), 400)
+    assert_error(admin.post("/projects", json="text"), 400)
 
 
 def test_missing_body(admin: httpx.Client) -> None:
     response = admin.post("/users", headers={"Content-Type": "application/json"})
-    _error(response, 400, "JSON body")
+    assert_error(response, 400, "JSON body")
 
 
 def test_wrong_types_name_the_field(admin: httpx.Client) -> None:
-    _error(admin.post("/users", json=USER | {"username": 1}), 400, "username")
-    _error(
+    assert_error(admin.post("/users", json=user_body(username=1)), 400, "username")
+    assert_error(
         admin.post("/projects", json={"isFolder": "yes", "fields": {"name": "x"}}), 400, "isFolder"
     )
-    _error(admin.put("/users/1/active", json={"active": "false"}), 400, "active")
-    _error(admin.post("/usergroups", json={"name": "g", "project": "7"}), 400, "project")
+    assert_error(admin.put("/users/1/active", json={"active": "false"}), 400, "active")
+    assert_error(admin.post("/usergroups", json={"name": "g", "project": "7"}), 400, "project")
 
 
 def test_unknown_fields_are_named(admin: httpx.Client) -> None:
-    _error(admin.post("/users", json=USER | {"nickname": "x"}), 400, "nickname")
-    _error(
+    assert_error(admin.post("/users", json=user_body(nickname="x")), 400, "nickname")
+    assert_error(
         admin.post("/projects", json={"projectKey": "K", "fields": {"name": "x", "colour": 1}}),
         400,
         "colour",
@@ -62,30 +44,30 @@ def test_unknown_fields_are_named(admin: httpx.Client) -> None:
 
 
 def test_missing_required_fields(admin: httpx.Client) -> None:
-    body = {k: v for k, v in USER.items() if k not in ("email", "password")}
-    _error(admin.post("/users", json=body), 400, "email is required", "password is required")
-    _error(admin.post("/projects", json={"projectKey": "NONAME"}), 400, "name")
-    _error(admin.post("/usergroups", json={}), 400, "name is required")
+    body = {k: v for k, v in user_body().items() if k not in ("email", "password")}
+    assert_error(admin.post("/users", json=body), 400, "email is required", "password is required")
+    assert_error(admin.post("/projects", json={"projectKey": "NONAME"}), 400, "name")
+    assert_error(admin.post("/usergroups", json={}), 400, "name is required")
 
 
 def test_over_long_and_empty_strings(admin: httpx.Client) -> None:
-    _error(admin.post("/users", json=USER | {"firstName": "x" * 300}), 400, "firstName", "255")
-    _error(admin.post("/users", json=USER | {"username": ""}), 400, "username")
-    _error(admin.post("/users", json=USER | {"email": "not-an-email"}), 400, "email")
-    _error(admin.post("/users", json=USER | {"licenseType": "GOLD"}), 400, "licenseType")
+    assert_error(admin.post("/users", json=user_body(firstName="x" * 300)), 400, "firstName", "255")
+    assert_error(admin.post("/users", json=user_body(username="")), 400, "username")
+    assert_error(admin.post("/users", json=user_body(email="not-an-email")), 400, "email")
+    assert_error(admin.post("/users", json=user_body(licenseType="GOLD")), 400, "licenseType")
 
 
 def test_content_type_must_be_json(admin: httpx.Client) -> None:
     response = admin.post(
         "/users", content=b'{"username": "x"}', headers={"Content-Type": "text/plain"}
     )
-    _error(response, 400, "Content-Type", "application/json")
+    assert_error(response, 400, "Content-Type", "application/json")
     response = admin.post(
         "/users",
         content=b"username=x",
         headers={"Content-Type": "application/x-www-form-urlencoded"},
     )
-    _error(response, 400, "application/json")
+    assert_error(response, 400, "application/json")
 
 
 @pytest.mark.parametrize(
@@ -100,25 +82,25 @@ def test_content_type_must_be_json(admin: httpx.Client) -> None:
 )
 def test_paging_out_of_range(admin: httpx.Client, query: str, words: tuple[str, ...]) -> None:
     for path in ("/users", "/projects", "/usergroups"):
-        _error(admin.get(f"{path}?{query}"), 400, *words)
+        assert_error(admin.get(f"{path}?{query}"), 400, *words)
 
 
 def test_bad_query_values(admin: httpx.Client) -> None:
-    _error(admin.get("/users?includeInactive=maybe"), 400, "includeInactive")
-    _error(admin.get("/activities"), 400, "project")
-    _error(admin.get("/activities?project=abc"), 400, "project")
-    _error(admin.get("/activities?project=1&date=yesterday"), 400, "date")
-    _error(admin.get("/activities?project=1&eventType=EXPLODE"), 400, "eventType")
-    _error(admin.get("/projects?include=data.nothing"), 400, "include", "data.createdBy")
+    assert_error(admin.get("/users?includeInactive=maybe"), 400, "includeInactive")
+    assert_error(admin.get("/activities"), 400, "project")
+    assert_error(admin.get("/activities?project=abc"), 400, "project")
+    assert_error(admin.get("/activities?project=1&date=yesterday"), 400, "date")
+    assert_error(admin.get("/activities?project=1&eventType=EXPLODE"), 400, "eventType")
+    assert_error(admin.get("/projects?include=data.nothing"), 400, "include", "data.createdBy")
 
 
 def test_unknown_ids_are_404(admin: httpx.Client) -> None:
-    _error(admin.get("/users/987654"), 404, "987654")
-    _error(admin.get("/projects/987654"), 404, "987654")
-    _error(admin.get("/usergroups/987654"), 404, "987654")
-    _error(admin.get("/activities/987654?project=1"), 404, "987654")
-    _error(admin.put("/projects/987654", json={"fields": {"name": "x"}}), 404)
-    _error(admin.delete("/usergroups/987654"), 404)
+    assert_error(admin.get("/users/987654"), 404, "987654")
+    assert_error(admin.get("/projects/987654"), 404, "987654")
+    assert_error(admin.get("/usergroups/987654"), 404, "987654")
+    assert_error(admin.get("/activities/987654?project=1"), 404, "987654")
+    assert_error(admin.put("/projects/987654", json={"fields": {"name": "x"}}), 404)
+    assert_error(admin.delete("/usergroups/987654"), 404)
 
 
 def test_non_integer_path_ids(admin: httpx.Client) -> None:
@@ -129,38 +111,38 @@ def test_non_integer_path_ids(admin: httpx.Client) -> None:
 
 
 def test_unknown_paths_and_methods(admin: httpx.Client) -> None:
-    _error(admin.get("/nothing-here"), 404, "/rest/v1/nothing-here")
+    assert_error(admin.get("/nothing-here"), 404, "/rest/v1/nothing-here")
     response = admin.delete("/users/1")
-    _error(response, 405, "DELETE", "GET")
+    assert_error(response, 405, "DELETE", "GET")
     assert "PUT" in response.headers["allow"]
-    _error(admin.patch("/projects", json=[]), 405, "PATCH")
+    assert_error(admin.patch("/projects", json=[]), 405, "PATCH")
 
 
 def test_credentials(system: System, anonymous: httpx.Client) -> None:
-    _error(anonymous.get("/users/current"), 401, "Authentication is required")
+    assert_error(anonymous.get("/users/current"), 401, "Authentication is required")
     for auth in (("admin", "wrong"), ("nobody", "x")):
         response = httpx.get(f"{system.url}/rest/v1/users/current", auth=auth)
-        _error(response, 401, "not correct")
+        assert_error(response, 401, "not correct")
     for header in ("Basic !!!", "Basic " + "dXNlcg==", "Digest abc", "Bearer"):
         response = httpx.get(
             f"{system.url}/rest/v1/users/current", headers={"Authorization": header}
         )
-        _error(response, 401)
+        assert_error(response, 401)
 
 
 def test_nul_characters_are_refused(admin: httpx.Client) -> None:
-    _error(admin.get("/users?username=a%00b"), 400, "username", "NUL")
-    _error(admin.post("/users", json=USER | {"title": "a\u0000b"}), 400, "title", "NUL")
+    assert_error(admin.get("/users?username=a%00b"), 400, "username", "NUL")
+    assert_error(admin.post("/users", json=user_body(title="a\u0000b")), 400, "title", "NUL")
 
 
 def test_numbers_beyond_64_bits(admin: httpx.Client) -> None:
     huge = 2**70
-    _error(admin.get(f"/users/{huge}"), 400, "9223372036854775807")
-    _error(admin.get(f"/items/{huge}"), 400, "9223372036854775807")
-    _error(
+    assert_error(admin.get(f"/users/{huge}"), 400, "9223372036854775807")
+    assert_error(admin.get(f"/items/{huge}"), 400, "9223372036854775807")
+    assert_error(
         admin.post("/usergroups", json={"name": "g", "project": huge}), 400, "9223372036854775807"
     )
-    _error(admin.get("/items", params={"project": huge}), 400, "9223372036854775807")
+    assert_error(admin.get("/items", params={"project": huge}), 400, "9223372036854775807")
 
 
 def test_no_500_for_odd_but_legal_requests(admin: httpx.Client) -> None:

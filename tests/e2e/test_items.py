@@ -7,17 +7,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import new_project, unique
-from tests.e2e.harness import System
+from tests.e2e.harness import System, item_types, new_project, project_key, unique
 
 
 @pytest.fixture
 def project(admin: httpx.Client) -> dict[str, Any]:
-    key = unique("IT").upper()
+    key = project_key("IT")
     pid = new_project(admin, key)
-    types = {
-        t["typeKey"]: t for t in admin.get("/itemtypes", params={"maxResults": 50}).json()["data"]
-    }
+    types = item_types(admin)
     return {"id": pid, "key": key, "types": types}
 
 
@@ -172,9 +169,7 @@ def test_tree_location_places_an_item_after_a_peer(
     refused(place(a1, {"item": a}, peer=a1), "another item")
     refused(admin.put("/items/treelocation", json={"item": a1, "parent": {}}), "exactly one")
     refused(admin.put("/items/treelocation", json={"item": a1}), "parent")
-    other = admin.post(
-        "/projects", json={"projectKey": unique("TL").upper(), "fields": {"name": "x"}}
-    )
+    other = admin.post("/projects", json={"projectKey": project_key("TL"), "fields": {"name": "x"}})
     refused(place(a1, {"project": other.json()["meta"]["id"]}), "PUT /items/{id}/location")
     assert place(999_999_999, {"project": project["id"]}).status_code == 404
 
@@ -497,7 +492,7 @@ def test_move_to_another_project(admin: httpx.Client, project: dict[str, Any]) -
         "id"
     ]
     admin.post(f"/items/{child}/tags", json={"tag": tag})
-    key = unique("MV").upper()
+    key = project_key("MV")
     target = new_project(admin, key)
     existing = admin.post(
         "/items",

@@ -8,19 +8,7 @@ import httpx
 import pytest
 from py_jama_rest_client.client import JamaClient
 
-from tests.e2e.conftest import unique
-from tests.e2e.harness import System
-
-
-def _client_credentials(system: System) -> tuple[str, str]:
-    response = httpx.post(
-        f"{system.url}/rest/labs/users/current/apicredentials",
-        json={"name": unique("jama-client-")},
-        auth=("admin", system.admin_password),
-    )
-    assert response.status_code == 201, response.text
-    data = response.json()["data"]
-    return data["clientId"], data["clientSecret"]
+from tests.e2e.harness import System, api_credentials, project_key, unique
 
 
 @pytest.fixture(params=["basic", "oauth"])
@@ -28,7 +16,7 @@ def jama(request: pytest.FixtureRequest, system: System) -> JamaClient:
     logging.getLogger("py_jama_rest_client").setLevel(logging.CRITICAL)
     if request.param == "basic":
         return JamaClient(system.url, credentials=("admin", system.admin_password))
-    return JamaClient(system.url, credentials=_client_credentials(system), oauth=True)
+    return JamaClient(system.url, credentials=api_credentials(system), oauth=True)
 
 
 def test_get_current_user(jama: JamaClient) -> None:
@@ -63,7 +51,7 @@ def test_post_user_twice_is_already_exists(jama: JamaClient) -> None:
 
 
 def test_get_projects(jama: JamaClient, admin: httpx.Client) -> None:
-    key = unique("JC").upper()
+    key = project_key("JC")
     response = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}})
     assert response.status_code == 201, response.text
     projects = jama.get_projects()
@@ -78,6 +66,6 @@ def test_get_available_endpoints(jama: JamaClient) -> None:
 def test_oauth_with_wrong_secret_is_refused(system: System) -> None:
     from py_jama_rest_client.client import APIException
 
-    client_id, _secret = _client_credentials(system)
+    client_id, _secret = api_credentials(system)
     with pytest.raises(APIException):
         JamaClient(system.url, credentials=(client_id, "not-the-secret"), oauth=True)

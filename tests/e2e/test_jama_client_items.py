@@ -8,9 +8,7 @@ import httpx
 import pytest
 from py_jama_rest_client.client import JamaClient
 
-from tests.e2e.conftest import new_project, unique
-from tests.e2e.harness import System
-from tests.e2e.test_jama_client import _client_credentials
+from tests.e2e.harness import System, api_credentials, new_project, project_key, unique
 
 
 @pytest.fixture(params=["basic", "oauth"])
@@ -18,11 +16,11 @@ def jama(request: pytest.FixtureRequest, system: System) -> JamaClient:
     logging.getLogger("py_jama_rest_client").setLevel(logging.CRITICAL)
     if request.param == "basic":
         return JamaClient(system.url, credentials=("admin", system.admin_password))
-    return JamaClient(system.url, credentials=_client_credentials(system), oauth=True)
+    return JamaClient(system.url, credentials=api_credentials(system), oauth=True)
 
 
 def test_items_families(jama: JamaClient, admin: httpx.Client) -> None:
-    key = unique("JI").upper()
+    key = project_key("JI")
     project = new_project(admin, key)
     assert key in {p.get("projectKey") for p in jama.get_projects()}
 

@@ -6,19 +6,12 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
-from tests.e2e.conftest import unique
-from tests.e2e.harness import MakeUser
+from tests.e2e.harness import MakeUser, new_project, project_key, unique
 
 
-def _project(admin: httpx.Client, **body: object) -> int:
-    response = admin.post("/projects", json=body)
-    assert response.status_code == 201, response.text
-    return int(response.json()["meta"]["id"])
-
-
-def test_create_read_update_a_project(admin: httpx.Client) -> None:
-    key = unique("PRJ").upper()
-    pid = _project(admin, projectKey=key, fields={"name": "First", "description": "d"})
+def test_create_read_update_anew_project(admin: httpx.Client) -> None:
+    key = project_key("PRJ")
+    pid = new_project(admin, projectKey=key, fields={"name": "First", "description": "d"})
     body = admin.get(f"/projects/{pid}", params={"include": "data.createdBy"}).json()
     data = body["data"]
     assert (data["projectKey"], data["isFolder"], data["fields"]["name"]) == (key, False, "First")
@@ -34,13 +27,13 @@ def test_create_read_update_a_project(admin: httpx.Client) -> None:
 
 
 def test_folders(admin: httpx.Client) -> None:
-    folder = _project(admin, isFolder=True, fields={"name": unique("Folder")})
-    child = _project(admin, projectKey=unique("CH").upper(), parent=folder, fields={"name": "c"})
+    folder = new_project(admin, isFolder=True, fields={"name": unique("Folder")})
+    child = new_project(admin, projectKey=project_key("CH"), parent=folder, fields={"name": "c"})
     assert admin.get(f"/projects/{child}").json()["data"]["parent"] == folder
     assert "projectKey" not in admin.get(f"/projects/{folder}").json()["data"]
     not_folder = admin.post(
         "/projects",
-        json={"projectKey": unique("X").upper(), "parent": child, "fields": {"name": "x"}},
+        json={"projectKey": project_key("X"), "parent": child, "fields": {"name": "x"}},
     )
     assert not_folder.status_code == 400 and "not a folder" in not_folder.json()["meta"]["message"]
     assert admin.put(f"/projects/{child}", json={"parent": None}).status_code == 200
@@ -48,8 +41,8 @@ def test_folders(admin: httpx.Client) -> None:
 
 
 def test_project_key_rules(admin: httpx.Client, make_user: MakeUser) -> None:
-    key = unique("DUP").upper()
-    _project(admin, projectKey=key, fields={"name": "a"})
+    key = project_key("DUP")
+    new_project(admin, projectKey=key, fields={"name": "a"})
     duplicate = admin.post("/projects", json={"projectKey": key, "fields": {"name": "b"}})
     assert duplicate.status_code == 400 and "already exists" in duplicate.json()["meta"]["message"]
     missing = admin.post("/projects", json={"fields": {"name": "no key"}})
@@ -58,7 +51,7 @@ def test_project_key_rules(admin: httpx.Client, make_user: MakeUser) -> None:
     assert bad.status_code == 400 and "projectKey" in bad.json()["meta"]["message"]
     _id, _n, _p, client = make_user()
     refused = client.post(
-        "/projects", json={"projectKey": unique("U").upper(), "fields": {"name": "x"}}
+        "/projects", json={"projectKey": project_key("U"), "fields": {"name": "x"}}
     )
     assert refused.status_code == 401
     assert client.get("/projects").status_code == 200
@@ -66,7 +59,7 @@ def test_project_key_rules(admin: httpx.Client, make_user: MakeUser) -> None:
 
 def test_project_pages_reach_the_total(admin: httpx.Client) -> None:
     for _ in range(3):
-        _project(admin, projectKey=unique("PG").upper(), fields={"name": "p"})
+        new_project(admin, projectKey=project_key("PG"), fields={"name": "p"})
     total = admin.get("/projects").json()["meta"]["pageInfo"]["totalResults"]
     seen: list[int] = []
     start = 0
@@ -80,7 +73,7 @@ def test_project_pages_reach_the_total(admin: httpx.Client) -> None:
 
 def test_changes_show_in_the_feed_at_once(admin: httpx.Client, make_user: MakeUser) -> None:
     before = (datetime.now(UTC) - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%S.000+0000")
-    pid = _project(admin, projectKey=unique("ACT").upper(), fields={"name": "Feed"})
+    pid = new_project(admin, projectKey=project_key("ACT"), fields={"name": "Feed"})
     # No polling: the gateway waits for the feed to catch up with the write.
     feed = admin.get("/activities", params={"project": pid, "objectType": "PROJECT"}).json()
     assert [(a["eventType"], a["action"]) for a in feed["data"]] == [("CREATE", "Created")]
@@ -126,7 +119,7 @@ def test_changes_show_in_the_feed_at_once(admin: httpx.Client, make_user: MakeUs
 
 
 def test_user_changes_are_in_every_project_feed(admin: httpx.Client, make_user: MakeUser) -> None:
-    pid = _project(admin, projectKey=unique("UF").upper(), fields={"name": "Users"})
+    pid = new_project(admin, projectKey=project_key("UF"), fields={"name": "Users"})
     _user_id, username, _pw, _client = make_user()
     feed = admin.get(
         "/activities", params={"project": pid, "objectType": "USER", "eventType": "CREATE"}

@@ -7,12 +7,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import new_project, type_ids, unique
+from tests.e2e.harness import new_project, project_key, type_ids
 
 
 @pytest.fixture
 def setup(admin: httpx.Client) -> dict[str, Any]:
-    key = unique("RL").upper()
+    key = project_key("RL")
     project = new_project(admin, key)
     types = type_ids(admin)
     rel_types = admin.get("/relationshiptypes").json()["data"]

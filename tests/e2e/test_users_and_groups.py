@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from tests.e2e.conftest import new_project, unique
-from tests.e2e.harness import MakeUser
+from tests.e2e.harness import MakeUser, new_project, project_key, unique
 
 
 def test_create_then_read_a_user(admin: httpx.Client) -> None:
@@ -138,7 +137,7 @@ def test_group_family(admin: httpx.Client, make_user: MakeUser) -> None:
 
 
 def test_groups_of_a_project(admin: httpx.Client) -> None:
-    key = unique("GP").upper()
+    key = project_key("GP")
     project = new_project(admin, key)
     group = admin.post("/usergroups", json={"name": unique("pg"), "project": project}).json()[
         "meta"
