@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from tests.e2e.harness import MakeUser, System, assert_error, new_project, unique
+from tests.e2e.harness import MakeUser, System, assert_error, new_project, project_key, unique
 
 
 def _group(admin: httpx.Client, **body: object) -> int:
@@ -70,6 +70,17 @@ def test_list_and_the_project_filter(admin: httpx.Client) -> None:
     assert everything == sorted(everything)
     none = admin.get("/usergroups", params={"project": 987654321}).json()
     assert none["data"] == [] and none["meta"]["pageInfo"]["totalResults"] == 0
+
+
+def test_groups_of_a_project(admin: httpx.Client) -> None:
+    key = project_key("GP")
+    project = new_project(admin, key)
+    group = admin.post("/usergroups", json={"name": unique("pg"), "project": project}).json()[
+        "meta"
+    ]["id"]
+    listed = admin.get("/usergroups", params={"project": project, "include": "data.project"}).json()
+    assert [g["id"] for g in listed["data"]] == [group]
+    assert listed["linked"]["projects"][str(project)]["projectKey"] == key
 
 
 def test_a_group_project_must_exist(admin: httpx.Client) -> None:
@@ -193,6 +204,35 @@ def test_members(admin: httpx.Client, make_user: MakeUser) -> None:
     assert_error(admin.delete(f"/usergroups/987654321/users/{users[0]}"), 404, "987654321")
     # A removed member can be added again.
     assert admin.post(f"/usergroups/{group}/users", json={"user": users[1]}).status_code == 201
+
+
+def test_group_family(admin: httpx.Client, make_user: MakeUser) -> None:
+    name = unique("Reviewers")
+    created = admin.post("/usergroups", json={"name": name, "description": "Review board"})
+    assert created.status_code == 201
+    group = created.json()["meta"]["id"]
+    assert admin.post("/usergroups", json={"name": name}).status_code == 400
+    got = admin.get(f"/usergroups/{group}").json()["data"]
+    assert (got["name"], got["description"], got["type"]) == (name, "Review board", "usergroups")
+    assert admin.put(f"/usergroups/{group}", json={"description": "New"}).status_code == 200
+    assert admin.get(f"/usergroups/{group}").json()["data"]["description"] == "New"
+    listed = admin.get("/usergroups", params={"maxResults": 50}).json()
+    assert listed["meta"]["pageInfo"]["totalResults"] >= 1
+
+    user, _n, _p, _c = make_user()
+    assert admin.post(f"/usergroups/{group}/users", json={"user": user}).status_code == 201
+    twice = admin.post(f"/usergroups/{group}/users", json={"user": user})
+    assert twice.status_code == 400 and "already exists" in twice.json()["meta"]["message"]
+    members = admin.get(f"/usergroups/{group}/users").json()
+    assert [m["id"] for m in members["data"]] == [user]
+    assert admin.post(f"/usergroups/{group}/users", json={"user": 987654}).status_code == 400
+    removed = admin.delete(f"/usergroups/{group}/users/{user}")
+    assert removed.status_code == 204 and removed.content == b""
+    assert admin.delete(f"/usergroups/{group}/users/{user}").status_code == 404
+
+    deleted = admin.delete(f"/usergroups/{group}")
+    assert deleted.status_code == 204 and deleted.content == b""
+    assert admin.get(f"/usergroups/{group}").status_code == 404
 
 
 def test_what_non_admins_may_not_do(admin: httpx.Client, make_user: MakeUser) -> None:

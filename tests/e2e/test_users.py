@@ -34,6 +34,18 @@ def test_post_returns_the_new_id_and_its_location(admin: httpx.Client) -> None:
     assert "password" not in data
 
 
+def test_create_then_read_a_user(admin: httpx.Client) -> None:
+    name = unique("carol")
+    created = admin.post("/users", json=user_body(username=name, title="Tester"))
+    assert created.status_code == 201
+    meta = created.json()["meta"]
+    assert meta["status"] == "Created"
+    assert meta["location"].endswith(f"/rest/v1/users/{meta['id']}")
+    user = admin.get(f"/users/{meta['id']}").json()["data"]
+    assert (user["username"], user["title"], user["active"]) == (name, "Tester", True)
+    assert "password" not in user
+
+
 def test_get_an_unknown_user_is_404(admin: httpx.Client) -> None:
     assert_error(admin.get("/users/987654321"), 404, "987654321")
 
@@ -69,6 +81,22 @@ def test_filters_take_repeated_values(admin: httpx.Client, make_user: MakeUser) 
     assert neither["meta"]["pageInfo"] == {"startIndex": 0, "resultCount": 0, "totalResults": 0}
 
 
+def test_filters_and_paging(admin: httpx.Client, make_user: MakeUser) -> None:
+    tag = unique("Fam")
+    ids = [make_user(lastName=tag)[0] for _ in range(3)]
+    page = admin.get("/users", params={"lastName": tag, "maxResults": 2}).json()
+    assert page["meta"]["pageInfo"] == {"startIndex": 0, "resultCount": 2, "totalResults": 3}
+    rest = admin.get("/users", params={"lastName": tag, "startAt": 2, "maxResults": 2}).json()
+    assert rest["meta"]["pageInfo"] == {"startIndex": 2, "resultCount": 1, "totalResults": 3}
+    assert [u["id"] for u in page["data"] + rest["data"]] == ids
+    one = admin.get(
+        "/users", params=[("lastName", tag), ("username", "nobody-x"), ("username", "admin")]
+    )
+    assert one.json()["meta"]["pageInfo"]["totalResults"] == 0
+    empty = admin.get("/users", params={"email": "nobody@nowhere.invalid"}).json()
+    assert empty["data"] == [] and empty["meta"]["pageInfo"]["totalResults"] == 0
+
+
 def test_a_deactivated_user_is_listed_only_with_include_inactive(
     admin: httpx.Client,
     make_user: MakeUser,
@@ -90,6 +118,18 @@ def test_a_deactivated_user_is_listed_only_with_include_inactive(
     assert shown["meta"]["pageInfo"]["totalResults"] == 2
     # A single read still finds the inactive user.
     assert admin.get(f"/users/{inactive}").json()["data"]["active"] is False
+
+
+def test_inactive_users_are_hidden_unless_asked(admin: httpx.Client, make_user: MakeUser) -> None:
+    user_id, username, _pw, _client = make_user()
+    assert (
+        admin.put(f"/users/{user_id}/active", json={"active": False}).json()["meta"]["status"]
+        == "OK"
+    )
+    hidden = admin.get("/users", params={"username": username}).json()
+    assert hidden["meta"]["pageInfo"]["totalResults"] == 0
+    shown = admin.get("/users", params={"username": username, "includeInactive": "true"}).json()
+    assert [u["active"] for u in shown["data"]] == [False]
 
 
 def test_pages_report_start_count_and_total(admin: httpx.Client, make_user: MakeUser) -> None:
@@ -177,6 +217,20 @@ def test_put_back_a_whole_get_object(admin: httpx.Client, make_user: MakeUser) -
     assert admin.get("/users/1").json()["data"]["phone"] != "42"
 
 
+def test_put_updates_and_ignores_read_only_members(
+    admin: httpx.Client, make_user: MakeUser
+) -> None:
+    user_id, _name, _pw, _client = make_user()
+    data = admin.get(f"/users/{user_id}").json()["data"]
+    data.update({"title": "Lead", "location": "Berlin"})
+    response = admin.put(f"/users/{user_id}", json=data)
+    assert response.status_code == 200 and response.json()["meta"]["status"] == "OK"
+    after = admin.get(f"/users/{user_id}").json()["data"]
+    assert (after["title"], after["location"], after["active"]) == ("Lead", "Berlin", True)
+    refused = admin.put(f"/users/{user_id}", json={"password": "new"})
+    assert refused.status_code == 400 and "password" in refused.json()["meta"]["message"]
+
+
 def test_renaming_a_user_changes_their_login(
     system: System, admin: httpx.Client, make_user: MakeUser
 ) -> None:
@@ -197,6 +251,13 @@ def test_duplicate_usernames_already_exist(admin: httpx.Client, make_user: MakeU
     )
     other, _n, _p, _c = make_user()
     assert_error(admin.put(f"/users/{other}", json={"username": username}), 400, "already exists")
+
+
+def test_duplicate_username(admin: httpx.Client, make_user: MakeUser) -> None:
+    _id, username, _pw, _client = make_user()
+    again = admin.post("/users", json=user_body(username=username.upper()))
+    assert again.status_code == 400
+    assert "already exists" in again.json()["meta"]["message"]
 
 
 def test_deactivation_stops_basic_auth_and_activation_restores_it(
@@ -247,6 +308,26 @@ def test_what_a_normal_user_may_do(admin: httpx.Client, make_user: MakeUser) -> 
     assert client.get(f"/users/{other}").json()["data"]["id"] == other
     assert admin.delete(f"/usergroups/{group}/users/{other}").status_code == 204
     assert_error(client.get(f"/users/{other}"), 401)
+
+
+def test_what_a_normal_user_may_see(admin: httpx.Client, make_user: MakeUser) -> None:
+    me, _name, _pw, client = make_user()
+    other, _n, _p, _c = make_user()
+    assert client.get("/users/current").json()["data"]["id"] == me
+    assert client.get(f"/users/{me}").status_code == 200
+    assert client.get(f"/users/{other}").status_code == 401
+    for path in ("/users", "/usergroups"):
+        response = client.get(path)
+        assert response.status_code == 401
+        assert "administrators" in response.json()["meta"]["message"]
+    assert client.post("/usergroups", json={"name": unique("g")}).status_code == 401
+    assert client.put(f"/users/{me}", json={"title": "Self-made"}).status_code == 200
+    assert client.put(f"/users/{other}", json={"title": "No"}).status_code == 401
+    group = admin.post("/usergroups", json={"name": unique("team")}).json()["meta"]["id"]
+    for user in (me, other):
+        assert admin.post(f"/usergroups/{group}/users", json={"user": user}).status_code == 201
+    assert client.get(f"/users/{other}").status_code == 200  # they share a group now
+    assert client.get(f"/usergroups/{group}").status_code == 200
 
 
 def test_anonymous_callers_get_401(anonymous: httpx.Client) -> None:
