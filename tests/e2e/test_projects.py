@@ -183,7 +183,7 @@ def test_a_folder_cannot_move_into_itself(admin: httpx.Client) -> None:
     assert "parent" not in _get(admin, outer)
 
 
-def test_only_an_empty_folder_may_become_anew_project(admin: httpx.Client) -> None:
+def test_only_an_empty_folder_may_become_a_project(admin: httpx.Client) -> None:
     folder = new_project(admin, isFolder=True)
     child = new_project(admin, parent=folder)
     assert_error(

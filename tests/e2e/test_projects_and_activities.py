@@ -9,7 +9,7 @@ import httpx
 from tests.e2e.harness import MakeUser, new_project, project_key, unique
 
 
-def test_create_read_update_anew_project(admin: httpx.Client) -> None:
+def test_create_read_update_a_project(admin: httpx.Client) -> None:
     key = project_key("PRJ")
     pid = new_project(admin, projectKey=key, fields={"name": "First", "description": "d"})
     body = admin.get(f"/projects/{pid}", params={"include": "data.createdBy"}).json()
