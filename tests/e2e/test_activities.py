@@ -6,12 +6,12 @@ has seen, so a read right after a write must already show it.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 
-from tests.e2e.harness import MakeUser, Query, assert_error, new_project, unique
+from tests.e2e.harness import MakeUser, Query, assert_error, new_project, project_key, unique
 
 
 def _feed(admin: httpx.Client, params: Query) -> list[dict[str, Any]]:
@@ -45,6 +45,53 @@ def test_a_new_project_shows_at_once(admin: httpx.Client) -> None:
     assert {"id", "details", "userComment"} <= set(activity)
 
 
+def test_changes_show_in_the_feed_at_once(admin: httpx.Client, make_user: MakeUser) -> None:
+    before = (datetime.now(UTC) - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%S.000+0000")
+    pid = new_project(admin, projectKey=project_key("ACT"), fields={"name": "Feed"})
+    # No polling: the gateway waits for the feed to catch up with the write.
+    feed = admin.get("/activities", params={"project": pid, "objectType": "PROJECT"}).json()
+    assert [(a["eventType"], a["action"]) for a in feed["data"]] == [("CREATE", "Created")]
+    activity = feed["data"][0]
+    assert activity["user"] == admin.get("/users/current").json()["data"]["id"]
+
+    admin.put(f"/projects/{pid}", json={"fields": {"name": "Feed 2"}})
+    group = admin.post("/usergroups", json={"name": unique("fg")}).json()["meta"]["id"]
+    admin.delete(f"/usergroups/{group}")
+    updates = admin.get(
+        "/activities", params={"project": pid, "eventType": "UPDATE", "objectType": "PROJECT"}
+    ).json()
+    assert len(updates["data"]) == 1
+    deletes = admin.get("/activities", params={"project": pid, "deleteEvents": "true"}).json()
+    assert deletes["data"] and all(a["eventType"] == "DELETE" for a in deletes["data"])
+    both = admin.get(
+        "/activities",
+        params=[
+            ("project", pid),
+            ("eventType", "CREATE"),
+            ("eventType", "UPDATE"),
+            ("objectType", "PROJECT"),
+        ],
+    )
+    assert len(both.json()["data"]) == 2
+
+    since = admin.get(
+        "/activities", params={"project": pid, "objectType": "PROJECT", "date": before}
+    ).json()
+    assert len(since["data"]) == 2
+    later = (datetime.now(UTC) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S+0000")
+    window = admin.get(
+        "/activities",
+        params=[("project", pid), ("objectType", "PROJECT"), ("date", before), ("date", later)],
+    )
+    assert len(window.json()["data"]) == 2
+    future = admin.get("/activities", params={"project": pid, "date": later}).json()
+    assert future["data"] == [] and future["meta"]["pageInfo"]["totalResults"] == 0
+
+    one = admin.get(f"/activities/{activity['id']}", params={"include": "data.user"}).json()
+    assert one["data"]["id"] == activity["id"]
+    assert one["linked"]["users"][str(activity["user"])]["username"] == "admin"
+
+
 def test_new_users_and_groups_show_at_once(admin: httpx.Client, make_user: MakeUser) -> None:
     project = new_project(admin)
     user_id, username, _pw, _client = make_user()
@@ -65,6 +112,15 @@ def test_new_users_and_groups_show_at_once(admin: httpx.Client, make_user: MakeU
         ("CREATE", f"user group {group_name} created"),
         ("CREATE", f"user {username} created"),
     ]
+
+
+def test_user_changes_are_in_every_project_feed(admin: httpx.Client, make_user: MakeUser) -> None:
+    pid = new_project(admin, projectKey=project_key("UF"), fields={"name": "Users"})
+    _user_id, username, _pw, _client = make_user()
+    feed = admin.get(
+        "/activities", params={"project": pid, "objectType": "USER", "eventType": "CREATE"}
+    ).json()
+    assert any(username in a["details"] for a in feed["data"])
 
 
 def test_event_and_object_type_filters_repeat(admin: httpx.Client) -> None:

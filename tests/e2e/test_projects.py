@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.harness import MakeUser, assert_error, new_project, project_key
+from tests.e2e.harness import MakeUser, assert_error, new_project, project_key, unique
 
 
 def _get(admin: httpx.Client, project: int) -> dict[str, Any]:
@@ -37,6 +37,23 @@ def test_create_then_get(admin: httpx.Client) -> None:
     assert "parent" not in data
 
 
+def test_create_read_update_a_project(admin: httpx.Client) -> None:
+    key = project_key("PRJ")
+    pid = new_project(admin, projectKey=key, fields={"name": "First", "description": "d"})
+    body = admin.get(f"/projects/{pid}", params={"include": "data.createdBy"}).json()
+    data = body["data"]
+    assert (data["projectKey"], data["isFolder"], data["fields"]["name"]) == (key, False, "First")
+    assert data["fields"]["projectKey"] == key
+    assert body["links"]["data.createdBy"]["href"].endswith("/rest/v1/users/{data.createdBy}")
+    assert body["linked"]["users"][str(data["createdBy"])]["username"] == "admin"
+    updated = admin.put(
+        f"/projects/{pid}", json={"fields": {"name": "Renamed", "description": "e"}}
+    )
+    assert updated.status_code == 200 and updated.json()["meta"]["status"] == "OK"
+    after = admin.get(f"/projects/{pid}").json()["data"]
+    assert after["fields"]["name"] == "Renamed" and after["modifiedDate"] >= data["modifiedDate"]
+
+
 def test_project_key_is_required_unless_folder(admin: httpx.Client) -> None:
     assert_error(admin.post("/projects", json={"fields": {"name": "No key"}}), 400, "projectKey")
     assert_error(
@@ -48,6 +65,23 @@ def test_project_key_is_required_unless_folder(admin: httpx.Client) -> None:
     data = _get(admin, folder)
     assert data["isFolder"] is True
     assert "projectKey" not in data
+
+
+def test_project_key_rules(admin: httpx.Client, make_user: MakeUser) -> None:
+    key = project_key("DUP")
+    new_project(admin, projectKey=key, fields={"name": "a"})
+    duplicate = admin.post("/projects", json={"projectKey": key, "fields": {"name": "b"}})
+    assert duplicate.status_code == 400 and "already exists" in duplicate.json()["meta"]["message"]
+    missing = admin.post("/projects", json={"fields": {"name": "no key"}})
+    assert missing.status_code == 400 and "projectKey" in missing.json()["meta"]["message"]
+    bad = admin.post("/projects", json={"projectKey": "9 lives", "fields": {"name": "x"}})
+    assert bad.status_code == 400 and "projectKey" in bad.json()["meta"]["message"]
+    _id, _n, _p, client = make_user()
+    refused = client.post(
+        "/projects", json={"projectKey": project_key("U"), "fields": {"name": "x"}}
+    )
+    assert refused.status_code == 401
+    assert client.get("/projects").status_code == 200
 
 
 def test_fields_name_is_required(admin: httpx.Client) -> None:
@@ -92,6 +126,20 @@ def test_list_pages_reach_the_total(admin: httpx.Client) -> None:
         "resultCount": 0,
         "totalResults": total,
     }
+
+
+def test_project_pages_reach_the_total(admin: httpx.Client) -> None:
+    for _ in range(3):
+        new_project(admin, projectKey=project_key("PG"), fields={"name": "p"})
+    total = admin.get("/projects").json()["meta"]["pageInfo"]["totalResults"]
+    seen: list[int] = []
+    start = 0
+    while start < total:
+        page = admin.get("/projects", params={"startAt": start, "maxResults": 2}).json()
+        assert page["meta"]["pageInfo"]["startIndex"] == start
+        seen += [p["id"] for p in page["data"]]
+        start += 2
+    assert len(seen) == len(set(seen)) == total
 
 
 def test_put_changes_name_and_description(admin: httpx.Client) -> None:
@@ -149,6 +197,20 @@ def test_parents_folders_and_moving_to_the_top(admin: httpx.Client) -> None:
     assert _get(admin, project)["parent"] == second
     assert admin.put(f"/projects/{project}", json={"parent": None}).status_code == 200
     assert "parent" not in _get(admin, project)
+
+
+def test_folders(admin: httpx.Client) -> None:
+    folder = new_project(admin, isFolder=True, fields={"name": unique("Folder")})
+    child = new_project(admin, projectKey=project_key("CH"), parent=folder, fields={"name": "c"})
+    assert admin.get(f"/projects/{child}").json()["data"]["parent"] == folder
+    assert "projectKey" not in admin.get(f"/projects/{folder}").json()["data"]
+    not_folder = admin.post(
+        "/projects",
+        json={"projectKey": project_key("X"), "parent": child, "fields": {"name": "x"}},
+    )
+    assert not_folder.status_code == 400 and "not a folder" in not_folder.json()["meta"]["message"]
+    assert admin.put(f"/projects/{child}", json={"parent": None}).status_code == 200
+    assert "parent" not in admin.get(f"/projects/{child}").json()["data"]
 
 
 def test_a_parent_must_be_an_existing_folder(admin: httpx.Client) -> None:
