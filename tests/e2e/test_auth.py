@@ -1,10 +1,24 @@
-"""Basic, OAuth client credentials, bearer tokens, and what stops them working."""
+"""Basic, OAuth client credentials and bearer tokens.
+
+What works, what a missing, wrong or garbled credential gets, and what stops one working.
+"""
 
 from __future__ import annotations
 
-import httpx
+import base64
 
-from tests.e2e.harness import MakeUser, System, api_credentials, eventually, run_cli, unique
+import httpx
+import pytest
+
+from tests.e2e.harness import (
+    MakeUser,
+    System,
+    api_credentials,
+    assert_error,
+    eventually,
+    run_cli,
+    unique,
+)
 
 
 def _token(system: System, client_id: str, secret: str) -> httpx.Response:
@@ -70,6 +84,50 @@ def test_forged_and_garbage_tokens_are_401(system: System) -> None:
         )
         assert response.status_code == 401
         assert response.json()["meta"]["message"]
+
+
+def test_credentials(system: System) -> None:
+    url = f"{system.url}/rest/v1/users/current"
+    assert_error(httpx.get(url), 401, "Authentication is required")
+    assert_error(httpx.get(f"{system.url}/rest/v1/projects"), 401)
+    for auth in (("admin", "wrong"), ("admin", ""), (unique("nobody"), "x")):
+        assert_error(httpx.get(url, auth=auth), 401, "not correct")
+    assert_error(
+        httpx.post(f"{system.url}/rest/v1/usergroups", json={"name": "x"}, auth=("admin", "no")),
+        401,
+    )
+
+
+def test_missing_wrong_and_garbled_credentials(system: System, anonymous: httpx.Client) -> None:
+    assert_error(anonymous.get("/users/current"), 401, "Authentication is required")
+    for auth in (("admin", "wrong"), ("nobody", "x")):
+        response = httpx.get(f"{system.url}/rest/v1/users/current", auth=auth)
+        assert_error(response, 401, "not correct")
+    for header in ("Basic !!!", "Basic " + "dXNlcg==", "Digest abc", "Bearer"):
+        response = httpx.get(
+            f"{system.url}/rest/v1/users/current", headers={"Authorization": header}
+        )
+        assert_error(response, 401)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Basic !!!",
+        "Basic",
+        "Basic " + base64.b64encode(b"no-colon").decode(),
+        "Basic " + base64.b64encode(b":password").decode(),
+        "Basic " + base64.b64encode(b"\xff\xfe:x").decode(),
+        "Bearer",
+        "Bearer not.a.token",
+        "Bearer " + "a" * 2000,
+        "Digest username=admin",
+        "garbage",
+    ],
+)
+def test_garbage_authorization_headers(system: System, header: str) -> None:
+    response = httpx.get(f"{system.url}/rest/v1/users/current", headers={"Authorization": header})
+    assert_error(response, 401)
 
 
 def test_deactivated_user_loses_basic_and_token_access(system: System, make_user: MakeUser) -> None:
