@@ -63,25 +63,21 @@ def system(
 @pytest.fixture
 def admin(system: System) -> Iterator[httpx.Client]:
     """A client authenticated as the organization admin, at ``/rest/v1``."""
-    with httpx.Client(
-        base_url=f"{system.url}/rest/v1", auth=("admin", system.admin_password), timeout=30
-    ) as client:
+    with system.client(("admin", system.admin_password)) as client:
         yield client
 
 
 @pytest.fixture
 def anonymous(system: System) -> Iterator[httpx.Client]:
     """A client without credentials."""
-    with httpx.Client(base_url=f"{system.url}/rest/v1", timeout=30) as client:
+    with system.client() as client:
         yield client
 
 
 @pytest.fixture
 def labs(system: System) -> Iterator[httpx.Client]:
     """A client authenticated as the organization admin, at ``/rest/labs``."""
-    with httpx.Client(
-        base_url=f"{system.url}/rest/labs", auth=("admin", system.admin_password), timeout=30
-    ) as client:
+    with system.client(("admin", system.admin_password), version="labs") as client:
         yield client
 
 
@@ -95,9 +91,7 @@ def make_user(admin: httpx.Client, system: System) -> Iterator[MakeUser]:
         response = admin.post("/users", json=body)
         assert response.status_code == 201, response.text
         username, password = str(body["username"]), str(body["password"])
-        client = httpx.Client(
-            base_url=f"{system.url}/rest/v1", auth=(username, password), timeout=30
-        )
+        client = system.client((username, password))
         clients.append(client)
         return response.json()["meta"]["id"], username, password, client
 

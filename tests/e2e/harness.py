@@ -157,6 +157,12 @@ class System:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.gateway.http_port}"
 
+    def client(
+        self, auth: tuple[str, str] | None = None, *, version: str = "v1", timeout: float = 30
+    ) -> httpx.Client:
+        """An HTTP client at ``/rest/{version}``, authenticated as ``auth`` if given."""
+        return httpx.Client(base_url=f"{self.url}/rest/{version}", auth=auth, timeout=timeout)
+
     def stop(self) -> dict[str, int]:
         """Stops the gateway first, then the services; returns exit codes by name."""
         return {p.name: p.stop() for p in reversed(self.processes)}

@@ -53,8 +53,8 @@ def test_category_paths_and_items(
     assert labs.post(f"/items/{item}/categories", json={}).status_code == 400
     assert admin.get("/categories").status_code == 404, "labs only"
     _id, username, password, _client = make_user()
-    user_labs = httpx.Client(
-        base_url=f"{system.url}/rest/labs", auth=(username, password), timeout=30
-    )
-    assert user_labs.post("/categories", json={"name": unique("n")}).status_code == 401
-    assert user_labs.post(f"/items/{item}/categories", json={"add": [top_id]}).status_code == 201
+    with system.client((username, password), version="labs") as user_labs:
+        assert user_labs.post("/categories", json={"name": unique("n")}).status_code == 401
+        assert (
+            user_labs.post(f"/items/{item}/categories", json={"add": [top_id]}).status_code == 201
+        )

@@ -17,9 +17,7 @@ BIG = 2**64  # more than any id can be
 @pytest.fixture(scope="module")
 def records(system: System) -> dict[str, int]:
     """One project, group and user the tests below aim their bad requests at."""
-    with httpx.Client(
-        base_url=f"{system.url}/rest/v1", auth=("admin", system.admin_password)
-    ) as admin:
+    with system.client(("admin", system.admin_password)) as admin:
         key = project_key("BAD")
         project = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}})
         group = admin.post("/usergroups", json={"name": unique("bad")})

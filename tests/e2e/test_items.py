@@ -559,9 +559,7 @@ def test_concurrent_creates_keep_keys_and_order_unique(
     parent = _create(admin, project, "Busy parent")
 
     def create(n: int) -> int:
-        with httpx.Client(
-            base_url=f"{system.url}/rest/v1", auth=("admin", system.admin_password), timeout=60
-        ) as client:
+        with system.client(("admin", system.admin_password), timeout=60) as client:
             response = client.post(
                 "/items",
                 json={
