@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from nats.js.api import ConsumerInfo
 from sqlalchemy import MetaData, select
 
 from plumbline.common.bus import Bus
@@ -19,7 +18,7 @@ from plumbline.common.bus._nats import NatsBus
 from plumbline.common.db import Database
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox, outbox_table
-from tests.unit.common.conftest import PrivateNats, eventually
+from tests.unit.common.conftest import PrivateNats, consumer_drained, eventually
 
 
 async def make_outbox(url: str) -> Outbox:
@@ -312,7 +311,7 @@ async def test_an_event_written_while_nats_is_unreachable_is_published_once_it_i
 
         await bus.subscribe("outage.>", handler, durable="after-outage")
         await eventually(lambda: len(received) == 1, timeout=10)
-        await eventually(lambda: _consumer_drained(bus, "after-outage"), timeout=10)
+        await eventually(lambda: consumer_drained(bus, "after-outage"), timeout=10)
         info = await bus._jetstream().stream_info("OUTAGE")
         assert info.state.messages == 1  # retries and buffered copies were deduplicated
         assert [e.id for e in received] == [event.id]
@@ -324,8 +323,3 @@ async def test_an_event_written_while_nats_is_unreachable_is_published_once_it_i
         with contextlib.suppress(Exception):
             await bus.close()
         private_nats.kill()
-
-
-async def _consumer_drained(bus: NatsBus, durable: str) -> bool:
-    info: ConsumerInfo = await bus._jetstream().consumer_info(bus.stream, durable)
-    return info.num_pending == 0 and info.num_ack_pending == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 
@@ -71,13 +72,22 @@ async def rig() -> AsyncIterator[Rig]:
         await server.stop(0)
 
 
+@contextlib.contextmanager
+def _calling_as(principal: Principal | None, request_id: str) -> Iterator[None]:
+    """The caller's principal and request id while the block runs."""
+    p_token = principal_var.set(principal)
+    r_token = request_id_var.set(request_id)
+    try:
+        yield
+    finally:
+        request_id_var.reset(r_token)
+        principal_var.reset(p_token)
+
+
 @pytest.fixture
 def as_alice() -> Iterator[None]:
-    p_token = principal_var.set(Principal(42, "alice", frozenset({ORG_ADMIN, "USER_ADMIN"})))
-    r_token = request_id_var.set("req-1")
-    yield
-    request_id_var.reset(r_token)
-    principal_var.reset(p_token)
+    with _calling_as(Principal(42, "alice", frozenset({ORG_ADMIN, "USER_ADMIN"})), "req-1"):
+        yield
 
 
 async def test_a_call_succeeds(rig: Rig) -> None:
@@ -94,13 +104,8 @@ async def test_the_callers_principal_and_request_id_arrive(rig: Rig, as_alice: N
 
 async def test_non_ascii_usernames_and_request_ids_arrive_intact(rig: Rig) -> None:
     principal = Principal(7, "jürgen.müller", frozenset())
-    p_token = principal_var.set(principal)
-    r_token = request_id_var.set("abc é 100%")
-    try:
+    with _calling_as(principal, "abc é 100%"):
         await rig.client.GetIdOwner(core_pb2.Id(id=1))
-    finally:
-        request_id_var.reset(r_token)
-        principal_var.reset(p_token)
     assert rig.servicer.seen == [(principal, "abc é 100%")]
 
 
@@ -112,13 +117,8 @@ async def test_without_a_principal_none_arrives(rig: Rig) -> None:
 
 async def test_the_servicer_context_does_not_leak_between_calls(rig: Rig, as_alice: None) -> None:
     await rig.client.GetIdOwner(core_pb2.Id(id=1))
-    p_token = principal_var.set(None)
-    r_token = request_id_var.set("req-2")
-    try:
+    with _calling_as(None, "req-2"):
         await rig.client.GetIdOwner(core_pb2.Id(id=1))
-    finally:
-        request_id_var.reset(r_token)
-        principal_var.reset(p_token)
     assert rig.servicer.seen[1] == (None, "req-2")
 
 
