@@ -175,10 +175,6 @@ def start_embedded(workdir: Path) -> System:
     return System("embedded", workdir, "admin", [process], env)
 
 
-def _pg_dsn(database: str) -> str:
-    return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + database
-
-
 def start_distributed(workdir: Path) -> System:
     """One process per service on PostgreSQL and NATS, then the gateway."""
     tag = uuid.uuid4().hex[:10]
