@@ -39,7 +39,7 @@ test: setup browser ## run unit and end-to-end tests in both topologies
 test-unit: setup ## unit tests only
 	$(BIN)/pytest -q tests/unit
 
-lint: setup ## ruff and mypy
+lint: setup ## ruff, and mypy --strict over the code, tests and bench
 	$(PY) -m plumbline.typetree . build/typecheck >/dev/null
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
 

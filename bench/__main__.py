@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -119,8 +120,17 @@ async def _analyze(database_url: str) -> float:
     return time.monotonic() - started
 
 
+@dataclass(frozen=True)
+class Targets:
+    """What the operations aim at: the big project, its requirement type, a folder in it."""
+
+    big_project: int
+    req_type: int
+    folder: int
+
+
 def _operations(
-    data: Any, basic: str, bearer: str
+    data: Targets, basic: str, bearer: str
 ) -> list[tuple[str, str, str, str | None, str, bool]]:
     """(name, method, path, body, authorization, read?)"""
     big = data.big_project
@@ -256,7 +266,7 @@ def _targets(rows: list[dict[str, Any]], sizes: tuple[int, ...]) -> list[dict[st
         targets.append({"target": name, "measured": measured, "limit": limit, "met": met})
 
     item = _find(rows, "GET /items/{id}", size, 32)
-    add("GET /items/{id} c32, x bare (>= 0.5)", item and item["ratio_to_bare"], 0.5, True)
+    add("GET /items/{id} c32, x bare (>= 0.5)", item["ratio_to_bare"] if item else None, 0.5, True)
     reads = [r for r in rows if r["size"] == size and r["concurrency"] == 32 and r.get("read")]
     writes = [r for r in rows if r["size"] == size and r["concurrency"] == 32 and not r.get("read")]
     worst_read = max((r["p99_ms"] for r in reads), default=None)
@@ -378,10 +388,11 @@ def main() -> None:
             except httpx.TransportError:
                 time.sleep(0.1)
 
-        class Data:
-            big_project = seeder.data.big_project
-            req_type = seeder.types["REQ"]
-            folder = seeder.folders[seeder.data.big_project][0]
+        targets = Targets(
+            big_project=seeder.data.big_project,
+            req_type=seeder.types["REQ"],
+            folder=seeder.folders[seeder.data.big_project][0],
+        )
 
         for size in SIZES[args.size]:
             seed_started = time.monotonic()
@@ -415,7 +426,7 @@ def main() -> None:
                         "ratio_to_bare": 1.0,
                     }
                 )
-            for name, method, path, body, auth, read in _operations(Data, basic, bearer):
+            for name, method, path, body, auth, read in _operations(targets, basic, bearer):
                 if not read and size != SIZES[args.size][-1]:
                     continue
                 if "startAt=10000" in path and size < 12_000:

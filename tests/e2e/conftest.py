@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,11 +12,13 @@ import pytest
 from tests.e2e.harness import (
     NATS_URL,
     PG_ADMIN_URL,
+    MakeUser,
     System,
     cleanup_distributed,
     reachable,
     start_distributed,
     start_embedded,
+    user_body,
 )
 
 TOPOLOGIES = ["embedded", "distributed"]
@@ -62,65 +63,38 @@ def system(
 @pytest.fixture
 def admin(system: System) -> Iterator[httpx.Client]:
     """A client authenticated as the organization admin, at ``/rest/v1``."""
-    with httpx.Client(
-        base_url=f"{system.url}/rest/v1", auth=("admin", system.admin_password), timeout=30
-    ) as client:
+    with system.client(("admin", system.admin_password)) as client:
         yield client
 
 
 @pytest.fixture
 def anonymous(system: System) -> Iterator[httpx.Client]:
     """A client without credentials."""
-    with httpx.Client(base_url=f"{system.url}/rest/v1", timeout=30) as client:
+    with system.client() as client:
         yield client
 
 
-def unique(prefix: str) -> str:
-    """A name no other test uses."""
-    return f"{prefix}{uuid.uuid4().hex[:8]}"
+@pytest.fixture
+def labs(system: System) -> Iterator[httpx.Client]:
+    """A client authenticated as the organization admin, at ``/rest/labs``."""
+    with system.client(("admin", system.admin_password), version="labs") as client:
+        yield client
 
 
 @pytest.fixture
-def make_user(admin: httpx.Client, system: System):  # type: ignore[no-untyped-def]
-    """Creates a user; returns (id, username, password, client)."""
+def make_user(admin: httpx.Client, system: System) -> Iterator[MakeUser]:
+    """Creates users; see ``MakeUser``. Their clients are closed afterwards."""
     clients: list[httpx.Client] = []
 
     def make(**overrides: object) -> tuple[int, str, str, httpx.Client]:
-        username = unique("user")
-        password = unique("pw-")
-        body = {
-            "username": username,
-            "password": password,
-            "firstName": "Test",
-            "lastName": "User",
-            "email": f"{username}@example.com",
-            "licenseType": "NAMED",
-        }
-        body.update(overrides)
+        body = user_body(**overrides)
         response = admin.post("/users", json=body)
         assert response.status_code == 201, response.text
-        client = httpx.Client(
-            base_url=f"{system.url}/rest/v1",
-            auth=(str(body["username"]), str(body["password"])),
-            timeout=30,
-        )
+        username, password = str(body["username"]), str(body["password"])
+        client = system.client((username, password))
         clients.append(client)
-        return response.json()["meta"]["id"], str(body["username"]), str(body["password"]), client
+        return response.json()["meta"]["id"], username, password, client
 
     yield make
     for client in clients:
         client.close()
-
-
-def new_project(admin: httpx.Client, key: str) -> int:
-    """Creates a project whose key and name are `key`; returns its id."""
-    response = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}})
-    assert response.status_code == 201, response.text
-    return int(response.json()["meta"]["id"])
-
-
-def type_ids(admin: httpx.Client) -> dict[str, int]:
-    """Item type ids by type key."""
-    response = admin.get("/itemtypes", params={"maxResults": 50})
-    assert response.status_code == 200, response.text
-    return {t["typeKey"]: t["id"] for t in response.json()["data"]}

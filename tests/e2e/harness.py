@@ -1,9 +1,12 @@
-"""Starts Plumbline the two ways it runs: one process, or one process per service.
+"""Starts Plumbline the two ways it runs, and the helpers every e2e module drives it with.
 
 ``Embedded``: ``plumbline run --target all`` on SQLite and the memory bus.
 ``Distributed``: ``plumbline migrate``, then identity, items and activity as separate
 processes on PostgreSQL (a database per service, unique names) and NATS JetStream (a
 unique stream and subject prefix), then the gateway pointed at them.
+
+The helpers at the end (unique names, new projects and users, the error check, polling)
+are shared by the e2e modules; a module keeps only what is particular to its resource.
 """
 
 from __future__ import annotations
@@ -18,14 +21,22 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol, TypeAlias
+
+import httpx
 
 PLUMBLINE = [sys.executable, "-m", "plumbline.cli"]
 PG_ADMIN_URL = os.environ.get("PLUMBLINE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 NATS_URL = os.environ.get("PLUMBLINE_TEST_NATS", "nats://127.0.0.1:4222")
 ADMIN_PASSWORD = "admin-test-password"
 SERVICES = ("identity", "items", "activity")
+
+Scalar: TypeAlias = str | int | float | bool | None
+Query: TypeAlias = Mapping[str, Scalar | Sequence[Scalar]] | list[tuple[str, Scalar]]
+"""Query parameters as httpx takes them: a mapping, or a list of pairs to repeat a name."""
 
 
 def reachable(host: str, port: int) -> bool:
@@ -62,11 +73,16 @@ class Process:
 
     @property
     def http_port(self) -> int:
-        return int(self.ready["http_port"])  # type: ignore[arg-type]
+        return self._port("http_port")
 
     @property
     def grpc_port(self) -> int:
-        return int(self.ready["grpc_port"])  # type: ignore[arg-type]
+        return self._port("grpc_port")
+
+    def _port(self, key: str) -> int:
+        port = self.ready[key]
+        assert isinstance(port, int), f"{self.name}: {key} is {port!r} in the ready file"
+        return port
 
     def stop(self, timeout: float = 30) -> int:
         """SIGTERM and wait; returns the exit code."""
@@ -141,6 +157,12 @@ class System:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.gateway.http_port}"
 
+    def client(
+        self, auth: tuple[str, str] | None = None, *, version: str = "v1", timeout: float = 30
+    ) -> httpx.Client:
+        """An HTTP client at ``/rest/{version}``, authenticated as ``auth`` if given."""
+        return httpx.Client(base_url=f"{self.url}/rest/{version}", auth=auth, timeout=timeout)
+
     def stop(self) -> dict[str, int]:
         """Stops the gateway first, then the services; returns exit codes by name."""
         return {p.name: p.stop() for p in reversed(self.processes)}
@@ -151,10 +173,6 @@ def start_embedded(workdir: Path) -> System:
     env = base_env(workdir)
     process = start_process("all", ["--target", "all"], env, workdir)
     return System("embedded", workdir, "admin", [process], env)
-
-
-def _pg_dsn(database: str) -> str:
-    return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + database
 
 
 def start_distributed(workdir: Path) -> System:
@@ -206,3 +224,120 @@ def cleanup_distributed(system: System) -> None:
         await nc.close()
 
     asyncio.run(drop())
+
+
+# Helpers the e2e modules share.
+
+
+def unique(prefix: str) -> str:
+    """A name no other test uses."""
+    return f"{prefix}{uuid.uuid4().hex[:8]}"
+
+
+def project_key(prefix: str = "P") -> str:
+    """A project key no other test uses."""
+    return unique(prefix).upper()
+
+
+def new_project(admin: httpx.Client, key: str | None = None, **body: object) -> int:
+    """Creates a project; returns its id.
+
+    ``key`` (a unique one when left out) is its projectKey and, unless ``fields`` is given,
+    its name. Other keywords are members of the POST body; a folder (``isFolder=True``)
+    gets no key and a unique name.
+    """
+    if key is not None:
+        body["projectKey"] = key
+    elif not body.get("isFolder"):
+        body.setdefault("projectKey", project_key())
+    body.setdefault("fields", {"name": body.get("projectKey", unique("Folder "))})
+    response = admin.post("/projects", json=body)
+    assert response.status_code == 201, response.text
+    return int(response.json()["meta"]["id"])
+
+
+def item_types(admin: httpx.Client) -> dict[str, dict[str, Any]]:
+    """Every item type, by type key."""
+    response = admin.get("/itemtypes", params={"maxResults": 50})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["meta"]["pageInfo"]["totalResults"] == len(body["data"])
+    return {t["typeKey"]: t for t in body["data"]}
+
+
+def type_ids(admin: httpx.Client) -> dict[str, int]:
+    """Item type ids by type key."""
+    return {key: int(t["id"]) for key, t in item_types(admin).items()}
+
+
+def user_body(**overrides: object) -> dict[str, object]:
+    """The POST body of a new user with a unique username; keywords replace members."""
+    username = unique("user")
+    body: dict[str, object] = {
+        "username": username,
+        "password": unique("pw-"),
+        "firstName": "Test",
+        "lastName": "User",
+        "email": f"{username}@example.com",
+        "licenseType": "NAMED",
+    }
+    body.update(overrides)
+    return body
+
+
+class MakeUser(Protocol):
+    """The ``make_user`` fixture: creates a user; returns (id, username, password, client).
+
+    Keyword arguments replace members of the POST body (see ``user_body``).
+    """
+
+    def __call__(self, **overrides: object) -> tuple[int, str, str, httpx.Client]: ...
+
+
+def api_credentials(system: System, auth: tuple[str, str] | None = None) -> tuple[str, str]:
+    """A new OAuth client id and secret of the user ``auth`` names (the admin by default)."""
+    response = httpx.post(
+        f"{system.url}/rest/labs/users/current/apicredentials",
+        json={"name": unique("client-")},
+        auth=auth or ("admin", system.admin_password),
+    )
+    assert response.status_code == 201, response.text
+    data = response.json()["data"]
+    assert response.json()["meta"]["id"] == data["id"]
+    return data["clientId"], data["clientSecret"]
+
+
+def assert_error(response: httpx.Response, status: int, *words: str) -> None:
+    """The response is an error envelope: ``status``, its reason phrase, a timestamp, and a
+    message that holds each of ``words``."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    meta = response.json()["meta"]
+    assert meta["status"] == httpx.codes.get_reason_phrase(status)
+    assert meta["timestamp"].endswith("+0000")
+    assert meta["message"]
+    for word in words:
+        assert word in meta["message"], meta["message"]
+
+
+def eventually(check: Callable[[], bool], seconds: float = 10.0) -> bool:
+    """Polls ``check`` until it holds or ``seconds`` pass (for changes that travel by
+    events); returns whether it held."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+def run_cli(system: System, *args: str) -> subprocess.CompletedProcess[str]:
+    """``plumbline *args`` with the system's environment, as an operator would run it."""
+    return subprocess.run(
+        [*PLUMBLINE, *args],
+        env=system.env,
+        cwd=system.workdir,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )

@@ -6,31 +6,15 @@ has seen, so a read right after a write must already show it.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 
-from tests.e2e.conftest import unique
+from tests.e2e.harness import MakeUser, Query, assert_error, new_project, project_key, unique
 
 
-def _error(response: httpx.Response, status: int, *words: str) -> None:
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].startswith("application/json")
-    meta = response.json()["meta"]
-    assert meta["status"] == httpx.codes.get_reason_phrase(status)
-    for word in words:
-        assert word in meta["message"], meta["message"]
-
-
-def _project(admin: httpx.Client) -> int:
-    key = unique("AC").upper()
-    response = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}})
-    assert response.status_code == 201, response.text
-    return int(response.json()["meta"]["id"])
-
-
-def _feed(admin: httpx.Client, params: Any) -> list[dict[str, Any]]:
+def _feed(admin: httpx.Client, params: Query) -> list[dict[str, Any]]:
     response = admin.get("/activities", params=params)
     assert response.status_code == 200, response.text
     body = response.json()
@@ -46,7 +30,7 @@ def _shift(date: str, milliseconds: int) -> str:
 
 def test_a_new_project_shows_at_once(admin: httpx.Client) -> None:
     admin_id = admin.get("/users/current").json()["data"]["id"]
-    project = _project(admin)
+    project = new_project(admin)
     feed = _feed(admin, {"project": project, "objectType": "PROJECT"})
     assert len(feed) == 1
     activity = feed[0]
@@ -61,8 +45,55 @@ def test_a_new_project_shows_at_once(admin: httpx.Client) -> None:
     assert {"id", "details", "userComment"} <= set(activity)
 
 
-def test_new_users_and_groups_show_at_once(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
-    project = _project(admin)
+def test_changes_show_in_the_feed_at_once(admin: httpx.Client, make_user: MakeUser) -> None:
+    before = (datetime.now(UTC) - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%S.000+0000")
+    pid = new_project(admin, projectKey=project_key("ACT"), fields={"name": "Feed"})
+    # No polling: the gateway waits for the feed to catch up with the write.
+    feed = admin.get("/activities", params={"project": pid, "objectType": "PROJECT"}).json()
+    assert [(a["eventType"], a["action"]) for a in feed["data"]] == [("CREATE", "Created")]
+    activity = feed["data"][0]
+    assert activity["user"] == admin.get("/users/current").json()["data"]["id"]
+
+    admin.put(f"/projects/{pid}", json={"fields": {"name": "Feed 2"}})
+    group = admin.post("/usergroups", json={"name": unique("fg")}).json()["meta"]["id"]
+    admin.delete(f"/usergroups/{group}")
+    updates = admin.get(
+        "/activities", params={"project": pid, "eventType": "UPDATE", "objectType": "PROJECT"}
+    ).json()
+    assert len(updates["data"]) == 1
+    deletes = admin.get("/activities", params={"project": pid, "deleteEvents": "true"}).json()
+    assert deletes["data"] and all(a["eventType"] == "DELETE" for a in deletes["data"])
+    both = admin.get(
+        "/activities",
+        params=[
+            ("project", pid),
+            ("eventType", "CREATE"),
+            ("eventType", "UPDATE"),
+            ("objectType", "PROJECT"),
+        ],
+    )
+    assert len(both.json()["data"]) == 2
+
+    since = admin.get(
+        "/activities", params={"project": pid, "objectType": "PROJECT", "date": before}
+    ).json()
+    assert len(since["data"]) == 2
+    later = (datetime.now(UTC) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S+0000")
+    window = admin.get(
+        "/activities",
+        params=[("project", pid), ("objectType", "PROJECT"), ("date", before), ("date", later)],
+    )
+    assert len(window.json()["data"]) == 2
+    future = admin.get("/activities", params={"project": pid, "date": later}).json()
+    assert future["data"] == [] and future["meta"]["pageInfo"]["totalResults"] == 0
+
+    one = admin.get(f"/activities/{activity['id']}", params={"include": "data.user"}).json()
+    assert one["data"]["id"] == activity["id"]
+    assert one["linked"]["users"][str(activity["user"])]["username"] == "admin"
+
+
+def test_new_users_and_groups_show_at_once(admin: httpx.Client, make_user: MakeUser) -> None:
+    project = new_project(admin)
     user_id, username, _pw, _client = make_user()
     group_name = unique("FeedGroup")
     group = admin.post("/usergroups", json={"name": group_name, "project": project})
@@ -83,8 +114,17 @@ def test_new_users_and_groups_show_at_once(admin: httpx.Client, make_user) -> No
     ]
 
 
+def test_user_changes_are_in_every_project_feed(admin: httpx.Client, make_user: MakeUser) -> None:
+    pid = new_project(admin, projectKey=project_key("UF"), fields={"name": "Users"})
+    _user_id, username, _pw, _client = make_user()
+    feed = admin.get(
+        "/activities", params={"project": pid, "objectType": "USER", "eventType": "CREATE"}
+    ).json()
+    assert any(username in a["details"] for a in feed["data"])
+
+
 def test_event_and_object_type_filters_repeat(admin: httpx.Client) -> None:
-    project = _project(admin)
+    project = new_project(admin)
     assert (
         admin.put(f"/projects/{project}", json={"fields": {"name": "Renamed"}}).status_code == 200
     )
@@ -118,8 +158,8 @@ def test_event_and_object_type_filters_repeat(admin: httpx.Client) -> None:
 
 
 def test_a_feed_holds_only_its_own_project(admin: httpx.Client) -> None:
-    mine = _project(admin)
-    theirs = _project(admin)
+    mine = new_project(admin)
+    theirs = new_project(admin)
     group_name = unique("TheirGroup")
     assert (
         admin.post("/usergroups", json={"name": group_name, "project": theirs}).status_code == 201
@@ -132,12 +172,16 @@ def test_a_feed_holds_only_its_own_project(admin: httpx.Client) -> None:
 
 
 def test_date_takes_one_value_or_a_range(admin: httpx.Client) -> None:
-    project = _project(admin)
+    project = new_project(admin)
     (activity,) = _feed(admin, {"project": project, "objectType": "PROJECT"})
     date = activity["date"]
 
     def ids(*dates: str) -> list[int]:
-        params = [("project", project), ("objectType", "PROJECT"), *[("date", d) for d in dates]]
+        params: Query = [
+            ("project", project),
+            ("objectType", "PROJECT"),
+            *[("date", d) for d in dates],
+        ]
         return [a["id"] for a in _feed(admin, params)]
 
     assert ids(date) == [activity["id"]]  # at or after
@@ -157,7 +201,7 @@ def test_date_takes_one_value_or_a_range(admin: httpx.Client) -> None:
 
 
 def test_delete_events_only(admin: httpx.Client) -> None:
-    project = _project(admin)
+    project = new_project(admin)
     name = unique("Doomed")
     group = admin.post("/usergroups", json={"name": name, "project": project}).json()["meta"]["id"]
     assert admin.delete(f"/usergroups/{group}").status_code == 204
@@ -171,7 +215,7 @@ def test_delete_events_only(admin: httpx.Client) -> None:
 
 def test_get_one_activity_and_include_its_user(admin: httpx.Client) -> None:
     admin_id = admin.get("/users/current").json()["data"]["id"]
-    project = _project(admin)
+    project = new_project(admin)
     (activity,) = _feed(admin, {"project": project, "objectType": "PROJECT"})
     one = admin.get(f"/activities/{activity['id']}")
     assert one.status_code == 200
@@ -183,14 +227,14 @@ def test_get_one_activity_and_include_its_user(admin: httpx.Client) -> None:
         "/activities", params={"project": project, "objectType": "PROJECT", "include": "data.user"}
     ).json()
     assert list(listed["linked"]["users"]) == [str(admin_id)]
-    _error(admin.get("/activities/987654321"), 404, "987654321")
+    assert_error(admin.get("/activities/987654321"), 404, "987654321")
 
 
 def test_pages_of_the_feed(admin: httpx.Client) -> None:
-    project = _project(admin)
+    project = new_project(admin)
     for name in ("one", "two", "three"):
         assert admin.put(f"/projects/{project}", json={"fields": {"name": name}}).status_code == 200
-    params = {"project": project, "objectType": "PROJECT", "maxResults": 3}
+    params: dict[str, str | int] = {"project": project, "objectType": "PROJECT", "maxResults": 3}
     first = admin.get("/activities", params=params).json()
     assert first["meta"]["pageInfo"] == {"startIndex": 0, "resultCount": 3, "totalResults": 4}
     rest = admin.get("/activities", params={**params, "startAt": 3}).json()
@@ -204,41 +248,43 @@ def test_pages_of_the_feed(admin: httpx.Client) -> None:
 
 
 def test_bad_activity_queries(admin: httpx.Client) -> None:
-    _error(admin.get("/activities"), 400, "project", "required")
-    _error(admin.get("/activities", params={"project": "one"}), 400, "project")
-    _error(admin.get("/activities", params={"project": 1, "date": "yesterday"}), 400, "date")
-    _error(admin.get("/activities", params={"project": 1, "date": "2024-01-31"}), 400, "date")
-    three = [("project", 1)] + [("date", "2024-01-01T00:00:00.000+0000")] * 3
-    _error(admin.get("/activities", params=three), 400, "date")
-    reversed_range = [
+    assert_error(admin.get("/activities"), 400, "project", "required")
+    assert_error(admin.get("/activities", params={"project": "one"}), 400, "project")
+    assert_error(admin.get("/activities", params={"project": 1, "date": "yesterday"}), 400, "date")
+    assert_error(admin.get("/activities", params={"project": 1, "date": "2024-01-31"}), 400, "date")
+    three: Query = [("project", 1)] + [("date", "2024-01-01T00:00:00.000+0000")] * 3
+    assert_error(admin.get("/activities", params=three), 400, "date")
+    reversed_range: Query = [
         ("project", 1),
         ("date", "2024-02-01T00:00:00.000+0000"),
         ("date", "2024-01-01T00:00:00.000+0000"),
     ]
-    _error(admin.get("/activities", params=reversed_range), 400, "date")
-    _error(
+    assert_error(admin.get("/activities", params=reversed_range), 400, "date")
+    assert_error(
         admin.get("/activities", params={"project": 1, "eventType": "EXPLODE"}), 400, "eventType"
     )
-    _error(
+    assert_error(
         admin.get("/activities", params={"project": 1, "objectType": "GIZMO"}), 400, "objectType"
     )
-    _error(
+    assert_error(
         admin.get("/activities", params={"project": 1, "deleteEvents": "maybe"}),
         400,
         "deleteEvents",
     )
-    _error(admin.get("/activities", params={"project": 1, "itemType": "x"}), 400, "itemType")
-    _error(admin.get("/activities", params={"project": 1, "include": "data.item"}), 400, "include")
+    assert_error(admin.get("/activities", params={"project": 1, "itemType": "x"}), 400, "itemType")
+    assert_error(
+        admin.get("/activities", params={"project": 1, "include": "data.item"}), 400, "include"
+    )
 
 
 def test_normal_users_read_the_feed_and_anonymous_callers_do_not(
     admin: httpx.Client,
     anonymous: httpx.Client,
-    make_user,  # type: ignore[no-untyped-def]
+    make_user: MakeUser,
 ) -> None:
-    project = _project(admin)
+    project = new_project(admin)
     _id, _name, _pw, client = make_user()
     feed = client.get("/activities", params={"project": project, "objectType": "PROJECT"})
     assert feed.status_code == 200 and len(feed.json()["data"]) == 1
-    _error(anonymous.get("/activities", params={"project": project}), 401)
-    _error(anonymous.get("/activities/1"), 401)
+    assert_error(anonymous.get("/activities", params={"project": project}), 401)
+    assert_error(anonymous.get("/activities/1"), 401)

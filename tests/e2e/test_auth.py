@@ -1,26 +1,24 @@
-"""Basic, OAuth client credentials, bearer tokens, and what stops them working."""
+"""Basic, OAuth client credentials and bearer tokens.
+
+What works, what a missing, wrong or garbled credential gets, and what stops one working.
+"""
 
 from __future__ import annotations
 
-import subprocess
-import time
+import base64
 
 import httpx
+import pytest
 
-from tests.e2e.conftest import unique
-from tests.e2e.harness import PLUMBLINE, System
-
-
-def _credentials(system: System, auth: tuple[str, str]) -> tuple[str, str]:
-    response = httpx.post(
-        f"{system.url}/rest/labs/users/current/apicredentials",
-        json={"name": unique("ci-")},
-        auth=auth,
-    )
-    assert response.status_code == 201, response.text
-    data = response.json()["data"]
-    assert response.json()["meta"]["id"] == data["id"]
-    return data["clientId"], data["clientSecret"]
+from tests.e2e.harness import (
+    MakeUser,
+    System,
+    api_credentials,
+    assert_error,
+    eventually,
+    run_cli,
+    unique,
+)
 
 
 def _token(system: System, client_id: str, secret: str) -> httpx.Response:
@@ -32,7 +30,7 @@ def _token(system: System, client_id: str, secret: str) -> httpx.Response:
 
 
 def test_client_credentials_exchange_and_bearer_use(system: System) -> None:
-    client_id, secret = _credentials(system, ("admin", system.admin_password))
+    client_id, secret = api_credentials(system)
     response = _token(system, client_id, secret)
     assert response.status_code == 200, response.text
     body = response.json()
@@ -49,7 +47,7 @@ def test_client_credentials_exchange_and_bearer_use(system: System) -> None:
 
 
 def test_token_endpoint_refuses_bad_requests(system: System) -> None:
-    client_id, secret = _credentials(system, ("admin", system.admin_password))
+    client_id, secret = api_credentials(system)
     wrong_secret = _token(system, client_id, secret + "x")
     assert wrong_secret.status_code == 401
     assert wrong_secret.json()["error"] == "invalid_client"
@@ -88,21 +86,54 @@ def test_forged_and_garbage_tokens_are_401(system: System) -> None:
         assert response.json()["meta"]["message"]
 
 
-def _eventually_status(url: str, expected: int, **kwargs: object) -> int:
-    deadline = time.monotonic() + 10
-    status = -1
-    while time.monotonic() < deadline:
-        status = httpx.get(url, **kwargs).status_code  # type: ignore[arg-type]
-        if status == expected:
-            return status
-        time.sleep(0.05)
-    return status
+def test_credentials(system: System) -> None:
+    url = f"{system.url}/rest/v1/users/current"
+    assert_error(httpx.get(url), 401, "Authentication is required")
+    assert_error(httpx.get(f"{system.url}/rest/v1/projects"), 401)
+    for auth in (("admin", "wrong"), ("admin", ""), (unique("nobody"), "x")):
+        assert_error(httpx.get(url, auth=auth), 401, "not correct")
+    assert_error(
+        httpx.post(f"{system.url}/rest/v1/usergroups", json={"name": "x"}, auth=("admin", "no")),
+        401,
+    )
 
 
-def test_deactivated_user_loses_basic_and_token_access(system: System, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_missing_wrong_and_garbled_credentials(system: System, anonymous: httpx.Client) -> None:
+    assert_error(anonymous.get("/users/current"), 401, "Authentication is required")
+    for auth in (("admin", "wrong"), ("nobody", "x")):
+        response = httpx.get(f"{system.url}/rest/v1/users/current", auth=auth)
+        assert_error(response, 401, "not correct")
+    for header in ("Basic !!!", "Basic " + "dXNlcg==", "Digest abc", "Bearer"):
+        response = httpx.get(
+            f"{system.url}/rest/v1/users/current", headers={"Authorization": header}
+        )
+        assert_error(response, 401)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Basic !!!",
+        "Basic",
+        "Basic " + base64.b64encode(b"no-colon").decode(),
+        "Basic " + base64.b64encode(b":password").decode(),
+        "Basic " + base64.b64encode(b"\xff\xfe:x").decode(),
+        "Bearer",
+        "Bearer not.a.token",
+        "Bearer " + "a" * 2000,
+        "Digest username=admin",
+        "garbage",
+    ],
+)
+def test_garbage_authorization_headers(system: System, header: str) -> None:
+    response = httpx.get(f"{system.url}/rest/v1/users/current", headers={"Authorization": header})
+    assert_error(response, 401)
+
+
+def test_deactivated_user_loses_basic_and_token_access(system: System, make_user: MakeUser) -> None:
     user_id, username, password, client = make_user()
     assert client.get("/users/current").status_code == 200  # warms the credential cache
-    client_id, secret = _credentials(system, (username, password))
+    client_id, secret = api_credentials(system, (username, password))
     token = _token(system, client_id, secret).json()["access_token"]
     bearer = {"Authorization": f"Bearer {token}"}
     url = f"{system.url}/rest/v1/users/current"
@@ -113,27 +144,20 @@ def test_deactivated_user_loses_basic_and_token_access(system: System, make_user
         f"{system.url}/rest/v1/users/{user_id}/active", json={"active": False}, auth=admin
     )
     assert off.status_code == 200
-    assert _eventually_status(url, 401, auth=(username, password)) == 401
-    assert _eventually_status(url, 401, headers=bearer) == 401
+    assert eventually(lambda: httpx.get(url, auth=(username, password)).status_code == 401)
+    assert eventually(lambda: httpx.get(url, headers=bearer).status_code == 401)
     assert _token(system, client_id, secret).status_code == 401
 
     on = httpx.put(
         f"{system.url}/rest/v1/users/{user_id}/active", json={"active": True}, auth=admin
     )
     assert on.status_code == 200
-    assert _eventually_status(url, 200, auth=(username, password)) == 200
+    assert eventually(lambda: httpx.get(url, auth=(username, password)).status_code == 200)
 
 
-def test_cli_creates_credentials_that_work(system: System, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_cli_creates_credentials_that_work(system: System, make_user: MakeUser) -> None:
     _user_id, username, _password, _client = make_user()
-    result = subprocess.run(
-        [*PLUMBLINE, "credentials", "create", "--user", username, "--name", "from-cli"],
-        env=system.env,
-        cwd=system.workdir,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_cli(system, "credentials", "create", "--user", username, "--name", "from-cli")
     assert result.returncode == 0, result.stderr
     lines = dict(line.split(": ", 1) for line in result.stdout.strip().splitlines())
     response = _token(system, lines["client_id"], lines["client_secret"])
@@ -146,14 +170,7 @@ def test_cli_creates_credentials_that_work(system: System, make_user) -> None:  
 
 
 def test_cli_refuses_an_unknown_user(system: System) -> None:
-    result = subprocess.run(
-        [*PLUMBLINE, "credentials", "create", "--user", "nobody-" + unique("x")],
-        env=system.env,
-        cwd=system.workdir,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_cli(system, "credentials", "create", "--user", "nobody-" + unique("x"))
     assert result.returncode != 0
     assert "No user named" in result.stderr
 

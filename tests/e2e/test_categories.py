@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import httpx
 
-from tests.e2e.conftest import new_project, unique
-from tests.e2e.harness import System
+from tests.e2e.harness import MakeUser, System, new_project, project_key, type_ids, unique
 
 
-def test_category_paths_and_items(system: System, admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
-    labs = httpx.Client(
-        base_url=f"{system.url}/rest/labs", auth=("admin", system.admin_password), timeout=30
-    )
+def test_category_paths_and_items(
+    system: System, admin: httpx.Client, labs: httpx.Client, make_user: MakeUser
+) -> None:
     top_name = unique("Safety")
     top = labs.post("/categories", json={"name": top_name})
     assert top.status_code == 201, top.text
@@ -36,15 +34,11 @@ def test_category_paths_and_items(system: System, admin: httpx.Client, make_user
     )
     assert hidden["visible"] is False
 
-    key = unique("CT").upper()
+    key = project_key("CT")
     project = new_project(admin, key)
-    req = next(
-        t
-        for t in admin.get("/itemtypes", params={"maxResults": 50}).json()["data"]
-        if t["typeKey"] == "REQ"
-    )
+    req = type_ids(admin)["REQ"]
     item = admin.post(
-        "/items", json={"project": project, "itemType": req["id"], "fields": {"name": "c"}}
+        "/items", json={"project": project, "itemType": req, "fields": {"name": "c"}}
     ).json()["meta"]["id"]
     assert (
         labs.post(f"/items/{item}/categories", json={"add": [top_id, child_id]}).status_code == 201
@@ -59,8 +53,8 @@ def test_category_paths_and_items(system: System, admin: httpx.Client, make_user
     assert labs.post(f"/items/{item}/categories", json={}).status_code == 400
     assert admin.get("/categories").status_code == 404, "labs only"
     _id, username, password, _client = make_user()
-    user_labs = httpx.Client(
-        base_url=f"{system.url}/rest/labs", auth=(username, password), timeout=30
-    )
-    assert user_labs.post("/categories", json={"name": unique("n")}).status_code == 401
-    assert user_labs.post(f"/items/{item}/categories", json={"add": [top_id]}).status_code == 201
+    with system.client((username, password), version="labs") as user_labs:
+        assert user_labs.post("/categories", json={"name": unique("n")}).status_code == 401
+        assert (
+            user_labs.post(f"/items/{item}/categories", json={"add": [top_id]}).status_code == 201
+        )

@@ -7,12 +7,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import new_project, type_ids, unique
+from tests.e2e.harness import MakeUser, new_project, project_key, type_ids, unique
 
 
 @pytest.fixture
 def project(admin: httpx.Client) -> dict[str, Any]:
-    key = unique("CO").upper()
+    key = project_key("CO")
     pid = new_project(admin, key)
     types = type_ids(admin)
     item = admin.post(
@@ -21,7 +21,9 @@ def project(admin: httpx.Client) -> dict[str, Any]:
     return {"id": pid, "types": types, "item": item.json()["meta"]["id"]}
 
 
-def test_lock_blocks_other_users(admin: httpx.Client, project: dict[str, Any], make_user) -> None:  # type: ignore[no-untyped-def]
+def test_lock_blocks_other_users(
+    admin: httpx.Client, project: dict[str, Any], make_user: MakeUser
+) -> None:
     item = project["item"]
     assert admin.get(f"/items/{item}/lock").json()["data"]["locked"] is False
     assert admin.put(f"/items/{item}/lock", json={"locked": True}).status_code == 200

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import httpx
 
-from tests.e2e.conftest import new_project, unique
-from tests.e2e.harness import PLUMBLINE, System
-
-
-def _types(admin: httpx.Client) -> dict[str, dict]:  # type: ignore[type-arg]
-    body = admin.get("/itemtypes", params={"maxResults": 50}).json()
-    assert body["meta"]["pageInfo"]["totalResults"] == len(body["data"])
-    return {t["typeKey"]: t for t in body["data"]}
+from tests.e2e.harness import (
+    MakeUser,
+    System,
+    item_types,
+    new_project,
+    project_key,
+    run_cli,
+    unique,
+)
 
 
 def test_default_item_types_ship_with_the_keys_clients_expect(admin: httpx.Client) -> None:
-    types = _types(admin)
+    types = item_types(admin)
     assert {
         "REQ",
         "FEAT",
@@ -49,7 +49,7 @@ def test_default_item_types_ship_with_the_keys_clients_expect(admin: httpx.Clien
 
 
 def test_pick_lists_and_options(admin: httpx.Client) -> None:
-    requirement = _types(admin)["REQ"]
+    requirement = item_types(admin)["REQ"]
     status = next(f for f in requirement["fields"] if f["name"] == "status")
     with_lists = admin.get(
         f"/itemtypes/{requirement['id']}", params={"include": "data.fields.pickList"}
@@ -94,7 +94,7 @@ def test_relationship_types_have_one_default(admin: httpx.Client) -> None:
 
 
 def test_add_fields_to_an_item_type(admin: httpx.Client) -> None:
-    feature = _types(admin)["FEAT"]
+    feature = item_types(admin)["FEAT"]
     name = unique("effort")
     created = admin.post(
         f"/itemtypes/{feature['id']}/fields",
@@ -135,14 +135,14 @@ def test_add_fields_to_an_item_type(admin: httpx.Client) -> None:
 
 
 def test_project_item_types(admin: httpx.Client) -> None:
-    key = unique("IT").upper()
+    key = project_key("IT")
     project = new_project(admin, key)
     types = admin.get(f"/projects/{project}/itemtypes", params={"maxResults": 50}).json()
     assert "REQ" in {t["typeKey"] for t in types["data"]}
     assert admin.get("/projects/987654/itemtypes").status_code == 404
 
 
-def test_normal_users_read_but_do_not_change_configuration(make_user) -> None:  # type: ignore[no-untyped-def]
+def test_normal_users_read_but_do_not_change_configuration(make_user: MakeUser) -> None:
     _id, _name, _pw, client = make_user()
     types = client.get("/itemtypes").json()["data"]
     assert types
@@ -156,7 +156,7 @@ def test_normal_users_read_but_do_not_change_configuration(make_user) -> None:  
 def test_config_apply_is_idempotent_and_reports_changes(
     system: System, admin: httpx.Client, tmp_path: Path
 ) -> None:
-    key = unique("CUST").upper()[:12]
+    key = project_key("CUST")[:12]
     document = tmp_path / "config.yaml"
     document.write_text(
         f"""
@@ -175,14 +175,7 @@ itemTypes:
     )
 
     def apply(*extra: str) -> str:
-        result = subprocess.run(
-            [*PLUMBLINE, "config", "apply", str(document), *extra],
-            env=system.env,
-            cwd=system.workdir,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        result = run_cli(system, "config", "apply", str(document), *extra)
         assert result.returncode == 0, result.stderr
         return result.stdout
 
@@ -193,21 +186,14 @@ itemTypes:
     assert apply().strip() == "nothing to change"
     broken = tmp_path / "broken.yaml"
     broken.write_text("itemTypes: [{typeKey: lower, display: X}]")
-    result = subprocess.run(
-        [*PLUMBLINE, "config", "apply", str(broken)],
-        env=system.env,
-        cwd=system.workdir,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_cli(system, "config", "apply", str(broken))
     assert result.returncode == 2 and "typeKey" in result.stderr
 
 
 def test_an_included_item_type_shows_a_field_added_a_moment_ago(admin: httpx.Client) -> None:
     """The gateway keeps item types for include=data.itemType; a change through it shows."""
-    feature = _types(admin)["FEAT"]
-    project = new_project(admin, unique("IN").upper())
+    feature = item_types(admin)["FEAT"]
+    project = new_project(admin, project_key("IN"))
     item = admin.post(
         "/items",
         json={"project": project, "itemType": feature["id"], "fields": {"name": "Cached"}},

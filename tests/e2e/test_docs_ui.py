@@ -6,13 +6,16 @@ import os
 import re
 import time
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 from urllib.parse import urlparse
 
 import httpx
 import pytest
 
 from tests.e2e.harness import System
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, ConsoleMessage, Playwright
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -154,7 +157,7 @@ def _unavailable(message: str) -> NoReturn:
     pytest.skip(message)
 
 
-def _launch(playwright: Any) -> Any:
+def _launch(playwright: Playwright) -> Browser:
     try:
         return playwright.chromium.launch(
             executable_path=CHROMIUM,
@@ -165,7 +168,7 @@ def _launch(playwright: Any) -> Any:
         _unavailable(f"Chromium at {CHROMIUM} could not be launched: {exc}")
 
 
-def _recorder(into: list[str]) -> Callable[[Any], None]:
+def _recorder(into: list[str]) -> Callable[[ConsoleMessage], None]:
     return lambda message: into.append(message.text)
 
 

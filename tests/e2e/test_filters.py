@@ -7,24 +7,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import new_project, unique
-from tests.e2e.harness import System
-
-
-@pytest.fixture
-def labs(system: System) -> httpx.Client:
-    return httpx.Client(
-        base_url=f"{system.url}/rest/labs", auth=("admin", system.admin_password), timeout=30
-    )
+from tests.e2e.harness import MakeUser, item_types, new_project, project_key, unique
 
 
 @pytest.fixture
 def data(admin: httpx.Client) -> dict[str, Any]:
-    key = unique("FL").upper()
+    key = project_key("FL")
     project = new_project(admin, key)
-    types = {
-        t["typeKey"]: t for t in admin.get("/itemtypes", params={"maxResults": 50}).json()["data"]
-    }
+    types = item_types(admin)
     req = types["REQ"]
     priority = next(f for f in req["fields"] if f["name"] == "priority")
     options = {
@@ -132,8 +122,8 @@ def test_rules_and_ordering(admin: httpx.Client, labs: httpx.Client, data: dict[
 
 
 def test_scopes_listing_and_favourites(
-    admin: httpx.Client, labs: httpx.Client, data: dict[str, Any], make_user
-) -> None:  # type: ignore[no-untyped-def]
+    admin: httpx.Client, labs: httpx.Client, data: dict[str, Any], make_user: MakeUser
+) -> None:
     p = data["project"]
     everything = {"rule": {"field": {"name": "name"}, "operator": "IS_NOT_EMPTY", "values": []}}
     current = _create(labs, everything)

@@ -8,16 +8,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import new_project, unique
+from tests.e2e.harness import System, item_types, new_project, project_key, unique
 
 
 @pytest.fixture
 def project(admin: httpx.Client) -> dict[str, Any]:
-    key = unique("IT").upper()
+    key = project_key("IT")
     pid = new_project(admin, key)
-    types = {
-        t["typeKey"]: t for t in admin.get("/itemtypes", params={"maxResults": 50}).json()["data"]
-    }
+    types = item_types(admin)
     return {"id": pid, "key": key, "types": types}
 
 
@@ -26,7 +24,7 @@ def _create(
     project: dict[str, Any],
     name: str,
     parent: int | None = None,
-    **fields: Any,
+    **fields: object,
 ) -> int:
     body: dict[str, Any] = {
         "project": project["id"],
@@ -172,9 +170,7 @@ def test_tree_location_places_an_item_after_a_peer(
     refused(place(a1, {"item": a}, peer=a1), "another item")
     refused(admin.put("/items/treelocation", json={"item": a1, "parent": {}}), "exactly one")
     refused(admin.put("/items/treelocation", json={"item": a1}), "parent")
-    other = admin.post(
-        "/projects", json={"projectKey": unique("TL").upper(), "fields": {"name": "x"}}
-    )
+    other = admin.post("/projects", json={"projectKey": project_key("TL"), "fields": {"name": "x"}})
     refused(place(a1, {"project": other.json()["meta"]["id"]}), "PUT /items/{id}/location")
     assert place(999_999_999, {"project": project["id"]}).status_code == 404
 
@@ -761,7 +757,7 @@ def test_move_to_another_project(admin: httpx.Client, project: dict[str, Any]) -
         "id"
     ]
     admin.post(f"/items/{child}/tags", json={"tag": tag})
-    key = unique("MV").upper()
+    key = project_key("MV")
     target = new_project(admin, key)
     existing = admin.post(
         "/items",
@@ -821,16 +817,14 @@ def test_bulk_patch(admin: httpx.Client, project: dict[str, Any]) -> None:
 
 
 def test_concurrent_creates_keep_keys_and_order_unique(
-    admin: httpx.Client, project: dict[str, Any], system
-) -> None:  # type: ignore[no-untyped-def]
+    admin: httpx.Client, project: dict[str, Any], system: System
+) -> None:
     import concurrent.futures
 
     parent = _create(admin, project, "Busy parent")
 
     def create(n: int) -> int:
-        with httpx.Client(
-            base_url=f"{system.url}/rest/v1", auth=("admin", system.admin_password), timeout=60
-        ) as client:
+        with system.client(("admin", system.admin_password), timeout=60) as client:
             response = client.post(
                 "/items",
                 json={

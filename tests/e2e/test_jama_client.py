@@ -1,4 +1,4 @@
-"""The real public client, unmodified, in Basic and in OAuth mode."""
+"""The real public client, unmodified, in Basic and in OAuth mode: users, projects, items."""
 
 from __future__ import annotations
 
@@ -8,19 +8,7 @@ import httpx
 import pytest
 from py_jama_rest_client.client import JamaClient
 
-from tests.e2e.conftest import unique
-from tests.e2e.harness import System
-
-
-def _client_credentials(system: System) -> tuple[str, str]:
-    response = httpx.post(
-        f"{system.url}/rest/labs/users/current/apicredentials",
-        json={"name": unique("jama-client-")},
-        auth=("admin", system.admin_password),
-    )
-    assert response.status_code == 201, response.text
-    data = response.json()["data"]
-    return data["clientId"], data["clientSecret"]
+from tests.e2e.harness import System, api_credentials, new_project, project_key, unique
 
 
 @pytest.fixture(params=["basic", "oauth"])
@@ -28,7 +16,7 @@ def jama(request: pytest.FixtureRequest, system: System) -> JamaClient:
     logging.getLogger("py_jama_rest_client").setLevel(logging.CRITICAL)
     if request.param == "basic":
         return JamaClient(system.url, credentials=("admin", system.admin_password))
-    return JamaClient(system.url, credentials=_client_credentials(system), oauth=True)
+    return JamaClient(system.url, credentials=api_credentials(system), oauth=True)
 
 
 def test_get_current_user(jama: JamaClient) -> None:
@@ -63,7 +51,7 @@ def test_post_user_twice_is_already_exists(jama: JamaClient) -> None:
 
 
 def test_get_projects(jama: JamaClient, admin: httpx.Client) -> None:
-    key = unique("JC").upper()
+    key = project_key("JC")
     response = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}})
     assert response.status_code == 201, response.text
     projects = jama.get_projects()
@@ -75,9 +63,110 @@ def test_get_available_endpoints(jama: JamaClient) -> None:
     assert {"users", "projects"} <= names
 
 
+def test_items_families(jama: JamaClient, admin: httpx.Client) -> None:
+    key = project_key("JI")
+    project = new_project(admin, key)
+    assert key in {p.get("projectKey") for p in jama.get_projects()}
+
+    types = {t["typeKey"]: t for t in jama.get_item_types()}
+    req = types["REQ"]
+    assert jama.get_item_type(req["id"])["typeKey"] == "REQ"
+    status = next(f for f in req["fields"] if f["name"] == "status")
+    pick_lists = {p["id"] for p in jama.get_pick_lists()}
+    assert status["pickList"] in pick_lists
+    assert jama.get_pick_list(status["pickList"])["name"] == "Status"
+    options = jama.get_pick_list_options(status["pickList"])
+    assert jama.get_pick_list_option(options[0]["id"])["name"] == options[0]["name"]
+
+    parent = jama.post_item(project, req["id"], req["id"], {"project": project}, {"name": "Parent"})
+    child = jama.post_item(project, req["id"], req["id"], {"item": parent}, {"name": "Child"})
+    other = jama.post_item(
+        project,
+        req["id"],
+        req["id"],
+        {"project": project},
+        {"name": "Other"},
+        global_id=unique("GID-C-"),
+    )
+    assert {i["id"] for i in jama.get_items(project)} == {parent, child, other}
+    assert [i["id"] for i in jama.get_item_children(parent)] == [child]
+    item = jama.get_item(child)
+    assert item["fields"]["name"] == "Child"
+
+    assert (
+        jama.put_item(project, child, req["id"], req["id"], {"item": parent}, {"name": "Child 2"})
+        == 200
+    )
+    assert (
+        jama.patch_item(child, [{"op": "replace", "path": "/fields/name", "value": "Child 3"}])
+        == "OK"
+    )
+    assert jama.get_item(child)["fields"]["name"] == "Child 3"
+
+    assert jama.put_item_lock(child, True) == 200
+    assert jama.get_item_lock(child)["locked"] is True
+    jama.put_item_lock(child, False)
+
+    tag = jama.post_tag(unique("tag"), project)
+    assert isinstance(tag, int)
+    jama.post_item_tag(child, tag)
+    assert [t["id"] for t in jama.get_item_tags(child)] == [tag]
+    assert tag in {t["id"] for t in jama.get_tags(project)}
+    assert [i["id"] for i in jama.get_tagged_items(tag)] == [child]
+
+    rel_types = jama.get_relationship_types()
+    assert jama.get_relationship_type(rel_types[0]["id"])["name"] == rel_types[0]["name"]
+    rel = jama.post_relationship(parent, child)
+    jama.put_relationship(rel, parent, other)
+    assert jama.get_relationship(rel)["toItem"] == other
+    assert [r["id"] for r in jama.get_relationships(project)] == [rel]
+    assert [i["id"] for i in jama.get_items_downstream_related(parent)] == [other]
+    assert [r["id"] for r in jama.get_items_downstream_relationships(parent)] == [rel]
+    assert [i["id"] for i in jama.get_items_upstream_related(other)] == [parent]
+    assert [r["id"] for r in jama.get_items_upstream_relationships(other)] == [rel]
+    jama.delete_relationships(rel)
+    assert jama.get_relationships(project) == []
+
+    synced = jama.post_item_sync(child, other)
+    assert synced == child
+    assert [i["id"] for i in jama.get_items_synceditems(other)] == [child]
+    assert "inSync" in jama.get_items_synceditems_status(other, child)
+
+    transitions = jama.get_item_workflow_transitions(parent)
+    assert [t["action"] for t in transitions] == ["Submit for review"]
+
+    by_key = jama.get_abstract_items_from_doc_key([item["documentKey"]])
+    assert [i["id"] for i in by_key] == [child]
+    found = jama.get_abstract_items(project=[project], contains=["Parent"])
+    assert [i["id"] for i in found] == [parent]
+    assert jama.get_abstract_item(parent)["id"] == parent
+
+    rule_sets = jama.get_relationship_rule_sets()
+    assert jama.get_relationship_rule_set(rule_sets[0]["id"])["name"] == rule_sets[0]["name"]
+    assert isinstance(jama.get_relationship_rule_set_projects(rule_sets[0]["id"]), list)
+
+    query = {"rule": {"field": {"name": "name"}, "operator": "CONTAINS", "values": ["Parent"]}}
+    created = admin.post(
+        "/../labs/filters",
+        json={
+            "name": unique("jf"),
+            "filterQuery": query,
+            "projectScope": "SPECIFIED",
+            "specifiedProject": project,
+        },
+    )
+    assert created.status_code == 201, created.text
+    found = jama.get_filter_results(created.json()["meta"]["id"])
+    assert [i["id"] for i in found] == [parent]
+
+    assert jama.delete_item(other) == 204
+    assert {i["id"] for i in jama.get_items(project)} == {parent, child}
+    assert jama.get_current_user()["username"] == "admin"
+
+
 def test_oauth_with_wrong_secret_is_refused(system: System) -> None:
     from py_jama_rest_client.client import APIException
 
-    client_id, _secret = _client_credentials(system)
+    client_id, _secret = api_credentials(system)
     with pytest.raises(APIException):
         JamaClient(system.url, credentials=(client_id, "not-the-secret"), oauth=True)

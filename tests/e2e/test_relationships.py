@@ -7,12 +7,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import new_project, type_ids, unique
+from tests.e2e.harness import new_project, project_key, type_ids
 
 
 @pytest.fixture
 def setup(admin: httpx.Client) -> dict[str, Any]:
-    key = unique("RL").upper()
+    key = project_key("RL")
     project = new_project(admin, key)
     types = type_ids(admin)
     rel_types = admin.get("/relationshiptypes").json()["data"]
@@ -30,7 +30,7 @@ def setup(admin: httpx.Client) -> dict[str, Any]:
     }
 
 
-def _relate(admin: httpx.Client, source: int, target: int, rel_type: Any = None) -> int:
+def _relate(admin: httpx.Client, source: int, target: int, rel_type: int | None = None) -> int:
     body: dict[str, Any] = {"fromItem": source, "toItem": target}
     if rel_type is not None:
         body["relationshipType"] = rel_type

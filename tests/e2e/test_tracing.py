@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from tests.e2e.harness import base_env, start_process
 
 
-def _spans(text: str) -> list[dict[str, object]]:
+def _spans(text: str) -> list[dict[str, Any]]:
     # ConsoleSpanExporter prints one indented JSON object per span.
     spans = []
     for block in re.findall(r"^\{\n.*?^\}$", text, flags=re.S | re.M):
@@ -43,12 +44,12 @@ def test_one_trace_from_http_to_grpc_to_consumer(tmp_path: Path) -> None:
     finally:
         assert process.stop() == 0
     spans = _spans(process.log.read_text())
-    by_name = {}
+    by_name: dict[str, list[dict[str, Any]]] = {}
     for span in spans:
         by_name.setdefault(span["name"], []).append(span)
     http_span = by_name["POST /rest/v1/projects"][0]
-    trace_id = http_span["context"]["trace_id"]  # type: ignore[index]
+    trace_id = http_span["context"]["trace_id"]
     grpc_spans = by_name["/plumbline.items.v1.Projects/CreateProject"]
     consumer_spans = by_name["consume items.project.created"]
-    assert any(s["context"]["trace_id"] == trace_id for s in grpc_spans)  # type: ignore[index]
-    assert any(s["context"]["trace_id"] == trace_id for s in consumer_spans)  # type: ignore[index]
+    assert any(s["context"]["trace_id"] == trace_id for s in grpc_spans)
+    assert any(s["context"]["trace_id"] == trace_id for s in consumer_spans)

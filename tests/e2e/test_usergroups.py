@@ -4,17 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from tests.e2e.conftest import unique
-from tests.e2e.harness import System
-
-
-def _error(response: httpx.Response, status: int, *words: str) -> None:
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].startswith("application/json")
-    meta = response.json()["meta"]
-    assert meta["status"] == httpx.codes.get_reason_phrase(status)
-    for word in words:
-        assert word in meta["message"], meta["message"]
+from tests.e2e.harness import MakeUser, System, assert_error, new_project, project_key, unique
 
 
 def _group(admin: httpx.Client, **body: object) -> int:
@@ -24,14 +14,7 @@ def _group(admin: httpx.Client, **body: object) -> int:
     return int(response.json()["meta"]["id"])
 
 
-def _project(admin: httpx.Client) -> int:
-    key = unique("UG").upper()
-    response = admin.post("/projects", json={"projectKey": key, "fields": {"name": key}})
-    assert response.status_code == 201, response.text
-    return int(response.json()["meta"]["id"])
-
-
-def _all_group_ids(admin: httpx.Client, **params: object) -> list[int]:
+def _all_group_ids(admin: httpx.Client, **params: str | int) -> list[int]:
     """Every group id, page by page, checking the page info on the way."""
     ids: list[int] = []
     start = 0
@@ -66,8 +49,8 @@ def test_create_then_get(admin: httpx.Client) -> None:
 
 
 def test_list_and_the_project_filter(admin: httpx.Client) -> None:
-    project = _project(admin)
-    other_project = _project(admin)
+    project = new_project(admin)
+    other_project = new_project(admin)
     in_project = [_group(admin, project=project) for _ in range(2)]
     elsewhere = _group(admin, project=other_project)
     org_wide = _group(admin)
@@ -89,15 +72,26 @@ def test_list_and_the_project_filter(admin: httpx.Client) -> None:
     assert none["data"] == [] and none["meta"]["pageInfo"]["totalResults"] == 0
 
 
+def test_groups_of_a_project(admin: httpx.Client) -> None:
+    key = project_key("GP")
+    project = new_project(admin, key)
+    group = admin.post("/usergroups", json={"name": unique("pg"), "project": project}).json()[
+        "meta"
+    ]["id"]
+    listed = admin.get("/usergroups", params={"project": project, "include": "data.project"}).json()
+    assert [g["id"] for g in listed["data"]] == [group]
+    assert listed["linked"]["projects"][str(project)]["projectKey"] == key
+
+
 def test_a_group_project_must_exist(admin: httpx.Client) -> None:
-    _error(
+    assert_error(
         admin.post("/usergroups", json={"name": unique("ghost"), "project": 987654321}),
         400,
         "project",
         "987654321",
     )
     group = _group(admin)
-    _error(admin.put(f"/usergroups/{group}", json={"project": 987654321}), 400, "987654321")
+    assert_error(admin.put(f"/usergroups/{group}", json={"project": 987654321}), 400, "987654321")
     assert "project" not in admin.get(f"/usergroups/{group}").json()["data"]
 
 
@@ -118,44 +112,44 @@ def test_update(admin: httpx.Client) -> None:
     assert admin.put(f"/usergroups/{group}", json=data).status_code == 200
     assert admin.get(f"/usergroups/{group}").json()["data"] == data
     # Into a project.
-    project = _project(admin)
+    project = new_project(admin)
     assert admin.put(f"/usergroups/{group}", json={"project": project}).status_code == 200
     assert admin.get(f"/usergroups/{group}").json()["data"]["project"] == project
 
-    _error(admin.put(f"/usergroups/{group}", json={"name": ""}), 400, "name")
-    _error(admin.put(f"/usergroups/{group}", json={"name": "   "}), 400, "name")
-    _error(admin.put("/usergroups/987654321", json={"name": unique("x")}), 404, "987654321")
+    assert_error(admin.put(f"/usergroups/{group}", json={"name": ""}), 400, "name")
+    assert_error(admin.put(f"/usergroups/{group}", json={"name": "   "}), 400, "name")
+    assert_error(admin.put("/usergroups/987654321", json={"name": unique("x")}), 404, "987654321")
 
 
 def test_names_are_unique_within_their_scope(admin: httpx.Client) -> None:
     name = unique("Same")
     first = _group(admin, name=name)
-    _error(admin.post("/usergroups", json={"name": name}), 400, "already exists")
+    assert_error(admin.post("/usergroups", json={"name": name}), 400, "already exists")
     other = _group(admin)
-    _error(admin.put(f"/usergroups/{other}", json={"name": name}), 400, "already exists")
+    assert_error(admin.put(f"/usergroups/{other}", json={"name": name}), 400, "already exists")
     # Renaming a group to its own name is no conflict.
     assert admin.put(f"/usergroups/{first}", json={"name": name}).status_code == 200
     # The same name in a project is another group.
-    project = _project(admin)
+    project = new_project(admin)
     in_project = _group(admin, name=name, project=project)
-    _error(
+    assert_error(
         admin.post("/usergroups", json={"name": name, "project": project}), 400, "already exists"
     )
     assert in_project != first
 
 
-def test_delete(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
-    project = _project(admin)
+def test_delete(admin: httpx.Client, make_user: MakeUser) -> None:
+    project = new_project(admin)
     group = _group(admin, project=project)
     user, _n, _p, _c = make_user()
     assert admin.post(f"/usergroups/{group}/users", json={"user": user}).status_code == 201
     response = admin.delete(f"/usergroups/{group}")
     assert response.status_code == 204
     assert response.content == b""
-    _error(admin.get(f"/usergroups/{group}"), 404, str(group))
-    _error(admin.get(f"/usergroups/{group}/users"), 404)
-    _error(admin.delete(f"/usergroups/{group}"), 404)
-    _error(admin.post(f"/usergroups/{group}/users", json={"user": user}), 404)
+    assert_error(admin.get(f"/usergroups/{group}"), 404, str(group))
+    assert_error(admin.get(f"/usergroups/{group}/users"), 404)
+    assert_error(admin.delete(f"/usergroups/{group}"), 404)
+    assert_error(admin.post(f"/usergroups/{group}/users", json={"user": user}), 404)
     assert admin.get("/usergroups", params={"project": project}).json()["data"] == []
     assert admin.get(f"/users/{user}").status_code == 200  # members are not deleted
 
@@ -168,10 +162,10 @@ def test_a_deleted_name_is_free_but_its_id_is_not_reused(
     assert admin.delete(f"/usergroups/{first}").status_code == 204
     again = _group(admin, name=name)
     assert again > first
-    _error(admin.get(f"/usergroups/{first}"), 404)
+    assert_error(admin.get(f"/usergroups/{first}"), 404)
 
 
-def test_members(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_members(admin: httpx.Client, make_user: MakeUser) -> None:
     group = _group(admin)
     empty = admin.get(f"/usergroups/{group}/users").json()
     assert empty["data"] == []
@@ -190,23 +184,58 @@ def test_members(admin: httpx.Client, make_user) -> None:  # type: ignore[no-unt
     assert [m["id"] for m in page["data"]] == users[1:2]
     assert page["meta"]["pageInfo"] == {"startIndex": 1, "resultCount": 1, "totalResults": 3}
 
-    _error(admin.post(f"/usergroups/{group}/users", json={"user": users[0]}), 400, "already exists")
-    _error(admin.post(f"/usergroups/{group}/users", json={"user": 987654321}), 400, "987654321")
-    _error(admin.post("/usergroups/987654321/users", json={"user": users[0]}), 404, "987654321")
+    assert_error(
+        admin.post(f"/usergroups/{group}/users", json={"user": users[0]}), 400, "already exists"
+    )
+    assert_error(
+        admin.post(f"/usergroups/{group}/users", json={"user": 987654321}), 400, "987654321"
+    )
+    assert_error(
+        admin.post("/usergroups/987654321/users", json={"user": users[0]}), 404, "987654321"
+    )
 
     removed = admin.delete(f"/usergroups/{group}/users/{users[1]}")
     assert removed.status_code == 204 and removed.content == b""
     after = admin.get(f"/usergroups/{group}/users").json()
     assert [m["id"] for m in after["data"]] == [users[0], users[2]]
     assert after["meta"]["pageInfo"]["totalResults"] == 2
-    _error(admin.delete(f"/usergroups/{group}/users/{users[1]}"), 404, "not a member")
-    _error(admin.delete(f"/usergroups/{group}/users/987654321"), 404)
-    _error(admin.delete(f"/usergroups/987654321/users/{users[0]}"), 404, "987654321")
+    assert_error(admin.delete(f"/usergroups/{group}/users/{users[1]}"), 404, "not a member")
+    assert_error(admin.delete(f"/usergroups/{group}/users/987654321"), 404)
+    assert_error(admin.delete(f"/usergroups/987654321/users/{users[0]}"), 404, "987654321")
     # A removed member can be added again.
     assert admin.post(f"/usergroups/{group}/users", json={"user": users[1]}).status_code == 201
 
 
-def test_what_non_admins_may_not_do(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_group_family(admin: httpx.Client, make_user: MakeUser) -> None:
+    name = unique("Reviewers")
+    created = admin.post("/usergroups", json={"name": name, "description": "Review board"})
+    assert created.status_code == 201
+    group = created.json()["meta"]["id"]
+    assert admin.post("/usergroups", json={"name": name}).status_code == 400
+    got = admin.get(f"/usergroups/{group}").json()["data"]
+    assert (got["name"], got["description"], got["type"]) == (name, "Review board", "usergroups")
+    assert admin.put(f"/usergroups/{group}", json={"description": "New"}).status_code == 200
+    assert admin.get(f"/usergroups/{group}").json()["data"]["description"] == "New"
+    listed = admin.get("/usergroups", params={"maxResults": 50}).json()
+    assert listed["meta"]["pageInfo"]["totalResults"] >= 1
+
+    user, _n, _p, _c = make_user()
+    assert admin.post(f"/usergroups/{group}/users", json={"user": user}).status_code == 201
+    twice = admin.post(f"/usergroups/{group}/users", json={"user": user})
+    assert twice.status_code == 400 and "already exists" in twice.json()["meta"]["message"]
+    members = admin.get(f"/usergroups/{group}/users").json()
+    assert [m["id"] for m in members["data"]] == [user]
+    assert admin.post(f"/usergroups/{group}/users", json={"user": 987654}).status_code == 400
+    removed = admin.delete(f"/usergroups/{group}/users/{user}")
+    assert removed.status_code == 204 and removed.content == b""
+    assert admin.delete(f"/usergroups/{group}/users/{user}").status_code == 404
+
+    deleted = admin.delete(f"/usergroups/{group}")
+    assert deleted.status_code == 204 and deleted.content == b""
+    assert admin.get(f"/usergroups/{group}").status_code == 404
+
+
+def test_what_non_admins_may_not_do(admin: httpx.Client, make_user: MakeUser) -> None:
     name = unique("Guarded")
     group = _group(admin, name=name, description="keep")
     member, _n, _p, member_client = make_user()
@@ -222,13 +251,13 @@ def test_what_non_admins_may_not_do(admin: httpx.Client, make_user) -> None:  # 
             client.post(f"/usergroups/{group}/users", json={"user": outsider}),
             client.delete(f"/usergroups/{group}/users/{member}"),
         ):
-            _error(response, 401)
+            assert_error(response, 401)
     # Members may read their group and its members; others may not.
     assert member_client.get(f"/usergroups/{group}").json()["data"]["name"] == name
     members = member_client.get(f"/usergroups/{group}/users").json()["data"]
     assert [m["id"] for m in members] == [member]
-    _error(outsider_client.get(f"/usergroups/{group}"), 401, str(group))
-    _error(outsider_client.get(f"/usergroups/{group}/users"), 401)
+    assert_error(outsider_client.get(f"/usergroups/{group}"), 401, str(group))
+    assert_error(outsider_client.get(f"/usergroups/{group}/users"), 401)
     # Nothing changed.
     assert admin.get(f"/usergroups/{group}").json()["data"]["description"] == "keep"
     assert [m["id"] for m in admin.get(f"/usergroups/{group}/users").json()["data"]] == [member]
@@ -241,4 +270,4 @@ def test_anonymous_callers_get_401(anonymous: httpx.Client) -> None:
         anonymous.post("/usergroups", json={"name": unique("anon")}),
         anonymous.delete("/usergroups/1"),
     ):
-        _error(response, 401)
+        assert_error(response, 401)

@@ -2,27 +2,9 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
 import httpx
 
-from tests.e2e.conftest import unique
-from tests.e2e.harness import System
-
-
-def _user_body(**overrides: object) -> dict[str, object]:
-    username = unique("u")
-    body: dict[str, object] = {
-        "username": username,
-        "password": unique("pw-"),
-        "firstName": "Ada",
-        "lastName": "Lovelace",
-        "email": f"{username}@example.com",
-        "licenseType": "NAMED",
-    }
-    body.update(overrides)
-    return body
+from tests.e2e.harness import MakeUser, System, assert_error, eventually, unique, user_body
 
 
 def _ids(response: httpx.Response) -> list[int]:
@@ -30,26 +12,8 @@ def _ids(response: httpx.Response) -> list[int]:
     return [u["id"] for u in response.json()["data"]]
 
 
-def _eventually(check: Callable[[], bool], seconds: float = 10.0) -> bool:
-    """Retries ``check`` until it holds or the deadline passes (changes travel by events)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return True
-    return check()
-
-
-def _error(response: httpx.Response, status: int, *words: str) -> None:
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].startswith("application/json")
-    meta = response.json()["meta"]
-    assert meta["status"] == httpx.codes.get_reason_phrase(status)
-    for word in words:
-        assert word in meta["message"], meta["message"]
-
-
 def test_post_returns_the_new_id_and_its_location(admin: httpx.Client) -> None:
-    body = _user_body(phone="+49 30 1234", title="Analyst", location="London")
+    body = user_body(phone="+49 30 1234", title="Analyst", location="London")
     response = admin.post("/users", json=body)
     assert response.status_code == 201, response.text
     meta = response.json()["meta"]
@@ -70,11 +34,23 @@ def test_post_returns_the_new_id_and_its_location(admin: httpx.Client) -> None:
     assert "password" not in data
 
 
+def test_create_then_read_a_user(admin: httpx.Client) -> None:
+    name = unique("carol")
+    created = admin.post("/users", json=user_body(username=name, title="Tester"))
+    assert created.status_code == 201
+    meta = created.json()["meta"]
+    assert meta["status"] == "Created"
+    assert meta["location"].endswith(f"/rest/v1/users/{meta['id']}")
+    user = admin.get(f"/users/{meta['id']}").json()["data"]
+    assert (user["username"], user["title"], user["active"]) == (name, "Tester", True)
+    assert "password" not in user
+
+
 def test_get_an_unknown_user_is_404(admin: httpx.Client) -> None:
-    _error(admin.get("/users/987654321"), 404, "987654321")
+    assert_error(admin.get("/users/987654321"), 404, "987654321")
 
 
-def test_filters_take_repeated_values(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_filters_take_repeated_values(admin: httpx.Client, make_user: MakeUser) -> None:
     family = unique("Fam")
     first = make_user(lastName=family, firstName="Alpha")
     second = make_user(lastName=family, firstName="Beta")
@@ -105,9 +81,25 @@ def test_filters_take_repeated_values(admin: httpx.Client, make_user) -> None:  
     assert neither["meta"]["pageInfo"] == {"startIndex": 0, "resultCount": 0, "totalResults": 0}
 
 
+def test_filters_and_paging(admin: httpx.Client, make_user: MakeUser) -> None:
+    tag = unique("Fam")
+    ids = [make_user(lastName=tag)[0] for _ in range(3)]
+    page = admin.get("/users", params={"lastName": tag, "maxResults": 2}).json()
+    assert page["meta"]["pageInfo"] == {"startIndex": 0, "resultCount": 2, "totalResults": 3}
+    rest = admin.get("/users", params={"lastName": tag, "startAt": 2, "maxResults": 2}).json()
+    assert rest["meta"]["pageInfo"] == {"startIndex": 2, "resultCount": 1, "totalResults": 3}
+    assert [u["id"] for u in page["data"] + rest["data"]] == ids
+    one = admin.get(
+        "/users", params=[("lastName", tag), ("username", "nobody-x"), ("username", "admin")]
+    )
+    assert one.json()["meta"]["pageInfo"]["totalResults"] == 0
+    empty = admin.get("/users", params={"email": "nobody@nowhere.invalid"}).json()
+    assert empty["data"] == [] and empty["meta"]["pageInfo"]["totalResults"] == 0
+
+
 def test_a_deactivated_user_is_listed_only_with_include_inactive(
     admin: httpx.Client,
-    make_user,  # type: ignore[no-untyped-def]
+    make_user: MakeUser,
 ) -> None:
     family = unique("Inact")
     active = make_user(lastName=family)[0]
@@ -128,7 +120,19 @@ def test_a_deactivated_user_is_listed_only_with_include_inactive(
     assert admin.get(f"/users/{inactive}").json()["data"]["active"] is False
 
 
-def test_pages_report_start_count_and_total(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_inactive_users_are_hidden_unless_asked(admin: httpx.Client, make_user: MakeUser) -> None:
+    user_id, username, _pw, _client = make_user()
+    assert (
+        admin.put(f"/users/{user_id}/active", json={"active": False}).json()["meta"]["status"]
+        == "OK"
+    )
+    hidden = admin.get("/users", params={"username": username}).json()
+    assert hidden["meta"]["pageInfo"]["totalResults"] == 0
+    shown = admin.get("/users", params={"username": username, "includeInactive": "true"}).json()
+    assert [u["active"] for u in shown["data"]] == [False]
+
+
+def test_pages_report_start_count_and_total(admin: httpx.Client, make_user: MakeUser) -> None:
     family = unique("Page")
     ids = [make_user(lastName=family)[0] for _ in range(5)]
     seen: list[int] = []
@@ -154,7 +158,7 @@ def test_pages_report_start_count_and_total(admin: httpx.Client, make_user) -> N
     assert empty["meta"]["pageInfo"] == {"startIndex": 0, "resultCount": 0, "totalResults": 0}
 
 
-def test_put_changes_fields_and_answers_json(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_put_changes_fields_and_answers_json(admin: httpx.Client, make_user: MakeUser) -> None:
     user_id, username, _pw, _client = make_user()
     changes = {
         "firstName": "Grace",
@@ -177,24 +181,24 @@ def test_put_changes_fields_and_answers_json(admin: httpx.Client, make_user) -> 
     assert (after["title"], after["firstName"]) == ("Commodore", "Grace")
 
 
-def test_put_with_a_password_is_refused(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_put_with_a_password_is_refused(admin: httpx.Client, make_user: MakeUser) -> None:
     user_id, _name, _pw, client = make_user()
-    _error(admin.put(f"/users/{user_id}", json={"password": "new-secret"}), 400, "password")
+    assert_error(admin.put(f"/users/{user_id}", json={"password": "new-secret"}), 400, "password")
     assert client.get("/users/current").status_code == 200  # the old password still works
     # What a client PUTs back from a whole object may carry "password": null.
     assert admin.put(f"/users/{user_id}", json={"password": None, "title": "T"}).status_code == 200
 
 
-def test_put_cannot_remove_a_required_field(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_put_cannot_remove_a_required_field(admin: httpx.Client, make_user: MakeUser) -> None:
     user_id, _name, _pw, _client = make_user()
     before = admin.get(f"/users/{user_id}").json()["data"]
     for name in ("firstName", "email", "licenseType"):
-        _error(admin.put(f"/users/{user_id}", json={name: None}), 400, name)
-    _error(admin.put(f"/users/{user_id}", json={"firstName": ""}), 400, "firstName")
+        assert_error(admin.put(f"/users/{user_id}", json={name: None}), 400, name)
+    assert_error(admin.put(f"/users/{user_id}", json={"firstName": ""}), 400, "firstName")
     assert admin.get(f"/users/{user_id}").json()["data"] == before
 
 
-def test_put_back_a_whole_get_object(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_put_back_a_whole_get_object(admin: httpx.Client, make_user: MakeUser) -> None:
     user_id, _name, _pw, client = make_user()
     data = admin.get(f"/users/{user_id}").json()["data"]
     assert {"id", "type", "active", "avatarUrl"} <= set(data)
@@ -213,66 +217,89 @@ def test_put_back_a_whole_get_object(admin: httpx.Client, make_user) -> None:  #
     assert admin.get("/users/1").json()["data"]["phone"] != "42"
 
 
+def test_put_updates_and_ignores_read_only_members(
+    admin: httpx.Client, make_user: MakeUser
+) -> None:
+    user_id, _name, _pw, _client = make_user()
+    data = admin.get(f"/users/{user_id}").json()["data"]
+    data.update({"title": "Lead", "location": "Berlin"})
+    response = admin.put(f"/users/{user_id}", json=data)
+    assert response.status_code == 200 and response.json()["meta"]["status"] == "OK"
+    after = admin.get(f"/users/{user_id}").json()["data"]
+    assert (after["title"], after["location"], after["active"]) == ("Lead", "Berlin", True)
+    refused = admin.put(f"/users/{user_id}", json={"password": "new"})
+    assert refused.status_code == 400 and "password" in refused.json()["meta"]["message"]
+
+
 def test_renaming_a_user_changes_their_login(
-    system: System, admin: httpx.Client, make_user
-) -> None:  # type: ignore[no-untyped-def]
+    system: System, admin: httpx.Client, make_user: MakeUser
+) -> None:
     user_id, _old, password, client = make_user()
     assert client.get("/users/current").status_code == 200
     new_name = unique("renamed")
     assert admin.put(f"/users/{user_id}", json={"username": new_name}).status_code == 200
     renamed = httpx.get(f"{system.url}/rest/v1/users/current", auth=(new_name, password))
     assert renamed.status_code == 200 and renamed.json()["data"]["id"] == user_id
-    assert _eventually(lambda: client.get("/users/current").status_code == 401)
+    assert eventually(lambda: client.get("/users/current").status_code == 401)
 
 
-def test_duplicate_usernames_already_exist(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_duplicate_usernames_already_exist(admin: httpx.Client, make_user: MakeUser) -> None:
     _id, username, _pw, _client = make_user()
-    _error(admin.post("/users", json=_user_body(username=username)), 400, "already exists")
-    _error(admin.post("/users", json=_user_body(username=username.upper())), 400, "already exists")
+    assert_error(admin.post("/users", json=user_body(username=username)), 400, "already exists")
+    assert_error(
+        admin.post("/users", json=user_body(username=username.upper())), 400, "already exists"
+    )
     other, _n, _p, _c = make_user()
-    _error(admin.put(f"/users/{other}", json={"username": username}), 400, "already exists")
+    assert_error(admin.put(f"/users/{other}", json={"username": username}), 400, "already exists")
+
+
+def test_duplicate_username(admin: httpx.Client, make_user: MakeUser) -> None:
+    _id, username, _pw, _client = make_user()
+    again = admin.post("/users", json=user_body(username=username.upper()))
+    assert again.status_code == 400
+    assert "already exists" in again.json()["meta"]["message"]
 
 
 def test_deactivation_stops_basic_auth_and_activation_restores_it(
     admin: httpx.Client,
-    make_user,  # type: ignore[no-untyped-def]
+    make_user: MakeUser,
 ) -> None:
     user_id, _name, _pw, client = make_user()
     assert client.get("/users/current").status_code == 200  # now cached by the gateway
     off = admin.put(f"/users/{user_id}/active", json={"active": False})
     assert off.status_code == 200 and off.json()["meta"]["status"] == "OK"
-    assert _eventually(lambda: client.get("/users/current").status_code == 401)
-    _error(client.get("/users/current"), 401, "inactive")
+    assert eventually(lambda: client.get("/users/current").status_code == 401)
+    assert_error(client.get("/users/current"), 401, "inactive")
     on = admin.put(f"/users/{user_id}/active", json={"active": True})
     assert on.status_code == 200 and on.json()["meta"]["status"] == "OK"
-    assert _eventually(lambda: client.get("/users/current").status_code == 200)
+    assert eventually(lambda: client.get("/users/current").status_code == 200)
     assert client.get("/users/current").json()["data"]["active"] is True
 
 
 def test_activation_rules(admin: httpx.Client) -> None:
     me = admin.get("/users/current").json()["data"]["id"]
-    _error(admin.put(f"/users/{me}/active", json={"active": False}), 400, "yourself")
-    _error(admin.put("/users/987654321/active", json={"active": True}), 404, "987654321")
-    _error(admin.put("/users/987654321", json={"title": "x"}), 404, "987654321")
+    assert_error(admin.put(f"/users/{me}/active", json={"active": False}), 400, "yourself")
+    assert_error(admin.put("/users/987654321/active", json={"active": True}), 404, "987654321")
+    assert_error(admin.put("/users/987654321", json={"title": "x"}), 404, "987654321")
 
 
-def test_what_a_normal_user_may_do(admin: httpx.Client, make_user) -> None:  # type: ignore[no-untyped-def]
+def test_what_a_normal_user_may_do(admin: httpx.Client, make_user: MakeUser) -> None:
     me, my_name, _pw, client = make_user()
     other, _n, _p, _c = make_user()
     for response in (
         client.get("/users"),
         client.get("/users", params={"username": my_name}),
         client.get("/usergroups"),
-        client.post("/users", json=_user_body()),
+        client.post("/users", json=user_body()),
         client.put(f"/users/{other}/active", json={"active": False}),
         client.put(f"/users/{me}/active", json={"active": True}),
         client.put(f"/users/{other}", json={"title": "Not yours"}),
     ):
-        _error(response, 401)
+        assert_error(response, 401)
     current = client.get("/users/current").json()["data"]
     assert (current["id"], current["username"]) == (me, my_name)
     assert client.get(f"/users/{me}").json()["data"]["username"] == my_name
-    _error(client.get(f"/users/{other}"), 401, str(other))
+    assert_error(client.get(f"/users/{other}"), 401, str(other))
     assert admin.get(f"/users/{other}").json()["data"]["title"] == ""
 
     group = admin.post("/usergroups", json={"name": unique("pair")}).json()["meta"]["id"]
@@ -280,7 +307,27 @@ def test_what_a_normal_user_may_do(admin: httpx.Client, make_user) -> None:  # t
         assert admin.post(f"/usergroups/{group}/users", json={"user": user}).status_code == 201
     assert client.get(f"/users/{other}").json()["data"]["id"] == other
     assert admin.delete(f"/usergroups/{group}/users/{other}").status_code == 204
-    _error(client.get(f"/users/{other}"), 401)
+    assert_error(client.get(f"/users/{other}"), 401)
+
+
+def test_what_a_normal_user_may_see(admin: httpx.Client, make_user: MakeUser) -> None:
+    me, _name, _pw, client = make_user()
+    other, _n, _p, _c = make_user()
+    assert client.get("/users/current").json()["data"]["id"] == me
+    assert client.get(f"/users/{me}").status_code == 200
+    assert client.get(f"/users/{other}").status_code == 401
+    for path in ("/users", "/usergroups"):
+        response = client.get(path)
+        assert response.status_code == 401
+        assert "administrators" in response.json()["meta"]["message"]
+    assert client.post("/usergroups", json={"name": unique("g")}).status_code == 401
+    assert client.put(f"/users/{me}", json={"title": "Self-made"}).status_code == 200
+    assert client.put(f"/users/{other}", json={"title": "No"}).status_code == 401
+    group = admin.post("/usergroups", json={"name": unique("team")}).json()["meta"]["id"]
+    for user in (me, other):
+        assert admin.post(f"/usergroups/{group}/users", json={"user": user}).status_code == 201
+    assert client.get(f"/users/{other}").status_code == 200  # they share a group now
+    assert client.get(f"/usergroups/{group}").status_code == 200
 
 
 def test_anonymous_callers_get_401(anonymous: httpx.Client) -> None:
@@ -288,6 +335,6 @@ def test_anonymous_callers_get_401(anonymous: httpx.Client) -> None:
         anonymous.get("/users"),
         anonymous.get("/users/current"),
         anonymous.get("/users/1"),
-        anonymous.post("/users", json=_user_body()),
+        anonymous.post("/users", json=user_body()),
     ):
-        _error(response, 401, "Authentication")
+        assert_error(response, 401, "Authentication")

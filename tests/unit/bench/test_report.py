@@ -8,7 +8,14 @@ from bench.__main__ import _growth, _targets
 
 
 def _row(
-    operation: str, size: int, c: int, rps: float, bare: float, **extra: Any
+    operation: str,
+    size: int,
+    c: int,
+    rps: float,
+    bare: float,
+    *,
+    p99: float = 10.0,
+    read: bool = True,
 ) -> dict[str, Any]:
     return {
         "operation": operation,
@@ -16,12 +23,12 @@ def _row(
         "concurrency": c,
         "rps": rps,
         "p50_ms": 1.0,
-        "p99_ms": extra.pop("p99", 10.0),
+        "p99_ms": p99,
         "errors": 0,
         "driver_cpu": 0.1,
         "bare_rps": bare,
         "ratio_to_bare": rps / bare,
-        "read": extra.pop("read", True),
+        "read": read,
     }
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from nats.js.api import ConsumerInfo
 
 from plumbline.common.bus._nats import NatsBus
 
@@ -155,6 +156,12 @@ def private_nats(tmp_path: Path) -> Iterator[PrivateNats]:
         yield server
     finally:
         server.kill()
+
+
+async def consumer_drained(bus: NatsBus, durable: str) -> bool:
+    """Whether the durable consumer has been handed everything and acknowledged it all."""
+    info: ConsumerInfo = await bus._jetstream().consumer_info(bus.stream, durable)
+    return info.num_pending == 0 and info.num_ack_pending == 0
 
 
 async def eventually(

@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import time
 from collections.abc import AsyncIterator
+from typing import cast
 
 import pytest
 from sqlalchemy import MetaData, func, select
@@ -15,7 +16,7 @@ from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox, inbox_tables
 from plumbline.services.activity import feed as feed_module
 from plumbline.services.activity.feed import Feed
-from plumbline.services.activity.mapping import ActivityDraft
+from plumbline.services.activity.mapping import ActivityDraft, describe
 from plumbline.services.activity.models import (
     activities,
     consumed_events,
@@ -188,12 +189,13 @@ async def test_an_event_whose_effect_failed_is_recorded_on_redelivery(
 ) -> None:
     feed = make_feed(feed_db)
     event = Event("items.project.created", actor=1, project=3, object_ids=[3], position=1)
-    real_describe = feed_module.describe
+    real_describe = describe
 
     def broken(e: Event) -> ActivityDraft | None:
         draft = real_describe(e)
         assert draft is not None
-        return dataclasses.replace(draft, action=None)  # type: ignore[arg-type]
+        # A NULL action: the insert into the feed fails.
+        return dataclasses.replace(draft, action=cast(str, None))
 
     monkeypatch.setattr(feed_module, "describe", broken)
     with pytest.raises(Exception, match=r"(?i)null"):

@@ -56,15 +56,15 @@ def test_errors(operation: dict[str, Any], message: str) -> None:
 
 
 @given(keys, values)
-def test_add_then_remove_is_the_identity(key: str, value: Any) -> None:
-    document = {"fields": {}}
+def test_add_then_remove_is_the_identity(key: str, value: object) -> None:
+    document: dict[str, Any] = {"fields": {}}
     added = apply(document, [{"op": "add", "path": f"/fields/{key}", "value": value}])
     assert added["fields"][key] == value
     assert apply(added, [{"op": "remove", "path": f"/fields/{key}"}]) == document
 
 
 @given(st.dictionaries(keys, values, min_size=1), values)
-def test_replace_changes_only_its_member(fields: dict[str, Any], value: Any) -> None:
+def test_replace_changes_only_its_member(fields: dict[str, object], value: object) -> None:
     key = sorted(fields)[0]
     result = apply(
         {"fields": fields}, [{"op": "replace", "path": f"/fields/{key}", "value": value}]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 import pytest
 from sqlalchemy import MetaData, select
@@ -17,7 +18,7 @@ from plumbline.common.bus._nats import NatsBus
 from plumbline.common.db import Database
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox, outbox_table
-from tests.unit.common.conftest import PrivateNats, eventually
+from tests.unit.common.conftest import PrivateNats, consumer_drained, eventually
 
 
 async def make_outbox(url: str) -> Outbox:
@@ -40,14 +41,20 @@ async def outbox(db_url: str) -> AsyncIterator[Outbox]:
         await box.db.close()
 
 
-async def rows(outbox: Outbox) -> list[Any]:
+class OutboxRow(NamedTuple):
+    id: int
+    event_id: str
+    published_at: datetime | None
+
+
+async def rows(outbox: Outbox) -> list[OutboxRow]:
     """(id, event_id, published_at) of every outbox row, by id."""
     table = outbox.table
     async with outbox.db.read() as session:
         result = await session.execute(
             select(table.c.id, table.c.event_id, table.c.published_at).order_by(table.c.id)
         )
-        return list(result.all())
+        return [OutboxRow(*row) for row in result]
 
 
 async def collect(bus: Bus) -> list[Event]:
@@ -82,6 +89,8 @@ async def test_events_are_relayed_in_order_with_their_outbox_ids(outbox: Outbox)
     await write(outbox, "b", "c")
     await write(outbox, "d")
     await eventually(lambda: len(received) == 4)
+    # The relay marks a row published after the bus has it; a subscriber can be faster.
+    await eventually(lambda: _all_published(outbox))
     stored = await rows(outbox)
     assert [e.payload["name"] for e in received] == ["a", "b", "c", "d"]
     assert [e.id for e in received] == [r.event_id for r in stored]
@@ -304,7 +313,7 @@ async def test_an_event_written_while_nats_is_unreachable_is_published_once_it_i
 
         await bus.subscribe("outage.>", handler, durable="after-outage")
         await eventually(lambda: len(received) == 1, timeout=10)
-        await eventually(lambda: _consumer_drained(bus, "after-outage"), timeout=10)
+        await eventually(lambda: consumer_drained(bus, "after-outage"), timeout=10)
         info = await bus._jetstream().stream_info("OUTAGE")
         assert info.state.messages == 1  # retries and buffered copies were deduplicated
         assert [e.id for e in received] == [event.id]
@@ -316,8 +325,3 @@ async def test_an_event_written_while_nats_is_unreachable_is_published_once_it_i
         with contextlib.suppress(Exception):
             await bus.close()
         private_nats.kill()
-
-
-async def _consumer_drained(bus: NatsBus, durable: str) -> bool:
-    info = await bus._jetstream().consumer_info(bus.stream, durable)
-    return info.num_pending == 0 and info.num_ack_pending == 0

@@ -3,27 +3,34 @@
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import cast
 
 import pytest
 
 from plumbline.common.errors import Unauthenticated
 from plumbline.common.events import Event
 from plumbline.gateway.auth import Authenticator, decode_basic
-from plumbline.identity.v1 import identity_pb2
+from plumbline.identity.v1 import identity_pb2, identity_pb2_grpc
 
 
 class FakeIdentity:
-    """Counts calls; knows one user."""
+    """identity's Auth stub without a server: counts calls; knows one user."""
 
     def __init__(self) -> None:
         self.calls = 0
 
-    async def AuthenticateBasic(self, request: Any) -> identity_pb2.Principal:
+    async def AuthenticateBasic(
+        self, request: identity_pb2.BasicCredentials
+    ) -> identity_pb2.Principal:
         self.calls += 1
         if (request.username, request.password) != ("alice", "pw"):
             raise Unauthenticated("The user name or password is not correct.")
         return identity_pb2.Principal(user_id=7, username="alice", roles=[], active=True)
+
+
+def _stub(fake: FakeIdentity) -> identity_pb2_grpc.AuthAsyncStub:
+    # The authenticator calls AuthenticateBasic only, which the fake answers alike.
+    return cast("identity_pb2_grpc.AuthAsyncStub", fake)
 
 
 def _basic(user: str, password: str) -> str:
@@ -32,7 +39,7 @@ def _basic(user: str, password: str) -> str:
 
 async def test_a_verified_credential_is_cached_until_the_user_changes() -> None:
     identity = FakeIdentity()
-    auth = Authenticator(identity, ttl=60)  # type: ignore[arg-type]
+    auth = Authenticator(_stub(identity), ttl=60)
     for _ in range(3):
         assert (await auth.basic(_basic("alice", "pw"))).user_id == 7
     assert identity.calls == 1
@@ -43,7 +50,7 @@ async def test_a_verified_credential_is_cached_until_the_user_changes() -> None:
 
 async def test_failures_are_never_cached() -> None:
     identity = FakeIdentity()
-    auth = Authenticator(identity, ttl=60)  # type: ignore[arg-type]
+    auth = Authenticator(_stub(identity), ttl=60)
     for _ in range(2):
         with pytest.raises(Unauthenticated):
             await auth.basic(_basic("alice", "wrong"))
@@ -52,7 +59,7 @@ async def test_failures_are_never_cached() -> None:
 
 async def test_expired_entries_are_verified_again() -> None:
     identity = FakeIdentity()
-    auth = Authenticator(identity, ttl=0)  # type: ignore[arg-type]
+    auth = Authenticator(_stub(identity), ttl=0)
     await auth.basic(_basic("alice", "pw"))
     await auth.basic(_basic("alice", "pw"))
     assert identity.calls == 2

@@ -2,62 +2,123 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 from starlette.requests import Request
 
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.rpc import Context, GrpcServer, connect
+from plumbline.core.v1 import core_pb2
 from plumbline.gateway.includes import requested, resolve
-from plumbline.identity.v1 import identity_pb2
-from plumbline.items.v1 import items_pb2
+from plumbline.gateway.upstreams import ActivityClient, IdentityClient, ItemsClient, Upstreams
+from plumbline.identity.v1 import identity_pb2, identity_pb2_grpc
+from plumbline.items.v1 import items_pb2, items_pb2_grpc
+
+Calls = list[tuple[str, list[int]]]
 
 
-class Counting:
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, list[int]]] = []
+@dataclass
+class FakeUsers(identity_pb2_grpc.UsersServicer):
+    """Answers every id; counts the batch calls."""
 
-    async def GetUsers(self, request: Any) -> identity_pb2.UserList:
+    calls: Calls = field(default_factory=list)
+
+    async def GetUsers(self, request: core_pb2.IdList, context: Context) -> identity_pb2.UserList:
         self.calls.append(("users", list(request.ids)))
         return identity_pb2.UserList(
             users=[identity_pb2.User(id=i, username=f"u{i}") for i in request.ids]
         )
 
-    async def GetProjects(self, request: Any) -> items_pb2.ProjectList:
+    async def ListUsers(self, request: Any, context: Context) -> identity_pb2.UserPage:
+        raise NotImplementedError
+
+    async def GetUser(self, request: Any, context: Context) -> identity_pb2.User:
+        raise NotImplementedError
+
+    async def CreateUser(self, request: Any, context: Context) -> core_pb2.Created:
+        raise NotImplementedError
+
+    async def UpdateUser(self, request: Any, context: Context) -> core_pb2.Empty:
+        raise NotImplementedError
+
+    async def SetUserActive(self, request: Any, context: Context) -> core_pb2.Empty:
+        raise NotImplementedError
+
+
+@dataclass
+class FakeProjects(items_pb2_grpc.ProjectsServicer):
+    """Answers every id; counts the batch calls."""
+
+    calls: Calls = field(default_factory=list)
+
+    async def GetProjects(
+        self, request: core_pb2.IdList, context: Context
+    ) -> items_pb2.ProjectList:
         self.calls.append(("projects", list(request.ids)))
         return items_pb2.ProjectList(
             projects=[items_pb2.Project(id=i, fields_json=b"{}") for i in request.ids]
         )
 
+    async def ListProjects(self, request: Any, context: Context) -> items_pb2.ProjectPage:
+        raise NotImplementedError
 
-class Upstreams:
-    def __init__(self, fake: Counting) -> None:
-        self.identity = SimpleNamespace(users=fake)
-        self.items = SimpleNamespace(projects=fake)
+    async def CreateProject(self, request: Any, context: Context) -> core_pb2.Created:
+        raise NotImplementedError
+
+    async def UpdateProject(self, request: Any, context: Context) -> core_pb2.Empty:
+        raise NotImplementedError
 
 
-async def test_one_call_per_type_with_unique_ids() -> None:
-    fake = Counting()
-    records = [
+@dataclass
+class Rig:
+    upstreams: Upstreams
+    calls: Calls
+
+
+@pytest.fixture
+async def rig() -> AsyncIterator[Rig]:
+    calls: Calls = []
+    server = GrpcServer("127.0.0.1", 0)
+    server.add(identity_pb2_grpc.add_UsersServicer_to_server, FakeUsers(calls))
+    server.add(items_pb2_grpc.add_ProjectsServicer_to_server, FakeProjects(calls))
+    port = await server.start()
+    channel = connect("test", f"127.0.0.1:{port}")
+    try:
+        upstreams = Upstreams(
+            identity=IdentityClient(channel),
+            items=ItemsClient(channel),
+            activity=ActivityClient(channel),
+        )
+        yield Rig(upstreams, calls)
+    finally:
+        await channel.close()
+        await server.stop(0)
+
+
+async def test_one_call_per_type_with_unique_ids(rig: Rig) -> None:
+    records: list[dict[str, Any]] = [
         {"createdBy": 1, "modifiedBy": 2, "parent": 10, "fields": {"projectManager": 2}},
         {"createdBy": 1, "modifiedBy": 3},
     ]
     linked = await resolve(
-        Upstreams(fake),  # type: ignore[arg-type]
+        rig.upstreams,
         "projects",
         ["data.createdBy", "data.modifiedBy", "data.fields.projectManager", "data.parent"],
         records,
     )
-    assert sorted(fake.calls) == [("projects", [10]), ("users", [1, 2, 3])]
+    assert sorted(rig.calls) == [("projects", [10]), ("users", [1, 2, 3])]
     assert linked is not None
     assert set(linked["users"]) == {"1", "2", "3"}
     assert linked["users"]["2"]["username"] == "u2"
     assert set(linked["projects"]) == {"10"}
 
 
-async def test_no_include_no_linked() -> None:
-    assert await resolve(Upstreams(Counting()), "projects", [], [{}]) is None  # type: ignore[arg-type]
+async def test_no_include_no_linked(rig: Rig) -> None:
+    assert await resolve(rig.upstreams, "projects", [], [{}]) is None
+    assert rig.calls == []
 
 
 def test_unknown_include_is_refused_with_the_allowed_keys() -> None:

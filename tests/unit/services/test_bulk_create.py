@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import Table, func, select, update
 
 from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument
@@ -40,7 +40,7 @@ def _req(project: int, types: dict[str, int], name: str, parent: int | None = No
     )
 
 
-async def _count(db: Database, table: object) -> int:
+async def _count(db: Database, table: Table) -> int:
     async with db.read() as session:
         return int(await session.scalar(select(func.count()).select_from(table)) or 0)
 

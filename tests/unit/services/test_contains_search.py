@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 from alembic import command
-from sqlalchemy import delete, event, text, update
+from sqlalchemy import Connection, delete, event, text, update
+from sqlalchemy.engine.interfaces import DBAPICursor
 
 from plumbline.common.db import Database
 from plumbline.common.migrations import config_for, upgrade
@@ -238,7 +239,9 @@ async def _explained(db: Database, contains: list[str], projects: list[int]) -> 
     """The plan of each statement ``search`` runs."""
     statements: list[tuple[str, Any]] = []
 
-    def record(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
+    def record(
+        _conn: Connection, _cursor: DBAPICursor, statement: str, parameters: Any, *_: object
+    ) -> None:
         if statement.lstrip().upper().startswith(("SELECT", "WITH")):
             statements.append((statement, parameters))
 

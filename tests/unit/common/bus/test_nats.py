@@ -8,7 +8,7 @@ from nats.js.api import ConsumerInfo
 
 from plumbline.common.bus._nats import NatsBus
 from plumbline.common.events import Event
-from tests.unit.common.conftest import eventually
+from tests.unit.common.conftest import consumer_drained, eventually
 
 
 async def _messages_in_stream(bus: NatsBus) -> int:
@@ -17,13 +17,8 @@ async def _messages_in_stream(bus: NatsBus) -> int:
 
 
 async def _consumer(bus: NatsBus, durable: str) -> ConsumerInfo:
-    return await bus._jetstream().consumer_info(bus.stream, durable)
-
-
-async def _drained(bus: NatsBus, durable: str) -> bool:
-    """Whether the consumer has been handed everything and acknowledged it all."""
-    info = await _consumer(bus, durable)
-    return info.num_pending == 0 and info.num_ack_pending == 0
+    info: ConsumerInfo = await bus._jetstream().consumer_info(bus.stream, durable)
+    return info
 
 
 async def test_connect_declares_the_stream_on_the_prefix(nats_bus: NatsBus) -> None:
@@ -52,7 +47,7 @@ async def test_a_durable_consumer_receives_what_was_published_before(nats_bus: N
     await nats_bus.subscribe(f"{nats_bus.prefix}.>", handler, durable="feed")
     await eventually(lambda: len(received) == 2)
     assert received == [first, second]  # every field survives the wire
-    await eventually(lambda: _drained(nats_bus, "feed"))
+    await eventually(lambda: consumer_drained(nats_bus, "feed"))
 
 
 async def test_a_durable_consumer_only_gets_its_subjects(nats_bus: NatsBus) -> None:
@@ -65,7 +60,7 @@ async def test_a_durable_consumer_only_gets_its_subjects(nats_bus: NatsBus) -> N
         received.append(event.id)
 
     await nats_bus.subscribe(f"{nats_bus.prefix}.items.>", handler, durable="items")
-    await eventually(lambda: _drained(nats_bus, "items"))
+    await eventually(lambda: consumer_drained(nats_bus, "items"))
     assert received == [project.id]
 
 
@@ -83,7 +78,7 @@ async def test_the_same_event_id_is_stored_once(nats_bus: NatsBus) -> None:
 
     await nats_bus.subscribe(f"{nats_bus.prefix}.>", handler, durable="dedup")
     await eventually(lambda: len(received) == 2)
-    await eventually(lambda: _drained(nats_bus, "dedup"))
+    await eventually(lambda: consumer_drained(nats_bus, "dedup"))
     assert received == [event.id, other.id]
 
 
@@ -99,7 +94,7 @@ async def test_a_failing_handler_gets_the_event_again(nats_bus: NatsBus) -> None
     await nats_bus.publish(event)
     await nats_bus.subscribe(f"{nats_bus.prefix}.>", flaky, durable="flaky")
     await eventually(lambda: len(attempts) == 2)
-    await eventually(lambda: _drained(nats_bus, "flaky"))
+    await eventually(lambda: consumer_drained(nats_bus, "flaky"))
     assert attempts == [event.id, event.id]
     info = await _consumer(nats_bus, "flaky")
     assert info.ack_floor is not None and info.ack_floor.stream_seq == 1
@@ -122,7 +117,7 @@ async def test_a_message_is_acked_only_after_the_handler_returned(nats_bus: Nats
     assert info.num_ack_pending == 1
     assert info.ack_floor is not None and info.ack_floor.stream_seq == 0
     release.set()
-    await eventually(lambda: _drained(nats_bus, "slow"))
+    await eventually(lambda: consumer_drained(nats_bus, "slow"))
     info = await _consumer(nats_bus, "slow")
     assert info.ack_floor is not None and info.ack_floor.stream_seq == 1
 
@@ -154,13 +149,13 @@ async def test_stop_ends_delivery(nats_bus: NatsBus) -> None:
     subscription = await nats_bus.subscribe(f"{nats_bus.prefix}.>", handler, durable="stops")
     first = Event("items.project.created", actor=1)
     await nats_bus.publish(first)
-    await eventually(lambda: _drained(nats_bus, "stops"))
+    await eventually(lambda: consumer_drained(nats_bus, "stops"))
     await subscription.stop()
     second = Event("items.project.updated", actor=1)
     await nats_bus.publish(second)
     # The durable's next replica picks up where the stopped one left off.
     await nats_bus.subscribe(f"{nats_bus.prefix}.>", successor, durable="stops")
     await eventually(lambda: len(after) == 1)
-    await eventually(lambda: _drained(nats_bus, "stops"))
+    await eventually(lambda: consumer_drained(nats_bus, "stops"))
     assert before == [first.id]
     assert after == [second.id]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import grpc
 import pytest
@@ -17,7 +17,7 @@ from plumbline.common.context import (
     principal_var,
     request_id_var,
 )
-from plumbline.common.rpc import GrpcServer, connect, service_name, wait_ready
+from plumbline.common.rpc import Context, GrpcServer, connect, service_name, wait_ready
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2, items_pb2_grpc
 from tests.unit.common.conftest import free_port
@@ -40,12 +40,12 @@ class FakeIdSpace(items_pb2_grpc.IdSpaceServicer):
     seen: list[tuple[Principal | None, str]] = field(default_factory=list)
 
     async def AllocateIdBlock(
-        self, request: items_pb2.AllocateIdBlockRequest, context: Any
+        self, request: items_pb2.AllocateIdBlockRequest, context: Context
     ) -> items_pb2.IdBlock:
         # A request as large as its owner name: the size tests send big ones.
         return items_pb2.IdBlock(first_id=1, size=1000)
 
-    async def GetIdOwner(self, request: core_pb2.Id, context: Any) -> items_pb2.IdOwner:
+    async def GetIdOwner(self, request: core_pb2.Id, context: Context) -> items_pb2.IdOwner:
         self.seen.append((current_principal(), request_id_var.get()))
         if request.id in RAISES:
             raise RAISES[request.id](f"Failure number {request.id}.")
@@ -86,13 +86,22 @@ def test_the_server_registers_health_under_the_full_service_name(rig: Rig) -> No
     assert service_name(rig.servicer) == "plumbline.items.v1.IdSpace"
 
 
+@contextlib.contextmanager
+def _calling_as(principal: Principal | None, request_id: str) -> Iterator[None]:
+    """The caller's principal and request id while the block runs."""
+    p_token = principal_var.set(principal)
+    r_token = request_id_var.set(request_id)
+    try:
+        yield
+    finally:
+        request_id_var.reset(r_token)
+        principal_var.reset(p_token)
+
+
 @pytest.fixture
-def as_alice() -> Any:
-    p_token = principal_var.set(Principal(42, "alice", frozenset({ORG_ADMIN, "USER_ADMIN"})))
-    r_token = request_id_var.set("req-1")
-    yield
-    request_id_var.reset(r_token)
-    principal_var.reset(p_token)
+def as_alice() -> Iterator[None]:
+    with _calling_as(Principal(42, "alice", frozenset({ORG_ADMIN, "USER_ADMIN"})), "req-1"):
+        yield
 
 
 async def test_a_call_succeeds(rig: Rig) -> None:
@@ -109,13 +118,8 @@ async def test_the_callers_principal_and_request_id_arrive(rig: Rig, as_alice: N
 
 async def test_non_ascii_usernames_and_request_ids_arrive_intact(rig: Rig) -> None:
     principal = Principal(7, "jürgen.müller", frozenset())
-    p_token = principal_var.set(principal)
-    r_token = request_id_var.set("abc é 100%")
-    try:
+    with _calling_as(principal, "abc é 100%"):
         await rig.client.GetIdOwner(core_pb2.Id(id=1))
-    finally:
-        request_id_var.reset(r_token)
-        principal_var.reset(p_token)
     assert rig.servicer.seen == [(principal, "abc é 100%")]
 
 
@@ -127,13 +131,8 @@ async def test_without_a_principal_none_arrives(rig: Rig) -> None:
 
 async def test_the_servicer_context_does_not_leak_between_calls(rig: Rig, as_alice: None) -> None:
     await rig.client.GetIdOwner(core_pb2.Id(id=1))
-    p_token = principal_var.set(None)
-    r_token = request_id_var.set("req-2")
-    try:
+    with _calling_as(None, "req-2"):
         await rig.client.GetIdOwner(core_pb2.Id(id=1))
-    finally:
-        request_id_var.reset(r_token)
-        principal_var.reset(p_token)
     assert rig.servicer.seen[1] == (None, "req-2")
 
 
