@@ -12,7 +12,8 @@ from plumbline.common.context import require_principal
 from plumbline.common.db import affected, insert_id
 from plumbline.common.errors import FailedPrecondition, InvalidArgument, NotFound
 from plumbline.common.events import Event
-from plumbline.services.items.items import ItemInput, Items
+from plumbline.services.items.itemdoc import ItemInput
+from plumbline.services.items.items import Items
 from plumbline.services.items.models import item_links, item_tags, items
 
 

@@ -41,6 +41,7 @@ from plumbline.services.items.relationships import Relationships
 from plumbline.services.items.releases import Releases
 from plumbline.services.items.sync import Sync
 from plumbline.services.items.tags import Tags
+from plumbline.services.items.workflow import Workflow
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +73,8 @@ class ItemsModule(Module):
         grpc.add(rpc.add_WatermarksServicer_to_server, WatermarksServicer(self.outbox))
         grpc.add(rpc.add_ConfigurationServicer_to_server, ConfigurationServicer(self.config))
         grpc.add(rpc.add_ItemsServicer_to_server, ItemsServicer(items, links, render))
-        grpc.add(rpc.add_MovesServicer_to_server, MovesServicer(Moves(items), items))
-        grpc.add(rpc.add_WorkflowServicer_to_server, WorkflowServicer(sync))
+        grpc.add(rpc.add_MovesServicer_to_server, MovesServicer(Moves(items)))
+        grpc.add(rpc.add_WorkflowServicer_to_server, WorkflowServicer(Workflow(items)))
         grpc.add(rpc.add_SyncServicer_to_server, SyncServicer(sync, render))
         relationships = Relationships(self.db, self.outbox, self.config)
         grpc.add(

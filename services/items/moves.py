@@ -1,4 +1,4 @@
-"""Moving an item with its subtree to another project."""
+"""Places in the tree: moving an item with its subtree within its project or to another."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from plumbline.common.dates import utcnow
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.events import Event
 from plumbline.services.items import tree
+from plumbline.services.items.events import item_event
 from plumbline.services.items.items import Items
 from plumbline.services.items.models import (
     comments,
@@ -25,7 +26,7 @@ from plumbline.services.items.models import (
 
 
 class Moves:
-    """Cross-project moves (``PUT /items/{id}/location``)."""
+    """``PUT /items/treelocation`` and cross-project moves (``PUT /items/{id}/location``)."""
 
     def __init__(self, items_: Items) -> None:
         self.items = items_
@@ -45,8 +46,8 @@ class Moves:
             # Both projects, in id order, so two opposite moves cannot deadlock.
             for project in sorted({int(source or target), target}):
                 await tree.lock_project(session, project)
-            current = await self.items._active(session, item_id)
-            self.items._check_lock(current, caller)
+            current = await self.items.active(session, item_id)
+            self.items.check_lock(current, caller)
             row = (
                 await session.execute(
                     select(projects.c.id, projects.c.is_folder, projects.c.project_key).where(
@@ -74,7 +75,7 @@ class Moves:
                 )
             ).all()
             moved = [r.id for r in subtree]
-            old_parent_sequence = await self.items._sequence_of(session, current.parent)
+            old_parent_sequence = await self.items.sequence_of(session, current.parent)
             sort_order = await tree.next_sort_order(session, target, None)
             new_root_sequence = tree.child_sequence(None, sort_order)
             now = utcnow()
@@ -132,3 +133,82 @@ class Moves:
             await tree.renumber(session, current.project)
             await tree.renumber(session, target)
         return work_id, moved
+
+    async def within_project(
+        self,
+        item_id: int,
+        parent_item: int | None,
+        parent_project: int | None,
+        peer: int | None,
+    ) -> None:
+        """``PUT /items/treelocation``: under ``parent``, right after ``peer`` (first if none)."""
+        caller = require_principal()
+        catalog = await self.items.config.catalog()
+        if (parent_item is None) == (parent_project is None):
+            raise InvalidArgument("parent takes exactly one of item or project.")
+        if peer is not None and peer == item_id:
+            raise InvalidArgument("peer must be another item than the one being placed.")
+        async with self.items.outbox.transaction() as session:
+            await self.items.lock_tree_of(session, item_id)
+            current = await self.items.active(session, item_id)
+            self.items.check_lock(current, caller)
+            if parent_project is not None and parent_project != current.project:
+                raise InvalidArgument(
+                    f"parent.project {parent_project} is not the item's project "
+                    f"{current.project}; move between projects with PUT /items/{{id}}/location."
+                )
+            if parent_item != current.parent:
+                await self.items.move_within_project(session, current, parent_item)
+                current = await self.items.active(session, item_id)
+            if peer is not None:
+                sibling = (
+                    await session.execute(
+                        select(items.c.parent, items.c.project).where(
+                            items.c.id == peer, items.c.active.is_(True)
+                        )
+                    )
+                ).first()
+                if (
+                    sibling is None
+                    or sibling.project != current.project
+                    or sibling.parent != current.parent
+                ):
+                    where = (
+                        f"item {current.parent}"
+                        if current.parent is not None
+                        else f"the root of project {current.project}"
+                    )
+                    raise InvalidArgument(f"peer: item {peer} is not a child of {where}.")
+            await tree.place_after(
+                session,
+                current.project,
+                current.parent,
+                await self.items.sequence_of(session, current.parent),
+                item_id,
+                peer,
+            )
+            await tree.renumber(session, current.project)
+            now = utcnow()
+            await session.execute(
+                update(items)
+                .where(items.c.id == item_id)
+                .values(
+                    version=current.version + 1,
+                    modified_by=caller.user_id,
+                    modified_at=now,
+                    last_activity_at=now,
+                )
+            )
+            await self.items.outbox.add(
+                session,
+                item_event(
+                    "updated",
+                    current.id,
+                    current.project,
+                    catalog.item_types.get(current.item_type),
+                    caller,
+                    json.loads(current.fields_json),
+                    current.version + 1,
+                    current.document_key,
+                ),
+            )

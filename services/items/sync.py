@@ -14,7 +14,7 @@ from plumbline.common.context import require_principal
 from plumbline.common.dates import utcnow
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.events import Event
-from plumbline.services.items.catalog import Catalog, Transition
+from plumbline.services.items.catalog import Catalog
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.items import Items
 from plumbline.services.items.models import items
@@ -100,7 +100,7 @@ class Sync:
         if pool_item == item_id:
             raise InvalidArgument("An item cannot be synchronized with itself.")
         async with self.outbox.transaction() as session:
-            pool = await self.items._active(session, pool_item)
+            pool = await self.items.active(session, pool_item)
             other = (
                 await session.execute(
                     select(items).where(items.c.id == item_id, items.c.active.is_(True))
@@ -180,27 +180,3 @@ class Sync:
             missing,
             out_of_sync,
         )
-
-    async def options(self, item_id: int) -> list[Transition]:
-        """The workflow steps allowed from the item's current status."""
-        [item] = await self.items.get_many([item_id])
-        catalog = await self.config.catalog()
-        fields = json.loads(item.fields_json)
-        return [
-            t
-            for t in catalog.transitions
-            if t.item_type == item.item_type and fields.get(t.field) == t.from_option
-        ]
-
-    async def transition(self, item_id: int, transition_id: str, comment: str) -> None:
-        """Moves the item's status along one allowed step."""
-        allowed = {str(t.id): t for t in await self.options(item_id)}
-        step = allowed.get(transition_id)
-        if step is None:
-            offered = ", ".join(f"{t.id} ({t.action})" for t in allowed.values()) or "none"
-            raise InvalidArgument(
-                f"transitionId {transition_id!r} is not allowed from the item's status; "
-                f"allowed: {offered}."
-            )
-        operations = [{"op": "add", "path": f"/fields/{step.field}", "value": step.to_option}]
-        await self.items.patch(item_id, operations, set_global_id_manually=False, comment=comment)

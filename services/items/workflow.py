@@ -7,10 +7,14 @@ default option of the status field's pick list (what the item gets when it sends
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import TYPE_CHECKING, Any
 
 from plumbline.common.errors import InvalidArgument
 from plumbline.services.items.catalog import Catalog, ItemType, Transition
+
+if TYPE_CHECKING:  # items.py applies these rules on every write
+    from plumbline.services.items.items import Items
 
 
 def steps(catalog: Catalog, item_type: ItemType) -> dict[str, list[Transition]]:
@@ -90,3 +94,35 @@ def _option(catalog: Catalog, option: Any) -> str:
         return "no status"
     found = catalog.options.get(option) if isinstance(option, int) else None
     return f"{found.name} ({option})" if found is not None else repr(option)
+
+
+class Workflow:
+    """``/items/{id}/workflowtransitionoptions`` and ``/workflowtransitions``."""
+
+    def __init__(self, items_: Items) -> None:
+        self.items = items_
+        self.config = items_.config
+
+    async def options(self, item_id: int) -> list[Transition]:
+        """The workflow steps allowed from the item's current status."""
+        [item] = await self.items.get_many([item_id])
+        catalog = await self.config.catalog()
+        fields = json.loads(item.fields_json)
+        return [
+            t
+            for t in catalog.transitions
+            if t.item_type == item.item_type and fields.get(t.field) == t.from_option
+        ]
+
+    async def transition(self, item_id: int, transition_id: str, comment: str) -> None:
+        """Moves the item's status along one allowed step."""
+        allowed = {str(t.id): t for t in await self.options(item_id)}
+        step = allowed.get(transition_id)
+        if step is None:
+            offered = ", ".join(f"{t.id} ({t.action})" for t in allowed.values()) or "none"
+            raise InvalidArgument(
+                f"transitionId {transition_id!r} is not allowed from the item's status; "
+                f"allowed: {offered}."
+            )
+        operations = [{"op": "add", "path": f"/fields/{step.field}", "value": step.to_option}]
+        await self.items.patch(item_id, operations, set_global_id_manually=False, comment=comment)

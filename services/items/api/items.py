@@ -15,8 +15,10 @@ from plumbline.items.v1 import items_pb2_grpc
 from plumbline.services.items.catalog import Catalog
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.fields import show
-from plumbline.services.items.items import ItemInput, Items, Search, search
+from plumbline.services.items.itemdoc import ItemInput
+from plumbline.services.items.items import Items
 from plumbline.services.items.links import Links
+from plumbline.services.items.search import Search, search
 
 
 def item_message(row: Any, catalog: Catalog, dates_with_time: bool, caller_id: int) -> pb.Item:

@@ -6,23 +6,21 @@ from plumbline.common.rpc import Context, optional
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
 from plumbline.items.v1 import items_pb2_grpc
-from plumbline.services.items.items import Items
 from plumbline.services.items.moves import Moves
 
 
 class MovesServicer(items_pb2_grpc.MovesServicer):
-    """Thin mapping onto ``Moves`` and ``Items.place``."""
+    """Thin mapping onto ``Moves``."""
 
-    def __init__(self, moves: Moves, items: Items) -> None:
+    def __init__(self, moves: Moves) -> None:
         self.moves = moves
-        self.items = items
 
     async def MoveItemToProject(self, request: pb.MoveRequest, context: Context) -> pb.MoveReply:
         work_id, moved = await self.moves.to_project(request.item, request.project)
         return pb.MoveReply(work_id=work_id, moved=moved)
 
     async def PlaceItem(self, request: pb.PlaceItemRequest, context: Context) -> core_pb2.Empty:
-        await self.items.place(
+        await self.moves.within_project(
             request.item,
             optional(request, "parent_item"),
             optional(request, "parent_project"),

@@ -6,19 +6,19 @@ from plumbline.common.rpc import Context
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
 from plumbline.items.v1 import items_pb2_grpc
-from plumbline.services.items.sync import Sync
+from plumbline.services.items.workflow import Workflow
 
 
 class WorkflowServicer(items_pb2_grpc.WorkflowServicer):
-    """Thin mapping onto the workflow steps of ``Sync``."""
+    """Thin mapping onto ``Workflow``."""
 
-    def __init__(self, sync: Sync) -> None:
-        self.sync = sync
+    def __init__(self, workflow: Workflow) -> None:
+        self.workflow = workflow
 
     async def ListTransitionOptions(
         self, request: core_pb2.Id, context: Context
     ) -> pb.TransitionList:
-        steps = await self.sync.options(request.id)
+        steps = await self.workflow.options(request.id)
         return pb.TransitionList(
             transitions=[
                 pb.WorkflowTransition(id=str(t.id), action=t.action, new_status=t.to_option)
@@ -27,5 +27,5 @@ class WorkflowServicer(items_pb2_grpc.WorkflowServicer):
         )
 
     async def Transition(self, request: pb.TransitionRequest, context: Context) -> core_pb2.Empty:
-        await self.sync.transition(request.item, request.transition_id, request.comment)
+        await self.workflow.transition(request.item, request.transition_id, request.comment)
         return core_pb2.Empty()

@@ -9,7 +9,8 @@ from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.idspace import IdSpace
-from plumbline.services.items.items import ItemInput, Items
+from plumbline.services.items.itemdoc import ItemInput
+from plumbline.services.items.items import Items
 from plumbline.services.items.models import items as items_table
 from plumbline.services.items.models import relationships as relationships_table
 from plumbline.services.items.module import install_default_configuration

@@ -20,8 +20,8 @@ from sqlalchemy.engine.interfaces import DBAPICursor
 
 from plumbline.common.db import Database
 from plumbline.common.migrations import config_for, upgrade
-from plumbline.services.items.items import Search, search, search_text
 from plumbline.services.items.models import items
+from plumbline.services.items.search import Search, search, search_text
 from tests.unit.common.conftest import pg_url  # noqa: F401  (fixture)
 from tests.unit.services.conftest import ADMIN, acting_as
 
