@@ -18,7 +18,7 @@ import time
 import jwt
 from starlette.requests import Request
 
-from plumbline.common.context import Principal
+from plumbline.common.context import Principal, principal_var
 from plumbline.common.errors import NotFound, Unauthenticated
 from plumbline.common.events import Event
 from plumbline.common.rpc import ServiceClient
@@ -132,6 +132,14 @@ class Authenticator:
         if cached[0] is None:
             raise Unauthenticated("The user of this token is inactive or no longer exists.")
         return cached[0]
+
+
+async def caller(request: Request) -> Principal:
+    """Dependency: authenticates the request and makes the caller current for gRPC calls."""
+    authenticator: Authenticator = request.app.state.gateway.auth
+    principal = await authenticator.authenticate(request)
+    principal_var.set(principal)
+    return principal
 
 
 def decode_basic(encoded: str) -> tuple[str, str]:

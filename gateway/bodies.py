@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
 from annotated_types import Interval
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic.json_schema import SkipJsonSchema
+from typing_extensions import TypedDict
+
+T = TypeVar("T")
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 Short = Annotated[str, StringConstraints(max_length=255)]
@@ -15,6 +19,9 @@ Email = Annotated[str, StringConstraints(max_length=255, pattern=r"^[^@\s]+@[^@\
 Text = Annotated[str, StringConstraints(max_length=65535)]
 # Ids travel to the services as int64: anything larger is a 400, not a 500.
 RecordId = Annotated[int, Interval(ge=-(2**63), le=2**63 - 1)]
+# A read-only member of a GET body: accepted so that clients can PUT back what they read,
+# ignored, and left out of the description (its examples would suggest it can be set).
+ReadOnly = Annotated[T, SkipJsonSchema()]
 
 LicenseType = Literal[
     "NAMED",
@@ -73,10 +80,10 @@ class UserUpdate(Strict):
     title: Short | None = None
     location: Short | None = None
     password: str | None = None
-    id: RecordId | None = None
-    type: str | None = None
-    active: bool | None = None
-    avatarUrl: str | None = None
+    id: ReadOnly[RecordId | None] = None
+    type: ReadOnly[str | None] = None
+    active: ReadOnly[bool | None] = None
+    avatarUrl: ReadOnly[str | None] = None
     authenticationType: dict[str, Any] | None = None
 
 
@@ -100,8 +107,8 @@ class GroupUpdate(Strict):
     name: Name | None = None
     description: Text | None = None
     project: RecordId | None = None
-    id: RecordId | None = None
-    type: str | None = None
+    id: ReadOnly[RecordId | None] = None
+    type: ReadOnly[str | None] = None
 
 
 class GroupUser(Strict):
@@ -142,12 +149,12 @@ class ProjectBody(Strict):
     isFolder: bool | None = None
     parent: RecordId | None = None
     fields: ProjectFields = Field(default_factory=ProjectFields)
-    id: RecordId | None = None
-    type: str | None = None
-    createdDate: str | None = None
-    modifiedDate: str | None = None
-    createdBy: RecordId | None = None
-    modifiedBy: RecordId | None = None
+    id: ReadOnly[RecordId | None] = None
+    type: ReadOnly[str | None] = None
+    createdDate: ReadOnly[str | None] = None
+    modifiedDate: ReadOnly[str | None] = None
+    createdBy: ReadOnly[RecordId | None] = None
+    modifiedBy: ReadOnly[RecordId | None] = None
 
 
 class CredentialsCreate(Strict):
@@ -197,9 +204,9 @@ class PickListOptionBody(Strict):
     sortOrder: int | None = None
     default: bool | None = None
     active: bool | None = None
-    id: int | None = None
-    type: str | None = None
-    pickList: int | None = None
+    id: ReadOnly[int | None] = None
+    type: ReadOnly[str | None] = None
+    pickList: ReadOnly[int | None] = None
 
 
 class ItemParent(Strict):
@@ -213,9 +220,9 @@ class ItemLocationBody(Strict):
     """RequestLocation; the read-only members of a GET body are accepted and ignored."""
 
     parent: ItemParent | None = None
-    sortOrder: int | None = None
-    globalSortOrder: int | None = None
-    sequence: str | None = None
+    sortOrder: ReadOnly[int | None] = None
+    globalSortOrder: ReadOnly[int | None] = None
+    sequence: ReadOnly[str | None] = None
 
 
 class ItemBody(Strict):
@@ -227,16 +234,16 @@ class ItemBody(Strict):
     childItemType: int | None = None
     location: ItemLocationBody | None = None
     fields: dict[str, Any] = Field(default_factory=dict)
-    id: int | None = None
-    documentKey: str | None = None
-    createdDate: str | None = None
-    modifiedDate: str | None = None
-    lastActivityDate: str | None = None
-    createdBy: int | None = None
-    modifiedBy: int | None = None
-    lock: dict[str, Any] | None = None
-    resources: dict[str, Any] | None = None
-    type: str | None = None
+    id: ReadOnly[int | None] = None
+    documentKey: ReadOnly[str | None] = None
+    createdDate: ReadOnly[str | None] = None
+    modifiedDate: ReadOnly[str | None] = None
+    lastActivityDate: ReadOnly[str | None] = None
+    createdBy: ReadOnly[int | None] = None
+    modifiedBy: ReadOnly[int | None] = None
+    lock: ReadOnly[dict[str, Any] | None] = None
+    resources: ReadOnly[dict[str, Any] | None] = None
+    type: ReadOnly[str | None] = None
 
 
 class RelationshipBody(Strict):
@@ -245,17 +252,17 @@ class RelationshipBody(Strict):
     fromItem: int
     toItem: int
     relationshipType: int | None = None
-    id: int | None = None
-    suspect: bool | None = None
-    type: str | None = None
+    id: ReadOnly[int | None] = None
+    suspect: ReadOnly[bool | None] = None
+    type: ReadOnly[str | None] = None
 
 
 class LockBody(Strict):
     """RequestLock; other members of a GET lock body are ignored."""
 
     locked: bool
-    lastLockedDate: str | None = None
-    lockedBy: int | None = None
+    lastLockedDate: ReadOnly[str | None] = None
+    lockedBy: ReadOnly[int | None] = None
 
 
 class TagBody(Strict):
@@ -263,8 +270,8 @@ class TagBody(Strict):
 
     name: Name
     project: int | None = None
-    id: int | None = None
-    type: str | None = None
+    id: ReadOnly[int | None] = None
+    type: ReadOnly[str | None] = None
 
 
 class ItemTagBody(Strict):
@@ -280,20 +287,20 @@ class ReleaseBody(Strict):
     description: Text | None = None
     releaseDate: Annotated[str, StringConstraints(max_length=40)] | None = None
     project: int | None = None
-    id: int | None = None
-    active: bool | None = None
-    archived: bool | None = None
-    itemCount: int | None = None
-    type: str | None = None
+    id: ReadOnly[int | None] = None
+    active: ReadOnly[bool | None] = None
+    archived: ReadOnly[bool | None] = None
+    itemCount: ReadOnly[int | None] = None
+    type: ReadOnly[str | None] = None
 
 
-class CommentText(Strict):
+class CommentTextBody(Strict):
     """RequestCommentBody."""
 
     text: Annotated[str, StringConstraints(min_length=1, max_length=65535)]
 
 
-class CommentLocation(Strict):
+class CommentLocationBody(Strict):
     """RequestCommentLocation."""
 
     item: int | None = None
@@ -303,10 +310,10 @@ class CommentLocation(Strict):
 class CommentBody(Strict):
     """RequestComment."""
 
-    body: CommentText
+    body: CommentTextBody
     inReplyTo: int | None = None
     commentType: Annotated[str, StringConstraints(max_length=32)] | None = None
-    location: CommentLocation | None = None
+    location: CommentLocationBody | None = None
 
 
 class SyncedItemBody(Strict):
@@ -327,8 +334,8 @@ class LinkBody(Strict):
 
     url: Annotated[str, StringConstraints(min_length=1, max_length=2048)]
     description: Text | None = None
-    id: int | None = None
-    type: str | None = None
+    id: ReadOnly[int | None] = None
+    type: ReadOnly[str | None] = None
 
 
 class DuplicateBody(Strict):
@@ -397,3 +404,22 @@ class ItemCategoriesBody(Strict):
 
     add: list[int] = Field(default_factory=list)
     remove: list[int] = Field(default_factory=list)
+
+
+# PATCH bodies are read as JSON and checked where they are applied (the items service,
+# ``libs/common/jsonpatch.py``, with the contract's messages); these types describe them.
+
+
+class PatchOperation(TypedDict):
+    """An RFC 6902 operation on the item's PUT request object (``/fields/name``)."""
+
+    op: Literal["add", "replace", "remove"]
+    path: str
+    value: NotRequired[Any]
+
+
+class ItemPatch(TypedDict):
+    """The operations for one item of a bulk PATCH."""
+
+    id: int
+    operations: list[PatchOperation]
