@@ -6,8 +6,16 @@ from datetime import date
 from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
 from annotated_types import Interval
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+)
 from pydantic.json_schema import SkipJsonSchema
+from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict
 
 T = TypeVar("T")
@@ -22,6 +30,40 @@ RecordId = Annotated[int, Interval(ge=-(2**63), le=2**63 - 1)]
 # A read-only member of a GET body: accepted so that clients can PUT back what they read,
 # ignored, and left out of the description (its examples would suggest it can be set).
 ReadOnly = Annotated[T, SkipJsonSchema()]
+
+INT64 = (-(2**63), 2**63 - 1)
+
+
+def _storable(value: Any) -> Any:
+    """Free-form JSON (an item's fields, a filter query) that the services can store."""
+    if isinstance(value, dict):
+        for key, member in value.items():
+            _storable(key)
+            _storable(member)
+    elif isinstance(value, list):
+        for member in value:
+            _storable(member)
+    elif isinstance(value, str):
+        if "\x00" in value:
+            raise PydanticCustomError("json_text", "text must not contain NUL characters")
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            # JSON's \ud800 escapes can name half a character, which UTF-8 cannot hold.
+            raise PydanticCustomError(
+                "json_text", "text must be Unicode characters, not lone surrogates"
+            ) from None
+    elif isinstance(value, int) and not INT64[0] <= value <= INT64[1]:
+        raise PydanticCustomError(
+            "json_number",
+            "numbers must be between {low} and {high}, got {value}",
+            {"low": INT64[0], "high": INT64[1], "value": value},
+        )
+    return value
+
+
+# Values of these go to the services as JSON (orjson, 64-bit integers, UTF-8).
+JsonObject = Annotated[dict[str, Any], AfterValidator(_storable)]
 
 LicenseType = Literal[
     "NAMED",
@@ -233,7 +275,7 @@ class ItemBody(Strict):
     itemType: int | None = None
     childItemType: int | None = None
     location: ItemLocationBody | None = None
-    fields: dict[str, Any] = Field(default_factory=dict)
+    fields: JsonObject = Field(default_factory=dict)
     id: ReadOnly[int | None] = None
     documentKey: ReadOnly[str | None] = None
     createdDate: ReadOnly[str | None] = None
@@ -352,7 +394,7 @@ class FilterBody(Strict):
     name: Name
     projectScope: Literal["ALL", "CURRENT", "SPECIFIED"] = "CURRENT"
     specifiedProject: int | None = None
-    filterQuery: dict[str, Any]
+    filterQuery: JsonObject
     public: bool = False
 
 
