@@ -37,7 +37,7 @@ class Upstreams:
 
 async def test_one_call_per_type_with_unique_ids() -> None:
     fake = Counting()
-    records = [
+    records: list[dict[str, Any]] = [
         {"createdBy": 1, "modifiedBy": 2, "parent": 10, "fields": {"projectManager": 2}},
         {"createdBy": 1, "modifiedBy": 3},
     ]
