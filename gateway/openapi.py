@@ -152,6 +152,9 @@ def _generate(app: FastAPI) -> dict[str, Any]:
                 parameter["schema"] = copy.deepcopy(schema)
         responses = operation.setdefault("responses", {})
         responses.pop("422", None)
+        for status, response in responses.items():
+            if "$ref" in response:  # FastAPI adds a description, which a reference may not have
+                responses[status] = {"$ref": response["$ref"]}
         for status in _errors(path, operation):
             responses.setdefault(str(status), schemas.errors(status)[status])
     components["securitySchemes"] = {
