@@ -34,31 +34,33 @@ ReadOnly = Annotated[T, SkipJsonSchema()]
 INT64 = (-(2**63), 2**63 - 1)
 
 
-def _storable(value: Any) -> Any:
-    """Free-form JSON (an item's fields, a filter query) that the services can store."""
+def unstorable(value: Any) -> str | None:
+    """What in free-form JSON (an item's fields, a filter query, PATCH operations) the
+    services cannot be sent or store, or None."""
     if isinstance(value, dict):
-        for key, member in value.items():
-            _storable(key)
-            _storable(member)
+        members = [*value.keys(), *value.values()]
     elif isinstance(value, list):
-        for member in value:
-            _storable(member)
+        members = value
     elif isinstance(value, str):
         if "\x00" in value:
-            raise PydanticCustomError("json_text", "text must not contain NUL characters")
+            return "text must not contain NUL characters"
         try:
             value.encode()
         except UnicodeEncodeError:
             # JSON's \ud800 escapes can name half a character, which UTF-8 cannot hold.
-            raise PydanticCustomError(
-                "json_text", "text must be Unicode characters, not lone surrogates"
-            ) from None
+            return "text must be Unicode characters, not lone surrogates"
+        return None
     elif isinstance(value, int) and not INT64[0] <= value <= INT64[1]:
-        raise PydanticCustomError(
-            "json_number",
-            "numbers must be between {low} and {high}, got {value}",
-            {"low": INT64[0], "high": INT64[1], "value": value},
-        )
+        return f"numbers must be between {INT64[0]} and {INT64[1]}, got {value}"
+    else:
+        return None
+    return next((problem for m in members if (problem := unstorable(m))), None)
+
+
+def _storable(value: Any) -> Any:
+    problem = unstorable(value)
+    if problem is not None:
+        raise PydanticCustomError("json_value", problem)
     return value
 
 

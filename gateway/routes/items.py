@@ -21,6 +21,7 @@ from plumbline.gateway.bodies import (
     SyncedItemBody,
     TransitionBody,
     TreeLocationBody,
+    unstorable,
 )
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created, deleted, updated
@@ -91,6 +92,20 @@ def item_input(request: Request, body: ItemBody) -> items_pb2.ItemInput:
         if parent.project is not None:
             message.parent_project = parent.project
     return message
+
+
+async def _json_body(request: Request) -> Any:
+    """A body read as JSON by the route itself (PATCH), checked like the models' JSON."""
+    raw = await request.body()
+    try:
+        body = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError as exc:
+        raise InvalidArgument(f"The request body is not valid JSON ({exc}).") from None
+    problem = unstorable(body)
+    if problem is not None:
+        # NUL in a value was a 500 on PostgreSQL.
+        raise InvalidArgument(f"The request body cannot be stored: {problem}.")
+    return body
 
 
 async def _get(gw: Any, request: Request, ids: list[int]) -> list[records.Item]:
@@ -185,11 +200,7 @@ async def update_item(
 async def patch_item(
     request: Request, id: int, version: Version, gw: Gw, _c: Caller, _manually: GlobalIdManually
 ) -> Response:
-    body = await request.body()
-    try:
-        operations = orjson.loads(body) if body else None
-    except orjson.JSONDecodeError as exc:
-        raise InvalidArgument(f"The request body is not valid JSON ({exc}).") from None
+    operations = await _json_body(request)
     if not isinstance(operations, list):
         raise InvalidArgument("The body must be a JSON array of patch operations.")
     await gw.upstreams.items.PatchItem(
@@ -381,11 +392,7 @@ async def patch_items(
     request: Request, version: Version, gw: Gw, _c: Caller, _manually: GlobalIdManually
 ) -> Response:
     """Body: ``[{"id": 12, "operations": [...]}, ...]``; each item succeeds or fails alone."""
-    raw = await request.body()
-    try:
-        entries = orjson.loads(raw) if raw else None
-    except orjson.JSONDecodeError as exc:
-        raise InvalidArgument(f"The request body is not valid JSON ({exc}).") from None
+    entries = await _json_body(request)
     if not isinstance(entries, list) or not entries:
         raise InvalidArgument(
             'The body must be a non-empty JSON array of {"id", "operations"} objects.'

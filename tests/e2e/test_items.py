@@ -200,7 +200,9 @@ def test_put_replaces_fields_and_ignores_read_only_ones(
     assert missing.status_code == 400 and "fields.name" in missing.json()["meta"]["message"]
 
 
-def test_fields_that_cannot_be_stored_are_400s(admin: httpx.Client, project: dict[str, Any]) -> None:
+def test_fields_that_cannot_be_stored_are_400s(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
     # Found by schemathesis: these were 500s (the gateway could not encode them).
     item_id = _create(admin, project, "Plain")
     body = {"project": project["id"], "itemType": project["types"]["REQ"]["id"]}
@@ -219,6 +221,15 @@ def test_fields_that_cannot_be_stored_are_400s(admin: httpx.Client, project: dic
         ):
             assert response.status_code == 400, response.text
             assert words in response.json()["meta"]["message"]
+    # NUL in a PATCH value was a 500 on PostgreSQL.
+    operations = [{"op": "replace", "path": "/fields/name", "value": "a\u0000b"}]
+    for response in (
+        admin.patch(f"/items/{item_id}", json=operations),
+        admin.patch("/items", json=[{"id": item_id, "operations": operations}]),
+    ):
+        assert response.status_code == 400, response.text
+        assert "NUL" in response.json()["meta"]["message"]
+    assert admin.get(f"/items/{item_id}").json()["data"]["fields"]["name"] == "Plain"
 
 
 def test_field_validation_names_the_field(admin: httpx.Client, project: dict[str, Any]) -> None:
