@@ -2,15 +2,18 @@
 
 A route names a parameter in its signature, ``project: RequiredProject``, where::
 
-    RequiredProject = Annotated[int, Depends(query.integer("project", required=True))]
+    RequiredProject = Annotated[
+        int, Depends(query.integer("project", required=True, description="The project's id."))
+    ]
 
 The dependency declares the parameter to FastAPI (so the OpenAPI description shows its
 name, type, range and whether it is required) and parses the values the request carries
 with ``gateway/params.py``, which words the errors. FastAPI itself only collects the raw
 strings (every value, so that a repeated single parameter is an error): the declared
-type is the JSON schema given here, never a FastAPI conversion with its own messages. A
-missing required parameter is FastAPI's one check; ``gateway/errors.py`` words it as
-"the query parameter project is required".
+type is the JSON schema given here (``openapi.py`` puts it in the description whole),
+never a FastAPI conversion with its own messages. A missing required parameter is
+FastAPI's one check; ``gateway/errors.py`` words it as "the query parameter project is
+required".
 
 Every parameter is read after the caller is authenticated: a request without valid
 credentials is a 401 whatever its parameters.
@@ -18,6 +21,7 @@ credentials is a 401 whatever its parameters.
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
@@ -34,7 +38,7 @@ from plumbline.gateway.auth import caller
 
 T = TypeVar("T")
 
-INT64 = {"type": "integer", "format": "int64"}
+INT64: dict[str, Any] = {"type": "integer", "format": "int64"}
 _KEYWORD = inspect.Parameter.KEYWORD_ONLY
 
 
@@ -48,7 +52,7 @@ def _declare(
     raw = Annotated[
         list[str] | None,
         Query(alias=name, description=description),
-        WithJsonSchema(schema),
+        WithJsonSchema(copy.deepcopy(schema)),
     ]
 
     async def dependency(request: Request, **values: Any) -> T:
