@@ -98,7 +98,7 @@ Contains = Annotated[
     Depends(
         query.strings(
             "contains",
-            description="Only items with each of these texts in a text field (any case).",
+            description="Only items with any of these texts in their text values (any case).",
             max_length=1000,
         )
     ),

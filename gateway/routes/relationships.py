@@ -22,7 +22,12 @@ Relationships = Annotated[View, Depends(view_of("relationships"))]
 Items = Annotated[View, Depends(view_of("items"))]
 OmitCount = Annotated[
     bool,
-    Depends(query.boolean("omitCount", description="Leave totalResults out (it is then 0).")),
+    Depends(
+        query.boolean(
+            "omitCount",
+            description="Do not count: totalResults then only tells whether another page follows.",
+        )
+    ),
 ]
 LastId = Annotated[
     int | None,

@@ -22,7 +22,8 @@ Users = Annotated[View, Depends(view_of("users"))]
 
 
 def _matching(name: str, what: str) -> Any:
-    return Depends(query.strings(name, description=f"Only users whose {what} contains this."))
+    description = f"Only users whose {what} is one of these (in any case)."
+    return Depends(query.strings(name, description=description))
 
 
 _FIELDS = {
