@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired
 
-# pydantic reads TypedDicts for the schemas; before Python 3.12 it needs these.
+# pydantic reads these TypedDicts for the schemas; before Python 3.12 it needs this one.
 from typing_extensions import TypedDict
 
 
