@@ -18,7 +18,7 @@ import time
 import jwt
 from starlette.requests import Request
 
-from plumbline.common.context import Principal
+from plumbline.common.context import Principal, principal_var
 from plumbline.common.errors import NotFound, Unauthenticated
 from plumbline.common.events import Event
 from plumbline.core.v1 import core_pb2
@@ -142,6 +142,19 @@ def challenge(request: Request) -> dict[str, str]:
     if not request.headers.get("authorization") and request.cookies.get(SESSION_COOKIE):
         return {"WWW-Authenticate": 'Bearer realm="plumbline"'}
     return {"WWW-Authenticate": 'Basic realm="plumbline", Bearer realm="plumbline"'}
+
+
+async def caller(request: Request) -> Principal:
+    """Dependency: authenticates the request and makes the caller current for gRPC calls.
+
+    The middleware has usually verified the credentials already (before routing).
+    """
+    principal: Principal | None = getattr(request.state, "principal", None)
+    if principal is None:
+        authenticator: Authenticator = request.app.state.gateway.auth
+        principal = await authenticator.authenticate(request)
+    principal_var.set(principal)
+    return principal
 
 
 def decode_basic(encoded: str) -> tuple[str, str]:

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import date
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
 import orjson
 from annotated_types import Interval
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
+from typing_extensions import TypedDict
 
 from plumbline.common import int64
 from plumbline.common.errors import InvalidArgument
+
+T = TypeVar("T")
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 Short = Annotated[str, StringConstraints(max_length=255)]
@@ -20,6 +30,13 @@ Email = Annotated[str, StringConstraints(max_length=255, pattern=r"^[^@\s]+@[^@\
 Text = Annotated[str, StringConstraints(max_length=65535)]
 # Ids travel to the services as int64: anything larger is a 400, not a 500.
 RecordId = Annotated[int, Interval(ge=int64.MIN, le=int64.MAX)]
+# A read-only member of a GET body: accepted so that clients can PUT back what they read,
+# ignored, and left out of the description (its examples would suggest it can be set).
+ReadOnly = Annotated[T, SkipJsonSchema()]
+
+# Values of these go to the services as JSON (orjson, 64-bit integers, UTF-8 without NUL):
+# the routes encode them with ``free_json``, which names what cannot be sent.
+JsonObject = dict[str, Any]
 
 LicenseType = Literal[
     "NAMED",
@@ -78,10 +95,10 @@ class UserUpdate(Strict):
     title: Short | None = None
     location: Short | None = None
     password: str | None = None
-    id: RecordId | None = None
-    type: str | None = None
-    active: bool | None = None
-    avatarUrl: str | None = None
+    id: ReadOnly[RecordId | None] = None
+    type: ReadOnly[str | None] = None
+    active: ReadOnly[bool | None] = None
+    avatarUrl: ReadOnly[str | None] = None
     authenticationType: dict[str, Any] | None = None
 
 
@@ -105,8 +122,8 @@ class GroupUpdate(Strict):
     name: Name | None = None
     description: Text | None = None
     project: RecordId | None = None
-    id: RecordId | None = None
-    type: str | None = None
+    id: ReadOnly[RecordId | None] = None
+    type: ReadOnly[str | None] = None
 
 
 class GroupUser(Strict):
@@ -147,12 +164,12 @@ class ProjectBody(Strict):
     isFolder: bool | None = None
     parent: RecordId | None = None
     fields: ProjectFields = Field(default_factory=ProjectFields)
-    id: RecordId | None = None
-    type: str | None = None
-    createdDate: str | None = None
-    modifiedDate: str | None = None
-    createdBy: RecordId | None = None
-    modifiedBy: RecordId | None = None
+    id: ReadOnly[RecordId | None] = None
+    type: ReadOnly[str | None] = None
+    createdDate: ReadOnly[str | None] = None
+    modifiedDate: ReadOnly[str | None] = None
+    createdBy: ReadOnly[RecordId | None] = None
+    modifiedBy: ReadOnly[RecordId | None] = None
 
 
 class CredentialsCreate(Strict):
@@ -202,9 +219,9 @@ class PickListOptionBody(Strict):
     sortOrder: int | None = None
     default: bool | None = None
     active: bool | None = None
-    id: int | None = None
-    type: str | None = None
-    pickList: int | None = None
+    id: ReadOnly[int | None] = None
+    type: ReadOnly[str | None] = None
+    pickList: ReadOnly[int | None] = None
 
 
 class ItemParent(Strict):
@@ -218,9 +235,9 @@ class ItemLocationBody(Strict):
     """RequestLocation; the read-only members of a GET body are accepted and ignored."""
 
     parent: ItemParent | None = None
-    sortOrder: int | None = None
-    globalSortOrder: int | None = None
-    sequence: str | None = None
+    sortOrder: ReadOnly[int | None] = None
+    globalSortOrder: ReadOnly[int | None] = None
+    sequence: ReadOnly[str | None] = None
 
 
 class ItemBody(Strict):
@@ -231,17 +248,17 @@ class ItemBody(Strict):
     itemType: int | None = None
     childItemType: int | None = None
     location: ItemLocationBody | None = None
-    fields: dict[str, Any] = Field(default_factory=dict)
-    id: int | None = None
-    documentKey: str | None = None
-    createdDate: str | None = None
-    modifiedDate: str | None = None
-    lastActivityDate: str | None = None
-    createdBy: int | None = None
-    modifiedBy: int | None = None
-    lock: dict[str, Any] | None = None
-    resources: dict[str, Any] | None = None
-    type: str | None = None
+    fields: JsonObject = Field(default_factory=dict)
+    id: ReadOnly[int | None] = None
+    documentKey: ReadOnly[str | None] = None
+    createdDate: ReadOnly[str | None] = None
+    modifiedDate: ReadOnly[str | None] = None
+    lastActivityDate: ReadOnly[str | None] = None
+    createdBy: ReadOnly[int | None] = None
+    modifiedBy: ReadOnly[int | None] = None
+    lock: ReadOnly[dict[str, Any] | None] = None
+    resources: ReadOnly[dict[str, Any] | None] = None
+    type: ReadOnly[str | None] = None
 
 
 class RelationshipBody(Strict):
@@ -250,17 +267,17 @@ class RelationshipBody(Strict):
     fromItem: int
     toItem: int
     relationshipType: int | None = None
-    id: int | None = None
-    suspect: bool | None = None
-    type: str | None = None
+    id: ReadOnly[int | None] = None
+    suspect: ReadOnly[bool | None] = None
+    type: ReadOnly[str | None] = None
 
 
 class LockBody(Strict):
     """RequestLock; other members of a GET lock body are ignored."""
 
     locked: bool
-    lastLockedDate: str | None = None
-    lockedBy: int | None = None
+    lastLockedDate: ReadOnly[str | None] = None
+    lockedBy: ReadOnly[int | None] = None
 
 
 class TagBody(Strict):
@@ -268,8 +285,8 @@ class TagBody(Strict):
 
     name: Name
     project: int | None = None
-    id: int | None = None
-    type: str | None = None
+    id: ReadOnly[int | None] = None
+    type: ReadOnly[str | None] = None
 
 
 class ItemTagBody(Strict):
@@ -285,20 +302,20 @@ class ReleaseBody(Strict):
     description: Text | None = None
     releaseDate: Annotated[str, StringConstraints(max_length=40)] | None = None
     project: int | None = None
-    id: int | None = None
-    active: bool | None = None
-    archived: bool | None = None
-    itemCount: int | None = None
-    type: str | None = None
+    id: ReadOnly[int | None] = None
+    active: ReadOnly[bool | None] = None
+    archived: ReadOnly[bool | None] = None
+    itemCount: ReadOnly[int | None] = None
+    type: ReadOnly[str | None] = None
 
 
-class CommentText(Strict):
+class CommentTextBody(Strict):
     """RequestCommentBody."""
 
     text: Annotated[str, StringConstraints(min_length=1, max_length=65535)]
 
 
-class CommentLocation(Strict):
+class CommentLocationBody(Strict):
     """RequestCommentLocation."""
 
     item: int | None = None
@@ -308,10 +325,10 @@ class CommentLocation(Strict):
 class CommentBody(Strict):
     """RequestComment."""
 
-    body: CommentText
+    body: CommentTextBody
     inReplyTo: int | None = None
     commentType: Annotated[str, StringConstraints(max_length=32)] | None = None
-    location: CommentLocation | None = None
+    location: CommentLocationBody | None = None
 
 
 class SyncedItemBody(Strict):
@@ -332,8 +349,8 @@ class LinkBody(Strict):
 
     url: Annotated[str, StringConstraints(min_length=1, max_length=2048)]
     description: Text | None = None
-    id: int | None = None
-    type: str | None = None
+    id: ReadOnly[int | None] = None
+    type: ReadOnly[str | None] = None
 
 
 class DuplicateBody(Strict):
@@ -350,7 +367,7 @@ class FilterBody(Strict):
     name: Name
     projectScope: Literal["ALL", "CURRENT", "SPECIFIED"] = "CURRENT"
     specifiedProject: int | None = None
-    filterQuery: dict[str, Any]
+    filterQuery: JsonObject
     public: bool = False
 
 
@@ -420,13 +437,21 @@ def free_json(value: Any, where: str) -> bytes:
 
 
 def json_bytes(value: Any, where: str) -> bytes:
-    """``value`` as JSON; what the encoder refuses is a 400 naming where it is."""
+    """``value`` as JSON; what cannot be sent or stored is a 400 naming where it is.
+
+    The encoder refuses wide integers, unpaired surrogates and deep nesting; PostgreSQL
+    refuses NUL in text (``\\u0000`` in the encoding, a cheap test on the way out).
+    """
     try:
-        return orjson.dumps(value)
+        encoded = orjson.dumps(value)
     except orjson.JSONEncodeError:
-        pass
+        encoded = None
+    if encoded is not None and b"\\u0000" not in encoded:
+        return encoded
     for leaf, trail in _leaves(value):
         if isinstance(leaf, str):
+            if "\x00" in leaf:
+                raise InvalidArgument(f"{_where(where, trail)} must not contain NUL characters.")
             try:
                 leaf.encode()
             except UnicodeEncodeError:
@@ -436,6 +461,8 @@ def json_bytes(value: Any, where: str) -> bytes:
                 ) from None
         elif isinstance(leaf, int) and not isinstance(leaf, bool) and not int64.fits(leaf):
             raise int64.out_of_range(_where(where, trail), leaf)
+    if encoded is not None:
+        return encoded  # "\\u0000" spelled out in a value, not a NUL
     raise InvalidArgument(f"{where} nests arrays and objects too deeply (at most 254 levels).")
 
 
@@ -462,3 +489,22 @@ def _where(root: str, trail: Any) -> str:
     path = root + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in reversed(keys))
     # A key may itself hold the unpaired surrogate being reported: show it escaped.
     return path.encode("utf-8", "backslashreplace").decode()
+
+
+# PATCH bodies are read as JSON and checked where they are applied (the items service,
+# ``libs/common/jsonpatch.py``, with the contract's messages); these types describe them.
+
+
+class PatchOperation(TypedDict):
+    """An RFC 6902 operation on the item's PUT request object (``/fields/name``)."""
+
+    op: Literal["add", "replace", "remove"]
+    path: str
+    value: NotRequired[Any]
+
+
+class ItemPatch(TypedDict):
+    """The operations for one item of a bulk PATCH."""
+
+    id: int
+    operations: list[PatchOperation]

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
 
 from plumbline.core.v1 import core_pb2
-from plumbline.gateway import representations
+from plumbline.gateway import records, representations
 from plumbline.gateway.includes import FIELD_LINKS
 from plumbline.items.v1 import items_pb2, items_pb2_grpc
 
@@ -28,7 +27,7 @@ class ItemTypeCache:
         self.configuration = configuration
         self.ttl = ttl
         self._links: dict[str, str] = {}
-        self._types: dict[str, dict[str, Any]] = {}
+        self._types: dict[str, records.ItemType] = {}
         self._loaded_at = -1.0
         self._lock = asyncio.Lock()
 
@@ -37,7 +36,7 @@ class ItemTypeCache:
         await self._fresh()
         return self._links
 
-    async def item_types(self) -> dict[str, dict[str, Any]]:
+    async def item_types(self) -> dict[str, records.ItemType]:
         """Every item type's representation, by id (as a string, like ``linked``)."""
         await self._fresh()
         return self._types
@@ -56,9 +55,9 @@ class ItemTypeCache:
                     self._links, self._types = await self._load()
                     self._loaded_at = time.monotonic()
 
-    async def _load(self) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+    async def _load(self) -> tuple[dict[str, str], dict[str, records.ItemType]]:
         links: dict[str, str] = {}
-        types: dict[str, dict[str, Any]] = {}
+        types: dict[str, records.ItemType] = {}
         start = 0
         while True:
             reply = await self.configuration.ListItemTypes(

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, Path
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
 from starlette.requests import Request
 from starlette.responses import Response
 
-from plumbline.common.context import Principal, principal_var
+from plumbline.common.context import Principal
 from plumbline.common.errors import NotFound
 from plumbline.common.settings import Settings
 from plumbline.core.v1 import core_pb2
-from plumbline.gateway.auth import Authenticator
+from plumbline.gateway import query
+from plumbline.gateway.auth import Authenticator, caller
 from plumbline.gateway.catalog import ItemTypeCache
-from plumbline.gateway.envelope import ok
-from plumbline.gateway.includes import links_for, requested, resolve
-from plumbline.gateway.paging import Page, parse_page
+from plumbline.gateway.envelope import LinkTemplate, ok
+from plumbline.gateway.includes import LINKS, base_url, links_for, requested, resolve
+from plumbline.gateway.paging import DEFAULT_MAX_RESULTS, MAX_RESULTS, MAX_START, Page
 from plumbline.gateway.upstreams import Upstreams
 
 VERSIONS = ("v1", "latest", "labs")
@@ -57,16 +62,13 @@ async def labs_version(version: Annotated[str, Depends(api_version)]) -> str:
     return version
 
 
-async def caller(request: Request, gw: Annotated[Gateway, Depends(gateway)]) -> Principal:
-    """Authenticates the request and makes the caller current for gRPC calls.
+def serves(route: APIRoute, version: str) -> bool:
+    """Whether a route is offered under ``version`` (labs-only routes are not under others)."""
 
-    The middleware has usually verified the credentials already (before routing).
-    """
-    principal: Principal | None = getattr(request.state, "principal", None)
-    if principal is None:
-        principal = await gw.auth.authenticate(request)
-    principal_var.set(principal)
-    return principal
+    def labs_only(dependant: Dependant) -> bool:
+        return any(d.call is labs_version or labs_only(d) for d in dependant.dependencies)
+
+    return version == "labs" or not labs_only(route.dependant)
 
 
 Version = Annotated[str, Depends(api_version)]
@@ -75,7 +77,11 @@ Gw = Annotated[Gateway, Depends(gateway)]
 
 
 class View:
-    """Builds the links and linked maps of one response."""
+    """Builds the links and linked maps of one response.
+
+    Routes that answer records get theirs from ``view_of``, which declares ``include``;
+    routes that only need ``location`` build one.
+    """
 
     def __init__(
         self,
@@ -84,26 +90,22 @@ class View:
         version: str,
         resource: str,
         extra: dict[str, str] | None = None,
+        include: Sequence[str] = (),
     ) -> None:
         self.request = request
         self.gw = gw
         self.version = version
         self.resource = resource
         self.extra = extra
-        self.includes = requested(request, resource, extra)
+        self.includes = requested(include, resource, extra)
 
-    @classmethod
-    async def of_items(cls, request: Request, gw: Gateway, version: str) -> View:
-        """A view of items: links include every reference field of the item types."""
-        return cls(request, gw, version, "items", await gw.catalog.field_links())
-
-    def links(self) -> dict[str, Any]:
+    def links(self) -> dict[str, LinkTemplate]:
         """The ``links`` map."""
         return links_for(
             self.resource, self.request, self.version, self.gw.settings.public_url, self.extra
         )
 
-    async def linked(self, records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    async def linked(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
         """The ``linked`` map for ``include``."""
         if not self.includes:
             return None
@@ -112,26 +114,98 @@ class View:
             self.gw.upstreams, self.resource, self.includes, records, self.extra, known
         )
 
-    async def one(self, record: dict[str, Any]) -> Response:
+    async def one(self, record: Mapping[str, Any]) -> Response:
         """200 with one record, its links and any included records."""
         return ok(record, self.links(), await self.linked([record]))
 
-    async def many(self, records: list[dict[str, Any]], info: core_pb2.PageInfo) -> Response:
+    async def many(self, records: Sequence[Mapping[str, Any]], info: core_pb2.PageInfo) -> Response:
         """200 with a page of records and its ``pageInfo``."""
         page = (info.start_index, info.result_count, info.total_results)
         return ok(records, self.links(), await self.linked(records), page)
 
     def location(self, path: str) -> str:
         """Absolute URL of a record under this version."""
-        from plumbline.gateway.includes import base_url
-
         base = base_url(self.request, self.gw.settings.public_url)
         return f"{base}/rest/{self.version}/{path}"
 
 
-async def page(request: Request) -> Page:
+INCLUDE = "include"
+
+
+def _include(resource: str) -> Callable[..., Awaitable[list[str]]] | None:
+    """The ``include`` parameter of a resource's records (None when they link nothing)."""
+    links = sorted(LINKS[resource])
+    if resource == "items":
+        # Item types add a link per reference field, so the values cannot be listed here.
+        return query.strings(
+            INCLUDE,
+            description="Referenced records to return in linked: "
+            + ", ".join(links)
+            + " or data.fields.<field name> for fields that refer to records.",
+        )
+    if not links:
+        return None
+    return query.strings(INCLUDE, description="Referenced records to return in linked.", enum=links)
+
+
+def view_of(resource: str) -> Callable[..., Awaitable[View]]:
+    """Dependency: the View of a route that answers ``resource`` records.
+
+    It declares the route's ``include`` parameter with the links of that resource (item
+    routes add the reference fields of every item type).
+    """
+    include = _include(resource)
+
+    async def view(
+        request: Request, version: str, gw: Gateway, include: Sequence[str] = ()
+    ) -> View:
+        extra = await gw.catalog.field_links() if resource == "items" else None
+        return View(request, gw, version, resource, extra, include)
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    parameters = [
+        inspect.Parameter("request", keyword, annotation=Request),
+        inspect.Parameter("version", keyword, annotation=str, default=Depends(api_version)),
+        inspect.Parameter("gw", keyword, annotation=Gateway, default=Depends(gateway)),
+    ]
+    if include is not None:
+        parameters.append(
+            inspect.Parameter("include", keyword, annotation=list[str], default=Depends(include))
+        )
+    # Built rather than written: whether there is an include parameter depends on resource.
+    view.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    return view
+
+
+StartAt = Annotated[
+    int,
+    Depends(
+        query.paging(
+            "startAt",
+            description="Index of the first record of the page.",
+            minimum=0,
+            maximum=MAX_START,
+            default=0,
+        )
+    ),
+]
+MaxResults = Annotated[
+    int,
+    Depends(
+        query.paging(
+            "maxResults",
+            description="Records per page.",
+            minimum=1,
+            maximum=MAX_RESULTS,
+            default=DEFAULT_MAX_RESULTS,
+        )
+    ),
+]
+
+
+async def page(start_at: StartAt, max_results: MaxResults) -> Page:
     """Paging parameters of a list request."""
-    return parse_page(request)
+    return Page(start_at, max_results)
 
 
 Paging = Annotated[Page, Depends(page)]

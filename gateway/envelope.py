@@ -2,15 +2,99 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from http import HTTPStatus
-from typing import Any
+from typing import Any, NotRequired
 
 import orjson
 from starlette.responses import Response
+from typing_extensions import TypedDict
 
 from plumbline.common.dates import format_datetime, utcnow
 
 JSON = "application/json"
+
+# The bodies below are the description's response types too (``gateway/schemas.py``);
+# pydantic reads these classes, mypy checks that the builders follow them.
+
+
+class Meta(TypedDict):
+    """``meta`` of a response."""
+
+    status: str
+    timestamp: str
+
+
+class PageInfo(TypedDict):
+    """Where a page lies in the whole list."""
+
+    startIndex: int
+    resultCount: int
+    totalResults: int
+
+
+class PageMeta(Meta):
+    """``meta`` of a list."""
+
+    pageInfo: PageInfo
+
+
+class LinkTemplate(TypedDict):
+    """Where the record a reference field names can be read."""
+
+    type: str
+    href: str
+
+
+class DataWrapper(TypedDict):
+    """One record (``data``) with its links and, for ``include``, the linked records."""
+
+    meta: Meta
+    links: dict[str, LinkTemplate]
+    data: Any
+    linked: NotRequired[dict[str, dict[str, Any]]]
+
+
+class DataListWrapper(TypedDict):
+    """A page of records."""
+
+    meta: PageMeta
+    links: dict[str, LinkTemplate]
+    data: list[Any]
+    linked: NotRequired[dict[str, dict[str, Any]]]
+
+
+class CreatedMeta(Meta):
+    """``meta`` of a 201: the new record's id and URL."""
+
+    location: str
+    id: int
+
+
+class CreatedResponse(TypedDict):
+    """What a POST answers."""
+
+    meta: CreatedMeta
+    data: NotRequired[Any]
+
+
+class UpdatedResponse(TypedDict):
+    """What PUT and PATCH answer (``data`` for the few that report)."""
+
+    meta: Meta
+    data: NotRequired[Any]
+
+
+class ErrorMeta(Meta):
+    """``meta`` of an error: the reason phrase as ``status``, a sentence as ``message``."""
+
+    message: str
+
+
+class ErrorResponse(TypedDict):
+    """Every error."""
+
+    meta: ErrorMeta
 
 
 def _now() -> str:
@@ -24,33 +108,37 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
 
 def ok(
     data: Any,
-    links: dict[str, Any] | None = None,
+    links: Mapping[str, LinkTemplate] | None = None,
     linked: dict[str, Any] | None = None,
     page: tuple[int, int, int] | None = None,
 ) -> Response:
     """200 with a record or a page of records; ``page`` is (start, count, total)."""
-    meta: dict[str, Any] = {"status": "OK", "timestamp": _now()}
-    if page is not None:
-        meta["pageInfo"] = {"startIndex": page[0], "resultCount": page[1], "totalResults": page[2]}
-    body: dict[str, Any] = {"meta": meta, "links": links or {}, "data": data}
+    templates = dict(links or {})
+    body: DataWrapper | DataListWrapper
+    if page is None:
+        body = {"meta": {"status": "OK", "timestamp": _now()}, "links": templates, "data": data}
+    else:
+        info: PageInfo = {"startIndex": page[0], "resultCount": page[1], "totalResults": page[2]}
+        meta: PageMeta = {"status": "OK", "timestamp": _now(), "pageInfo": info}
+        body = {"meta": meta, "links": templates, "data": data}
     if linked is not None:
         body["linked"] = linked
     return json_response(body)
 
 
-def created(new_id: int, location: str, extra: dict[str, Any] | None = None) -> Response:
-    """201 with ``meta.id`` and ``meta.location`` (clients read either)."""
-    body: dict[str, Any] = {
+def created(new_id: int, location: str, data: Any = None) -> Response:
+    """201 with ``meta.id`` and ``meta.location`` (clients read either), ``data`` if given."""
+    body: CreatedResponse = {
         "meta": {"status": "Created", "timestamp": _now(), "location": location, "id": new_id}
     }
-    if extra:
-        body.update(extra)
+    if data is not None:
+        body["data"] = data
     return json_response(body, status=201, headers={"Location": location})
 
 
-def updated(data: dict[str, Any] | None = None) -> Response:
+def updated(data: Any = None) -> Response:
     """200 ``meta.status`` OK: what PUT and PATCH answer (``data`` for the few that report)."""
-    body: dict[str, Any] = {"meta": {"status": "OK", "timestamp": _now()}}
+    body: UpdatedResponse = {"meta": {"status": "OK", "timestamp": _now()}}
     if data is not None:
         body["data"] = data
     return json_response(body)
@@ -64,5 +152,5 @@ def deleted() -> Response:
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
     """An error body: the reason phrase as ``status`` and a sentence as ``message``."""
     phrase = HTTPStatus(status).phrase
-    body = {"meta": {"status": phrase, "timestamp": _now(), "message": message}}
+    body: ErrorResponse = {"meta": {"status": phrase, "timestamp": _now(), "message": message}}
     return json_response(body, status=status, headers=headers)

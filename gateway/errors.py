@@ -43,6 +43,9 @@ def describe_validation(
             sentences.append(
                 f"The request body is not valid JSON ({ctx.get('error', 'parse error')})."
             )
+        elif kind == "missing" and tuple(problem.get("loc", ()))[:1] == ("query",):
+            # The words params.integer used before FastAPI checked presence.
+            sentences.append(f"the query parameter {where} is required")
         elif kind == "missing":
             if where == "the request body":
                 sentences.append("The request needs a JSON body.")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from starlette.requests import Request
@@ -11,6 +11,7 @@ from starlette.requests import Request
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import representations
+from plumbline.gateway.envelope import LinkTemplate
 from plumbline.gateway.upstreams import Upstreams
 from plumbline.items.v1 import items_pb2
 
@@ -83,7 +84,9 @@ class _Record(Protocol):
 Record = TypeVar("Record", bound=_Record)
 
 
-def _by_id(records: Iterable[Record], render: Callable[[Record], dict[str, Any]]) -> dict[str, Any]:
+def _by_id(
+    records: Iterable[Record], render: Callable[[Record], Mapping[str, Any]]
+) -> dict[str, Any]:
     return {str(record.id): render(record) for record in records}
 
 
@@ -165,7 +168,7 @@ def links_for(
     version: str,
     public_url: str | None,
     extra: dict[str, str] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, LinkTemplate]:
     """The ``links`` map of a resource type (plus links of configured fields)."""
     base = base_url(request, public_url)
     return {
@@ -174,9 +177,11 @@ def links_for(
     }
 
 
-def requested(request: Request, resource: str, extra: dict[str, str] | None = None) -> list[str]:
+def requested(
+    include: Sequence[str], resource: str, extra: dict[str, str] | None = None
+) -> list[str]:
     """The ``include`` values, checked against the resource's links."""
-    values = [v.strip() for v in request.query_params.getlist("include") if v.strip()]
+    values = [v.strip() for v in include if v.strip()]
     allowed = {**LINKS[resource], **(extra or {})}
     for value in values:
         if value not in allowed:
@@ -187,7 +192,7 @@ def requested(request: Request, resource: str, extra: dict[str, str] | None = No
     return values
 
 
-def _values(record: dict[str, Any], path: str) -> list[Any]:
+def _values(record: Mapping[str, Any], path: str) -> list[Any]:
     """Every value at a dotted path; lists along the way are walked element by element."""
     current: list[Any] = [record]
     for part in path.split(".")[1:]:
@@ -207,9 +212,9 @@ async def resolve(
     upstreams: Upstreams,
     resource: str,
     includes: list[str],
-    records: Iterable[dict[str, Any]],
+    records: Iterable[Mapping[str, Any]],
     extra: dict[str, str] | None = None,
-    known: dict[str, dict[str, dict[str, Any]]] | None = None,
+    known: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
 ) -> dict[str, Any] | None:
     """The ``linked`` map: referenced records by type and id.
 

@@ -1,44 +1,57 @@
-"""Reading query parameters with errors that name the parameter."""
+"""Parsing query parameter values, with errors that name the parameter.
+
+Each parser takes every value the query string holds for one parameter (a repeated
+single-valued parameter is an error, not "the last one wins"). ``gateway/query.py``
+declares the parameters and hands the values in.
+"""
 
 from __future__ import annotations
 
-from starlette.requests import Request
+from collections.abc import Sequence
 
 from plumbline.common.errors import InvalidArgument
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
+INT64_MAX = 2**63 - 1
 
 
-def integers(request: Request, name: str) -> list[int]:
+def _number(name: str, value: str, minimum: int | None, maximum: int | None) -> int:
+    try:
+        number = int(value.strip())
+    except ValueError:
+        raise InvalidArgument(f"{name} must be an integer, got {value!r}") from None
+    if minimum is not None and maximum is not None and not minimum <= number <= maximum:
+        raise InvalidArgument(f"{name} must be between {minimum} and {maximum}, got {number}")
+    if not -(2**63) <= number <= INT64_MAX:
+        raise InvalidArgument(f"{name} is out of range: at most {INT64_MAX}, got {value}")
+    return number
+
+
+def integers(values: Sequence[str], name: str) -> list[int]:
     """Every value of a repeatable integer parameter."""
-    result = []
-    for value in request.query_params.getlist(name):
-        try:
-            number = int(value.strip())
-        except ValueError:
-            raise InvalidArgument(f"{name} must be an integer, got {value!r}") from None
-        if not -(2**63) <= number < 2**63:
-            raise InvalidArgument(f"{name} is out of range: at most {2**63 - 1}, got {value}")
-        result.append(number)
-    return result
+    return [_number(name, value, None, None) for value in values]
 
 
-def integer(request: Request, name: str, required: bool = False) -> int | None:
-    """A single integer parameter."""
-    values = integers(request, name)
+def integer(
+    values: Sequence[str],
+    name: str,
+    required: bool = False,
+    minimum: int | None = None,
+    maximum: int | None = None,
+) -> int | None:
+    """A single integer parameter, within ``minimum`` and ``maximum`` when both are given."""
     if not values:
         if required:
             raise InvalidArgument(f"the query parameter {name} is required")
         return None
     if len(values) > 1:
         raise InvalidArgument(f"{name} may be given once, got {len(values)} values")
-    return values[0]
+    return _number(name, values[0], minimum, maximum)
 
 
-def boolean(request: Request, name: str, default: bool = False) -> bool:
+def boolean(values: Sequence[str], name: str, default: bool = False) -> bool:
     """A boolean parameter (true/false, any capitalisation)."""
-    values = request.query_params.getlist(name)
     if not values:
         return default
     text = values[-1].strip().lower()
@@ -49,12 +62,11 @@ def boolean(request: Request, name: str, default: bool = False) -> bool:
     raise InvalidArgument(f"{name} must be true or false, got {values[-1]!r}")
 
 
-def strings(request: Request, name: str, max_length: int = 255) -> list[str]:
+def strings(values: Sequence[str], name: str, max_length: int = 255) -> list[str]:
     """Every value of a repeatable string parameter."""
-    values = request.query_params.getlist(name)
     for value in values:
         if len(value) > max_length:
             raise InvalidArgument(f"{name} values must be at most {max_length} characters")
         if "\x00" in value:
             raise InvalidArgument(f"{name} must not contain NUL characters")
-    return values
+    return list(values)

@@ -1,16 +1,17 @@
-"""How each record looks on the wire (camelCase, with its ``type``)."""
+"""How each record looks on the wire (camelCase, with its ``type``): the types are in
+``records.py``."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from plumbline.activity.v1 import activity_pb2
+from plumbline.gateway import records
 from plumbline.identity.v1 import identity_pb2
 from plumbline.items.v1 import items_pb2
 
 
-def user(message: identity_pb2.User) -> dict[str, Any]:
+def user(message: identity_pb2.User) -> records.User:
     """A User."""
     return {
         "id": message.id,
@@ -28,64 +29,62 @@ def user(message: identity_pb2.User) -> dict[str, Any]:
     }
 
 
-def group(message: identity_pb2.Group) -> dict[str, Any]:
+def group(message: identity_pb2.Group) -> records.UserGroup:
     """A UserGroup."""
-    body: dict[str, Any] = {
+    body: records.UserGroup = {
         "id": message.id,
         "name": message.name,
         "description": message.description,
+        "type": "usergroups",
     }
     if message.HasField("project"):
         body["project"] = message.project
-    body["type"] = "usergroups"
     return body
 
 
-def project(message: items_pb2.Project) -> dict[str, Any]:
+def project(message: items_pb2.Project) -> records.Project:
     """A Project."""
-    body: dict[str, Any] = {"id": message.id}
+    body: records.Project = {
+        "id": message.id,
+        "isFolder": message.is_folder,
+        "createdDate": message.created_date,
+        "modifiedDate": message.modified_date,
+        "createdBy": message.created_by,
+        "modifiedBy": message.modified_by,
+        "fields": json.loads(message.fields_json or b"{}"),
+        "type": "projects",
+    }
     if message.project_key:
         body["projectKey"] = message.project_key
     if message.HasField("parent"):
         body["parent"] = message.parent
-    body.update(
-        {
-            "isFolder": message.is_folder,
-            "createdDate": message.created_date,
-            "modifiedDate": message.modified_date,
-            "createdBy": message.created_by,
-            "modifiedBy": message.modified_by,
-            "fields": json.loads(message.fields_json or b"{}"),
-            "type": "projects",
-        }
-    )
     return body
 
 
-def activity(message: activity_pb2.ActivityRecord) -> dict[str, Any]:
+def activity(message: activity_pb2.ActivityRecord) -> records.Activity:
     """An Activity."""
-    body: dict[str, Any] = {
+    body: records.Activity = {
         "id": message.id,
         "date": message.date,
         "details": message.details,
         "action": message.action,
+        "userComment": message.user_comment,
+        "eventType": message.event_type,
+        "objectType": message.object_type,
+        "type": "activities",
     }
     if message.HasField("user"):
         body["user"] = message.user
-    body["userComment"] = message.user_comment
     if message.HasField("item"):
         body["item"] = message.item
-    body["eventType"] = message.event_type
-    body["objectType"] = message.object_type
-    body["type"] = "activities"
     return body
 
 
-def item_type(message: items_pb2.ItemType) -> dict[str, Any]:
+def item_type(message: items_pb2.ItemType) -> records.ItemType:
     """An ItemType with its fields."""
     fields = []
     for f in message.fields:
-        field: dict[str, Any] = {
+        field: records.ItemTypeField = {
             "id": f.id,
             "name": f.name,
             "label": f.label,
@@ -117,7 +116,7 @@ def item_type(message: items_pb2.ItemType) -> dict[str, Any]:
     }
 
 
-def pick_list(message: items_pb2.PickList) -> dict[str, Any]:
+def pick_list(message: items_pb2.PickList) -> records.PickList:
     """A PickList."""
     return {
         "id": message.id,
@@ -128,7 +127,7 @@ def pick_list(message: items_pb2.PickList) -> dict[str, Any]:
     }
 
 
-def pick_list_option(message: items_pb2.PickListOption) -> dict[str, Any]:
+def pick_list_option(message: items_pb2.PickListOption) -> records.PickListOption:
     """A PickListOption."""
     return {
         "id": message.id,
@@ -144,7 +143,7 @@ def pick_list_option(message: items_pb2.PickListOption) -> dict[str, Any]:
     }
 
 
-def relationship_type(message: items_pb2.RelationshipType) -> dict[str, Any]:
+def relationship_type(message: items_pb2.RelationshipType) -> records.RelationshipType:
     """A RelationshipType."""
     return {
         "id": message.id,
@@ -154,48 +153,47 @@ def relationship_type(message: items_pb2.RelationshipType) -> dict[str, Any]:
     }
 
 
-def item(message: items_pb2.Item) -> dict[str, Any]:
+def item(message: items_pb2.Item) -> records.Item:
     """An Item."""
-    location: dict[str, Any] = {
+    parent: records.Parent = (
+        {"item": message.location.parent_item}
+        if message.location.HasField("parent_item")
+        else {"project": message.location.project}
+    )
+    location: records.Location = {
         "sortOrder": message.location.sort_order,
         "globalSortOrder": message.location.global_sort_order,
         "sequence": message.location.sequence,
-        "parent": {"item": message.location.parent_item}
-        if message.location.HasField("parent_item")
-        else {"project": message.location.project},
+        "parent": parent,
     }
-    lock: dict[str, Any] = {"locked": message.lock.locked}
+    lock: records.Lock = {"locked": message.lock.locked}
     if message.lock.last_locked_date:
         lock["lastLockedDate"] = message.lock.last_locked_date
     if message.lock.HasField("locked_by"):
         lock["lockedBy"] = message.lock.locked_by
-    body: dict[str, Any] = {
+    body: records.Item = {
         "id": message.id,
         "documentKey": message.document_key,
         "globalId": message.global_id,
         "itemType": message.item_type,
+        "project": message.project,
+        "createdDate": message.created_date,
+        "modifiedDate": message.modified_date,
+        "lastActivityDate": message.last_activity_date,
+        "createdBy": message.created_by,
+        "modifiedBy": message.modified_by,
+        "fields": json.loads(message.fields_json or b"{}"),
+        "resources": {"self": {"allowed": list(message.allowed)}},
+        "location": location,
+        "lock": lock,
+        "type": "items",
     }
     if message.HasField("child_item_type"):
         body["childItemType"] = message.child_item_type
-    body.update(
-        {
-            "project": message.project,
-            "createdDate": message.created_date,
-            "modifiedDate": message.modified_date,
-            "lastActivityDate": message.last_activity_date,
-            "createdBy": message.created_by,
-            "modifiedBy": message.modified_by,
-            "fields": json.loads(message.fields_json or b"{}"),
-            "resources": {"self": {"allowed": list(message.allowed)}},
-            "location": location,
-            "lock": lock,
-            "type": "items",
-        }
-    )
     return body
 
 
-def relationship(message: items_pb2.Relationship) -> dict[str, Any]:
+def relationship(message: items_pb2.Relationship) -> records.Relationship:
     """A Relationship."""
     return {
         "id": message.id,
@@ -207,58 +205,52 @@ def relationship(message: items_pb2.Relationship) -> dict[str, Any]:
     }
 
 
-def tag(message: items_pb2.Tag) -> dict[str, Any]:
+def tag(message: items_pb2.Tag) -> records.Tag:
     """A Tag."""
     return {"id": message.id, "name": message.name, "project": message.project, "type": "tags"}
 
 
-def release(message: items_pb2.Release) -> dict[str, Any]:
+def release(message: items_pb2.Release) -> records.Release:
     """A Release."""
-    body: dict[str, Any] = {
+    body: records.Release = {
         "id": message.id,
         "name": message.name,
         "description": message.description,
         "project": message.project,
+        "active": message.active,
+        "archived": message.archived,
+        "itemCount": message.item_count,
+        "type": "releases",
     }
     if message.release_date:
         body["releaseDate"] = message.release_date
-    body.update(
-        {
-            "active": message.active,
-            "archived": message.archived,
-            "itemCount": message.item_count,
-            "type": "releases",
-        }
-    )
     return body
 
 
-def comment(message: items_pb2.Comment) -> dict[str, Any]:
+def comment(message: items_pb2.Comment) -> records.Comment:
     """A Comment."""
-    body: dict[str, Any] = {"id": message.id}
-    if message.HasField("in_reply_to"):
-        body["inReplyTo"] = message.in_reply_to
-    location: dict[str, Any] = {}
+    location: records.CommentLocation = {}
     if message.HasField("item"):
         location["item"] = message.item
     if message.HasField("project"):
         location["project"] = message.project
-    body.update(
-        {
-            "createdDate": message.created_date,
-            "createdBy": message.created_by,
-            "modifiedBy": message.modified_by,
-            "deleted": message.deleted,
-            "status": message.status,
-            "body": {"text": message.text},
-            "commentType": message.comment_type,
-            "location": location,
-            "type": "comments",
-        }
-    )
+    body: records.Comment = {
+        "id": message.id,
+        "createdDate": message.created_date,
+        "createdBy": message.created_by,
+        "modifiedBy": message.modified_by,
+        "deleted": message.deleted,
+        "status": message.status,
+        "body": {"text": message.text},
+        "commentType": message.comment_type,
+        "location": location,
+        "type": "comments",
+    }
+    if message.HasField("in_reply_to"):
+        body["inReplyTo"] = message.in_reply_to
     return body
 
 
-def lock(item_body: dict[str, Any]) -> dict[str, Any]:
+def lock(item_body: records.Item) -> records.Lock:
     """An item's Lock (taken from its record)."""
-    return dict(item_body["lock"])
+    return item_body["lock"]

@@ -9,23 +9,26 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
-from plumbline.common.dates import format_datetime, parse_date_range
+from plumbline.common.dates import format_datetime
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.core.v1 import core_pb2
-from plumbline.gateway import params, representations
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
+from plumbline.gateway import query, records, representations, schemas
+from plumbline.gateway.deps import Caller, Gw, Paging, View, view_of
 from plumbline.gateway.routes.items import dates_with_time
 from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["abstractitems"])
 
-SORT_KEYS = {
+Record = TypeVar("Record", bound=Mapping[str, Any])
+
+SORT_KEYS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "id": lambda r: r["id"],
     "documentKey": lambda r: r["documentKey"],
     "name": lambda r: r["fields"].get("name", ""),
@@ -37,8 +40,8 @@ SORT_KEYS = {
 }
 
 
-def _sort(request: Request) -> tuple[str, bool]:
-    value = request.query_params.get("sortBy", "sequence.asc")
+def _sort(values: Sequence[str]) -> tuple[str, bool]:
+    value = values[-1] if values else "sequence.asc"
     field, _, direction = value.rpartition(".")
     if not field or direction not in ("asc", "desc") or field not in SORT_KEYS:
         raise InvalidArgument(
@@ -48,34 +51,101 @@ def _sort(request: Request) -> tuple[str, bool]:
     return field, direction == "desc"
 
 
-def _range(request: Request, name: str, message: items_pb2.SearchItemsRequest, prefix: str) -> None:
-    values = request.query_params.getlist(name)
-    if not values:
+def _range(
+    dates: query.DateRange | None, message: items_pb2.SearchItemsRequest, prefix: str
+) -> None:
+    if dates is None:
         return
-    start, end = parse_date_range(values, name)
+    start, end = dates
     setattr(message, f"{prefix}_from", format_datetime(start))
     if end is not None:
         setattr(message, f"{prefix}_to", format_datetime(end))
 
 
-@router.get("/abstractitems", summary="Search items, test records and attachments")
-async def search(request: Request, version: Version, gw: Gw, page: Paging, _c: Caller) -> Response:
-    view = await View.of_items(request, gw, version)
-    field, descending = _sort(request)
+def _integers(name: str, description: str) -> Any:
+    return Depends(query.integers(name, description=description))
+
+
+def _dates(name: str, what: str) -> Any:
+    return Depends(query.date_range(name, what))
+
+
+Items = Annotated[View, Depends(view_of("items"))]
+SortBy = Annotated[
+    tuple[str, bool],
+    Depends(
+        query.parameter(
+            "sortBy",
+            {
+                "type": "string",
+                "enum": [f"{key}.{way}" for key in SORT_KEYS for way in ("asc", "desc")],
+                "default": "sequence.asc",
+            },
+            _sort,
+            description="The order: a field, then .asc or .desc.",
+        )
+    ),
+]
+Projects = Annotated[list[int], _integers("project", "Only items of these projects.")]
+ItemTypes = Annotated[list[int], _integers("itemType", "Only items of these item types.")]
+Releases = Annotated[list[int], _integers("release", "Only items of these releases.")]
+DocumentKeys = Annotated[
+    list[str],
+    Depends(query.strings("documentKey", description="Only items with these document keys.")),
+]
+Contains = Annotated[
+    list[str],
+    Depends(
+        query.strings(
+            "contains",
+            description="Only items with any of these texts in their text values (any case).",
+            max_length=1000,
+        )
+    ),
+]
+Created = Annotated[query.DateRange | None, _dates("createdDate", "Items created")]
+Modified = Annotated[query.DateRange | None, _dates("modifiedDate", "Items modified")]
+LastActivity = Annotated[
+    query.DateRange | None, _dates("lastActivityDate", "Items with their last activity")
+]
+
+
+@router.get(
+    "/abstractitems",
+    summary="Search items, test records and attachments",
+    responses=schemas.page(records.Item),
+)
+async def search(
+    request: Request,
+    view: Items,
+    gw: Gw,
+    page: Paging,
+    _c: Caller,
+    sort: SortBy,
+    projects: Projects,
+    item_types: ItemTypes,
+    document_keys: DocumentKeys,
+    releases: Releases,
+    contains: Contains,
+    created: Created,
+    modified: Modified,
+    last_activity: LastActivity,
+) -> Response:
+    field, descending = sort
     message = items_pb2.SearchItemsRequest(
-        projects=params.integers(request, "project"),
-        item_types=params.integers(request, "itemType"),
-        document_keys=params.strings(request, "documentKey"),
-        releases=params.integers(request, "release"),
-        contains=[c for c in params.strings(request, "contains", max_length=1000) if c],
+        projects=projects,
+        item_types=item_types,
+        document_keys=document_keys,
+        releases=releases,
+        contains=[c for c in contains if c],
         sort_field=field,
         sort_descending=descending,
         page=page.message(),
         dates_with_time=dates_with_time(request),
     )
-    _range(request, "createdDate", message, "created")
-    _range(request, "modifiedDate", message, "modified")
-    _range(request, "lastActivityDate", message, "last_activity")
+    _range(created, message, "created")
+    _range(modified, message, "modified")
+    _range(last_activity, message, "last_activity")
     owners = [gw.upstreams.items.items.SearchItems]
     if len(owners) == 1:
         # One owner pages by itself.
@@ -94,21 +164,22 @@ async def search(request: Request, version: Version, gw: Gw, page: Paging, _c: C
 
 
 def merge_pages(
-    streams: list[list[dict[str, Any]]], field: str, descending: bool, start: int, size: int
-) -> list[dict[str, Any]]:
+    streams: list[list[Record]], field: str, descending: bool, start: int, size: int
+) -> list[Record]:
     """One page out of several owners' sorted first ``start + size`` records."""
     merged = heapq.merge(*streams, key=SORT_KEYS[field], reverse=descending)
     return list(itertools.islice(merged, start, start + size))
 
 
-@router.get("/abstractitems/{id}", summary="Get any abstract item by id")
-async def get_abstract_item(
-    request: Request, id: int, version: Version, gw: Gw, _c: Caller
-) -> Response:
+@router.get(
+    "/abstractitems/{id}",
+    summary="Get any abstract item by id",
+    responses=schemas.one(records.Item),
+)
+async def get_abstract_item(request: Request, id: int, view: Items, gw: Gw, _c: Caller) -> Response:
     owner = (await gw.upstreams.items.ids.GetIdOwner(core_pb2.Id(id=id))).owner
     if owner != "items":
         raise NotFound(f"No abstract item with id {id}.")
-    view = await View.of_items(request, gw, version)
     reply = await gw.upstreams.items.items.GetItems(
         items_pb2.GetItemsRequest(ids=[id], dates_with_time=dates_with_time(request))
     )

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+from typing import Annotated, Any
 
-from fastapi import APIRouter
-from starlette.requests import Request
+from fastapi import APIRouter, Depends
 from starlette.responses import Response
 
 from plumbline.activity.v1 import activity_pb2
-from plumbline.common.dates import format_datetime, parse_date_range
+from plumbline.common.dates import format_datetime
 from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
-from plumbline.gateway import params, representations
+from plumbline.gateway import params, query, records, representations, schemas
 from plumbline.gateway.bodies import RecordId
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
+from plumbline.gateway.deps import Caller, Gw, Paging, View, view_of
 from plumbline.gateway.upstreams import Upstreams
 
 router = APIRouter(prefix="/rest/{version}", tags=["activities"])
@@ -54,32 +55,59 @@ async def _positions(upstreams: Upstreams) -> list[core_pb2.Watermark]:
     return list(replies)
 
 
-def _choices(request: Request, name: str, allowed: tuple[str, ...]) -> list[str]:
-    values = [v.strip().upper() for v in params.strings(request, name)]
-    for value in values:
-        if value not in allowed:
-            raise InvalidArgument(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-    return values
+def _choices(name: str, allowed: tuple[str, ...], description: str) -> Any:
+    """A repeatable parameter that takes one of ``allowed`` (in any capitalisation)."""
+
+    def parse(raw: Sequence[str]) -> list[str]:
+        values = [v.strip().upper() for v in params.strings(raw, name)]
+        for value in values:
+            if value not in allowed:
+                raise InvalidArgument(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        return values
+
+    schema = {"type": "array", "items": {"type": "string", "enum": list(allowed)}}
+    return Depends(query.parameter(name, schema, parse, description=description))
 
 
-@router.get("/activities", summary="List a project's activities")
+Activities = Annotated[View, Depends(view_of("activities"))]
+EventTypes = Annotated[list[str], _choices("eventType", EVENT_TYPES, "Only these kinds of change.")]
+ObjectTypes = Annotated[
+    list[str], _choices("objectType", OBJECT_TYPES, "Only changes of these kinds of record.")
+]
+ItemTypes = Annotated[
+    list[int], Depends(query.integers("itemType", description="Only changes of these item types."))
+]
+DeleteEvents = Annotated[
+    bool, Depends(query.boolean("deleteEvents", description="Only deletions."))
+]
+Dates = Annotated[query.DateRange | None, Depends(query.date_range("date", "Changes made"))]
+
+
+@router.get(
+    "/activities", summary="List a project's activities", responses=schemas.page(records.Activity)
+)
 async def list_activities(
-    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
+    view: Activities,
+    gw: Gw,
+    page: Paging,
+    _c: Caller,
+    project: query.RequiredProject,
+    event_types: EventTypes,
+    object_types: ObjectTypes,
+    item_types: ItemTypes,
+    delete_events: DeleteEvents,
+    dates: Dates,
 ) -> Response:
-    view = View(request, gw, version, "activities")
-    project = params.integer(request, "project", required=True)
-    assert project is not None
     message = activity_pb2.ListActivitiesRequest(
         project=project,
-        event_types=_choices(request, "eventType", EVENT_TYPES),
-        object_types=_choices(request, "objectType", OBJECT_TYPES),
-        item_types=params.integers(request, "itemType"),
-        delete_events_only=params.boolean(request, "deleteEvents"),
+        event_types=event_types,
+        object_types=object_types,
+        item_types=item_types,
+        delete_events_only=delete_events,
         page=page.message(),
     )
-    dates = request.query_params.getlist("date")
     if dates:
-        start, end = parse_date_range(dates, "date")
+        start, end = dates
         message.date_from = format_datetime(start)
         if end is not None:
             message.date_to = format_datetime(end)
@@ -89,11 +117,10 @@ async def list_activities(
     return await view.many(data, reply.page_info)
 
 
-@router.get("/activities/{activityId}", summary="Get an activity")
-async def get_activity(
-    request: Request, activityId: RecordId, version: Version, gw: Gw, _c: Caller
-) -> Response:
-    view = View(request, gw, version, "activities")
+@router.get(
+    "/activities/{activityId}", summary="Get an activity", responses=schemas.one(records.Activity)
+)
+async def get_activity(activityId: RecordId, view: Activities, gw: Gw, _c: Caller) -> Response:
     message = activity_pb2.GetActivityRequest(id=activityId)
     message.wait_for.extend(await _positions(gw.upstreams))
     data = representations.activity(await gw.upstreams.activity.activities.GetActivity(message))

@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
+from plumbline.gateway import records, schemas
 from plumbline.gateway.bodies import CategoryBody, ItemCategoriesBody, VisibilityBody
-from plumbline.gateway.deps import Caller, Gw, Paging, View, labs_version
+from plumbline.gateway.deps import Caller, Gw, Paging, View, labs_version, view_of
 from plumbline.gateway.envelope import created, updated
 from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["categories"])
 
 Labs = Depends(labs_version)
+Categories = Annotated[View, Depends(view_of("categories"))]
 
 
-async def _page(
-    request: Request, gw: Gw, version: str, message: items_pb2.ListCategoriesRequest
-) -> Response:
-    view = View(request, gw, version, "categories")
+async def _page(view: View, gw: Gw, message: items_pb2.ListCategoriesRequest) -> Response:
     reply = await gw.upstreams.items.categories.ListCategories(message)
     data = []
     for c in reply.categories:
-        record = {
+        record: records.Category = {
             "id": c.id,
             "name": c.name,
             "path": c.path,
@@ -36,14 +37,21 @@ async def _page(
     return await view.many(data, reply.page_info)
 
 
-@router.get("/categories", summary="List category paths (labs)")
+@router.get(
+    "/categories", summary="List category paths (labs)", responses=schemas.page(records.Category)
+)
 async def list_categories(
-    request: Request, gw: Gw, page: Paging, _c: Caller, version: str = Labs
+    view: Categories, gw: Gw, page: Paging, _c: Caller, version: str = Labs
 ) -> Response:
-    return await _page(request, gw, version, items_pb2.ListCategoriesRequest(page=page.message()))
+    return await _page(view, gw, items_pb2.ListCategoriesRequest(page=page.message()))
 
 
-@router.post("/categories", status_code=201, summary="Create a category (labs)")
+@router.post(
+    "/categories",
+    status_code=201,
+    summary="Create a category (labs)",
+    responses=schemas.created(),
+)
 async def create_category(
     request: Request, body: CategoryBody, gw: Gw, _c: Caller, version: str = Labs
 ) -> Response:
@@ -55,7 +63,11 @@ async def create_category(
     return created(reply.id, view.location("categories"))
 
 
-@router.put("/categories/{categoryPathId}/visibility", summary="Show or hide a category (labs)")
+@router.put(
+    "/categories/{categoryPathId}/visibility",
+    summary="Show or hide a category (labs)",
+    responses=schemas.updated(),
+)
 async def visibility(
     categoryPathId: int, body: VisibilityBody, gw: Gw, _c: Caller, version: str = Labs
 ) -> Response:
@@ -65,16 +77,23 @@ async def visibility(
     return updated()
 
 
-@router.get("/items/{itemId}/categories", summary="An item's categories (labs)")
+@router.get(
+    "/items/{itemId}/categories",
+    summary="An item's categories (labs)",
+    responses=schemas.page(records.Category),
+)
 async def item_categories(
-    request: Request, itemId: int, gw: Gw, page: Paging, _c: Caller, version: str = Labs
+    itemId: int, view: Categories, gw: Gw, page: Paging, _c: Caller, version: str = Labs
 ) -> Response:
     message = items_pb2.ListCategoriesRequest(item=itemId, page=page.message())
-    return await _page(request, gw, version, message)
+    return await _page(view, gw, message)
 
 
 @router.post(
-    "/items/{itemId}/categories", status_code=201, summary="Apply or remove categories (labs)"
+    "/items/{itemId}/categories",
+    status_code=201,
+    summary="Apply or remove categories (labs)",
+    responses=schemas.created(),
 )
 async def change_item_categories(
     request: Request, itemId: int, body: ItemCategoriesBody, gw: Gw, _c: Caller, version: str = Labs

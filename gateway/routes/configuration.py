@@ -2,26 +2,51 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from collections.abc import Sequence
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.common.dates import parse_datetime
 from plumbline.core.v1 import core_pb2
-from plumbline.gateway import representations
+from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import FieldCreate, PickListOptionBody
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
+from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created, updated
 from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["configuration"])
 
+ItemTypes = Annotated[View, Depends(view_of("itemtypes"))]
+PickLists = Annotated[View, Depends(view_of("picklists"))]
+Options = Annotated[View, Depends(view_of("picklistoptions"))]
+RelationshipTypes = Annotated[View, Depends(view_of("relationshiptypes"))]
 
-@router.get("/itemtypes", summary="List item types")
-async def list_item_types(
-    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
-) -> Response:
-    view = View(request, gw, version, "itemtypes")
+
+def _timestamp(values: Sequence[str]) -> None:
+    # Accepted and checked; relationship types are not versioned, so it changes nothing.
+    if values:
+        parse_datetime(values[-1], "timestamp")
+
+
+Timestamp = Annotated[
+    None,
+    Depends(
+        query.parameter(
+            "timestamp",
+            {"type": "string"},
+            _timestamp,
+            description="The type as it was then (yyyy-MM-dd'T'HH:mm:ss.SSSZ); types have "
+            "no history, so every timestamp gives today's.",
+        )
+    ),
+]
+
+
+@router.get("/itemtypes", summary="List item types", responses=schemas.page(records.ItemType))
+async def list_item_types(view: ItemTypes, gw: Gw, page: Paging, _c: Caller) -> Response:
     reply = await gw.upstreams.items.configuration.ListItemTypes(
         items_pb2.ListItemTypesRequest(page=page.message())
     )
@@ -30,17 +55,19 @@ async def list_item_types(
     )
 
 
-@router.get("/itemtypes/{itemTypeId}", summary="Get an item type")
-async def get_item_type(
-    request: Request, itemTypeId: int, version: Version, gw: Gw, _c: Caller
-) -> Response:
-    view = View(request, gw, version, "itemtypes")
+@router.get(
+    "/itemtypes/{itemTypeId}", summary="Get an item type", responses=schemas.one(records.ItemType)
+)
+async def get_item_type(itemTypeId: int, view: ItemTypes, gw: Gw, _c: Caller) -> Response:
     reply = await gw.upstreams.items.configuration.GetItemTypes(core_pb2.IdList(ids=[itemTypeId]))
     return await view.one(representations.item_type(reply.item_types[0]))
 
 
 @router.post(
-    "/itemtypes/{itemTypeId}/fields", status_code=201, summary="Add a field to an item type"
+    "/itemtypes/{itemTypeId}/fields",
+    status_code=201,
+    summary="Add a field to an item type",
+    responses=schemas.created(),
 )
 async def add_field(
     request: Request, itemTypeId: int, body: FieldCreate, version: Version, gw: Gw, _c: Caller
@@ -67,11 +94,14 @@ async def add_field(
     return created(reply.id, view.location(f"itemtypes/{itemTypeId}"))
 
 
-@router.get("/projects/{projectId}/itemtypes", summary="Item types usable in a project")
+@router.get(
+    "/projects/{projectId}/itemtypes",
+    summary="Item types usable in a project",
+    responses=schemas.page(records.ItemType),
+)
 async def project_item_types(
-    request: Request, projectId: int, version: Version, gw: Gw, page: Paging, _c: Caller
+    projectId: int, view: ItemTypes, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
-    view = View(request, gw, version, "itemtypes")
     await gw.upstreams.items.projects.GetProjects(
         core_pb2.IdList(ids=[projectId])
     )  # 404 if unknown
@@ -83,31 +113,30 @@ async def project_item_types(
     )
 
 
-@router.get("/picklists", summary="List pick lists")
-async def list_pick_lists(
-    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
-) -> Response:
-    view = View(request, gw, version, "picklists")
+@router.get("/picklists", summary="List pick lists", responses=schemas.page(records.PickList))
+async def list_pick_lists(view: PickLists, gw: Gw, page: Paging, _c: Caller) -> Response:
     reply = await gw.upstreams.items.configuration.ListPickLists(page.message())
     return await view.many(
         [representations.pick_list(p) for p in reply.pick_lists], reply.page_info
     )
 
 
-@router.get("/picklists/{picklistId}", summary="Get a pick list")
-async def get_pick_list(
-    request: Request, picklistId: int, version: Version, gw: Gw, _c: Caller
-) -> Response:
-    view = View(request, gw, version, "picklists")
+@router.get(
+    "/picklists/{picklistId}", summary="Get a pick list", responses=schemas.one(records.PickList)
+)
+async def get_pick_list(picklistId: int, view: PickLists, gw: Gw, _c: Caller) -> Response:
     reply = await gw.upstreams.items.configuration.GetPickLists(core_pb2.IdList(ids=[picklistId]))
     return await view.one(representations.pick_list(reply.pick_lists[0]))
 
 
-@router.get("/picklists/{picklistId}/options", summary="List a pick list's options")
+@router.get(
+    "/picklists/{picklistId}/options",
+    summary="List a pick list's options",
+    responses=schemas.page(records.PickListOption),
+)
 async def list_options(
-    request: Request, picklistId: int, version: Version, gw: Gw, page: Paging, _c: Caller
+    picklistId: int, view: Options, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
-    view = View(request, gw, version, "picklistoptions")
     reply = await gw.upstreams.items.configuration.ListPickListOptions(
         items_pb2.ListOptionsRequest(pick_list=picklistId, page=page.message())
     )
@@ -134,7 +163,10 @@ def _option_input(target: int, body: PickListOptionBody) -> items_pb2.PickListOp
 
 
 @router.post(
-    "/picklists/{picklistId}/options", status_code=201, summary="Add an option to a pick list"
+    "/picklists/{picklistId}/options",
+    status_code=201,
+    summary="Add an option to a pick list",
+    responses=schemas.created(),
 )
 async def create_option(
     request: Request,
@@ -151,18 +183,23 @@ async def create_option(
     return created(reply.id, view.location(f"picklistoptions/{reply.id}"))
 
 
-@router.get("/picklistoptions/{picklistOptionId}", summary="Get a pick list option")
-async def get_option(
-    request: Request, picklistOptionId: int, version: Version, gw: Gw, _c: Caller
-) -> Response:
-    view = View(request, gw, version, "picklistoptions")
+@router.get(
+    "/picklistoptions/{picklistOptionId}",
+    summary="Get a pick list option",
+    responses=schemas.one(records.PickListOption),
+)
+async def get_option(picklistOptionId: int, view: Options, gw: Gw, _c: Caller) -> Response:
     reply = await gw.upstreams.items.configuration.GetPickListOptions(
         core_pb2.IdList(ids=[picklistOptionId])
     )
     return await view.one(representations.pick_list_option(reply.options[0]))
 
 
-@router.put("/picklistoptions/{picklistOptionId}", summary="Update a pick list option")
+@router.put(
+    "/picklistoptions/{picklistOptionId}",
+    summary="Update a pick list option",
+    responses=schemas.updated(),
+)
 async def update_option(
     picklistOptionId: int, body: PickListOptionBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
@@ -172,24 +209,27 @@ async def update_option(
     return updated()
 
 
-@router.get("/relationshiptypes", summary="List relationship types")
+@router.get(
+    "/relationshiptypes",
+    summary="List relationship types",
+    responses=schemas.page(records.RelationshipType),
+)
 async def list_relationship_types(
-    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
+    view: RelationshipTypes, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
-    view = View(request, gw, version, "relationshiptypes")
     reply = await gw.upstreams.items.configuration.ListRelationshipTypes(page.message())
     return await view.many(
         [representations.relationship_type(r) for r in reply.relationship_types], reply.page_info
     )
 
 
-@router.get("/relationshiptypes/{id}", summary="Get a relationship type")
+@router.get(
+    "/relationshiptypes/{id}",
+    summary="Get a relationship type",
+    responses=schemas.one(records.RelationshipType),
+)
 async def get_relationship_type(
-    request: Request, id: int, version: Version, gw: Gw, _c: Caller
+    id: int, view: RelationshipTypes, gw: Gw, _c: Caller, _timestamp: Timestamp
 ) -> Response:
-    view = View(request, gw, version, "relationshiptypes")
-    timestamp = request.query_params.get("timestamp")
-    if timestamp is not None:
-        parse_datetime(timestamp, "timestamp")  # accepted; types are not versioned
     reply = await gw.upstreams.items.configuration.GetRelationshipTypes(core_pb2.IdList(ids=[id]))
     return await view.one(representations.relationship_type(reply.relationship_types[0]))

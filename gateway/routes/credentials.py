@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
+from plumbline.gateway import records, schemas
 from plumbline.gateway.bodies import CredentialsCreate
 from plumbline.gateway.deps import Caller, Gw, View, labs_version
 from plumbline.gateway.envelope import created
@@ -22,6 +23,7 @@ router = APIRouter(prefix="/rest/{version}", tags=["credentials"])
     "/users/current/apicredentials",
     status_code=201,
     summary="Create OAuth client credentials for the current user (labs)",
+    responses=schemas.created(records.ApiCredentials),
 )
 async def create_credentials(
     request: Request,
@@ -34,7 +36,7 @@ async def create_credentials(
     reply = await gw.upstreams.identity.auth.CreateClientCredentials(
         identity_pb2.CreateClientCredentialsRequest(user_id=caller.user_id, name=body.name)
     )
-    data = {
+    data: records.ApiCredentials = {
         "id": reply.id,
         "name": reply.name,
         "clientId": reply.client_id,
@@ -42,4 +44,4 @@ async def create_credentials(
         "user": reply.user_id,
         "type": "apicredentials",
     }
-    return created(reply.id, view.location("users/current"), {"data": data})
+    return created(reply.id, view.location("users/current"), data)

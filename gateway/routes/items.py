@@ -3,26 +3,28 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
-from plumbline.gateway import params, representations
+from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import (
     ItemBody,
+    ItemPatch,
     MoveBody,
+    PatchOperation,
     SyncedItemBody,
     TransitionBody,
     TreeLocationBody,
     free_json,
     json_bytes,
 )
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
+from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.items.v1 import items_pb2
 
@@ -45,6 +47,28 @@ def global_id_manually(request: Request) -> bool:
                 raise InvalidArgument(f"setGlobalIdManually must be true or false, got {value!r}")
             return lowered == "true"
     return False
+
+
+# Declared for the description and checked before the route runs; item_input and the
+# PATCH routes read it with the same function.
+GlobalIdManually = Annotated[
+    bool,
+    Depends(
+        query.from_request(
+            "setGlobalIdManually",
+            {"type": "boolean", "default": False},
+            global_id_manually,
+            description="Take globalId from the body instead of assigning one.",
+        )
+    ),
+]
+Items = Annotated[View, Depends(view_of("items"))]
+Locations = Annotated[View, Depends(view_of("locations"))]
+SyncStatusView = Annotated[View, Depends(view_of("syncstatus"))]
+Transitions = Annotated[View, Depends(view_of("workflowtransitions"))]
+RootOnly = Annotated[
+    bool, Depends(query.boolean("rootOnly", description="Only the items at the project's root."))
+]
 
 
 def item_input(request: Request, body: ItemBody) -> items_pb2.ItemInput:
@@ -70,24 +94,37 @@ def item_input(request: Request, body: ItemBody) -> items_pb2.ItemInput:
     return message
 
 
-async def _get(gw: Any, request: Request, ids: list[int]) -> list[dict[str, Any]]:
+async def _json_body(request: Request) -> Any:
+    """A body read as JSON by the route itself (PATCH); ``json_bytes`` checks its values."""
+    raw = await request.body()
+    try:
+        body = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError as exc:
+        raise InvalidArgument(f"The request body is not valid JSON ({exc}).") from None
+    return body
+
+
+async def _get(gw: Any, request: Request, ids: list[int]) -> list[records.Item]:
     reply = await gw.upstreams.items.items.GetItems(
         items_pb2.GetItemsRequest(ids=ids, dates_with_time=dates_with_time(request))
     )
     return [representations.item(i) for i in reply.items]
 
 
-@router.get("/items", summary="List the items of a project")
+@router.get("/items", summary="List the items of a project", responses=schemas.page(records.Item))
 async def list_items(
-    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
+    request: Request,
+    view: Items,
+    gw: Gw,
+    page: Paging,
+    _c: Caller,
+    project: query.RequiredProject,
+    root_only: RootOnly,
 ) -> Response:
-    view = await View.of_items(request, gw, version)
-    project = params.integer(request, "project", required=True)
-    assert project is not None
     reply = await gw.upstreams.items.items.ListItems(
         items_pb2.ListItemsRequest(
             project=project,
-            root_only=params.boolean(request, "rootOnly"),
+            root_only=root_only,
             page=page.message(),
             dates_with_time=dates_with_time(request),
         )
@@ -95,23 +132,31 @@ async def list_items(
     return await view.many([representations.item(i) for i in reply.items], reply.page_info)
 
 
-@router.post("/items", status_code=201, summary="Create an item")
+@router.post("/items", status_code=201, summary="Create an item", responses=schemas.created())
 async def create_item(
-    request: Request, body: ItemBody, version: Version, gw: Gw, _c: Caller
+    request: Request,
+    body: ItemBody,
+    version: Version,
+    gw: Gw,
+    _c: Caller,
+    _manually: GlobalIdManually,
 ) -> Response:
     view = View(request, gw, version, "items")
     reply = await gw.upstreams.items.items.CreateItem(item_input(request, body))
     return created(reply.id, view.location(f"items/{reply.id}"))
 
 
-@router.get("/items/{id}", summary="Get an item")
-async def get_item(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
-    view = await View.of_items(request, gw, version)
+@router.get("/items/{id}", summary="Get an item", responses=schemas.one(records.Item))
+async def get_item(request: Request, id: int, view: Items, gw: Gw, _c: Caller) -> Response:
     [item] = await _get(gw, request, [id])
     return await view.one(item)
 
 
-@router.put("/items/treelocation", summary="Place an item under a parent, after a peer")
+@router.put(
+    "/items/treelocation",
+    summary="Place an item under a parent, after a peer",
+    responses=schemas.updated(),
+)
 @router.put("/items/treeLocation", include_in_schema=False)
 async def place_item(body: TreeLocationBody, version: Version, gw: Gw, _c: Caller) -> Response:
     """Same project only; ``peer`` is the sibling the item follows (first when omitted)."""
@@ -126,9 +171,15 @@ async def place_item(body: TreeLocationBody, version: Version, gw: Gw, _c: Calle
     return updated()
 
 
-@router.put("/items/{id}", summary="Update an item")
+@router.put("/items/{id}", summary="Update an item", responses=schemas.updated())
 async def update_item(
-    request: Request, id: int, body: ItemBody, version: Version, gw: Gw, _c: Caller
+    request: Request,
+    id: int,
+    body: ItemBody,
+    version: Version,
+    gw: Gw,
+    _c: Caller,
+    _manually: GlobalIdManually,
 ) -> Response:
     await gw.upstreams.items.items.UpdateItem(
         items_pb2.UpdateItemRequest(id=id, item=item_input(request, body))
@@ -136,13 +187,16 @@ async def update_item(
     return updated()
 
 
-@router.patch("/items/{id}", summary="Change an item with RFC 6902 operations")
-async def patch_item(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
-    body = await request.body()
-    try:
-        operations = orjson.loads(body) if body else None
-    except orjson.JSONDecodeError as exc:
-        raise InvalidArgument(f"The request body is not valid JSON ({exc}).") from None
+@router.patch(
+    "/items/{id}",
+    summary="Change an item with RFC 6902 operations",
+    responses=schemas.updated(),
+    openapi_extra=schemas.array_body(PatchOperation),
+)
+async def patch_item(
+    request: Request, id: int, version: Version, gw: Gw, _c: Caller, _manually: GlobalIdManually
+) -> Response:
+    operations = await _json_body(request)
     if not isinstance(operations, list):
         raise InvalidArgument("The body must be a JSON array of patch operations.")
     await gw.upstreams.items.items.PatchItem(
@@ -155,17 +209,23 @@ async def patch_item(request: Request, id: int, version: Version, gw: Gw, _c: Ca
     return updated()
 
 
-@router.delete("/items/{id}", status_code=204, summary="Delete an item (it becomes inactive)")
+@router.delete(
+    "/items/{id}",
+    status_code=204,
+    summary="Delete an item (it becomes inactive)",
+    responses=schemas.deleted(),
+)
 async def delete_item(id: int, version: Version, gw: Gw, _c: Caller) -> Response:
     await gw.upstreams.items.items.DeleteItem(core_pb2.Id(id=id))
     return deleted()
 
 
-@router.get("/items/{id}/children", summary="List an item's children")
+@router.get(
+    "/items/{id}/children", summary="List an item's children", responses=schemas.page(records.Item)
+)
 async def children(
-    request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
+    request: Request, id: int, view: Items, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
-    view = await View.of_items(request, gw, version)
     reply = await gw.upstreams.items.items.ListItems(
         items_pb2.ListItemsRequest(
             parent=id, page=page.message(), dates_with_time=dates_with_time(request)
@@ -174,9 +234,10 @@ async def children(
     return await view.many([representations.item(i) for i in reply.items], reply.page_info)
 
 
-@router.get("/items/{id}/parent", summary="Get an item's parent item")
-async def parent(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
-    view = await View.of_items(request, gw, version)
+@router.get(
+    "/items/{id}/parent", summary="Get an item's parent item", responses=schemas.one(records.Item)
+)
+async def parent(request: Request, id: int, view: Items, gw: Gw, _c: Caller) -> Response:
     [item] = await _get(gw, request, [id])
     parent_id = item["location"]["parent"].get("item")
     if parent_id is None:
@@ -187,18 +248,24 @@ async def parent(request: Request, id: int, version: Version, gw: Gw, _c: Caller
     return await view.one(parent_item)
 
 
-@router.get("/items/{id}/location", summary="Get an item's location")
-async def location(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
-    view = View(request, gw, version, "locations")
+@router.get(
+    "/items/{id}/location",
+    summary="Get an item's location",
+    responses=schemas.one(records.Location),
+)
+async def location(request: Request, id: int, view: Locations, gw: Gw, _c: Caller) -> Response:
     [item] = await _get(gw, request, [id])
     return await view.one(item["location"])
 
 
-@router.get("/items/{id}/synceditems", summary="Items synchronized with an item")
+@router.get(
+    "/items/{id}/synceditems",
+    summary="Items synchronized with an item",
+    responses=schemas.page(records.Item),
+)
 async def synced_items(
-    request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
+    request: Request, id: int, view: Items, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
-    view = await View.of_items(request, gw, version)
     reply = await gw.upstreams.items.sync.ListSyncedItems(
         items_pb2.ListItemsRequest(
             parent=id, page=page.message(), dates_with_time=dates_with_time(request)
@@ -207,7 +274,12 @@ async def synced_items(
     return await view.many([representations.item(i) for i in reply.items], reply.page_info)
 
 
-@router.post("/items/{id}/synceditems", status_code=201, summary="Add an item to a sync pool")
+@router.post(
+    "/items/{id}/synceditems",
+    status_code=201,
+    summary="Add an item to a sync pool",
+    responses=schemas.created(),
+)
 async def add_synced_item(
     request: Request, id: int, body: SyncedItemBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
@@ -217,7 +289,10 @@ async def add_synced_item(
 
 
 @router.delete(
-    "/items/{id}/synceditems/{syncedItemId}", status_code=204, summary="Break synchronization"
+    "/items/{id}/synceditems/{syncedItemId}",
+    status_code=204,
+    summary="Break synchronization",
+    responses=schemas.deleted(),
 )
 async def remove_synced_item(
     id: int, syncedItemId: int, version: Version, gw: Gw, _c: Caller
@@ -227,17 +302,18 @@ async def remove_synced_item(
 
 
 @router.get(
-    "/items/{id}/synceditems/{syncedItemId}/syncstatus", summary="Whether two items are in sync"
+    "/items/{id}/synceditems/{syncedItemId}/syncstatus",
+    summary="Whether two items are in sync",
+    responses=schemas.one(records.SyncStatus),
 )
 async def sync_status(
-    request: Request, id: int, syncedItemId: int, version: Version, gw: Gw, _c: Caller
+    id: int, syncedItemId: int, view: SyncStatusView, gw: Gw, _c: Caller
 ) -> Response:
-    view = View(request, gw, version, "syncstatus")
     reply = await gw.upstreams.items.sync.GetSyncStatus(
         items_pb2.ItemPair(item=id, other=syncedItemId)
     )
     # The contract's SyncStatus requires collectionSummary, also for items without children.
-    data: dict[str, Any] = {
+    data: records.SyncStatus = {
         "inSync": reply.in_sync,
         "collectionSummary": {
             "totalChildren": reply.total_children,
@@ -248,13 +324,16 @@ async def sync_status(
     return await view.one(data)
 
 
-@router.get("/items/{id}/workflowtransitionoptions", summary="Workflow steps allowed now")
+@router.get(
+    "/items/{id}/workflowtransitionoptions",
+    summary="Workflow steps allowed now",
+    responses=schemas.page(records.WorkflowTransition),
+)
 async def transition_options(
-    request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
+    id: int, view: Transitions, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
-    view = View(request, gw, version, "workflowtransitions")
     reply = await gw.upstreams.items.workflow.ListTransitionOptions(core_pb2.Id(id=id))
-    data = [
+    data: list[records.WorkflowTransition] = [
         {"id": t.id, "action": t.action, "newStatus": t.new_status, "type": "workflowtransitions"}
         for t in reply.transitions
     ]
@@ -267,7 +346,12 @@ async def transition_options(
     )
 
 
-@router.post("/items/{id}/workflowtransitions", status_code=201, summary="Execute a workflow step")
+@router.post(
+    "/items/{id}/workflowtransitions",
+    status_code=201,
+    summary="Execute a workflow step",
+    responses=schemas.created(),
+)
 async def transition(
     request: Request, id: int, body: TransitionBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
@@ -280,26 +364,34 @@ async def transition(
     return created(id, view.location(f"items/{id}"))
 
 
-@router.put("/items/{id}/location", summary="Move an item with its children to another project")
+@router.put(
+    "/items/{id}/location",
+    summary="Move an item with its children to another project",
+    responses=schemas.updated(records.MovedItems),
+)
 async def move_item(id: int, body: MoveBody, version: Version, gw: Gw, _c: Caller) -> Response:
     reply = await gw.upstreams.items.moves.MoveItemToProject(
         items_pb2.MoveRequest(item=id, project=body.parent.project)
     )
     # The contract answers once the work started, with an id for it; here it is also done.
-    return updated({"workId": reply.work_id, "movedItems": list(reply.moved)})
+    moved: records.MovedItems = {"workId": reply.work_id, "movedItems": list(reply.moved)}
+    return updated(moved)
 
 
 MAX_BULK = 500
 
 
-@router.patch("/items", summary="Change many items with RFC 6902 operations")
-async def patch_items(request: Request, version: Version, gw: Gw, _c: Caller) -> Response:
+@router.patch(
+    "/items",
+    summary="Change many items with RFC 6902 operations",
+    responses=schemas.updated(records.PatchResults),
+    openapi_extra=schemas.array_body(ItemPatch, max_items=MAX_BULK),
+)
+async def patch_items(
+    request: Request, version: Version, gw: Gw, _c: Caller, _manually: GlobalIdManually
+) -> Response:
     """Body: ``[{"id": 12, "operations": [...]}, ...]``; each item succeeds or fails alone."""
-    raw = await request.body()
-    try:
-        entries = orjson.loads(raw) if raw else None
-    except orjson.JSONDecodeError as exc:
-        raise InvalidArgument(f"The request body is not valid JSON ({exc}).") from None
+    entries = await _json_body(request)
     if not isinstance(entries, list) or not entries:
         raise InvalidArgument(
             'The body must be a non-empty JSON array of {"id", "operations"} objects.'
@@ -328,5 +420,8 @@ async def patch_items(request: Request, version: Version, gw: Gw, _c: Caller) ->
             )
         )
     reply = await gw.upstreams.items.items.PatchItems(items_pb2.PatchItemsRequest(patches=patches))
-    results = [{"id": r.id, "status": r.status, "message": r.message} for r in reply.results]
-    return updated({"workId": str(uuid.uuid4()), "results": results})
+    results: list[records.PatchResult] = [
+        {"id": r.id, "status": r.status, "message": r.message} for r in reply.results
+    ]
+    outcome: records.PatchResults = {"workId": str(uuid.uuid4()), "results": results}
+    return updated(outcome)

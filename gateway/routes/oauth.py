@@ -2,19 +2,40 @@
 
 from __future__ import annotations
 
+from typing import Any, Literal
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
+from typing_extensions import TypedDict
 
 from plumbline.common.errors import PlumblineError
+from plumbline.gateway import schemas
 from plumbline.gateway.auth import decode_basic
 from plumbline.gateway.deps import Gw
 from plumbline.gateway.envelope import error, json_response
 from plumbline.identity.v1 import identity_pb2
 
 router = APIRouter(tags=["oauth"])
+
+
+class TokenRequest(TypedDict):
+    """The form of a token request (HTTP Basic carries the client id and secret)."""
+
+    grant_type: Literal["client_credentials"]
+
+
+class Token(TypedDict):
+    """An access token (RFC 6749 section 5.1)."""
+
+    access_token: str
+    token_type: str
+    expires_in: int
+    scope: str
+    application_data: dict[str, Any]
+    tenant: str
+    jti: str
 
 
 def _oauth_error(status: int, code: str, message: str) -> Response:
@@ -31,7 +52,9 @@ def _oauth_error(status: int, code: str, message: str) -> Response:
 @router.post(
     "/rest/oauth/token",
     summary="Exchange client credentials for an access token",
-    responses={200: {"description": "access_token, token_type, expires_in, scope, tenant, jti"}},
+    responses={**schemas.plain(Token, "The token."), **schemas.errors(400, 401)},
+    # Basic with the client id and secret, never a user's credentials or a token.
+    openapi_extra={**schemas.form_body(TokenRequest), "security": [{"basic": []}]},
 )
 async def token(request: Request, gw: Gw) -> Response:
     header = request.headers.get("authorization", "")
@@ -64,15 +87,13 @@ async def token(request: Request, gw: Gw) -> Response:
         if exc.http_status == 401:
             return _oauth_error(401, "invalid_client", exc.message)
         raise
-    return json_response(
-        {
-            "access_token": reply.access_token,
-            "token_type": reply.token_type,
-            "expires_in": reply.expires_in,
-            "scope": reply.scope,
-            "application_data": {},
-            "tenant": reply.tenant,
-            "jti": reply.jti,
-        },
-        headers={"Cache-Control": "no-store", "Pragma": "no-cache"},
-    )
+    issued: Token = {
+        "access_token": reply.access_token,
+        "token_type": reply.token_type,
+        "expires_in": reply.expires_in,
+        "scope": reply.scope,
+        "application_data": {},
+        "tenant": reply.tenant,
+        "jti": reply.jti,
+    }
+    return json_response(issued, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import json
+from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.core.v1 import core_pb2
-from plumbline.gateway import representations
+from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import ProjectBody, RecordId
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
+from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created, updated
 from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["projects"])
+
+Projects = Annotated[View, Depends(view_of("projects"))]
 
 
 def _input(body: ProjectBody) -> items_pb2.ProjectInput:
@@ -36,11 +39,8 @@ def _input(body: ProjectBody) -> items_pb2.ProjectInput:
     return message
 
 
-@router.get("/projects", summary="List projects")
-async def list_projects(
-    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
-) -> Response:
-    view = View(request, gw, version, "projects")
+@router.get("/projects", summary="List projects", responses=schemas.page(records.Project))
+async def list_projects(view: Projects, gw: Gw, page: Paging, _c: Caller) -> Response:
     reply = await gw.upstreams.items.projects.ListProjects(
         items_pb2.ListProjectsRequest(page=page.message())
     )
@@ -48,7 +48,12 @@ async def list_projects(
     return await view.many(data, reply.page_info)
 
 
-@router.post("/projects", status_code=201, summary="Create a project or project folder")
+@router.post(
+    "/projects",
+    status_code=201,
+    summary="Create a project or project folder",
+    responses=schemas.created(),
+)
 async def create_project(
     request: Request, body: ProjectBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
@@ -57,17 +62,16 @@ async def create_project(
     return created(reply.id, view.location(f"projects/{reply.id}"))
 
 
-@router.get("/projects/{projectId}", summary="Get a project")
-async def get_project(
-    request: Request, projectId: RecordId, version: Version, gw: Gw, _c: Caller
-) -> Response:
-    view = View(request, gw, version, "projects")
+@router.get(
+    "/projects/{projectId}", summary="Get a project", responses=schemas.one(records.Project)
+)
+async def get_project(projectId: RecordId, view: Projects, gw: Gw, _c: Caller) -> Response:
     reply = await gw.upstreams.items.projects.GetProjects(core_pb2.IdList(ids=[projectId]))
     data = representations.project(reply.projects[0])
     return await view.one(data)
 
 
-@router.put("/projects/{projectId}", summary="Update a project")
+@router.put("/projects/{projectId}", summary="Update a project", responses=schemas.updated())
 async def update_project(
     projectId: RecordId, body: ProjectBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:

@@ -2,19 +2,37 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.core.v1 import core_pb2
-from plumbline.gateway import params, representations
+from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import RelationshipBody
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
+from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.gateway.routes.items import dates_with_time
 from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["relationships"])
+
+Relationships = Annotated[View, Depends(view_of("relationships"))]
+Items = Annotated[View, Depends(view_of("items"))]
+OmitCount = Annotated[
+    bool,
+    Depends(
+        query.boolean(
+            "omitCount",
+            description="Do not count: totalResults then only tells whether another page follows.",
+        )
+    ),
+]
+LastId = Annotated[
+    int | None,
+    Depends(query.integer("lastId", description="Only relationships with a larger id.")),
+]
 
 
 def _input(body: RelationshipBody, rel_id: int = 0) -> items_pb2.RelationshipInput:
@@ -24,16 +42,22 @@ def _input(body: RelationshipBody, rel_id: int = 0) -> items_pb2.RelationshipInp
     return message
 
 
-@router.get("/relationships", summary="List a project's relationships")
+@router.get(
+    "/relationships",
+    summary="List a project's relationships",
+    responses=schemas.page(records.Relationship),
+)
 async def list_relationships(
-    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
+    view: Relationships,
+    gw: Gw,
+    page: Paging,
+    _c: Caller,
+    project: query.RequiredProject,
+    omit_count: OmitCount,
+    last_id: LastId,
 ) -> Response:
-    view = View(request, gw, version, "relationships")
-    message = items_pb2.ListRelationshipsRequest(
-        page=page.message(), omit_count=params.boolean(request, "omitCount")
-    )
-    message.project = params.integer(request, "project", required=True) or 0
-    last_id = params.integer(request, "lastId")
+    message = items_pb2.ListRelationshipsRequest(page=page.message(), omit_count=omit_count)
+    message.project = project
     if last_id is not None:
         message.last_id = last_id
     reply = await gw.upstreams.items.relationships.ListRelationships(message)
@@ -42,7 +66,12 @@ async def list_relationships(
     )
 
 
-@router.post("/relationships", status_code=201, summary="Create a relationship")
+@router.post(
+    "/relationships",
+    status_code=201,
+    summary="Create a relationship",
+    responses=schemas.created(),
+)
 async def create_relationship(
     request: Request, body: RelationshipBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
@@ -51,18 +80,25 @@ async def create_relationship(
     return created(reply.id, view.location(f"relationships/{reply.id}"))
 
 
-@router.get("/relationships/{relationshipId}", summary="Get a relationship")
+@router.get(
+    "/relationships/{relationshipId}",
+    summary="Get a relationship",
+    responses=schemas.one(records.Relationship),
+)
 async def get_relationship(
-    request: Request, relationshipId: int, version: Version, gw: Gw, _c: Caller
+    relationshipId: int, view: Relationships, gw: Gw, _c: Caller
 ) -> Response:
-    view = View(request, gw, version, "relationships")
     reply = await gw.upstreams.items.relationships.GetRelationships(
         core_pb2.IdList(ids=[relationshipId])
     )
     return await view.one(representations.relationship(reply.relationships[0]))
 
 
-@router.put("/relationships/{relationshipId}", summary="Update a relationship")
+@router.put(
+    "/relationships/{relationshipId}",
+    summary="Update a relationship",
+    responses=schemas.updated(),
+)
 async def update_relationship(
     relationshipId: int, body: RelationshipBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
@@ -70,7 +106,12 @@ async def update_relationship(
     return updated()
 
 
-@router.delete("/relationships/{relationshipId}", status_code=204, summary="Delete a relationship")
+@router.delete(
+    "/relationships/{relationshipId}",
+    status_code=204,
+    summary="Delete a relationship",
+    responses=schemas.deleted(),
+)
 async def delete_relationship(
     relationshipId: int, version: Version, gw: Gw, _c: Caller
 ) -> Response:
@@ -82,6 +123,7 @@ async def delete_relationship(
     "/relationships/{relationshipId}/suspect",
     status_code=204,
     summary="Clear a relationship's suspect flag",
+    responses=schemas.deleted(),
 )
 async def clear_suspect(relationshipId: int, version: Version, gw: Gw, _c: Caller) -> Response:
     await gw.upstreams.items.relationships.ClearSuspect(core_pb2.Id(id=relationshipId))
@@ -89,9 +131,8 @@ async def clear_suspect(relationshipId: int, version: Version, gw: Gw, _c: Calle
 
 
 async def _item_relationships(
-    request: Request, id: int, version: str, gw: Gw, page: Paging, upstream: bool
+    id: int, view: View, gw: Gw, page: Paging, upstream: bool
 ) -> Response:
-    view = View(request, gw, version, "relationships")
     reply = await gw.upstreams.items.relationships.ListRelationships(
         items_pb2.ListRelationshipsRequest(item=id, upstream=upstream, page=page.message())
     )
@@ -101,9 +142,8 @@ async def _item_relationships(
 
 
 async def _related(
-    request: Request, id: int, version: str, gw: Gw, page: Paging, upstream: bool
+    request: Request, id: int, view: View, gw: Gw, page: Paging, upstream: bool
 ) -> Response:
-    view = await View.of_items(request, gw, version)
     reply = await gw.upstreams.items.relationships.ListRelatedItems(
         items_pb2.ListRelationshipsRequest(
             item=id,
@@ -115,29 +155,45 @@ async def _related(
     return await view.many([representations.item(i) for i in reply.items], reply.page_info)
 
 
-@router.get("/items/{id}/upstreamrelationships", summary="Relationships into an item")
+@router.get(
+    "/items/{id}/upstreamrelationships",
+    summary="Relationships into an item",
+    responses=schemas.page(records.Relationship),
+)
 async def upstream_relationships(
-    request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
+    id: int, view: Relationships, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
-    return await _item_relationships(request, id, version, gw, page, upstream=True)
+    return await _item_relationships(id, view, gw, page, upstream=True)
 
 
-@router.get("/items/{id}/downstreamrelationships", summary="Relationships out of an item")
+@router.get(
+    "/items/{id}/downstreamrelationships",
+    summary="Relationships out of an item",
+    responses=schemas.page(records.Relationship),
+)
 async def downstream_relationships(
-    request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
+    id: int, view: Relationships, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
-    return await _item_relationships(request, id, version, gw, page, upstream=False)
+    return await _item_relationships(id, view, gw, page, upstream=False)
 
 
-@router.get("/items/{id}/upstreamrelated", summary="Items upstream of an item")
+@router.get(
+    "/items/{id}/upstreamrelated",
+    summary="Items upstream of an item",
+    responses=schemas.page(records.Item),
+)
 async def upstream_related(
-    request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
+    request: Request, id: int, view: Items, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
-    return await _related(request, id, version, gw, page, upstream=True)
+    return await _related(request, id, view, gw, page, upstream=True)
 
 
-@router.get("/items/{id}/downstreamrelated", summary="Items downstream of an item")
+@router.get(
+    "/items/{id}/downstreamrelated",
+    summary="Items downstream of an item",
+    responses=schemas.page(records.Item),
+)
 async def downstream_related(
-    request: Request, id: int, version: Version, gw: Gw, page: Paging, _c: Caller
+    request: Request, id: int, view: Items, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
-    return await _related(request, id, version, gw, page, upstream=False)
+    return await _related(request, id, view, gw, page, upstream=False)

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.core.v1 import core_pb2
-from plumbline.gateway import params, representations
+from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import GroupCreate, GroupUpdate, GroupUser, RecordId
-from plumbline.gateway.deps import Caller, Gateway, Gw, Paging, Version, View
+from plumbline.gateway.deps import Caller, Gateway, Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.identity.v1 import identity_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["usergroups"])
+
+Groups = Annotated[View, Depends(view_of("usergroups"))]
+Members = Annotated[View, Depends(view_of("users"))]
 
 
 async def _check_project(gw: Gateway, project: int) -> None:
@@ -27,13 +32,11 @@ async def _check_project(gw: Gateway, project: int) -> None:
         ) from None
 
 
-@router.get("/usergroups", summary="List user groups")
+@router.get("/usergroups", summary="List user groups", responses=schemas.page(records.UserGroup))
 async def list_groups(
-    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
+    view: Groups, gw: Gw, page: Paging, _c: Caller, project: query.OptionalProject
 ) -> Response:
-    view = View(request, gw, version, "usergroups")
     message = identity_pb2.ListGroupsRequest(page=page.message())
-    project = params.integer(request, "project")
     if project is not None:
         message.project = project
     reply = await gw.upstreams.identity.groups.ListGroups(message)
@@ -41,7 +44,9 @@ async def list_groups(
     return await view.many(data, reply.page_info)
 
 
-@router.post("/usergroups", status_code=201, summary="Create a user group")
+@router.post(
+    "/usergroups", status_code=201, summary="Create a user group", responses=schemas.created()
+)
 async def create_group(
     request: Request, body: GroupCreate, version: Version, gw: Gw, _c: Caller
 ) -> Response:
@@ -54,16 +59,15 @@ async def create_group(
     return created(reply.id, view.location(f"usergroups/{reply.id}"))
 
 
-@router.get("/usergroups/{id}", summary="Get a user group")
-async def get_group(
-    request: Request, id: RecordId, version: Version, gw: Gw, _c: Caller
-) -> Response:
-    view = View(request, gw, version, "usergroups")
+@router.get(
+    "/usergroups/{id}", summary="Get a user group", responses=schemas.one(records.UserGroup)
+)
+async def get_group(id: RecordId, view: Groups, gw: Gw, _c: Caller) -> Response:
     data = representations.group(await gw.upstreams.identity.groups.GetGroup(core_pb2.Id(id=id)))
     return await view.one(data)
 
 
-@router.put("/usergroups/{id}", summary="Update a user group")
+@router.put("/usergroups/{id}", summary="Update a user group", responses=schemas.updated())
 async def update_group(
     id: RecordId, body: GroupUpdate, version: Version, gw: Gw, _c: Caller
 ) -> Response:
@@ -82,17 +86,23 @@ async def update_group(
     return updated()
 
 
-@router.delete("/usergroups/{id}", status_code=204, summary="Delete a user group")
+@router.delete(
+    "/usergroups/{id}",
+    status_code=204,
+    summary="Delete a user group",
+    responses=schemas.deleted(),
+)
 async def delete_group(id: RecordId, version: Version, gw: Gw, _c: Caller) -> Response:
     await gw.upstreams.identity.groups.DeleteGroup(core_pb2.Id(id=id))
     return deleted()
 
 
-@router.get("/usergroups/{id}/users", summary="List the members of a user group")
-async def list_members(
-    request: Request, id: RecordId, version: Version, gw: Gw, page: Paging, _c: Caller
-) -> Response:
-    view = View(request, gw, version, "users")
+@router.get(
+    "/usergroups/{id}/users",
+    summary="List the members of a user group",
+    responses=schemas.page(records.User),
+)
+async def list_members(id: RecordId, view: Members, gw: Gw, page: Paging, _c: Caller) -> Response:
     reply = await gw.upstreams.identity.groups.ListGroupMembers(
         identity_pb2.ListGroupMembersRequest(group_id=id, page=page.message())
     )
@@ -100,7 +110,12 @@ async def list_members(
     return await view.many(data, reply.page_info)
 
 
-@router.post("/usergroups/{id}/users", status_code=201, summary="Add a user to a user group")
+@router.post(
+    "/usergroups/{id}/users",
+    status_code=201,
+    summary="Add a user to a user group",
+    responses=schemas.created(),
+)
 async def add_member(
     request: Request, id: RecordId, body: GroupUser, version: Version, gw: Gw, _c: Caller
 ) -> Response:
@@ -112,7 +127,10 @@ async def add_member(
 
 
 @router.delete(
-    "/usergroups/{id}/users/{userId}", status_code=204, summary="Remove a user from a user group"
+    "/usergroups/{id}/users/{userId}",
+    status_code=204,
+    summary="Remove a user from a user group",
+    responses=schemas.deleted(),
 )
 async def remove_member(
     id: RecordId, userId: RecordId, version: Version, gw: Gw, _c: Caller

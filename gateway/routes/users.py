@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
-from plumbline.gateway import params, representations
+from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import ActiveStatus, RecordId, UserCreate, UserUpdate
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View
+from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created, updated
 from plumbline.identity.v1 import identity_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["users"])
+
+Users = Annotated[View, Depends(view_of("users"))]
+
+
+def _matching(name: str, what: str) -> Any:
+    description = f"Only users whose {what} is one of these (in any case)."
+    return Depends(query.strings(name, description=description))
+
 
 #: A body member (camelCase) to its UserInput field: the message is the one list.
 _FIELDS = {f.json_name: f.name for f in identity_pb2.UserInput.DESCRIPTOR.fields}
@@ -31,18 +41,29 @@ def _input(values: dict[str, object]) -> identity_pb2.UserInput:
     return message
 
 
-@router.get("/users", summary="List users (user administrators)")
+@router.get(
+    "/users", summary="List users (user administrators)", responses=schemas.page(records.User)
+)
 async def list_users(
-    request: Request, version: Version, gw: Gw, page: Paging, _c: Caller
+    view: Users,
+    gw: Gw,
+    page: Paging,
+    _c: Caller,
+    username: Annotated[list[str], _matching("username", "user name")],
+    email: Annotated[list[str], _matching("email", "email address")],
+    first_name: Annotated[list[str], _matching("firstName", "first name")],
+    last_name: Annotated[list[str], _matching("lastName", "last name")],
+    include_inactive: Annotated[
+        bool, Depends(query.boolean("includeInactive", description="Also inactive users."))
+    ],
 ) -> Response:
-    view = View(request, gw, version, "users")
     reply = await gw.upstreams.identity.users.ListUsers(
         identity_pb2.ListUsersRequest(
-            username=params.strings(request, "username"),
-            email=params.strings(request, "email"),
-            first_name=params.strings(request, "firstName"),
-            last_name=params.strings(request, "lastName"),
-            include_inactive=params.boolean(request, "includeInactive"),
+            username=username,
+            email=email,
+            first_name=first_name,
+            last_name=last_name,
+            include_inactive=include_inactive,
             page=page.message(),
         )
     )
@@ -50,7 +71,7 @@ async def list_users(
     return await view.many(data, reply.page_info)
 
 
-@router.post("/users", status_code=201, summary="Create a user")
+@router.post("/users", status_code=201, summary="Create a user", responses=schemas.created())
 async def create_user(
     request: Request, body: UserCreate, version: Version, gw: Gw, _c: Caller
 ) -> Response:
@@ -60,25 +81,21 @@ async def create_user(
     return created(reply.id, view.location(f"users/{reply.id}"))
 
 
-@router.get("/users/current", summary="The authenticated user")
-async def current_user(request: Request, version: Version, gw: Gw, caller: Caller) -> Response:
-    view = View(request, gw, version, "users")
+@router.get("/users/current", summary="The authenticated user", responses=schemas.one(records.User))
+async def current_user(view: Users, gw: Gw, caller: Caller) -> Response:
     reply = await gw.upstreams.identity.users.GetUser(core_pb2.Id(id=caller.user_id))
     data = representations.user(reply)
     return await view.one(data)
 
 
-@router.get("/users/{userId}", summary="Get a user")
-async def get_user(
-    request: Request, userId: RecordId, version: Version, gw: Gw, _c: Caller
-) -> Response:
-    view = View(request, gw, version, "users")
+@router.get("/users/{userId}", summary="Get a user", responses=schemas.one(records.User))
+async def get_user(userId: RecordId, view: Users, gw: Gw, _c: Caller) -> Response:
     reply = await gw.upstreams.identity.users.GetUser(core_pb2.Id(id=userId))
     data = representations.user(reply)
     return await view.one(data)
 
 
-@router.put("/users/{userId}", summary="Update a user")
+@router.put("/users/{userId}", summary="Update a user", responses=schemas.updated())
 async def update_user(
     userId: RecordId, body: UserUpdate, version: Version, gw: Gw, _c: Caller
 ) -> Response:
@@ -97,7 +114,11 @@ async def update_user(
     return updated()
 
 
-@router.put("/users/{userId}/active", summary="Activate or deactivate a user")
+@router.put(
+    "/users/{userId}/active",
+    summary="Activate or deactivate a user",
+    responses=schemas.updated(),
+)
 async def set_active(
     userId: RecordId, body: ActiveStatus, version: Version, gw: Gw, _c: Caller
 ) -> Response:

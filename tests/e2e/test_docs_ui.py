@@ -12,10 +12,10 @@ from urllib.parse import urlparse
 import httpx
 import pytest
 
-from tests.e2e.harness import System
+from tests.e2e.harness import System, new_project, unique
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, ConsoleMessage, Playwright
+    from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -172,6 +172,31 @@ def _recorder(into: list[str]) -> Callable[[ConsoleMessage], None]:
     return lambda message: into.append(message.text)
 
 
+def _try_list_items(page: Page, project: int) -> None:
+    items = page.locator(
+        ".opblock-get:has(.opblock-summary-path[data-path='/rest/latest/items'])"
+    ).first
+    items.locator(".opblock-summary").click()
+    items.locator("button.try-out__btn").click()
+    row = items.locator("tr[data-param-name='project'][data-param-in='query']")
+    classes = row.locator(".parameter__name").get_attribute("class") or ""
+    assert "required" in classes.split()
+    # Without the project the UI refuses to send the request.
+    items.locator("button.execute").click()
+    assert row.locator("input.invalid").count() == 1
+    assert items.locator(".live-responses-table").count() == 0
+    row.locator("input").fill(str(project))
+    items.locator("button.execute").click()
+    status = items.locator(".live-responses-table tr.response .response-col_status").first
+    status.wait_for()
+    assert status.inner_text().strip() == "200"
+    request_url = items.locator(".request-url pre").inner_text()
+    assert f"project={project}" in request_url, request_url
+    assert "maxResults=20" in request_url and "startAt=0" in request_url, request_url
+    reply = items.locator(".live-responses-table tr.response .microlight").first.inner_text()
+    assert '"pageInfo"' in reply and '"totalResults": 0' in reply, reply
+
+
 def test_browser_logs_in_and_tries_an_operation(system: System) -> None:
     if not os.path.exists(CHROMIUM):
         _unavailable(f"Chromium not found at {CHROMIUM} (make browser installs it)")
@@ -180,6 +205,9 @@ def test_browser_logs_in_and_tries_an_operation(system: System) -> None:
     except ImportError as exc:
         _unavailable(f"Playwright is not installed: {exc}")
 
+    latest = f"{system.url}/rest/latest"
+    with httpx.Client(base_url=latest, auth=("admin", system.admin_password)) as api:
+        project = new_project(api, unique("UI").upper())
     started = time.monotonic()
     origin = f"http://{DOCS_HOST}:{urlparse(system.url).port}"
     requested: list[str] = []
@@ -221,6 +249,9 @@ def test_browser_logs_in_and_tries_an_operation(system: System) -> None:
             assert '"username"' in reply and '"admin"' in reply
             request_url = current.locator(".request-url pre").inner_text()
             assert request_url.endswith("/rest/latest/users/current")
+
+            # GET /items asks for its required project, sends it and lists the items.
+            _try_list_items(page, project)
 
             # Another version is chosen through the page's URL.
             page.click("nav >> text=v1")

@@ -150,6 +150,11 @@ def test_bad_filters(labs: httpx.Client, admin: httpx.Client) -> None:
         ({"rule": {"operator": "EQUALS", "values": ["x"]}}, "field.name"),
         ({"rule": {"operator": "EQUALS", "field": {"name": "a"}, "values": [1]}}, "values"),
         ({"orderRules": [{"direction": "UP", "field": {"name": "name"}}]}, "direction"),
+        # Found by schemathesis: a number beyond 64 bits was a 500.
+        (
+            {"rule": {"operator": "EQUALS", "values": [2**64]}},
+            "filterQuery.rule.values[0] must be between",
+        ),
     ):
         response = labs.post("/filters", json={"name": "bad", "filterQuery": query})
         assert response.status_code == 400 and word in response.json()["meta"]["message"], (

@@ -197,6 +197,41 @@ def test_put_replaces_fields_and_ignores_read_only_ones(
     assert missing.status_code == 400 and "fields.name" in missing.json()["meta"]["message"]
 
 
+def test_fields_that_cannot_be_stored_are_400s(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    # Found by schemathesis: these were 500s (the gateway could not encode them).
+    item_id = _create(admin, project, "Plain")
+    body = {"project": project["id"], "itemType": project["types"]["REQ"]["id"]}
+    for fields, words in (
+        (
+            '{"name": "n", "description": 99999999999999999999}',
+            "fields.description must be between",
+        ),
+        ('{"name": "half \\udc9a"}', "fields.name is not valid Unicode"),
+        ('{"name": "n", "description": "a\\u0000b"}', "fields.description must not contain NUL"),
+    ):
+        content = (
+            f'{{"project": {body["project"]}, "itemType": {body["itemType"]}, "fields": {fields}}}'
+        )
+        headers = {"Content-Type": "application/json"}
+        for response in (
+            admin.post("/items", content=content, headers=headers),
+            admin.put(f"/items/{item_id}", content=content, headers=headers),
+        ):
+            assert response.status_code == 400, response.text
+            assert words in response.json()["meta"]["message"]
+    # NUL in a PATCH value was a 500 on PostgreSQL.
+    operations = [{"op": "replace", "path": "/fields/name", "value": "a\u0000b"}]
+    for response in (
+        admin.patch(f"/items/{item_id}", json=operations),
+        admin.patch("/items", json=[{"id": item_id, "operations": operations}]),
+    ):
+        assert response.status_code == 400, response.text
+        assert "NUL" in response.json()["meta"]["message"]
+    assert admin.get(f"/items/{item_id}").json()["data"]["fields"]["name"] == "Plain"
+
+
 def test_field_validation_names_the_field(admin: httpx.Client, project: dict[str, Any]) -> None:
     req = project["types"]["REQ"]
     base = {"project": project["id"], "itemType": req["id"]}

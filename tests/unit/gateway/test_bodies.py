@@ -1,4 +1,4 @@
-"""Free-form body members on their way to the services."""
+"""Request bodies (``gateway/bodies.py``) and free-form members on their way to the services."""
 
 from __future__ import annotations
 
@@ -10,15 +10,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from plumbline.common.errors import InvalidArgument
-from plumbline.gateway.bodies import free_json, json_bytes
+from plumbline.gateway.bodies import FilterBody, ItemBody, ProjectBody, free_json, json_bytes
 
+# What fits: 64-bit integers, text without NUL (PostgreSQL cannot store it).
+storable_text = st.text(
+    alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",))
+)
 json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(min_value=-(2**63), max_value=2**63 - 1)
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda children: st.lists(children) | st.dictionaries(st.text(), children),
+    | storable_text,
+    lambda children: st.lists(children) | st.dictionaries(storable_text, children),
     max_leaves=20,
 )
 
@@ -52,3 +56,54 @@ def test_unpaired_surrogates_and_deep_nesting_are_400s() -> None:
         deep = [deep]
     with pytest.raises(InvalidArgument, match="too deeply"):
         json_bytes(deep, "the body")
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.floats(allow_nan=False) | st.integers() | st.text(),
+    lambda children: st.lists(children) | st.dictionaries(st.text(), children),
+    max_leaves=10,
+)
+
+
+@given(st.dictionaries(st.text(), JSON))
+def test_item_fields_are_sent_on_or_refused_with_a_400(fields: dict[str, Any]) -> None:
+    # The gateway sends fields as JSON with orjson (64-bit integers, UTF-8 without NUL for
+    # PostgreSQL); a body it cannot send must be a 400, not a 500.
+    body = ItemBody.model_validate({"fields": fields})
+    try:
+        encoded = free_json(body.fields, "fields")
+    except InvalidArgument as exc:
+        assert exc.message.startswith("fields")
+        return
+    assert b"\\u0000" not in encoded.replace(b"\\\\", b"")
+
+
+@pytest.mark.parametrize(
+    ("fields", "words"),
+    [
+        ({"n": 2**63}, "fields.n must be between -9223372036854775808 and 9223372036854775807"),
+        ({"n": [-(2**63) - 1]}, "fields.n[0] must be between"),
+        ({"name": "half \udc9a"}, "fields.name is not valid Unicode"),
+        ({"\udc9a": 1}, "is not valid Unicode"),
+        ({"deep": {"text": "a\x00b"}}, "fields.deep.text must not contain NUL"),
+    ],
+)
+def test_what_cannot_be_stored_is_refused(fields: dict[str, Any], words: str) -> None:
+    with pytest.raises(InvalidArgument) as info:
+        free_json(ItemBody.model_validate({"fields": fields}).fields, "fields")
+    assert words in info.value.message
+    query = FilterBody.model_validate({"name": "f", "filterQuery": fields}).filterQuery
+    with pytest.raises(InvalidArgument, match="filterQuery"):
+        free_json(query, "filterQuery")
+
+
+def test_a_spelled_out_nul_escape_is_text_not_nul() -> None:
+    assert orjson.loads(json_bytes({"a": "\\u0000"}, "fields")) == {"a": "\\u0000"}
+
+
+def test_read_only_members_are_accepted_but_not_described() -> None:
+    body = ProjectBody.model_validate({"id": 3, "createdDate": "x", "fields": {"name": "P"}})
+    assert body.fields.name == "P"
+    described = ProjectBody.model_json_schema()["properties"]
+    assert "id" not in described and "createdDate" not in described
+    assert "fields" in described

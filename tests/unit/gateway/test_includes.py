@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from starlette.requests import Request
 
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.rpc import Context, GrpcServer, connect
@@ -122,6 +121,5 @@ async def test_no_include_no_linked(rig: Rig) -> None:
 
 
 def test_unknown_include_is_refused_with_the_allowed_keys() -> None:
-    request = Request({"type": "http", "query_string": b"include=data.nope", "headers": []})
     with pytest.raises(InvalidArgument, match=r"data\.createdBy"):
-        requested(request, "projects")
+        requested(["data.nope"], "projects")

@@ -1,47 +1,67 @@
-"""startAt and maxResults."""
+"""startAt and maxResults, as a route declares and reads them (``deps.Paging``)."""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from starlette.requests import Request
+from fastapi import FastAPI
 
-from plumbline.common.errors import InvalidArgument
-from plumbline.gateway.paging import MAX_RESULTS, parse_page
-
-
-def _request(query: str) -> Request:
-    return Request({"type": "http", "query_string": query.encode(), "headers": []})
+from plumbline.gateway.deps import Paging
+from plumbline.gateway.paging import MAX_RESULTS, MAX_START
+from tests.unit.gateway.apps import app_with, get
 
 
-def test_defaults() -> None:
-    page = parse_page(_request(""))
-    assert (page.start_at, page.max_results) == (0, 20)
+def _app() -> FastAPI:
+    app = app_with()
+
+    @app.get("/page")
+    async def page(page: Paging) -> dict[str, int]:
+        return {"startAt": page.start_at, "maxResults": page.max_results}
+
+    return app
 
 
-@given(st.integers(min_value=0, max_value=10**9), st.integers(min_value=1, max_value=MAX_RESULTS))
-def test_every_valid_page_is_accepted(start: int, size: int) -> None:
-    page = parse_page(_request(f"startAt={start}&maxResults={size}"))
-    assert (page.start_at, page.max_results) == (start, size)
+APP = _app()
 
 
-@given(st.one_of(st.integers(max_value=0), st.integers(min_value=MAX_RESULTS + 1)))
-def test_every_size_out_of_range_is_refused_with_the_range(size: int) -> None:
-    with pytest.raises(InvalidArgument, match="between 1 and 50"):
-        parse_page(_request(f"maxResults={size}"))
+async def test_defaults() -> None:
+    assert await get(APP, "/page") == (200, {"startAt": 0, "maxResults": 20})
 
 
-@given(st.integers(max_value=-1))
-def test_negative_start_is_refused(start: int) -> None:
-    with pytest.raises(InvalidArgument, match="startAt"):
-        parse_page(_request(f"startAt={start}"))
+async def test_the_limits_are_accepted() -> None:
+    query = f"startAt={MAX_START}&maxResults={MAX_RESULTS}"
+    assert await get(APP, f"/page?{query}") == (
+        200,
+        {"startAt": MAX_START, "maxResults": MAX_RESULTS},
+    )
 
 
 @pytest.mark.parametrize(
-    "query", ["maxResults=abc", "startAt=1.5", "maxResults=", "startAt=1&startAt=2"]
+    ("query", "message"),
+    [
+        ("maxResults=0", "maxResults must be between 1 and 50, got 0"),
+        ("maxResults=80", "maxResults must be between 1 and 50, got 80"),
+        ("startAt=-1", f"startAt must be between 0 and {MAX_START}, got -1"),
+        ("startAt=99999999999999999999", f"startAt must be between 0 and {MAX_START}, got"),
+        ("maxResults=abc", "maxResults must be an integer, got 'abc'"),
+        ("startAt=1.5", "startAt must be an integer, got '1.5'"),
+        ("maxResults=", "maxResults must be an integer, got ''"),
+        ("startAt=1&startAt=2", "startAt may be given once, got 2 values"),
+    ],
 )
-def test_malformed_values_name_the_parameter(query: str) -> None:
-    with pytest.raises(InvalidArgument) as info:
-        parse_page(_request(query))
-    assert query.split("=")[0] in info.value.message
+async def test_bad_values_are_refused_with_words_that_name_them(query: str, message: str) -> None:
+    status, body = await get(APP, f"/page?{query}")
+    assert status == 400
+    assert body["meta"]["message"].startswith(message)
+
+
+async def test_the_caller_is_authenticated_first() -> None:
+    status, _ = await get(APP, "/page?maxResults=80", authenticated=False)
+    assert status == 401
+
+
+def test_the_description_shows_the_ranges_and_defaults() -> None:
+    operation = APP.openapi()["paths"]["/page"]["get"]
+    parameters = {p["name"]: p for p in operation["parameters"]}
+    assert parameters["startAt"]["schema"]["minimum"] == 0
+    assert parameters["maxResults"]["schema"]["maximum"] == MAX_RESULTS
+    assert not parameters["maxResults"]["required"]

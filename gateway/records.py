@@ -1,0 +1,398 @@
+"""The records responses carry, as types: what ``data`` holds for each resource.
+
+The functions that build records (``representations.py`` and a few route modules) are
+annotated with these types, so mypy holds them to it; the OpenAPI description's response
+schemas are generated from the same classes (``schemas.py``). ``NotRequired`` members are
+left out when the record has no value for them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired
+
+# pydantic reads these TypedDicts for the schemas; before Python 3.12 it needs this one.
+from typing_extensions import TypedDict
+
+
+class User(TypedDict):
+    """A user."""
+
+    id: int
+    username: str
+    firstName: str
+    lastName: str
+    email: str
+    phone: str
+    title: str
+    location: str
+    licenseType: str
+    avatarUrl: str
+    active: bool
+    type: Literal["users"]
+
+
+class UserGroup(TypedDict):
+    """A user group; ``project`` only for a project's group."""
+
+    id: int
+    name: str
+    description: str
+    project: NotRequired[int]
+    type: Literal["usergroups"]
+
+
+class ApiCredentials(TypedDict):
+    """OAuth client credentials; the secret is shown in this response only."""
+
+    id: int
+    name: str
+    clientId: str
+    clientSecret: str
+    user: int
+    type: Literal["apicredentials"]
+
+
+class Project(TypedDict):
+    """A project or project folder."""
+
+    id: int
+    projectKey: NotRequired[str]
+    parent: NotRequired[int]
+    isFolder: bool
+    createdDate: str
+    modifiedDate: str
+    createdBy: int
+    modifiedBy: int
+    fields: dict[str, Any]
+    type: Literal["projects"]
+
+
+class Activity(TypedDict):
+    """An entry of the activity feed."""
+
+    id: int
+    date: str
+    details: str
+    action: str
+    user: NotRequired[int]
+    userComment: str
+    item: NotRequired[int]
+    eventType: str
+    objectType: str
+    type: Literal["activities"]
+
+
+class ItemTypeField(TypedDict):
+    """A field of an item type."""
+
+    id: int
+    name: str
+    label: str
+    fieldType: str
+    readOnly: bool
+    required: bool
+    triggerSuspect: bool
+    synchronize: bool
+    pickList: NotRequired[int]
+    textType: NotRequired[str]
+    itemType: NotRequired[int]
+
+
+class ItemTypeWidget(TypedDict):
+    """A widget of an item type."""
+
+    name: str
+    synchronize: bool
+
+
+class ItemType(TypedDict):
+    """An item type with its fields."""
+
+    id: int
+    typeKey: str
+    display: str
+    displayPlural: str
+    description: str
+    image: str
+    category: str
+    widgets: list[ItemTypeWidget]
+    fields: list[ItemTypeField]
+    system: bool
+    type: Literal["itemtypes"]
+
+
+class PickList(TypedDict):
+    """A pick list."""
+
+    id: int
+    name: str
+    description: str
+    pickListType: str
+    type: Literal["picklists"]
+
+
+class PickListOption(TypedDict):
+    """An option of a pick list."""
+
+    id: int
+    name: str
+    description: str
+    value: str
+    default: bool
+    active: bool
+    color: str
+    sortOrder: int
+    pickList: int
+    type: Literal["picklistoptions"]
+
+
+class RelationshipType(TypedDict):
+    """A relationship type."""
+
+    id: int
+    name: str
+    isDefault: bool
+    type: Literal["relationshiptypes"]
+
+
+class Parent(TypedDict, total=False):
+    """Where an item hangs: under an item, or at the root of a project."""
+
+    item: int
+    project: int
+
+
+class Location(TypedDict):
+    """An item's place in its project's tree."""
+
+    sortOrder: int
+    globalSortOrder: int
+    sequence: str
+    parent: Parent
+
+
+class Lock(TypedDict):
+    """An item's lock."""
+
+    locked: bool
+    lastLockedDate: NotRequired[str]
+    lockedBy: NotRequired[int]
+
+
+class AllowedResource(TypedDict):
+    """The methods the caller may use on a record."""
+
+    allowed: list[str]
+
+
+class ItemResources(TypedDict):
+    """``resources`` of an item."""
+
+    self: AllowedResource
+
+
+class Item(TypedDict):
+    """An item; ``fields`` holds the values of its item type's fields."""
+
+    id: int
+    documentKey: str
+    globalId: str
+    itemType: int
+    childItemType: NotRequired[int]
+    project: int
+    createdDate: str
+    modifiedDate: str
+    lastActivityDate: str
+    createdBy: int
+    modifiedBy: int
+    fields: dict[str, Any]
+    resources: ItemResources
+    location: Location
+    lock: Lock
+    type: Literal["items"]
+
+
+class Relationship(TypedDict):
+    """A relationship between two items."""
+
+    id: int
+    fromItem: int
+    toItem: int
+    relationshipType: int
+    suspect: bool
+    type: Literal["relationships"]
+
+
+class Tag(TypedDict):
+    """A tag of a project."""
+
+    id: int
+    name: str
+    project: int
+    type: Literal["tags"]
+
+
+class Release(TypedDict):
+    """A release of a project."""
+
+    id: int
+    name: str
+    description: str
+    project: int
+    releaseDate: NotRequired[str]
+    active: bool
+    archived: bool
+    itemCount: int
+    type: Literal["releases"]
+
+
+class CommentText(TypedDict):
+    """A comment's text."""
+
+    text: str
+
+
+class CommentLocation(TypedDict, total=False):
+    """What a comment is about: an item or a project."""
+
+    item: int
+    project: int
+
+
+class Comment(TypedDict):
+    """A comment."""
+
+    id: int
+    inReplyTo: NotRequired[int]
+    createdDate: str
+    createdBy: int
+    modifiedBy: int
+    deleted: bool
+    status: str
+    body: CommentText
+    commentType: str
+    location: CommentLocation
+    type: Literal["comments"]
+
+
+class Link(TypedDict):
+    """A URL attached to an item."""
+
+    id: int
+    item: int
+    url: str
+    description: str
+    type: Literal["links"]
+
+
+class RelationshipRule(TypedDict):
+    """One allowed relationship: its type and the item types at both ends."""
+
+    relationshipType: int
+    fromItemType: int
+    toItemType: int
+
+
+class RelationshipRuleSet(TypedDict):
+    """A set of relationship rules."""
+
+    id: int
+    name: str
+    description: str
+    rules: list[RelationshipRule]
+    type: Literal["relationshiprulesets"]
+
+
+class CollectionSummary(TypedDict):
+    """How the children of two synchronized containers differ."""
+
+    totalChildren: int
+    totalMissing: int
+    totalOutOfSync: int
+
+
+class SyncStatus(TypedDict):
+    """Whether two synchronized items are alike."""
+
+    inSync: bool
+    collectionSummary: NotRequired[CollectionSummary]
+
+
+class WorkflowTransition(TypedDict):
+    """A workflow step an item can take now."""
+
+    id: str
+    action: str
+    newStatus: int
+    type: Literal["workflowtransitions"]
+
+
+class MovedItems(TypedDict):
+    """The result of moving an item to another project."""
+
+    workId: str
+    movedItems: list[int]
+
+
+class PatchResult(TypedDict):
+    """The outcome for one item of a bulk PATCH."""
+
+    id: int
+    status: int
+    message: str
+
+
+class PatchResults(TypedDict):
+    """The outcome of a bulk PATCH."""
+
+    workId: str
+    results: list[PatchResult]
+
+
+class Filter(TypedDict):
+    """A stored query over items."""
+
+    id: int
+    name: str
+    author: int
+    projectScope: str
+    specifiedProject: NotRequired[int]
+    filterQuery: dict[str, Any]
+    public: bool
+    type: Literal["filters"]
+
+
+class FilterCount(TypedDict):
+    """How many items a filter finds."""
+
+    count: int
+    filter: int
+    type: Literal["filtercounts"]
+
+
+class Category(TypedDict):
+    """A category path element."""
+
+    id: int
+    name: str
+    path: str
+    visible: bool
+    parent: NotRequired[int]
+    type: Literal["categories"]
+
+
+class Version(TypedDict):
+    """An API version."""
+
+    name: str
+    href: str
+    status: str
+    type: Literal["versions"]
+
+
+class Endpoint(TypedDict):
+    """A resource of an API version."""
+
+    name: str
+    href: str
+    type: Literal["endpoints"]

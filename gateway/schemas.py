@@ -1,0 +1,154 @@
+"""What a route answers, for the OpenAPI description.
+
+A route states its success response next to its path::
+
+    @router.get("/tags/{id}", summary="Get a tag", responses=schemas.one(records.Tag))
+
+``one`` and ``page`` wrap a record type in the envelope (``<Type>DataWrapper``,
+``<Type>DataListWrapper``); ``created``, ``updated`` and ``deleted`` describe the bodies of
+201, 200-after-a-write and 204. The record types are the TypedDicts the response builders
+are annotated with (``records.py``), and the envelopes those of ``envelope.py``: pydantic
+generates every schema from them (``components``), so a schema cannot say something the
+builders do not do without mypy noticing. ``ERRORS`` are the error responses; ``openapi.py``
+adds the ones that apply to each operation.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import cache
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from plumbline.gateway import envelope
+
+Responses = dict[int | str, dict[str, Any]]
+
+REF = "#/components/schemas/{model}"
+JSON = "application/json"
+
+#: status -> (component name, description); every error has the body ``ErrorResponse``.
+ERRORS: dict[int, tuple[str, str]] = {
+    400: (
+        "BadRequest",
+        "The request is malformed or a value is not allowed; the message says which.",
+    ),
+    401: ("Unauthorized", "Credentials are missing or wrong, or the caller may not do this."),
+    404: ("NotFound", "Nothing exists at this address: an unknown id or API version."),
+    405: (
+        "MethodNotAllowed",
+        "The service behind the operation does not offer it (during an upgrade, for one).",
+    ),
+    429: ("TooManyRequests", "Too many requests are waiting; retry after Retry-After seconds."),
+    503: ("ServiceUnavailable", "A service the request needs cannot be reached; retry later."),
+}
+
+_ENVELOPES: tuple[type[Any], ...] = (
+    envelope.DataWrapper,
+    envelope.DataListWrapper,
+    envelope.CreatedResponse,
+    envelope.UpdatedResponse,
+    envelope.ErrorResponse,
+)
+# Record types by component name, and derived envelopes: name -> (envelope, record, list).
+_RECORDS: dict[str, type[Any]] = {}
+_DERIVED: dict[str, tuple[type[Any], str, bool]] = {}
+
+
+def ref(name: str) -> dict[str, str]:
+    """A reference to a component schema."""
+    return {"$ref": REF.format(model=name)}
+
+
+def _record(shape: type[Any]) -> str:
+    name = shape.__name__
+    if _RECORDS.setdefault(name, shape) is not shape:
+        raise ValueError(f"two response types are named {name}")
+    return name
+
+
+def _derived(base: type[Any], shape: type[Any], many: bool, suffix: str) -> dict[str, str]:
+    name = _record(shape)
+    _DERIVED[name + suffix] = (base, name, many)
+    return ref(name + suffix)
+
+
+def _json(status: int, description: str, schema: dict[str, Any]) -> Responses:
+    return {status: {"description": description, "content": {JSON: {"schema": schema}}}}
+
+
+def one(shape: type[Any], description: str = "The record.") -> Responses:
+    """200 with one record of ``shape`` in ``data``."""
+    schema = _derived(envelope.DataWrapper, shape, False, "DataWrapper")
+    return _json(200, description, schema)
+
+
+def page(shape: type[Any], description: str = "A page of records.") -> Responses:
+    """200 with a page of ``shape`` records in ``data`` and ``meta.pageInfo``."""
+    schema = _derived(envelope.DataListWrapper, shape, True, "DataListWrapper")
+    return _json(200, description, schema)
+
+
+def created(shape: type[Any] | None = None, description: str = "Created.") -> Responses:
+    """201 with the new record's id and URL in ``meta`` (and ``data`` of ``shape``)."""
+    if shape is None:
+        return _json(201, description, ref("CreatedResponse"))
+    return _json(201, description, _derived(envelope.CreatedResponse, shape, False, "Created"))
+
+
+def updated(shape: type[Any] | None = None, description: str = "Done.") -> Responses:
+    """200 after a PUT or PATCH (with ``data`` of ``shape``)."""
+    if shape is None:
+        return _json(200, description, ref("UpdatedResponse"))
+    return _json(200, description, _derived(envelope.UpdatedResponse, shape, False, "Updated"))
+
+
+def deleted(description: str = "Deleted.") -> Responses:
+    """204, no body."""
+    return {204: {"description": description}}
+
+
+def plain(shape: type[Any], description: str) -> Responses:
+    """200 with a body of ``shape`` itself (no envelope)."""
+    return _json(200, description, ref(_record(shape)))
+
+
+def array_body(shape: type[Any], max_items: int | None = None) -> dict[str, Any]:
+    """``openapi_extra`` of a route that reads its body itself: a JSON array of ``shape``."""
+    schema: dict[str, Any] = {"type": "array", "items": ref(_record(shape))}
+    if max_items is not None:
+        schema.update(minItems=1, maxItems=max_items)
+    return {"requestBody": {"required": True, "content": {JSON: {"schema": schema}}}}
+
+
+def form_body(shape: type[Any]) -> dict[str, Any]:
+    """``openapi_extra`` of a route that reads a url-encoded form of ``shape`` itself."""
+    content = {"application/x-www-form-urlencoded": {"schema": ref(_record(shape))}}
+    return {"requestBody": {"required": True, "content": content}}
+
+
+def errors(*statuses: int) -> Responses:
+    """References to the shared error responses."""
+    return {status: {"$ref": f"#/components/responses/{ERRORS[status][0]}"} for status in statuses}
+
+
+@cache
+def components() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The component schemas and the shared error responses, generated once."""
+    adapters = [(t.__name__, TypeAdapter(t)) for t in (*_ENVELOPES, *_RECORDS.values())]
+    _, definitions = TypeAdapter.json_schemas(
+        [(name, "serialization", adapter) for name, adapter in adapters], ref_template=REF
+    )
+    schemas: dict[str, Any] = definitions.get("$defs", {})
+    for name, (base, record, many) in _DERIVED.items():
+        schema = copy.deepcopy(schemas[base.__name__])
+        data = {"type": "array", "items": ref(record)} if many else ref(record)
+        schema["properties"]["data"] = data
+        schema["title"] = name
+        schemas[name] = schema
+    responses = {
+        name: {"description": description, "content": {JSON: {"schema": ref("ErrorResponse")}}}
+        for name, description in ERRORS.values()
+    }
+    return schemas, responses
