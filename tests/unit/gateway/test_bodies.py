@@ -14,7 +14,7 @@ from plumbline.gateway.bodies import FilterBody, ItemBody, ProjectBody, free_jso
 
 # What fits: 64-bit integers, text without NUL (PostgreSQL cannot store it).
 storable_text = st.text(
-    alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",))
+    alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=["Cs"])
 )
 json_values = st.recursive(
     st.none()
