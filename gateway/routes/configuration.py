@@ -1,4 +1,4 @@
-"""``/itemtypes``, ``/picklists``, ``/picklistoptions``, ``/relationshiptypes``."""
+"""Item types, pick lists and their options, relationship types and rule sets."""
 
 from __future__ import annotations
 
@@ -19,9 +19,22 @@ from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["configuration"])
 
+
+RuleSets = Annotated[View, Depends(view_of("relationshiprulesets"))]
+
+
+Projects = Annotated[View, Depends(view_of("projects"))]
+
+
 ItemTypes = Annotated[View, Depends(view_of("itemtypes"))]
+
+
 PickLists = Annotated[View, Depends(view_of("picklists"))]
+
+
 Options = Annotated[View, Depends(view_of("picklistoptions"))]
+
+
 RelationshipTypes = Annotated[View, Depends(view_of("relationshiptypes"))]
 
 
@@ -233,3 +246,61 @@ async def get_relationship_type(
 ) -> Response:
     reply = await gw.upstreams.items.configuration.GetRelationshipTypes(core_pb2.IdList(ids=[id]))
     return await view.one(representations.relationship_type(reply.relationship_types[0]))
+
+
+def _rule_set(message: items_pb2.RuleSet) -> records.RelationshipRuleSet:
+    return {
+        "id": message.id,
+        "name": message.name,
+        "description": message.description,
+        "rules": [
+            {
+                "relationshipType": r.relationship_type,
+                "fromItemType": r.from_item_type,
+                "toItemType": r.to_item_type,
+            }
+            for r in message.rules
+        ],
+        "type": "relationshiprulesets",
+    }
+
+
+@router.get(
+    "/relationshiprulesets",
+    summary="List relationship rule sets",
+    responses=schemas.page(records.RelationshipRuleSet),
+)
+async def list_rule_sets(view: RuleSets, gw: Gw, page: Paging, _c: Caller) -> Response:
+    reply = await gw.upstreams.items.configuration.ListRuleSets(page.message())
+    return await view.many([_rule_set(r) for r in reply.rule_sets], reply.page_info)
+
+
+@router.get(
+    "/relationshiprulesets/{id}",
+    summary="Get a relationship rule set",
+    responses=schemas.one(records.RelationshipRuleSet),
+)
+async def get_rule_set(id: int, view: RuleSets, gw: Gw, _c: Caller) -> Response:
+    reply = await gw.upstreams.items.configuration.GetRuleSets(core_pb2.IdList(ids=[id]))
+    return await view.one(_rule_set(reply.rule_sets[0]))
+
+
+@router.get(
+    "/relationshiprulesets/{id}/projects",
+    summary="Projects that use a rule set",
+    responses=schemas.page(records.Project),
+)
+async def rule_set_projects(id: int, view: Projects, gw: Gw, page: Paging, _c: Caller) -> Response:
+    reply = await gw.upstreams.items.configuration.GetRuleSets(core_pb2.IdList(ids=[id]))
+    project_ids = list(reply.rule_sets[0].projects)
+    chunk = project_ids[page.start_at : page.start_at + page.max_results]
+    found = (
+        await gw.upstreams.items.projects.GetProjects(core_pb2.IdList(ids=chunk)) if chunk else None
+    )
+    data = [representations.project(p) for p in found.projects] if found else []
+    return await view.many(
+        data,
+        core_pb2.PageInfo(
+            start_index=page.start_at, result_count=len(data), total_results=len(project_ids)
+        ),
+    )

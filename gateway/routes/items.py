@@ -1,4 +1,4 @@
-"""``/items``: the requirements tree."""
+"""``/items``: the requirements tree, item by item and in bulk; locks; duplicates."""
 
 from __future__ import annotations
 
@@ -14,13 +14,11 @@ from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import (
+    DuplicateBody,
     ItemBody,
     ItemPatch,
-    MoveBody,
+    LockBody,
     PatchOperation,
-    SyncedItemBody,
-    TransitionBody,
-    TreeLocationBody,
     free_json,
     json_bytes,
 )
@@ -29,6 +27,24 @@ from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["items"])
+
+# Declared for the description and checked before the route runs; item_input and the
+# PATCH routes read it with the same function.
+
+
+Items = Annotated[View, Depends(view_of("items"))]
+
+
+Locations = Annotated[View, Depends(view_of("locations"))]
+
+
+RootOnly = Annotated[
+    bool, Depends(query.boolean("rootOnly", description="Only the items at the project's root."))
+]
+
+
+Locks = Annotated[View, Depends(view_of("locks"))]
+
 
 DATE_HEADERS = ("x-service-date-fields-with-time", "x-jama-date-fields-with-time")
 
@@ -49,8 +65,6 @@ def global_id_manually(request: Request) -> bool:
     return False
 
 
-# Declared for the description and checked before the route runs; item_input and the
-# PATCH routes read it with the same function.
 GlobalIdManually = Annotated[
     bool,
     Depends(
@@ -62,20 +76,13 @@ GlobalIdManually = Annotated[
         )
     ),
 ]
-Items = Annotated[View, Depends(view_of("items"))]
-Locations = Annotated[View, Depends(view_of("locations"))]
-SyncStatusView = Annotated[View, Depends(view_of("syncstatus"))]
-Transitions = Annotated[View, Depends(view_of("workflowtransitions"))]
-RootOnly = Annotated[
-    bool, Depends(query.boolean("rootOnly", description="Only the items at the project's root."))
-]
 
 
-def item_input(request: Request, body: ItemBody) -> items_pb2.ItemInput:
+def item_input(body: ItemBody, manually: bool) -> items_pb2.ItemInput:
     """The ItemInput of a POST or PUT body."""
     message = items_pb2.ItemInput(
         fields_json=free_json(body.fields, "fields"),
-        set_global_id_manually=global_id_manually(request),
+        set_global_id_manually=manually,
     )
     for attribute, value in (
         ("project", body.project),
@@ -139,10 +146,10 @@ async def create_item(
     version: Version,
     gw: Gw,
     _c: Caller,
-    _manually: GlobalIdManually,
+    manually: GlobalIdManually,
 ) -> Response:
     view = View(request, gw, version, "items")
-    reply = await gw.upstreams.items.items.CreateItem(item_input(request, body))
+    reply = await gw.upstreams.items.items.CreateItem(item_input(body, manually))
     return created(reply.id, view.location(f"items/{reply.id}"))
 
 
@@ -150,25 +157,6 @@ async def create_item(
 async def get_item(request: Request, id: int, view: Items, gw: Gw, _c: Caller) -> Response:
     [item] = await _get(gw, request, [id])
     return await view.one(item)
-
-
-@router.put(
-    "/items/treelocation",
-    summary="Place an item under a parent, after a peer",
-    responses=schemas.updated(),
-)
-@router.put("/items/treeLocation", include_in_schema=False)
-async def place_item(body: TreeLocationBody, version: Version, gw: Gw, _c: Caller) -> Response:
-    """Same project only; ``peer`` is the sibling the item follows (first when omitted)."""
-    await gw.upstreams.items.moves.PlaceItem(
-        items_pb2.PlaceItemRequest(
-            item=body.item,
-            parent_item=body.parent.item,
-            parent_project=body.parent.project,
-            peer=body.peer,
-        )
-    )
-    return updated()
 
 
 @router.put("/items/{id}", summary="Update an item", responses=schemas.updated())
@@ -179,10 +167,10 @@ async def update_item(
     version: Version,
     gw: Gw,
     _c: Caller,
-    _manually: GlobalIdManually,
+    manually: GlobalIdManually,
 ) -> Response:
     await gw.upstreams.items.items.UpdateItem(
-        items_pb2.UpdateItemRequest(id=id, item=item_input(request, body))
+        items_pb2.UpdateItemRequest(id=id, item=item_input(body, manually))
     )
     return updated()
 
@@ -194,7 +182,7 @@ async def update_item(
     openapi_extra=schemas.array_body(PatchOperation),
 )
 async def patch_item(
-    request: Request, id: int, version: Version, gw: Gw, _c: Caller, _manually: GlobalIdManually
+    request: Request, id: int, version: Version, gw: Gw, _c: Caller, manually: GlobalIdManually
 ) -> Response:
     operations = await _json_body(request)
     if not isinstance(operations, list):
@@ -203,7 +191,7 @@ async def patch_item(
         items_pb2.PatchItemRequest(
             id=id,
             operations_json=json_bytes(operations, "the body"),
-            set_global_id_manually=global_id_manually(request),
+            set_global_id_manually=manually,
         )
     )
     return updated()
@@ -258,126 +246,6 @@ async def location(request: Request, id: int, view: Locations, gw: Gw, _c: Calle
     return await view.one(item["location"])
 
 
-@router.get(
-    "/items/{id}/synceditems",
-    summary="Items synchronized with an item",
-    responses=schemas.page(records.Item),
-)
-async def synced_items(
-    request: Request, id: int, view: Items, gw: Gw, page: Paging, _c: Caller
-) -> Response:
-    reply = await gw.upstreams.items.sync.ListSyncedItems(
-        items_pb2.ListItemsRequest(
-            parent=id, page=page.message(), dates_with_time=dates_with_time(request)
-        )
-    )
-    return await view.many([representations.item(i) for i in reply.items], reply.page_info)
-
-
-@router.post(
-    "/items/{id}/synceditems",
-    status_code=201,
-    summary="Add an item to a sync pool",
-    responses=schemas.created(),
-)
-async def add_synced_item(
-    request: Request, id: int, body: SyncedItemBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
-    view = View(request, gw, version, "items")
-    await gw.upstreams.items.sync.AddSyncedItem(items_pb2.ItemPair(item=id, other=body.item))
-    return created(body.item, view.location(f"items/{body.item}"))
-
-
-@router.delete(
-    "/items/{id}/synceditems/{syncedItemId}",
-    status_code=204,
-    summary="Break synchronization",
-    responses=schemas.deleted(),
-)
-async def remove_synced_item(
-    id: int, syncedItemId: int, version: Version, gw: Gw, _c: Caller
-) -> Response:
-    await gw.upstreams.items.sync.RemoveSyncedItem(items_pb2.ItemPair(item=id, other=syncedItemId))
-    return deleted()
-
-
-@router.get(
-    "/items/{id}/synceditems/{syncedItemId}/syncstatus",
-    summary="Whether two items are in sync",
-    responses=schemas.one(records.SyncStatus),
-)
-async def sync_status(
-    id: int, syncedItemId: int, view: SyncStatusView, gw: Gw, _c: Caller
-) -> Response:
-    reply = await gw.upstreams.items.sync.GetSyncStatus(
-        items_pb2.ItemPair(item=id, other=syncedItemId)
-    )
-    # The contract's SyncStatus requires collectionSummary, also for items without children.
-    data: records.SyncStatus = {
-        "inSync": reply.in_sync,
-        "collectionSummary": {
-            "totalChildren": reply.total_children,
-            "totalMissing": reply.total_missing,
-            "totalOutOfSync": reply.total_out_of_sync,
-        },
-    }
-    return await view.one(data)
-
-
-@router.get(
-    "/items/{id}/workflowtransitionoptions",
-    summary="Workflow steps allowed now",
-    responses=schemas.page(records.WorkflowTransition),
-)
-async def transition_options(
-    id: int, view: Transitions, gw: Gw, page: Paging, _c: Caller
-) -> Response:
-    reply = await gw.upstreams.items.workflow.ListTransitionOptions(core_pb2.Id(id=id))
-    data: list[records.WorkflowTransition] = [
-        {"id": t.id, "action": t.action, "newStatus": t.new_status, "type": "workflowtransitions"}
-        for t in reply.transitions
-    ]
-    chunk = data[page.start_at : page.start_at + page.max_results]
-    return await view.many(
-        chunk,
-        core_pb2.PageInfo(
-            start_index=page.start_at, result_count=len(chunk), total_results=len(data)
-        ),
-    )
-
-
-@router.post(
-    "/items/{id}/workflowtransitions",
-    status_code=201,
-    summary="Execute a workflow step",
-    responses=schemas.created(),
-)
-async def transition(
-    request: Request, id: int, body: TransitionBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
-    view = View(request, gw, version, "items")
-    await gw.upstreams.items.workflow.Transition(
-        items_pb2.TransitionRequest(
-            item=id, transition_id=body.transitionId, comment=body.comment or ""
-        )
-    )
-    return created(id, view.location(f"items/{id}"))
-
-
-@router.put(
-    "/items/{id}/location",
-    summary="Move an item with its children to another project",
-    responses=schemas.updated(records.MovedItems),
-)
-async def move_item(id: int, body: MoveBody, version: Version, gw: Gw, _c: Caller) -> Response:
-    reply = await gw.upstreams.items.moves.MoveItemToProject(
-        items_pb2.MoveRequest(item=id, project=body.parent.project)
-    )
-    # The contract answers once the work started, with an id for it; here it is also done.
-    moved: records.MovedItems = {"workId": reply.work_id, "movedItems": list(reply.moved)}
-    return updated(moved)
-
-
 MAX_BULK = 500
 
 
@@ -388,7 +256,7 @@ MAX_BULK = 500
     openapi_extra=schemas.array_body(ItemPatch, max_items=MAX_BULK),
 )
 async def patch_items(
-    request: Request, version: Version, gw: Gw, _c: Caller, _manually: GlobalIdManually
+    request: Request, version: Version, gw: Gw, _c: Caller, manually: GlobalIdManually
 ) -> Response:
     """Body: ``[{"id": 12, "operations": [...]}, ...]``; each item succeeds or fails alone."""
     entries = await _json_body(request)
@@ -416,7 +284,7 @@ async def patch_items(
             items_pb2.PatchItemRequest(
                 id=entry["id"],
                 operations_json=json_bytes(entry["operations"], f"entry {number}"),
-                set_global_id_manually=global_id_manually(request),
+                set_global_id_manually=manually,
             )
         )
     reply = await gw.upstreams.items.items.PatchItems(items_pb2.PatchItemsRequest(patches=patches))
@@ -425,3 +293,36 @@ async def patch_items(
     ]
     outcome: records.PatchResults = {"workId": str(uuid.uuid4()), "results": results}
     return updated(outcome)
+
+
+@router.get("/items/{id}/lock", summary="Get an item's lock", responses=schemas.one(records.Lock))
+async def get_lock(id: int, view: Locks, gw: Gw, _c: Caller) -> Response:
+    reply = await gw.upstreams.items.items.GetItems(items_pb2.GetItemsRequest(ids=[id]))
+    return await view.one(representations.lock(representations.item(reply.items[0])))
+
+
+@router.put("/items/{id}/lock", summary="Lock or unlock an item", responses=schemas.updated())
+async def put_lock(id: int, body: LockBody, version: Version, gw: Gw, _c: Caller) -> Response:
+    await gw.upstreams.items.items.SetLock(items_pb2.SetLockRequest(item=id, locked=body.locked))
+    return updated()
+
+
+@router.post(
+    "/items/{id}/duplicate",
+    status_code=201,
+    summary="Duplicate an item without children",
+    responses=schemas.created(),
+)
+async def duplicate(
+    request: Request, id: int, body: DuplicateBody, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    view = View(request, gw, version, "items")
+    reply = await gw.upstreams.items.items.DuplicateItem(
+        items_pb2.DuplicateRequest(
+            item=id,
+            include_tags=body.includeTags,
+            include_attachments=body.includeAttachments,
+            include_links=body.includeLinks,
+        )
+    )
+    return created(reply.id, view.location(f"items/{reply.id}"))
