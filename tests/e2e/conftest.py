@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -15,6 +16,9 @@ from tests.e2e.harness import (
     MakeUser,
     System,
     cleanup_distributed,
+    item_types,
+    new_project,
+    project_key,
     reachable,
     start_distributed,
     start_embedded,
@@ -98,3 +102,11 @@ def make_user(admin: httpx.Client, system: System) -> Iterator[MakeUser]:
     yield make
     for client in clients:
         client.close()
+
+
+@pytest.fixture
+def project(admin: httpx.Client) -> dict[str, Any]:
+    """A new project: its id, key and the item types by key (modules may define their own)."""
+    key = project_key("IT")
+    pid = new_project(admin, key)
+    return {"id": pid, "key": key, "types": item_types(admin)}

@@ -341,3 +341,23 @@ def run_cli(system: System, *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=60,
     )
+
+
+def create_item(
+    admin: httpx.Client,
+    project: dict[str, Any],
+    name: str,
+    parent: int | None = None,
+    **fields: object,
+) -> int:
+    """A requirement in ``project`` (the ``project`` fixture's shape), under ``parent``."""
+    body: dict[str, Any] = {
+        "project": project["id"],
+        "itemType": project["types"]["REQ"]["id"],
+        "fields": {"name": name, **fields},
+    }
+    if parent is not None:
+        body["location"] = {"parent": {"item": parent}}
+    response = admin.post("/items", json=body)
+    assert response.status_code == 201, response.text
+    return int(response.json()["meta"]["id"])

@@ -212,3 +212,18 @@ def test_an_included_item_type_shows_a_field_added_a_moment_ago(admin: httpx.Cli
         json={"name": name, "label": "Risk", "fieldType": "INTEGER"},
     ).raise_for_status()
     assert f"{name}${feature['id']}" in included_fields()
+
+
+def test_relationship_rule_sets(admin: httpx.Client) -> None:
+    sets = admin.get("/relationshiprulesets").json()
+    traceability = next(r for r in sets["data"] if r["name"] == "Traceability")
+    rules = admin.get(
+        f"/relationshiprulesets/{traceability['id']}",
+        params={"include": "data.rules.relationshipType"},
+    ).json()
+    assert len(rules["data"]["rules"]) == 5
+    names = {t["name"] for t in rules["linked"]["relationshiptypes"].values()}
+    assert {"Derived from", "Verified by", "Related to"} <= names
+    projects = admin.get(f"/relationshiprulesets/{traceability['id']}/projects").json()
+    assert projects["meta"]["pageInfo"]["totalResults"] == len(projects["data"])
+    assert admin.get("/relationshiprulesets/987654").status_code == 404

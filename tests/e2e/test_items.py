@@ -1,4 +1,4 @@
-"""Items: the requirements tree over HTTP."""
+"""Items: the requirements tree over HTTP; locks."""
 
 from __future__ import annotations
 
@@ -6,47 +6,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
 
-from tests.e2e.harness import System, item_types, new_project, project_key, unique
-
-
-@pytest.fixture
-def project(admin: httpx.Client) -> dict[str, Any]:
-    key = project_key("IT")
-    pid = new_project(admin, key)
-    types = item_types(admin)
-    return {"id": pid, "key": key, "types": types}
-
-
-def _create(
-    admin: httpx.Client,
-    project: dict[str, Any],
-    name: str,
-    parent: int | None = None,
-    **fields: object,
-) -> int:
-    body: dict[str, Any] = {
-        "project": project["id"],
-        "itemType": project["types"]["REQ"]["id"],
-        "fields": {"name": name, **fields},
-    }
-    if parent is not None:
-        body["location"] = {"parent": {"item": parent}}
-    response = admin.post("/items", json=body)
-    assert response.status_code == 201, response.text
-    return int(response.json()["meta"]["id"])
-
-
-def _tree(admin: httpx.Client, project: dict[str, Any]) -> list[tuple[str, str, int]]:
-    items = admin.get("/items", params={"project": project["id"], "maxResults": 50}).json()["data"]
-    return [
-        (i["fields"]["name"], i["location"]["sequence"], i["location"]["sortOrder"]) for i in items
-    ]
+from tests.e2e.harness import (
+    MakeUser,
+    System,
+    create_item,
+    unique,
+)
 
 
 def test_create_and_read_an_item(admin: httpx.Client, project: dict[str, Any]) -> None:
-    item_id = _create(admin, project, "Login works", description="<p>As a user</p>")
+    item_id = create_item(admin, project, "Login works", description="<p>As a user</p>")
     body = admin.get(
         f"/items/{item_id}", params=[("include", "data.createdBy"), ("include", "data.itemType")]
     ).json()
@@ -67,118 +37,10 @@ def test_create_and_read_an_item(admin: httpx.Client, project: dict[str, Any]) -
     assert status["pickList"]
 
 
-def test_tree_order_sequence_and_moves(admin: httpx.Client, project: dict[str, Any]) -> None:
-    a = _create(admin, project, "A")
-    a1 = _create(admin, project, "A1", parent=a)
-    b = _create(admin, project, "B")
-    a2 = _create(admin, project, "A2", parent=a)  # goes to the bottom of A, before B in the tree
-    assert _tree(admin, project) == [
-        ("A", "1", 0),
-        ("A1", "1.1", 0),
-        ("A2", "1.2", 1),
-        ("B", "2", 1),
-    ]
-    orders = [
-        i["location"]["globalSortOrder"]
-        for i in admin.get("/items", params={"project": project["id"]}).json()["data"]
-    ]
-    assert orders == sorted(orders) and len(set(orders)) == 4
-    roots = admin.get("/items", params={"project": project["id"], "rootOnly": "true"}).json()
-    assert [i["id"] for i in roots["data"]] == [a, b]
-    children = admin.get(f"/items/{a}/children").json()
-    assert [i["id"] for i in children["data"]] == [a1, a2]
-    assert admin.get(f"/items/{a1}/parent").json()["data"]["id"] == a
-    assert admin.get(f"/items/{a}/parent").status_code == 400
-
-    moved = admin.patch(
-        f"/items/{a1}", json=[{"op": "replace", "path": "/location/parent", "value": {"item": b}}]
-    )
-    assert moved.status_code == 200 and moved.json()["meta"]["status"] == "OK"
-    assert _tree(admin, project) == [
-        ("A", "1", 0),
-        ("A2", "1.1", 0),
-        ("B", "2", 1),
-        ("A1", "2.1", 0),
-    ]
-    assert admin.get(f"/items/{a1}/location").json()["data"]["parent"] == {"item": b}
-
-    assert admin.delete(f"/items/{a}").status_code == 204
-    assert _tree(admin, project) == [("B", "1", 0), ("A1", "1.1", 0)]
-    assert admin.get(f"/items/{a2}").status_code == 404, "a deleted item's children go with it"
-    cycle = admin.patch(
-        f"/items/{b}", json=[{"op": "replace", "path": "/location/parent", "value": {"item": a1}}]
-    )
-    assert cycle.status_code == 400
-
-
-def test_tree_location_places_an_item_after_a_peer(
-    admin: httpx.Client, project: dict[str, Any]
-) -> None:
-    a = _create(admin, project, "A")
-    a1 = _create(admin, project, "A1", parent=a)
-    a2 = _create(admin, project, "A2", parent=a)
-    a21 = _create(admin, project, "A21", parent=a2)
-    b = _create(admin, project, "B")
-
-    def place(item: int, parent: dict[str, int], peer: int | None = None) -> httpx.Response:
-        body: dict[str, Any] = {"item": item, "parent": parent}
-        if peer is not None:
-            body["peer"] = peer
-        return admin.put("/items/treelocation", json=body)
-
-    # First among its siblings (no peer): A2 and its child move ahead of A1.
-    assert place(a2, {"item": a}).status_code == 200
-    assert _tree(admin, project) == [
-        ("A", "1", 0),
-        ("A2", "1.1", 0),
-        ("A21", "1.1.1", 0),
-        ("A1", "1.2", 1),
-        ("B", "2", 1),
-    ]
-    # To another parent, right after a peer there; the camel-case path works too.
-    moved = admin.put("/items/treeLocation", json={"item": b, "parent": {"item": a}, "peer": a2})
-    assert moved.status_code == 200, moved.text
-    assert _tree(admin, project) == [
-        ("A", "1", 0),
-        ("A2", "1.1", 0),
-        ("A21", "1.1.1", 0),
-        ("B", "1.2", 1),
-        ("A1", "1.3", 2),
-    ]
-    # Back to the project root, after A.
-    assert place(a21, {"project": project["id"]}, peer=a).status_code == 200
-    assert _tree(admin, project) == [
-        ("A", "1", 0),
-        ("A2", "1.1", 0),
-        ("B", "1.2", 1),
-        ("A1", "1.3", 2),
-        ("A21", "2", 1),
-    ]
-    orders = [
-        i["location"]["globalSortOrder"]
-        for i in admin.get("/items", params={"project": project["id"]}).json()["data"]
-    ]
-    assert orders == sorted(orders) and len(set(orders)) == 5
-    assert admin.get(f"/items/{b}").json()["data"]["location"]["parent"] == {"item": a}
-
-    def refused(response: httpx.Response, words: str) -> None:
-        assert response.status_code == 400, response.text
-        assert words in response.json()["meta"]["message"]
-
-    refused(place(a, {"item": a1}), "under itself")
-    refused(place(a1, {"item": a}, peer=a21), f"peer: item {a21} is not a child of item {a}")
-    refused(place(a1, {"item": a}, peer=a1), "another item")
-    refused(admin.put("/items/treelocation", json={"item": a1, "parent": {}}), "exactly one")
-    refused(admin.put("/items/treelocation", json={"item": a1}), "parent")
-    other = admin.post("/projects", json={"projectKey": project_key("TL"), "fields": {"name": "x"}})
-    refused(place(a1, {"project": other.json()["meta"]["id"]}), "PUT /items/{id}/location")
-    assert place(999_999_999, {"project": project["id"]}).status_code == 404
-
-
 def test_put_replaces_fields_and_ignores_read_only_ones(
     admin: httpx.Client, project: dict[str, Any]
 ) -> None:
-    item_id = _create(admin, project, "Old", description="d")
+    item_id = create_item(admin, project, "Old", description="d")
     data = admin.get(f"/items/{item_id}").json()["data"]
     data["fields"]["name"] = "New"
     data["fields"]["documentKey"] = "HACKED-1"
@@ -201,7 +63,7 @@ def test_fields_that_cannot_be_stored_are_400s(
     admin: httpx.Client, project: dict[str, Any]
 ) -> None:
     # Found by schemathesis: these were 500s (the gateway could not encode them).
-    item_id = _create(admin, project, "Plain")
+    item_id = create_item(admin, project, "Plain")
     body = {"project": project["id"], "itemType": project["types"]["REQ"]["id"]}
     for fields, words in (
         (
@@ -275,7 +137,7 @@ def test_integers_wider_than_64_bits_are_400s_that_name_the_field(
     admin: httpx.Client, project: dict[str, Any]
 ) -> None:
     base = {"project": project["id"], "itemType": project["types"]["REQ"]["id"]}
-    item_id = _create(admin, project, "Numbers")
+    item_id = create_item(admin, project, "Numbers")
     for value in (2**70, 2**64 - 1, 2**63, -(2**63) - 1):
         for name in ("priority", "assignedTo", "release"):
             fields = {"name": "x", name: value}
@@ -328,7 +190,7 @@ def _nested(depth: int) -> list[Any]:
 def test_ids_wider_than_64_bits_elsewhere_are_400s(
     admin: httpx.Client, project: dict[str, Any]
 ) -> None:
-    item_id = _create(admin, project, "Ids")
+    item_id = create_item(admin, project, "Ids")
     for method, path, body in (
         ("POST", "/relationships", {"fromItem": 2**64, "toItem": item_id}),
         ("POST", "/items", {"project": -(2**63) - 1, "fields": {"name": "x"}}),
@@ -401,7 +263,7 @@ def test_global_id_needs_set_global_id_manually(
 
 
 def test_patch_semantics(admin: httpx.Client, project: dict[str, Any]) -> None:
-    item_id = _create(admin, project, "Patch me")
+    item_id = create_item(admin, project, "Patch me")
     ok = admin.patch(
         f"/items/{item_id}",
         json=[
@@ -444,7 +306,7 @@ def test_patch_semantics(admin: httpx.Client, project: dict[str, Any]) -> None:
 def test_patch_of_a_field_the_type_lacks_names_it_and_the_types_fields(
     admin: httpx.Client, project: dict[str, Any]
 ) -> None:
-    item_id = _create(admin, project, "Patch me")
+    item_id = create_item(admin, project, "Patch me")
     names = ", ".join(
         f["name"]
         for f in project["types"]["REQ"]["fields"]
@@ -515,7 +377,7 @@ def test_items_list_needs_a_project_and_pages(admin: httpx.Client, project: dict
     assert admin.get("/items").status_code == 400
     assert admin.get("/items", params={"project": 987654}).status_code == 404
     for n in range(5):
-        _create(admin, project, f"N{n}")
+        create_item(admin, project, f"N{n}")
     first = admin.get("/items", params={"project": project["id"], "maxResults": 2}).json()
     assert first["meta"]["pageInfo"] == {"startIndex": 0, "resultCount": 2, "totalResults": 5}
     last = admin.get(
@@ -525,7 +387,7 @@ def test_items_list_needs_a_project_and_pages(admin: httpx.Client, project: dict
 
 
 def test_item_changes_reach_the_activity_feed(admin: httpx.Client, project: dict[str, Any]) -> None:
-    item_id = _create(admin, project, "Tracked")
+    item_id = create_item(admin, project, "Tracked")
     admin.patch(
         f"/items/{item_id}", json=[{"op": "replace", "path": "/fields/name", "value": "Tracked 2"}]
     )
@@ -544,209 +406,11 @@ def test_item_changes_reach_the_activity_feed(admin: httpx.Client, project: dict
     assert len(by_type) == 3
 
 
-def test_workflow_transitions(admin: httpx.Client, project: dict[str, Any]) -> None:
-    item_id = _create(admin, project, "Flow")
-    options = admin.get(f"/items/{item_id}/workflowtransitionoptions").json()
-    assert [t["action"] for t in options["data"]] == ["Submit for review"]
-    step = options["data"][0]
-    bad = admin.post(f"/items/{item_id}/workflowtransitions", json={"transitionId": "987654"})
-    assert bad.status_code == 400 and "Submit for review" in bad.json()["meta"]["message"]
-    done = admin.post(
-        f"/items/{item_id}/workflowtransitions",
-        json={"transitionId": step["id"], "comment": "ready"},
-    )
-    assert done.status_code == 201, done.text
-    assert admin.get(f"/items/{item_id}").json()["data"]["fields"]["status"] == step["newStatus"]
-    after = [
-        t["action"] for t in admin.get(f"/items/{item_id}/workflowtransitionoptions").json()["data"]
-    ]
-    assert sorted(after) == ["Approve", "Reject"]
-    feed = admin.get("/activities", params={"project": project["id"], "objectType": "ITEM"}).json()[
-        "data"
-    ]
-    assert feed[0]["userComment"] == "ready"
-
-
-def _statuses(admin: httpx.Client, item_type: dict[str, Any]) -> dict[str, int]:
-    status = next(f for f in item_type["fields"] if f["name"] == "status")
-    options = admin.get(f"/picklists/{status['pickList']}/options", params={"maxResults": 50})
-    return {o["name"]: o["id"] for o in options.json()["data"]}
-
-
-def test_status_changes_by_put_and_patch_follow_the_workflow(
-    admin: httpx.Client, project: dict[str, Any]
-) -> None:
-    status = _statuses(admin, project["types"]["REQ"])
-    item_id = _create(admin, project, "Flow")
-
-    def current() -> int:
-        return int(admin.get(f"/items/{item_id}").json()["data"]["fields"]["status"])
-
-    def patch(value: int) -> httpx.Response:
-        return admin.patch(
-            f"/items/{item_id}", json=[{"op": "replace", "path": "/fields/status", "value": value}]
-        )
-
-    skipped = patch(status["Approved"])
-    assert skipped.status_code == 400, skipped.text
-    message = skipped.json()["meta"]["message"]
-    assert "Draft" in message and "Approved" in message and "Submit for review" in message
-    data = admin.get(f"/items/{item_id}").json()["data"]
-    data["fields"]["status"] = status["Approved"]
-    put = admin.put(f"/items/{item_id}", json=data)
-    assert put.status_code == 400 and "Submit for review" in put.json()["meta"]["message"]
-    assert current() == status["Draft"]
-
-    data["fields"]["status"] = status["Draft"]
-    data["fields"]["name"] = "Flow, renamed"
-    assert admin.put(f"/items/{item_id}", json=data).status_code == 200, "unchanged status"
-    left_out = admin.put(f"/items/{item_id}", json={"fields": {"name": "Flow"}})
-    assert left_out.status_code == 200 and current() == status["Draft"], "kept, not cleared"
-
-    assert patch(status["In Review"]).status_code == 200, "an allowed step"
-    removed = admin.patch(f"/items/{item_id}", json=[{"op": "remove", "path": "/fields/status"}])
-    assert removed.status_code == 400 and "no status" in removed.json()["meta"]["message"]
-    back = patch(status["Draft"])
-    assert back.status_code == 400
-    assert "'Approve' to Approved" in back.json()["meta"]["message"]
-    assert "'Reject' to Rejected" in back.json()["meta"]["message"]
-    assert current() == status["In Review"]
-
-    base = {"project": project["id"], "itemType": project["types"]["REQ"]["id"]}
-    approved = admin.post(
-        "/items", json={**base, "fields": {"name": "x", "status": status["Approved"]}}
-    )
-    assert approved.status_code == 400 and "Draft" in approved.json()["meta"]["message"]
-    draft = admin.post("/items", json={**base, "fields": {"name": "x", "status": status["Draft"]}})
-    assert draft.status_code == 201, draft.text
-
-
-def test_status_without_a_workflow_changes_freely(
-    admin: httpx.Client, project: dict[str, Any]
-) -> None:
-    feature = project["types"]["FEAT"]
-    status = _statuses(admin, feature)
-    created = admin.post(
-        "/items",
-        json={
-            "project": project["id"],
-            "itemType": feature["id"],
-            "fields": {"name": "f", "status": status["Approved"]},
-        },
-    )
-    assert created.status_code == 201, created.text
-    item_id = created.json()["meta"]["id"]
-    changed = admin.patch(
-        f"/items/{item_id}",
-        json=[{"op": "replace", "path": "/fields/status", "value": status["Draft"]}],
-    )
-    assert changed.status_code == 200, changed.text
-
-
-def test_synchronized_items(admin: httpx.Client, project: dict[str, Any]) -> None:
-    first = _create(admin, project, "Shared")
-    second = _create(admin, project, "Shared")
-    joined = admin.post(f"/items/{first}/synceditems", json={"item": second})
-    assert joined.status_code == 201
-    global_ids = {admin.get(f"/items/{i}").json()["data"]["globalId"] for i in (first, second)}
-    assert len(global_ids) == 1
-    assert [i["id"] for i in admin.get(f"/items/{first}/synceditems").json()["data"]] == [second]
-    assert admin.get(f"/items/{first}/synceditems/{second}/syncstatus").json()["data"] == {
-        "inSync": True,
-        "collectionSummary": {"totalChildren": 0, "totalMissing": 0, "totalOutOfSync": 0},
-    }
-    admin.patch(
-        f"/items/{second}", json=[{"op": "replace", "path": "/fields/name", "value": "Drifted"}]
-    )
-    assert (
-        admin.get(f"/items/{first}/synceditems/{second}/syncstatus").json()["data"]["inSync"]
-        is False
-    )
-    again = admin.post(f"/items/{first}/synceditems", json={"item": second})
-    assert again.status_code == 400
-    assert admin.delete(f"/items/{first}/synceditems/{second}").status_code == 204
-    assert admin.get(f"/items/{first}/synceditems").json()["data"] == []
-    assert admin.get(f"/items/{first}/synceditems/{second}/syncstatus").status_code == 404
-
-
-def test_sync_status_summarises_the_children(admin: httpx.Client, project: dict[str, Any]) -> None:
-    def sync(one: int, other: int) -> None:
-        response = admin.post(f"/items/{one}/synceditems", json={"item": other})
-        assert response.status_code == 201, response.text
-
-    def status(one: int, other: int) -> dict[str, Any]:
-        response = admin.get(f"/items/{one}/synceditems/{other}/syncstatus")
-        assert response.status_code == 200, response.text
-        data: dict[str, Any] = response.json()["data"]
-        return data
-
-    source, copy = _create(admin, project, "Spec"), _create(admin, project, "Spec")
-    sync(source, copy)
-    same, drifted, only_here = (_create(admin, project, n, parent=source) for n in "ABC")
-    twin_same = _create(admin, project, "A", parent=copy)
-    twin_drifted = _create(admin, project, "B (changed)", parent=copy)
-    sync(same, twin_same)
-    sync(drifted, twin_drifted)
-    assert status(source, copy) == {
-        "inSync": False,
-        "collectionSummary": {"totalChildren": 3, "totalMissing": 1, "totalOutOfSync": 1},
-    }
-    # From the other side: two children, both with a counterpart, one of them different.
-    assert status(copy, source)["collectionSummary"] == {
-        "totalChildren": 2,
-        "totalMissing": 0,
-        "totalOutOfSync": 1,
-    }
-    admin.patch(
-        f"/items/{twin_drifted}", json=[{"op": "replace", "path": "/fields/name", "value": "B"}]
-    ).raise_for_status()
-    sync(only_here, _create(admin, project, "C", parent=copy))
-    assert status(source, copy) == {
-        "inSync": True,
-        "collectionSummary": {"totalChildren": 3, "totalMissing": 0, "totalOutOfSync": 0},
-    }
-    # A child the synced item has and the item lacks: the collections differ.
-    _create(admin, project, "D", parent=copy)
-    assert status(source, copy)["inSync"] is False
-    assert status(source, copy)["collectionSummary"]["totalMissing"] == 0
-    assert status(copy, source)["collectionSummary"]["totalMissing"] == 1
-
-
-def test_links(admin: httpx.Client, project: dict[str, Any]) -> None:
-    item_id = _create(admin, project, "Linked")
-    created = admin.post(
-        f"/items/{item_id}/links", json={"url": "https://example.com/spec", "description": "Spec"}
-    )
-    assert created.status_code == 201
-    link = created.json()["meta"]["id"]
-    assert (
-        admin.get(f"/items/{item_id}/links/{link}").json()["data"]["url"]
-        == "https://example.com/spec"
-    )
-    assert (
-        admin.put(
-            f"/items/{item_id}/links/{link}", json={"url": "https://example.com/v2"}
-        ).status_code
-        == 200
-    )
-    listed = admin.get(f"/items/{item_id}/links").json()
-    assert [(x["id"], x["url"]) for x in listed["data"]] == [(link, "https://example.com/v2")]
-    assert admin.post(f"/items/{item_id}/links", json={"url": "not a url"}).status_code == 400
-    assert admin.delete(f"/items/{item_id}/links/{link}").status_code == 204
-    assert admin.get(f"/items/{item_id}/links/{link}").status_code == 404
-    feed = admin.get("/activities", params={"project": project["id"], "objectType": "URL"}).json()[
-        "data"
-    ]
-    assert [(a["eventType"], a["item"], a["details"]) for a in feed] == [
-        ("DELETE", item_id, "link https://example.com/v2 deleted"),
-        ("UPDATE", item_id, "link https://example.com/v2 updated"),
-        ("CREATE", item_id, "link https://example.com/spec created"),
-    ]
-
-
 def test_duplicate(admin: httpx.Client, project: dict[str, Any]) -> None:
-    parent = _create(admin, project, "Folder-ish")
-    source = _create(admin, project, "Original", parent=parent, description="text", priority=None)
+    parent = create_item(admin, project, "Folder-ish")
+    source = create_item(
+        admin, project, "Original", parent=parent, description="text", priority=None
+    )
     tag = admin.post("/tags", json={"name": unique("dup"), "project": project["id"]}).json()[
         "meta"
     ]["id"]
@@ -769,66 +433,9 @@ def test_duplicate(admin: httpx.Client, project: dict[str, Any]) -> None:
     assert refused.status_code == 400 and "children" in refused.json()["meta"]["message"]
 
 
-def test_relationship_rule_sets(admin: httpx.Client) -> None:
-    sets = admin.get("/relationshiprulesets").json()
-    traceability = next(r for r in sets["data"] if r["name"] == "Traceability")
-    rules = admin.get(
-        f"/relationshiprulesets/{traceability['id']}",
-        params={"include": "data.rules.relationshipType"},
-    ).json()
-    assert len(rules["data"]["rules"]) == 5
-    names = {t["name"] for t in rules["linked"]["relationshiptypes"].values()}
-    assert {"Derived from", "Verified by", "Related to"} <= names
-    projects = admin.get(f"/relationshiprulesets/{traceability['id']}/projects").json()
-    assert projects["meta"]["pageInfo"]["totalResults"] == len(projects["data"])
-    assert admin.get("/relationshiprulesets/987654").status_code == 404
-
-
-def test_move_to_another_project(admin: httpx.Client, project: dict[str, Any]) -> None:
-    top = _create(admin, project, "Moving")
-    child = _create(admin, project, "Comes along", parent=top)
-    stays = _create(admin, project, "Stays")
-    tag = admin.post("/tags", json={"name": unique("t"), "project": project["id"]}).json()["meta"][
-        "id"
-    ]
-    admin.post(f"/items/{child}/tags", json={"tag": tag})
-    key = project_key("MV")
-    target = new_project(admin, key)
-    existing = admin.post(
-        "/items",
-        json={
-            "project": target,
-            "itemType": project["types"]["REQ"]["id"],
-            "fields": {"name": "Already there"},
-        },
-    )
-    assert existing.status_code == 201
-    response = admin.put(f"/items/{top}/location", json={"parent": {"project": target}})
-    assert response.status_code == 200, response.text
-    body = response.json()
-    assert body["meta"]["status"] == "OK" and body["data"]["workId"]
-    assert sorted(body["data"]["movedItems"]) == sorted([top, child])
-    moved = admin.get(f"/items/{top}").json()["data"]
-    assert moved["project"] == target and moved["location"]["parent"] == {"project": target}
-    assert moved["location"]["sequence"] == "2" and moved["documentKey"].startswith(f"{key}-REQ-")
-    assert admin.get(f"/items/{child}").json()["data"]["location"]["sequence"] == "2.1"
-    assert admin.get(f"/items/{child}/tags").json()["data"] == [], (
-        "tags of the old project are dropped"
-    )
-    assert _tree(admin, project) == [("Stays", "1", 0)]
-    assert admin.get(f"/items/{stays}").json()["data"]["project"] == project["id"]
-    same = admin.put(f"/items/{stays}/location", json={"parent": {"project": project["id"]}})
-    assert same.status_code == 400
-    assert (
-        admin.put(f"/items/{stays}/location", json={"parent": {"project": 987654}}).status_code
-        == 400
-    )
-    assert admin.put(f"/items/{stays}/location", json={"parent": {"item": 1}}).status_code == 400
-
-
 def test_bulk_patch(admin: httpx.Client, project: dict[str, Any]) -> None:
-    first = _create(admin, project, "One")
-    second = _create(admin, project, "Two")
+    first = create_item(admin, project, "One")
+    second = create_item(admin, project, "Two")
     body = [
         {"id": first, "operations": [{"op": "replace", "path": "/fields/name", "value": "One!"}]},
         {"id": second, "operations": [{"op": "replace", "path": "/fields/nothing", "value": 1}]},
@@ -856,7 +463,7 @@ def test_concurrent_creates_keep_keys_and_order_unique(
 ) -> None:
     import concurrent.futures
 
-    parent = _create(admin, project, "Busy parent")
+    parent = create_item(admin, project, "Busy parent")
 
     def create(n: int) -> int:
         with system.client(("admin", system.admin_password), timeout=60) as client:
@@ -886,11 +493,11 @@ def test_every_page_of_a_tree_and_of_children_is_its_slice_of_the_whole(
     admin: httpx.Client, project: dict[str, Any]
 ) -> None:
     """Deep pages seek to their first row; after moves and deletes they must still tile."""
-    top = [_create(admin, project, f"T{n}") for n in range(3)]
+    top = [create_item(admin, project, f"T{n}") for n in range(3)]
     for n in range(4):
-        _create(admin, project, f"T0.{n}", parent=top[0])
-        _create(admin, project, f"T2.{n}", parent=top[2])
-    doomed = _create(admin, project, "T0.gone", parent=top[0])
+        create_item(admin, project, f"T0.{n}", parent=top[0])
+        create_item(admin, project, f"T2.{n}", parent=top[2])
+    doomed = create_item(admin, project, "T0.gone", parent=top[0])
     assert admin.delete(f"/items/{doomed}").status_code == 204
     moved = admin.put("/items/treelocation", json={"item": top[1], "parent": {"item": top[0]}})
     assert moved.status_code == 200, moved.text
@@ -909,3 +516,38 @@ def test_every_page_of_a_tree_and_of_children_is_its_slice_of_the_whole(
                 page = response.json()
                 assert [i["id"] for i in page["data"]] == whole[start : start + size]
                 assert page["meta"]["pageInfo"]["totalResults"] == len(whole)
+
+
+def test_lock_blocks_other_users(
+    admin: httpx.Client, project: dict[str, Any], make_user: MakeUser
+) -> None:
+    item = create_item(admin, project, "I")
+    assert admin.get(f"/items/{item}/lock").json()["data"]["locked"] is False
+    assert admin.put(f"/items/{item}/lock", json={"locked": True}).status_code == 200
+    lock = admin.get(f"/items/{item}/lock", params={"include": "data.lockedBy"}).json()
+    assert lock["data"]["locked"] is True and lock["data"]["lastLockedDate"].endswith("+0000")
+    admin_id = admin.get("/users/current").json()["data"]["id"]
+    assert lock["data"]["lockedBy"] == admin_id
+    assert lock["linked"]["users"][str(admin_id)]["username"] == "admin"
+    _id, _name, _pw, other = make_user()
+    seen = other.get(f"/items/{item}").json()["data"]
+    assert seen["resources"]["self"]["allowed"] == ["GET"]
+    refused = other.patch(
+        f"/items/{item}", json=[{"op": "replace", "path": "/fields/name", "value": "x"}]
+    )
+    assert refused.status_code == 400 and "locked" in refused.json()["meta"]["message"]
+    assert other.put(f"/items/{item}/lock", json={"locked": False}).status_code == 400
+    assert other.delete(f"/items/{item}").status_code == 400
+    assert (
+        admin.patch(
+            f"/items/{item}", json=[{"op": "replace", "path": "/fields/name", "value": "mine"}]
+        ).status_code
+        == 200
+    )
+    assert admin.put(f"/items/{item}/lock", json={"locked": False}).status_code == 200
+    assert (
+        other.patch(
+            f"/items/{item}", json=[{"op": "replace", "path": "/fields/name", "value": "x"}]
+        ).status_code
+        == 200
+    )
