@@ -20,6 +20,7 @@ from typing_extensions import TypedDict
 
 from plumbline.common import int64
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.fieldtypes import CustomFieldType
 
 T = TypeVar("T")
 
@@ -178,20 +179,6 @@ class CredentialsCreate(Strict):
     name: Name
 
 
-FieldType = Literal[
-    "INTEGER",
-    "STRING",
-    "TEXT",
-    "LOOKUP",
-    "MULTI_LOOKUP",
-    "DATE",
-    "USER",
-    "RELEASE",
-    "BOOLEAN",
-    "URL_STRING",
-]
-
-
 class FieldCreate(Strict):
     """A new custom field of an item type (``pickListValues`` makes a new pick list)."""
 
@@ -199,7 +186,7 @@ class FieldCreate(Strict):
         str, StringConstraints(min_length=1, max_length=100, pattern=r"^[A-Za-z][A-Za-z0-9_]*$")
     ]
     label: Name
-    fieldType: FieldType
+    fieldType: CustomFieldType
     readOnly: bool = False
     required: bool = False
     triggerSuspect: bool = False

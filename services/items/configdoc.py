@@ -9,24 +9,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.fieldtypes import FieldType
 
-FIELD_TYPES = (
-    "INTEGER",
-    "STRING",
-    "TEXT",
-    "LOOKUP",
-    "MULTI_LOOKUP",
-    "DATE",
-    "USER",
-    "RELEASE",
-    "BOOLEAN",
-    "URL_STRING",
-    "STEPS",
-    "TEST_RUN_STATUS",
-    "TEST_CASE_STATUS",
-    "DOCUMENT_TYPE_ITEM_LOOKUP",
-    "GROUP",
-)
 CATEGORIES = (
     "CORE",
     "ATTACHMENT",
@@ -86,7 +70,7 @@ class FieldDoc(_Doc):
 
     name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z][A-Za-z0-9_]*$")
     label: str = Field(min_length=1, max_length=255)
-    fieldType: Literal[FIELD_TYPES]  # type: ignore[valid-type]
+    fieldType: FieldType
     readOnly: bool = False
     required: bool = False
     triggerSuspect: bool = False
