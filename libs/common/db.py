@@ -7,11 +7,11 @@ never block the writer; PostgreSQL runs on asyncpg.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
-from sqlalchemy import BigInteger, Integer, event
+from sqlalchemy import BigInteger, Integer, Row, Select, event
 from sqlalchemy.engine import CursorResult, make_url
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import (
@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.sql.dml import Delete, Insert, Update
 
-from plumbline.common.errors import InvalidArgument
+from plumbline.common.errors import InvalidArgument, NotFound
 
 #: Primary keys: 64-bit on PostgreSQL, INTEGER (so AUTOINCREMENT works) on SQLite.
 ID = BigInteger().with_variant(Integer, "sqlite")
@@ -136,3 +136,20 @@ async def affected(session: AsyncSession, statement: Insert | Update | Delete) -
     """Runs an INSERT, UPDATE or DELETE and returns how many rows it touched."""
     result = cast(CursorResult[Any], await session.execute(statement))
     return int(result.rowcount)
+
+
+T = TypeVar("T")
+
+
+async def first_or_missing(session: AsyncSession, statement: Select[Any], missing: str) -> Row[Any]:
+    """The first row ``statement`` reads; ``NotFound(missing)`` when it reads none."""
+    row: Row[Any] | None = (await session.execute(statement)).first()
+    if row is None:
+        raise NotFound(missing)
+    return row
+
+
+def check_batch(rows: Sequence[T], ids: Sequence[int], what: str) -> None:
+    """A batch read leaves out ids it cannot find, except when it was asked for one."""
+    if len(ids) == 1 and not rows:
+        raise NotFound(f"No {what} with id {ids[0]}.")

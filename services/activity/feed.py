@@ -11,8 +11,8 @@ from sqlalchemy import Row, and_, func, or_, select
 
 from plumbline.common.context import require_principal
 from plumbline.common.dates import parse_iso
-from plumbline.common.db import Database
-from plumbline.common.errors import NotFound, Unavailable
+from plumbline.common.db import Database, first_or_missing
+from plumbline.common.errors import Unavailable
 from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
 from plumbline.services.activity.mapping import describe
@@ -113,9 +113,9 @@ class Feed:
         """One activity."""
         require_principal()
         async with self.db.read() as session:
-            row = (
-                await session.execute(select(activities).where(activities.c.id == activity_id))
-            ).first()
-        if row is None:
-            raise NotFound(f"No activity with id {activity_id}.")
+            row = await first_or_missing(
+                session,
+                select(activities).where(activities.c.id == activity_id),
+                f"No activity with id {activity_id}.",
+            )
         return row

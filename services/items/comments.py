@@ -8,7 +8,7 @@ from sqlalchemy import Row, and_, func, select
 
 from plumbline.common.context import require_principal
 from plumbline.common.dates import utcnow
-from plumbline.common.db import Database, insert_id
+from plumbline.common.db import Database, check_batch, first_or_missing, insert_id
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
@@ -71,13 +71,11 @@ class Comments:
         return list(rows), int(total or 0)
 
     async def _one(self, session: Any, comment_id: int) -> Any:
-        row = (
-            await session.execute(
-                select(comments).where(comments.c.id == comment_id, comments.c.deleted.is_(False))
-            )
-        ).first()
-        if row is None:
-            raise NotFound(f"No comment with id {comment_id}.")
+        row = await first_or_missing(
+            session,
+            select(comments).where(comments.c.id == comment_id, comments.c.deleted.is_(False)),
+            f"No comment with id {comment_id}.",
+        )
         return row
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
@@ -91,8 +89,7 @@ class Comments:
                     .order_by(comments.c.id)
                 )
             ).all()
-        if len(ids) == 1 and not rows:
-            raise NotFound(f"No comment with id {ids[0]}.")
+        check_batch(rows, ids, "comment")
         return list(rows)
 
     async def create(

@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import Row, and_, func, or_, select
 
 from plumbline.common.context import require_principal
-from plumbline.common.db import Database, insert_id
-from plumbline.common.errors import InvalidArgument, NotFound
+from plumbline.common.db import Database, check_batch, insert_id
+from plumbline.common.errors import InvalidArgument
 from plumbline.services.items import filterquery
 from plumbline.services.items.models import (
     favorite_filters,
@@ -84,8 +84,7 @@ class Filters:
                     .order_by(filters.c.id)
                 )
             ).all()
-        if len(ids) == 1 and not rows:
-            raise NotFound(f"No filter with id {ids[0]}.")
+        check_batch(rows, ids, "filter")
         return list(rows)
 
     async def create(

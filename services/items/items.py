@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from plumbline.common import jsonpatch
 from plumbline.common.context import Principal, require_principal
 from plumbline.common.dates import utcnow
-from plumbline.common.db import Database, unique_violation
+from plumbline.common.db import Database, check_batch, first_or_missing, unique_violation
 from plumbline.common.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -67,8 +67,7 @@ class Items:
                     select(items).where(items.c.id.in_(ids), items.c.active.is_(True))
                 )
             ).all()
-        if len(ids) == 1 and not rows:
-            raise NotFound(f"No item with id {ids[0]}.")
+        check_batch(rows, ids, "item")
         order = {item_id: position for position, item_id in enumerate(ids)}
         return sorted(rows, key=lambda r: order.get(r.id, 0))
 
@@ -114,13 +113,11 @@ class Items:
         return list(rows), int(total or 0)
 
     async def active(self, session: AsyncSession, item_id: int) -> Row[Any]:
-        row = (
-            await session.execute(
-                select(items).where(items.c.id == item_id, items.c.active.is_(True))
-            )
-        ).first()
-        if row is None:
-            raise NotFound(f"No item with id {item_id}.")
+        row = await first_or_missing(
+            session,
+            select(items).where(items.c.id == item_id, items.c.active.is_(True)),
+            f"No item with id {item_id}.",
+        )
         return row
 
     # -- creating --------------------------------------------------------------------

@@ -12,8 +12,8 @@ from sqlalchemy.exc import IntegrityError
 
 from plumbline.common.context import Principal, require_admin, require_principal
 from plumbline.common.dates import utcnow
-from plumbline.common.db import Database, insert_id, unique_violation
-from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
+from plumbline.common.db import Database, check_batch, first_or_missing, insert_id, unique_violation
+from plumbline.common.errors import AlreadyExists, InvalidArgument
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
 from plumbline.services.items.models import projects
@@ -60,8 +60,7 @@ class Projects:
                     select(projects).where(projects.c.id.in_(ids)).order_by(projects.c.id)
                 )
             ).all()
-        if len(ids) == 1 and not rows:
-            raise NotFound(f"No project with id {ids[0]}.")
+        check_batch(rows, ids, "project")
         return list(rows)
 
     async def create(self, data: ProjectInput) -> int:
@@ -112,11 +111,11 @@ class Projects:
         caller = require_admin("create or change projects")
         try:
             async with self.outbox.transaction() as session:
-                current = (
-                    await session.execute(select(projects).where(projects.c.id == project_id))
-                ).first()
-                if current is None:
-                    raise NotFound(f"No project with id {project_id}.")
+                current = await first_or_missing(
+                    session,
+                    select(projects).where(projects.c.id == project_id),
+                    f"No project with id {project_id}.",
+                )
                 fields = json.loads(current.fields_json)
                 fields["name"] = current.name
                 if data.fields is not None:

@@ -10,7 +10,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.context import Principal, require_principal
 from plumbline.common.dates import utcnow
-from plumbline.common.db import Database, affected, insert_id, unique_violation
+from plumbline.common.db import (
+    Database,
+    affected,
+    check_batch,
+    first_or_missing,
+    insert_id,
+    unique_violation,
+)
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
@@ -105,8 +112,7 @@ class Relationships:
         require_principal()
         async with self.db.read() as session:
             rows = (await session.execute(_VISIBLE.where(relationships.c.id.in_(ids)))).all()
-        if len(ids) == 1 and not rows:
-            raise NotFound(f"No relationship with id {ids[0]}.")
+        check_batch(rows, ids, "relationship")
         return sorted(rows, key=lambda r: r.id)
 
     async def _item(self, session: AsyncSession, item_id: int, name: str) -> Any:
@@ -231,9 +237,11 @@ class Relationships:
             raise
 
     async def _existing(self, session: AsyncSession, rel_id: int) -> Row[Any]:
-        row = (await session.execute(_VISIBLE.where(relationships.c.id == rel_id))).first()
-        if row is None:
-            raise NotFound(f"No relationship with id {rel_id}.")
+        row = await first_or_missing(
+            session,
+            _VISIBLE.where(relationships.c.id == rel_id),
+            f"No relationship with id {rel_id}.",
+        )
         return row
 
     async def delete(self, rel_id: int) -> None:

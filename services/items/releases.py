@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.context import Principal, require_principal
 from plumbline.common.dates import parse_datetime
-from plumbline.common.db import Database, insert_id
+from plumbline.common.db import Database, check_batch, first_or_missing, insert_id
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
@@ -60,8 +60,7 @@ class Releases:
                     _with_counts().where(releases.c.id.in_(ids)).order_by(releases.c.id)
                 )
             ).all()
-        if len(ids) == 1 and not rows:
-            raise NotFound(f"No release with id {ids[0]}.")
+        check_batch(rows, ids, "release")
         return list(rows)
 
     async def create(
@@ -104,11 +103,11 @@ class Releases:
         elif values.get("release_date"):
             changes["release_date"] = parse_release_date(values["release_date"])
         async with self.outbox.transaction() as session:
-            row = (
-                await session.execute(select(releases).where(releases.c.id == release_id))
-            ).first()
-            if row is None:
-                raise NotFound(f"No release with id {release_id}.")
+            row = await first_or_missing(
+                session,
+                select(releases).where(releases.c.id == release_id),
+                f"No release with id {release_id}.",
+            )
             if "project" in values and values["project"] != row.project:
                 raise InvalidArgument("A release cannot move to another project.")
             if changes:

@@ -9,7 +9,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.context import Principal, require_principal
-from plumbline.common.db import Database, affected, insert_id, unique_violation
+from plumbline.common.db import Database, affected, check_batch, insert_id, unique_violation
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
@@ -58,8 +58,7 @@ class Tags:
             rows = (
                 await session.execute(select(tags).where(tags.c.id.in_(ids)).order_by(tags.c.id))
             ).all()
-        if len(ids) == 1 and not rows:
-            raise NotFound(f"No tag with id {ids[0]}.")
+        check_batch(rows, ids, "tag")
         return list(rows)
 
     async def create(self, name: str, project: int) -> int:

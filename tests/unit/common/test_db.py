@@ -1,0 +1,43 @@
+"""The shared read helpers: one row or NotFound, a batch that may not miss a single id."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import BigInteger, Column, MetaData, String, Table, select
+
+from plumbline.common.db import Database, check_batch, first_or_missing
+from plumbline.common.errors import NotFound
+
+metadata = MetaData()
+things = Table(
+    "things",
+    metadata,
+    Column("id", BigInteger, primary_key=True),
+    Column("name", String(20), nullable=False),
+)
+
+
+async def test_first_or_missing_reads_the_row_or_says_what_is_missing(db_url: str) -> None:
+    db = Database(db_url)
+    try:
+        async with db.transaction() as session:
+            await session.run_sync(lambda s: metadata.create_all(s.connection()))
+            await session.execute(things.insert().values(id=1, name="one"))
+        async with db.read() as session:
+            row = await first_or_missing(
+                session, select(things).where(things.c.id == 1), "No thing with id 1."
+            )
+            assert row.name == "one"
+            with pytest.raises(NotFound, match=r"No thing with id 2\."):
+                await first_or_missing(
+                    session, select(things).where(things.c.id == 2), "No thing with id 2."
+                )
+    finally:
+        await db.close()
+
+
+def test_check_batch_refuses_only_a_single_missing_id() -> None:
+    check_batch([], [1, 2], "thing")  # a batch leaves out what it cannot find
+    check_batch(["row"], [1], "thing")
+    with pytest.raises(NotFound, match=r"No thing with id 7\."):
+        check_batch([], [7], "thing")
