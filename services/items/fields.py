@@ -62,6 +62,10 @@ def _check_steps(name: str, value: Any, with_status: bool) -> list[dict[str, Any
         for key, member in step.items():
             if member is not None and not isinstance(member, str):
                 raise InvalidArgument(f"fields.{name}[{number}].{key} must be a string.")
+            if member is not None and "\x00" in member:
+                raise InvalidArgument(
+                    f"fields.{name}[{number}].{key} must not contain NUL characters."
+                )
         steps.append({k: step.get(k) or "" for k in allowed if k in step or k in STEP_KEYS})
     return steps
 
@@ -73,17 +77,9 @@ def check_value(catalog: Catalog, field: Field, value: Any) -> Any:
         return None
     kind = field.field_type
     if kind in ("STRING", "URL_STRING"):
-        if not isinstance(value, str):
-            raise InvalidArgument(f"fields.{name} must be a string.")
-        if len(value) > MAX_STRING:
-            raise InvalidArgument(f"fields.{name} must be at most {MAX_STRING} characters.")
-        return value
+        return _text(name, value, MAX_STRING)
     if kind == "TEXT":
-        if not isinstance(value, str):
-            raise InvalidArgument(f"fields.{name} must be a string.")
-        if len(value) > MAX_TEXT:
-            raise InvalidArgument(f"fields.{name} must be at most {MAX_TEXT} characters.")
-        return value
+        return _text(name, value, MAX_TEXT)
     if kind == "INTEGER":
         return _int64(name, value, f"fields.{name} must be an integer.")
     if kind == "BOOLEAN":
@@ -106,10 +102,19 @@ def check_value(catalog: Catalog, field: Field, value: Any) -> Any:
     if kind == "STEPS":
         return _check_steps(name, value, with_status=False)
     if kind in ("TEST_RUN_STATUS", "TEST_CASE_STATUS"):
-        if not isinstance(value, str):
-            raise InvalidArgument(f"fields.{name} must be a string.")
-        return value
+        return _text(name, value, MAX_STRING)
     raise InvalidArgument(f"fields.{name} has a field type ({kind}) that cannot be set.")
+
+
+def _text(name: str, value: Any, limit: int) -> str:
+    if not isinstance(value, str):
+        raise InvalidArgument(f"fields.{name} must be a string.")
+    if len(value) > limit:
+        raise InvalidArgument(f"fields.{name} must be at most {limit} characters.")
+    if "\x00" in value:
+        # PostgreSQL cannot store NUL in text; refused on both backends, whoever calls.
+        raise InvalidArgument(f"fields.{name} must not contain NUL characters.")
+    return value
 
 
 def _check_option(catalog: Catalog, field: Field, value: Any) -> int:
