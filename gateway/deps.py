@@ -71,6 +71,14 @@ def serves(route: APIRoute, version: str) -> bool:
     return version == "labs" or not labs_only(route.dependant)
 
 
+DATE_HEADERS = ("x-service-date-fields-with-time", "x-jama-date-fields-with-time")
+
+
+def dates_with_time(request: Request) -> bool:
+    """Whether the caller wants dates in ``fields`` with a time part."""
+    return any(request.headers.get(h, "").strip().lower() == "true" for h in DATE_HEADERS)
+
+
 Version = Annotated[str, Depends(api_version)]
 Caller = Annotated[Principal, Depends(caller)]
 Gw = Annotated[Gateway, Depends(gateway)]

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from plumbline.common import int64
 from plumbline.common.errors import InvalidArgument
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
-INT64_MAX = 2**63 - 1
 
 
 def _number(name: str, value: str, minimum: int | None, maximum: int | None) -> int:
@@ -23,8 +23,8 @@ def _number(name: str, value: str, minimum: int | None, maximum: int | None) -> 
         raise InvalidArgument(f"{name} must be an integer, got {value!r}") from None
     if minimum is not None and maximum is not None and not minimum <= number <= maximum:
         raise InvalidArgument(f"{name} must be between {minimum} and {maximum}, got {number}")
-    if not -(2**63) <= number <= INT64_MAX:
-        raise InvalidArgument(f"{name} is out of range: at most {INT64_MAX}, got {value}")
+    if not int64.fits(number):
+        raise InvalidArgument(f"{name} is out of range: at most {int64.MAX}, got {value}")
     return number
 
 

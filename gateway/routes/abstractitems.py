@@ -20,8 +20,7 @@ from plumbline.common.dates import format_datetime
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import query, records, representations, schemas
-from plumbline.gateway.deps import Caller, Gw, Paging, View, view_of
-from plumbline.gateway.routes.items import dates_with_time
+from plumbline.gateway.deps import Caller, Gw, Paging, View, dates_with_time, view_of
 from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["abstractitems"])

@@ -22,7 +22,7 @@ from plumbline.gateway.bodies import (
     free_json,
     json_bytes,
 )
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
+from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.items.v1 import items_pb2
 
@@ -44,14 +44,6 @@ RootOnly = Annotated[
 
 
 Locks = Annotated[View, Depends(view_of("locks"))]
-
-
-DATE_HEADERS = ("x-service-date-fields-with-time", "x-jama-date-fields-with-time")
-
-
-def dates_with_time(request: Request) -> bool:
-    """Whether the caller wants dates in ``fields`` with a time part."""
-    return any(request.headers.get(h, "").strip().lower() == "true" for h in DATE_HEADERS)
 
 
 def global_id_manually(request: Request) -> bool:

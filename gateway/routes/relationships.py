@@ -11,9 +11,8 @@ from starlette.responses import Response
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import RelationshipBody
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
+from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted, updated
-from plumbline.gateway.routes.items import dates_with_time
 from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["relationships"])

@@ -12,9 +12,8 @@ from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import (
     SyncedItemBody,
 )
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
+from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted
-from plumbline.gateway.routes.items import dates_with_time
 from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["synchronized items"])

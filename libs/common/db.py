@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 from sqlalchemy import BigInteger, Integer, Row, Select, event
 from sqlalchemy.engine import CursorResult, make_url
@@ -138,9 +138,6 @@ async def affected(session: AsyncSession, statement: Insert | Update | Delete) -
     return int(result.rowcount)
 
 
-T = TypeVar("T")
-
-
 async def first_or_missing(session: AsyncSession, statement: Select[Any], missing: str) -> Row[Any]:
     """The first row ``statement`` reads; ``NotFound(missing)`` when it reads none."""
     row: Row[Any] | None = (await session.execute(statement)).first()
@@ -149,7 +146,7 @@ async def first_or_missing(session: AsyncSession, statement: Select[Any], missin
     return row
 
 
-def check_batch(rows: Sequence[T], ids: Sequence[int], what: str) -> None:
+def check_batch(rows: Sequence[object], ids: Sequence[int], what: str) -> None:
     """A batch read leaves out ids it cannot find, except when it was asked for one."""
     if len(ids) == 1 and not rows:
         raise NotFound(f"No {what} with id {ids[0]}.")

@@ -113,9 +113,8 @@ class Feed:
         """One activity."""
         require_principal()
         async with self.db.read() as session:
-            row = await first_or_missing(
+            return await first_or_missing(
                 session,
                 select(activities).where(activities.c.id == activity_id),
                 f"No activity with id {activity_id}.",
             )
-        return row

@@ -71,12 +71,11 @@ class Comments:
         return list(rows), int(total or 0)
 
     async def _one(self, session: Any, comment_id: int) -> Any:
-        row = await first_or_missing(
+        return await first_or_missing(
             session,
             select(comments).where(comments.c.id == comment_id, comments.c.deleted.is_(False)),
             f"No comment with id {comment_id}.",
         )
-        return row
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
         """Comments by id; a single unknown id is NotFound."""

@@ -113,12 +113,11 @@ class Items:
         return list(rows), int(total or 0)
 
     async def active(self, session: AsyncSession, item_id: int) -> Row[Any]:
-        row = await first_or_missing(
+        return await first_or_missing(
             session,
             select(items).where(items.c.id == item_id, items.c.active.is_(True)),
             f"No item with id {item_id}.",
         )
-        return row
 
     # -- creating --------------------------------------------------------------------
 

@@ -237,12 +237,11 @@ class Relationships:
             raise
 
     async def _existing(self, session: AsyncSession, rel_id: int) -> Row[Any]:
-        row = await first_or_missing(
+        return await first_or_missing(
             session,
             _VISIBLE.where(relationships.c.id == rel_id),
             f"No relationship with id {rel_id}.",
         )
-        return row
 
     async def delete(self, rel_id: int) -> None:
         """``DELETE /relationships/{id}``."""

@@ -56,7 +56,7 @@ async def _children(session: AsyncSession, parent: int) -> list[Row[Any]]:
 
 
 class Sync:
-    """Pools of items that share a global id, and workflow steps of items."""
+    """Pools of items that share a global id."""
 
     def __init__(self, items_: Items, config: Configuration) -> None:
         self.items = items_

@@ -32,7 +32,8 @@ def user_message(row: Any) -> pb.User:
 
 
 def _user_input(message: pb.UserInput) -> dict[str, Any]:
-    return {f: optional(message, f) for f in INPUT_FIELDS if optional(message, f) is not None}
+    given = {f: optional(message, f) for f in INPUT_FIELDS}
+    return {f: value for f, value in given.items() if value is not None}
 
 
 class UsersServicer(identity_pb2_grpc.UsersServicer):

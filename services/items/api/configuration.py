@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+from plumbline.common.db import check_batch
 from plumbline.common.errors import NotFound
 from plumbline.common.rpc import Context, page_info, page_of
 from plumbline.core.v1 import core_pb2
@@ -105,9 +106,9 @@ def _page(rows: Sequence[T], page: core_pb2.Page) -> tuple[list[T], core_pb2.Pag
 
 
 def _pick(found: dict[int, T], ids: Sequence[int], what: str) -> list[T]:
-    if len(ids) == 1 and ids[0] not in found:
-        raise NotFound(f"No {what} with id {ids[0]}.")
-    return [found[i] for i in sorted(set(ids)) if i in found]
+    picked = [found[i] for i in sorted(set(ids)) if i in found]
+    check_batch(picked, ids, what)
+    return picked
 
 
 def _option_values(message: pb.PickListOptionInput) -> dict[str, Any]:
@@ -234,10 +235,6 @@ class ConfigurationServicer(items_pb2_grpc.ConfigurationServicer):
     async def GetRuleSets(self, request: core_pb2.IdList, context: Context) -> pb.RuleSetList:
         catalog = await self.config.catalog()
         ids = list(request.ids)
-        if len(ids) == 1 and ids[0] not in catalog.rule_sets:
-            raise NotFound(f"No relationship rule set with id {ids[0]}.")
-        return pb.RuleSetList(
-            rule_sets=[
-                rule_set_message(catalog.rule_sets[i]) for i in ids if i in catalog.rule_sets
-            ]
-        )
+        found = [catalog.rule_sets[i] for i in ids if i in catalog.rule_sets]
+        check_batch(found, ids, "relationship rule set")
+        return pb.RuleSetList(rule_sets=[rule_set_message(r) for r in found])
