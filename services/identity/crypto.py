@@ -22,6 +22,7 @@ class Passwords:
 
     def __init__(self, time_cost: int, memory_cost: int) -> None:
         self._hasher = PasswordHasher(time_cost=time_cost, memory_cost=memory_cost)
+        self._absent: str | None = None
 
     async def hash(self, password: str) -> str:
         """A new salted hash."""
@@ -33,6 +34,14 @@ class Passwords:
             return await asyncio.to_thread(self._hasher.verify, hashed, password)
         except (VerificationError, InvalidHashError):
             return False
+
+    async def verify_absent(self, password: str) -> bool:
+        """Spends the time of a verification where there is no hash to verify against
+        (an unknown user name), so that the answer's timing reveals nothing; False."""
+        if self._absent is None:
+            self._absent = await self.hash(secrets.token_urlsafe(16))
+        await self.verify(self._absent, password)
+        return False
 
 
 def new_client_id() -> str:

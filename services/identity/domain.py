@@ -60,6 +60,21 @@ USER_FIELDS = (
 REQUIRED_ON_CREATE = ("username", "first_name", "last_name", "email", "license_type", "password")
 
 
+def _check_username(name: str) -> None:
+    """User names go into Basic credentials (``user:password``) and into logs."""
+    if (
+        ":" in name
+        or not name.isprintable()
+        or name != name.strip()
+        or any(c.isspace() and c != " " for c in name)
+    ):
+        raise InvalidArgument(
+            "username may contain any printable characters except ':' (Basic authentication "
+            "separates user name and password with it), and must not start or end with a "
+            f"space; got {name!r}."
+        )
+
+
 @dataclass(frozen=True)
 class IssuedToken:
     """An access token and what the token endpoint says about it."""
@@ -137,7 +152,11 @@ class Identity:
         """The principal for a user name and password; inactive users are refused."""
         async with self.db.read() as session:
             row = await store.credentials_of(session, username)
-        if row is None or not await self.passwords.verify(row.password_hash, password):
+        if row is None:
+            # As slow as a wrong password, so the time does not tell which names exist.
+            await self.passwords.verify_absent(password)
+            raise Unauthenticated("The user name or password is not correct.")
+        if not await self.passwords.verify(row.password_hash, password):
             raise Unauthenticated("The user name or password is not correct.")
         if not row.active:
             raise Unauthenticated(f"The user {row.username!r} is inactive.")
@@ -263,6 +282,7 @@ class Identity:
         missing = [f for f in REQUIRED_ON_CREATE if not values.get(f)]
         if missing:
             raise InvalidArgument(f"Missing required field(s): {', '.join(missing)}.")
+        _check_username(values["username"])
         hashed = await self.passwords.hash(values.pop("password"))
         return await self._insert_user(values, hashed, roles="", actor=caller)
 
@@ -310,12 +330,18 @@ class Identity:
         if "username" in changes:
             if not changes["username"]:
                 raise InvalidArgument("username must not be empty.")
+            _check_username(changes["username"])
             changes["username_key"] = changes["username"].lower()
         try:
             async with self.outbox.transaction() as session:
                 current = await store.user_by_id(session, user_id)
                 if current is None:
                     raise NotFound(f"No user with id {user_id}.")
+                license_type = changes.get("license_type", current.license_type)
+                if license_type != current.license_type and not caller.may_manage_users:
+                    raise PermissionDenied(
+                        "Only organization or user administrators may change licenseType."
+                    )
                 version = current.version + 1
                 await session.execute(
                     update(users)

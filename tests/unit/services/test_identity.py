@@ -99,6 +99,44 @@ async def test_users_change_themselves_but_not_others(identity: Identity) -> Non
             await identity.update_user(alice, {"password": "new"})
 
 
+async def test_user_names_are_checked(identity: Identity) -> None:
+    with acting_as(ADMIN):
+        for name in ("a:b", "line\nbreak", "tab\tx", " lead", "trail ", "bell\x07"):
+            with pytest.raises(InvalidArgument, match="except ':'"):
+                await identity.create_user(dict(USER, username=name))
+        alice = await identity.create_user(dict(USER, username="Alice Smith-Ünal.x@y"))
+        with pytest.raises(InvalidArgument, match="except ':'"):
+            await identity.update_user(alice, {"username": "al:ice"})
+
+
+async def test_only_administrators_change_the_licence_type(identity: Identity) -> None:
+    with acting_as(ADMIN):
+        alice = await identity.create_user(dict(USER))
+    with acting_as(Principal(alice, "Alice")):
+        await identity.update_user(alice, {"license_type": "NAMED", "title": "Lead"})
+        with pytest.raises(PermissionDenied, match="licenseType"):
+            await identity.update_user(alice, {"license_type": "FLOATING"})
+    with acting_as(ADMIN):
+        await identity.update_user(alice, {"license_type": "FLOATING"})
+        assert (await identity.get_user(alice)).license_type == "FLOATING"
+
+
+async def test_an_unknown_user_costs_a_verification(identity: Identity) -> None:
+    calls: list[str] = []
+    original = identity.passwords.verify
+
+    async def counting(hashed: str, password: str) -> bool:
+        calls.append(password)
+        return await original(hashed, password)
+
+    identity.passwords.verify = counting  # type: ignore[method-assign]
+    with pytest.raises(Unauthenticated, match="not correct"):
+        await identity.authenticate_basic("nobody", "guess")
+    with pytest.raises(Unauthenticated, match="not correct"):
+        await identity.authenticate_basic("admin", "guess")
+    assert calls == ["guess", "guess"]
+
+
 async def test_deactivated_users_cannot_authenticate_or_exchange_tokens(identity: Identity) -> None:
     with acting_as(ADMIN):
         alice = await identity.create_user(dict(USER))
