@@ -22,6 +22,7 @@ from plumbline.common.context import Principal, principal_var
 from plumbline.common.errors import NotFound, Unauthenticated
 from plumbline.common.events import Event
 from plumbline.core.v1 import core_pb2
+from plumbline.gateway.logins import LoginGuard
 from plumbline.identity.v1 import identity_pb2, identity_pb2_grpc
 
 SESSION_COOKIE = "plumbline_session"
@@ -31,9 +32,15 @@ _MAX_ENTRIES = 100_000
 class Authenticator:
     """Turns request credentials into a principal."""
 
-    def __init__(self, identity: identity_pb2_grpc.AuthAsyncStub, ttl: float) -> None:
+    def __init__(
+        self,
+        identity: identity_pb2_grpc.AuthAsyncStub,
+        ttl: float,
+        logins: LoginGuard | None = None,
+    ) -> None:
         self.identity = identity
         self.ttl = ttl
+        self.logins = logins or LoginGuard()
         self._key = os.urandom(32)
         self._basic: dict[bytes, tuple[Principal, float]] = {}
         self._basic_by_user: dict[int, set[bytes]] = {}
@@ -63,7 +70,7 @@ class Authenticator:
             scheme, _, value = header.partition(" ")
             scheme = scheme.lower()
             if scheme == "basic":
-                return await self.basic(value.strip())
+                return await self.basic(value.strip(), client_address(request))
             if scheme == "bearer":
                 return await self.bearer(value.strip())
             raise Unauthenticated("Use Basic or Bearer authentication.")
@@ -72,16 +79,18 @@ class Authenticator:
             return await self.bearer(cookie)
         raise Unauthenticated("Authentication is required: use Basic or Bearer credentials.")
 
-    async def basic(self, encoded: str) -> Principal:
-        """Basic credentials, verified once per TTL."""
+    async def basic(self, encoded: str, address: str = "") -> Principal:
+        """Basic credentials, verified once per TTL; failures are counted per user name and
+        per client ``address`` (``LoginGuard``), cached successes are not."""
         digest = hmac.new(self._key, encoded.encode(), hashlib.sha256).digest()
         now = time.monotonic()
         cached = self._basic.get(digest)
         if cached is not None and cached[1] > now:
             return cached[0]
         username, password = decode_basic(encoded)
-        reply = await self.identity.AuthenticateBasic(
-            identity_pb2.BasicCredentials(username=username, password=password)
+        credentials = identity_pb2.BasicCredentials(username=username, password=password)
+        reply = await self.logins.attempt(
+            username, address, lambda: self.identity.AuthenticateBasic(credentials)
         )
         principal = Principal(reply.user_id, reply.username, frozenset(reply.roles))
         if len(self._basic) > _MAX_ENTRIES:
@@ -131,6 +140,12 @@ class Authenticator:
         if cached[0] is None:
             raise Unauthenticated("The user of this token is inactive or no longer exists.")
         return cached[0]
+
+
+def client_address(request: Request) -> str:
+    """The client's address (behind a proxy listed in ``FORWARDED_ALLOW_IPS``, the one it
+    forwarded)."""
+    return request.client.host if request.client is not None else ""
 
 
 def challenge(request: Request) -> dict[str, str]:

@@ -27,8 +27,8 @@ from fastapi import FastAPI
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
-from plumbline.common.errors import PlumblineError
-from plumbline.gateway.auth import SESSION_COOKIE
+from plumbline.common.errors import PlumblineError, Throttled
+from plumbline.gateway.auth import SESSION_COOKIE, client_address
 from plumbline.gateway.deps import VERSIONS
 from plumbline.identity.v1 import identity_pb2
 
@@ -215,9 +215,12 @@ def install(app: FastAPI) -> None:
         gw = _gateway(request)
         if gw is None:
             return _login_page(request, version, "The service is starting; try again.", 503)
+        credentials = identity_pb2.BasicCredentials(username=username, password=password)
         try:
-            reply = await gw.upstreams.identity.auth.IssueUserToken(
-                identity_pb2.BasicCredentials(username=username, password=password)
+            reply = await gw.auth.logins.attempt(
+                username,
+                client_address(request),
+                lambda: gw.upstreams.identity.auth.IssueUserToken(credentials),
             )
         except PlumblineError as exc:
             if exc.http_status >= 500:
@@ -226,7 +229,10 @@ def install(app: FastAPI) -> None:
             else:
                 message = exc.message
                 status = 429 if exc.http_status == 429 else 401
-            return _login_page(request, version, message, status, username)
+            page = _login_page(request, version, message, status, username)
+            if isinstance(exc, Throttled):
+                page.headers["Retry-After"] = str(exc.retry_after)
+            return page
         except Exception:
             log.exception("docs login failed")
             message = "Logging in is not possible right now; try again later."

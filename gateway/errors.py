@@ -13,7 +13,7 @@ from starlette.responses import Response
 from starlette.routing import Match
 
 from plumbline.common import int64
-from plumbline.common.errors import PlumblineError
+from plumbline.common.errors import PlumblineError, Throttled
 from plumbline.gateway.auth import challenge
 from plumbline.gateway.envelope import error
 
@@ -80,7 +80,10 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(PlumblineError)
     async def domain(request: Request, exc: PlumblineError) -> Response:
-        headers = {"Retry-After": "1"} if exc.http_status == 429 else None
+        headers = None
+        if exc.http_status == 429:
+            retry_after = exc.retry_after if isinstance(exc, Throttled) else 1
+            headers = {"Retry-After": str(retry_after)}
         if exc.http_status == 401:
             headers = challenge(request)
         if exc.http_status >= 500:

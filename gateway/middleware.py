@@ -1,25 +1,32 @@
 """One ASGI layer in front of the routes: request ids, logs, metrics, throttling,
-credentials (before routing, so unknown paths answer 401 too), the body size limit,
-trailing slashes and the JSON content-type rule."""
+credentials (before routing, so unknown paths answer 401 too), the body's size and time
+limits, trusted Host names, trailing slashes and the JSON content-type rule.
+
+An API request passes, in order: an early 429 when the queue is already too deep (nothing
+else spent on it); credentials (a 401 costs no slot and reads no body); the header checks
+(413, content type); its body, read within ``body_timeout`` (else 408) before it takes a
+slot, so a stalled body holds nothing but its connection; then a slot (or 429).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 import uuid
 
 from prometheus_client import Counter, Gauge, Histogram
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from plumbline.common import telemetry
 from plumbline.common.context import request_id_var
-from plumbline.common.errors import PlumblineError
+from plumbline.common.errors import PlumblineError, Throttled
 from plumbline.gateway.auth import challenge
 from plumbline.gateway.envelope import error
+from plumbline.gateway.throttle import Throttle
 
 log = logging.getLogger("plumbline.gateway.access")
 
@@ -31,45 +38,22 @@ SECONDS = Histogram(
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )
 IN_FLIGHT = Gauge("plumbline_http_in_flight", "API requests being handled")
-QUEUED = Gauge("plumbline_http_queued", "API requests waiting for a slot")
 THROTTLED = Counter("plumbline_http_throttled_total", "API requests answered 429")
 
 # Bodies that are not JSON by contract.
 _NON_JSON_SUFFIXES = ("/file",)
 _NON_JSON_PATHS = ("/rest/oauth/token", "/api-docs/login")
 _PUBLIC_PATHS = ("/rest/oauth/token",)
+_UNLOGGED = ("/healthz", "/readyz", "/metrics")
+# A client's X-Request-Id is kept only when it is this tame; otherwise one is generated.
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\\]")
+_CLOSE = {"Connection": "close"}
 
 
-class Throttle:
-    """At most ``concurrency`` API requests at once, ``queue`` more waiting."""
-
-    def __init__(self, concurrency: int, queue: int, timeout: float) -> None:
-        self.slots = asyncio.Semaphore(concurrency)
-        self.queue = queue
-        self.timeout = timeout
-        self.waiting = 0
-
-    async def acquire(self) -> bool:
-        """True once a slot is held; False when the queue is full or the wait timed out."""
-        if not self.slots.locked():
-            await self.slots.acquire()
-            return True
-        if self.waiting >= self.queue:
-            return False
-        self.waiting += 1
-        QUEUED.inc()
-        try:
-            await asyncio.wait_for(self.slots.acquire(), self.timeout)
-            return True
-        except TimeoutError:
-            return False
-        finally:
-            self.waiting -= 1
-            QUEUED.dec()
-
-    def release(self) -> None:
-        """Frees a slot."""
-        self.slots.release()
+def printable(text: str) -> str:
+    """``text`` with control characters and backslashes escaped, for one-line logs."""
+    return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -105,17 +89,58 @@ async def _authenticate(scope: Scope, path: str) -> Response | None:
         request.state.principal = await gateway.auth.authenticate(request)
     except PlumblineError as exc:
         headers = challenge(request) if exc.http_status == 401 else None
+        if isinstance(exc, Throttled):
+            headers = {"Retry-After": str(exc.retry_after)}
         return error(exc.http_status, exc.message, headers)
     return None
+
+
+def trusted_host(scope: Scope, trusted: frozenset[str]) -> Scope:
+    """``scope`` with a Host header that links may be built from: a Host that is neither
+    in ``trusted`` (as ``host`` or ``host:port``) nor the address the connection reached
+    is replaced by that address, so a client cannot choose the URLs others are given."""
+    server = scope.get("server")
+    if server is None:
+        return scope
+    ip, port = server[0], server[1]
+    local = f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
+    host = (_header(scope, b"host") or "").strip().lower()
+    name = host if host.endswith("]") else host.rsplit(":", 1)[0]
+    if host == local or host in trusted or name in trusted or (port == 80 and host == ip):
+        return scope
+    headers = [(k, v) for k, v in scope.get("headers", ()) if k != b"host"]
+    headers.append((b"host", local.encode()))
+    return dict(scope, headers=headers)
+
+
+def _replay(first: Message, receive: Receive) -> Receive:
+    """``receive`` that answers ``first`` (the body, read already), then the connection's."""
+    pending = [first]
+
+    async def replay() -> Message:
+        if pending:
+            return pending.pop()
+        return await receive()
+
+    return replay
 
 
 class GatewayMiddleware:
     """Wraps the whole HTTP app."""
 
-    def __init__(self, app: ASGIApp, throttle: Throttle, max_body: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        throttle: Throttle,
+        max_body: int,
+        body_timeout: float = 10.0,
+        trusted_hosts: frozenset[str] = frozenset(),
+    ) -> None:
         self.app = app
         self.throttle = throttle
         self.max_body = max_body
+        self.body_timeout = body_timeout
+        self.trusted_hosts = trusted_hosts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -125,7 +150,9 @@ class GatewayMiddleware:
         if len(path) > 1 and path.endswith("/") and path != "/api-docs/":
             path = path.rstrip("/") or "/"
             scope = dict(scope, path=path, raw_path=path.encode())
-        request_id = _header(scope, b"x-request-id") or uuid.uuid4().hex[:16]
+        scope = trusted_host(scope, self.trusted_hosts)
+        given = _header(scope, b"x-request-id")
+        request_id = given if given and _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex[:16]
         token = request_id_var.set(request_id)
         method: str = scope["method"]
         started = time.perf_counter()
@@ -139,78 +166,119 @@ class GatewayMiddleware:
                 message = dict(message, headers=headers)
             await send(message)
 
-        api = path.startswith("/rest")
         try:
-            if not api:
-                await self.app(scope, receive, send_wrapper)
-                return
-            if not await self.throttle.acquire():
-                THROTTLED.inc()
-                response = error(
-                    429,
-                    "Too many requests are waiting; retry after the time in Retry-After.",
-                    {"Retry-After": "1"},
-                )
-                await response(scope, receive, send_wrapper)
-                return
-            IN_FLIGHT.inc()
-            try:
-                if telemetry.enabled():
-                    with telemetry.tracer().start_as_current_span(f"{method} {path}"):
-                        await self._api(scope, receive, send_wrapper)
-                else:
-                    await self._api(scope, receive, send_wrapper)
-            finally:
-                IN_FLIGHT.dec()
-                self.throttle.release()
+            if path.startswith("/rest"):
+                await self._api(scope, receive, send_wrapper)
+            else:
+                await self._other(scope, receive, send_wrapper)
         finally:
             elapsed = time.perf_counter() - started
             status = status_holder[0]
             REQUESTS.labels(method, str(status)).inc()
             SECONDS.labels(method).observe(elapsed)
-            if path not in ("/healthz", "/readyz", "/metrics"):
+            if path not in _UNLOGGED:
                 log.info(
-                    "%s %s %d %.1fms",
-                    method,
-                    path,
-                    status,
-                    elapsed * 1000,
+                    "%s %s %d %.1fms", printable(method), printable(path), status, elapsed * 1000
                 )
             request_id_var.reset(token)
 
     async def _api(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Credentials first, then the body's size and content type, then the routes."""
+        """Early refusal, credentials, header checks, the body, a slot, then the routes."""
         path: str = scope["path"]
+        pending = _has_body(scope)
+        if self.throttle.full():
+            await self._throttled(scope, receive, send, pending)
+            return
         refused = await _authenticate(scope, path)
-        if refused is None and _has_body(scope):
-            length = _header(scope, b"content-length")
-            if length is not None and length.strip().isdigit() and int(length) > self.max_body:
-                refused = error(413, self._too_large(int(length)))
-            elif scope["method"] in ("POST", "PUT", "PATCH"):
-                problem = self._content_type_problem(scope, path)
-                if problem is not None:
-                    refused = error(400, problem)
+        if refused is None and pending:
+            refused = self._header_problem(scope, path)
+        if refused is None and pending:
+            body = await self._read_body(receive)
+            if isinstance(body, Response):
+                refused = body
+            else:
+                receive, pending = _replay(body, receive), False
         if refused is not None:
-            await refused(scope, receive, send)
-        else:
-            await self.app(scope, self._bounded(receive), send)
+            await self._refuse(refused, scope, receive, send, pending)
+            return
+        if not await self.throttle.acquire():
+            await self._throttled(scope, receive, send, False)
+            return
+        IN_FLIGHT.inc()
+        held = time.perf_counter()
+        try:
+            if telemetry.enabled():
+                name = f"{scope['method']} {path}"
+                with telemetry.tracer().start_as_current_span(name):
+                    await self.app(scope, receive, send)
+            else:
+                await self.app(scope, receive, send)
+        finally:
+            IN_FLIGHT.dec()
+            self.throttle.release(time.perf_counter() - held)
 
-    def _bounded(self, receive: Receive) -> Receive:
-        """``receive`` that refuses a body (sent without a length) once it passes the limit."""
+    async def _other(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Health, metrics and the documentation page: only the body's limits apply."""
+        if _has_body(scope):
+            body = await self._read_body(receive)
+            if isinstance(body, Response):
+                await self._refuse(body, scope, receive, send, True)
+                return
+            receive = _replay(body, receive)
+        await self.app(scope, receive, send)
+
+    async def _read_body(self, receive: Receive) -> Message | Response:
+        """The whole body as one message, or the 413 or 408 that ends the request."""
+        chunks: list[bytes] = []
         seen = 0
+        try:
+            async with asyncio.timeout(self.body_timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] != "http.request":
+                        return message  # the client left; the route sees the disconnect
+                    chunk: bytes = message.get("body", b"")
+                    seen += len(chunk)
+                    if seen > self.max_body:
+                        return error(413, self._too_large(None))
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            return error(
+                408,
+                f"The request body did not arrive within {self.body_timeout:g} seconds "
+                "of its headers; send it in one go.",
+            )
+        return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
 
-        async def bounded() -> Message:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_body:
-                    # Reading code (FastAPI's body parsing included) lets HTTPException
-                    # through to the error handlers, which answer with the envelope.
-                    raise HTTPException(413, self._too_large(None))
-            return message
+    @staticmethod
+    async def _refuse(
+        response: Response, scope: Scope, receive: Receive, send: Send, close: bool
+    ) -> None:
+        """Sends ``response``; the connection is closed when a body is left unread, so a
+        refused client cannot keep it busy."""
+        if close:
+            response.headers.update(_CLOSE)
+        await response(scope, receive, send)
 
-        return bounded
+    async def _throttled(self, scope: Scope, receive: Receive, send: Send, close: bool) -> None:
+        THROTTLED.inc()
+        retry_after = str(self.throttle.retry_after())
+        message = "The server is busy; retry after the number of seconds in Retry-After."
+        response = error(429, message, {"Retry-After": retry_after})
+        await self._refuse(response, scope, receive, send, close)
+
+    def _header_problem(self, scope: Scope, path: str) -> Response | None:
+        """A 413 for a declared length over the limit, a 400 for a body that is not JSON."""
+        length = _header(scope, b"content-length")
+        if length is not None and length.strip().isdigit() and int(length) > self.max_body:
+            return error(413, self._too_large(int(length)))
+        if scope["method"] in ("POST", "PUT", "PATCH"):
+            problem = self._content_type_problem(scope, path)
+            if problem is not None:
+                return error(400, problem)
+        return None
 
     def _too_large(self, length: int | None) -> str:
         limit = self.max_body

@@ -9,7 +9,8 @@ from plumbline.gateway import errors
 from plumbline.gateway.auth import Authenticator
 from plumbline.gateway.catalog import ItemTypeCache
 from plumbline.gateway.deps import Gateway
-from plumbline.gateway.middleware import GatewayMiddleware, Throttle
+from plumbline.gateway.logins import LoginGuard
+from plumbline.gateway.middleware import GatewayMiddleware
 from plumbline.gateway.routes import (
     abstractitems,
     activities,
@@ -32,6 +33,7 @@ from plumbline.gateway.routes import (
     users,
     workflow,
 )
+from plumbline.gateway.throttle import Throttle
 from plumbline.gateway.upstreams import Upstreams
 from plumbline.runtime import Module, Runtime
 
@@ -80,13 +82,25 @@ class GatewayModule(Module):
         throttle = Throttle(
             settings.throttle_concurrency, settings.throttle_queue, settings.throttle_timeout
         )
-        app.add_middleware(GatewayMiddleware, throttle=throttle, max_body=settings.max_body_bytes)
+        app.add_middleware(
+            GatewayMiddleware,
+            throttle=throttle,
+            max_body=settings.max_body_bytes,
+            body_timeout=settings.body_timeout,
+            trusted_hosts=settings.trusted_host_names,
+        )
         self.subscription: Subscription | None = None
 
     async def serve(self, runtime: Runtime) -> None:
         upstreams = Upstreams.connect(runtime)
         await Upstreams.wait_ready(runtime, UPSTREAM_WAIT)
-        auth = Authenticator(upstreams.identity.auth, runtime.settings.auth_cache_ttl)
+        settings = runtime.settings
+        logins = LoginGuard(
+            settings.login_failures_per_name,
+            settings.login_failures_per_address,
+            settings.login_block_max,
+        )
+        auth = Authenticator(upstreams.identity.auth, settings.auth_cache_ttl, logins)
         await auth.load_keys()
         self.subscription = await runtime.bus.subscribe(
             f"{runtime.bus.prefix}.identity.user.>", auth.on_event

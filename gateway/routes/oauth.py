@@ -12,7 +12,7 @@ from typing_extensions import TypedDict
 
 from plumbline.common.errors import PlumblineError
 from plumbline.gateway import schemas
-from plumbline.gateway.auth import decode_basic
+from plumbline.gateway.auth import client_address, decode_basic
 from plumbline.gateway.deps import Gw
 from plumbline.gateway.envelope import error, json_response
 from plumbline.identity.v1 import identity_pb2
@@ -80,8 +80,11 @@ async def token(request: Request, gw: Gw) -> Response:
         )
     try:
         client_id, secret = decode_basic(value.strip())
-        reply = await gw.upstreams.identity.auth.IssueClientToken(
-            identity_pb2.BasicCredentials(username=client_id, password=secret)
+        credentials = identity_pb2.BasicCredentials(username=client_id, password=secret)
+        reply = await gw.auth.logins.attempt(
+            client_id,
+            client_address(request),
+            lambda: gw.upstreams.identity.auth.IssueClientToken(credentials),
         )
     except PlumblineError as exc:
         if exc.http_status == 401:

@@ -80,10 +80,14 @@ class MethodNotAllowed(PlumblineError):
 
 
 class Throttled(PlumblineError):
-    """Too many requests in flight."""
+    """Too many requests in flight, or too many failed logins; ``retry_after`` seconds."""
 
     http_status = 429
     grpc_code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class Unavailable(PlumblineError):

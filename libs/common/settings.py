@@ -45,6 +45,37 @@ class Settings(BaseSettings):
     throttle_concurrency: int = 64
     throttle_queue: int = 512
     throttle_timeout: float = 10.0
+    body_timeout: float = Field(
+        default=10.0,
+        gt=0,
+        description=(
+            "Seconds an API request's whole body may take to arrive after its headers; "
+            "a slower one answers 408 and its connection is closed."
+        ),
+    )
+    header_timeout: float = Field(
+        default=10.0,
+        gt=0,
+        description="Seconds a connection may take to send a request's headers before it "
+        "is closed.",
+    )
+    login_failures_per_name: int = Field(
+        default=5,
+        ge=1,
+        description="Failed logins in a row for one user name before the gateway refuses "
+        "further attempts for a while (1 s, doubling up to login_block_max).",
+    )
+    login_failures_per_address: int = Field(
+        default=20,
+        ge=1,
+        description="Failed logins in a row from one client address before it is refused "
+        "likewise (higher: several users may share an address).",
+    )
+    login_block_max: float = Field(
+        default=60.0,
+        gt=0,
+        description="Longest refusal, seconds, after repeated failed logins.",
+    )
     max_body_bytes: int = Field(
         default=8 * 1024 * 1024,
         gt=0,
@@ -61,7 +92,16 @@ class Settings(BaseSettings):
     password_time_cost: int = 2
     password_memory_cost: int = 19456
     public_url: str | None = Field(
-        default=None, description="Base URL used in links; default: from the request."
+        default=None,
+        description="Base URL used in links; default: from the request's Host when trusted.",
+    )
+    trusted_hosts: str = Field(
+        default="",
+        description=(
+            "Host names (host or host:port, comma-separated) a request's Host header may "
+            "name for links when no public URL is set; another Host gets the address the "
+            "connection reached."
+        ),
     )
 
     def database_url_for(self, service: str) -> str:
@@ -87,6 +127,11 @@ class Settings(BaseSettings):
         the limit is eight bodies. Replies carry pages of records and may still exceed it.
         """
         return 8 * self.max_body_bytes
+
+    @cached_property
+    def trusted_host_names(self) -> frozenset[str]:
+        """``trusted_hosts`` as lower-case entries (``host`` or ``host:port``)."""
+        return frozenset(h.strip().lower() for h in self.trusted_hosts.split(",") if h.strip())
 
     @cached_property
     def bus_is_memory(self) -> bool:

@@ -22,6 +22,7 @@ from plumbline.common.errors import InvalidArgument
 from plumbline.common.rpc import GrpcServer
 from plumbline.common.settings import Settings
 from plumbline.health import ProcessState, base_app
+from plumbline.httpproto import http_protocol
 from plumbline.modules import ALL, MODULES, SERVICES
 from plumbline.runtime import Module, Runtime
 
@@ -92,7 +93,12 @@ async def run(settings: Settings, targets: tuple[str, ...]) -> None:
         sock = _bind(host, settings.http_port)
         http_port = sock.getsockname()[1]
         config = uvicorn.Config(
-            runtime.http, log_config=None, access_log=False, lifespan="off", server_header=False
+            runtime.http,
+            http=http_protocol(settings.header_timeout),
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+            server_header=False,
         )
         http = _Server(config)
         http_task = asyncio.create_task(http.serve(sockets=[sock]))

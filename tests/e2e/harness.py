@@ -136,6 +136,9 @@ def base_env(workdir: Path) -> dict[str, str]:
     env["PLUMBLINE_PASSWORD_TIME_COST"] = "1"
     env["PLUMBLINE_PASSWORD_MEMORY_COST"] = "8192"
     env["PLUMBLINE_LOG_LEVEL"] = "WARNING"
+    # Every test connects from 127.0.0.1: the suite's wrong passwords would add up and
+    # refuse the address. test_frontdoor checks the per-address limit with its own process.
+    env["PLUMBLINE_LOGIN_FAILURES_PER_ADDRESS"] = "100000"
     return env
 
 

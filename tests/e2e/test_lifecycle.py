@@ -108,17 +108,16 @@ def test_throttling_answers_429_with_retry_after(tmp_path: Path, concurrency: in
     try:
         url = f"http://127.0.0.1:{process.http_port}/rest/v1/users/current"
 
-        def call(i: int) -> httpx.Response:
-            # A wrong password is never cached, so every call hashes and takes a while.
-            return httpx.get(url, auth=("admin", f"wrong-{i}"), timeout=30)
+        def call(_: int) -> httpx.Response:
+            return httpx.get(url, auth=("admin", "admin"), timeout=30)
 
         with concurrent.futures.ThreadPoolExecutor(24) as pool:
-            responses = list(pool.map(call, range(48)))
+            responses = list(pool.map(call, range(96)))
         statuses = {r.status_code for r in responses}
-        assert statuses <= {401, 429}
+        assert statuses <= {200, 429}
         throttled = [r for r in responses if r.status_code == 429]
         assert throttled, "no request was throttled"
-        assert throttled[0].headers["Retry-After"] == "1"
+        assert int(throttled[0].headers["Retry-After"]) >= 1
         assert "Retry-After" in throttled[0].json()["meta"]["message"]
         health = httpx.get(f"http://127.0.0.1:{process.http_port}/healthz")
         assert health.status_code == 200
