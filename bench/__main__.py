@@ -77,6 +77,60 @@ def _drive(
     return dict(json.loads(result.stdout))
 
 
+OVERLOAD_SECONDS = 15.0
+#: The throttle's default slots: as many connections as slots measure capacity.
+CAPACITY_CONNECTIONS = 64
+
+
+def _overload(url: str, auth: str, ids: Path) -> list[dict[str, Any]]:
+    """``GET /items/{id}``: capacity, then 1,024 connections retrying at once and
+    honouring ``Retry-After``."""
+    runs = [(CAPACITY_CONNECTIONS, "naive"), (1024, "naive"), (1024, "polite")]
+    results = []
+    for connections, mode in runs:
+        command = [
+            sys.executable,
+            "-m",
+            "bench.overload",
+            "--url",
+            url,
+            "--path",
+            "/rest/v1/items/{id}",
+            "--ids",
+            str(ids),
+            "--authorization",
+            auth,
+            "--connections",
+            str(connections),
+            "--seconds",
+            str(OVERLOAD_SECONDS),
+            "--mode",
+            mode,
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=300)
+        results.append(dict(json.loads(done.stdout)))
+    capacity = results[0]["ok_per_s"]
+    for result in results:
+        result["of_capacity"] = result["ok_per_s"] / capacity if capacity else 0.0
+    return results
+
+
+def _overload_table(results: list[dict[str, Any]]) -> str:
+    header = (
+        f"{'overload GET /items/{id}':28} {'conns':>5} {'ok/s':>7} {'429/s':>7} {'of cap':>7} "
+        f"{'ok p50':>7} {'ok p99':>7} {'429 p50':>7} {'other':>5} {'drv cpu':>7}"
+    )
+    lines = ["", header, "-" * len(header)]
+    for r in results:
+        lines.append(
+            f"{r['mode']:28} {r['connections']:>5} {r['ok_per_s']:>7.0f} "
+            f"{r['refused_per_s']:>7.0f} {r['of_capacity']:>7.2f} {r['ok_p50_ms']:>7.1f} "
+            f"{r['ok_p99_ms']:>7.1f} {r['refused_p50_ms']:>7.1f} "
+            f"{r['other_errors'] + r['broken_connections']:>5} {r['driver_cpu']:>7.2f}"
+        )
+    return "\n".join(lines)
+
+
 def _wait_for_feed(url: str, project: int, auth: str) -> float:
     """Waits until the activity feed has consumed every change made so far.
 
@@ -254,7 +308,11 @@ def _growth(rows: list[dict[str, Any]], small: int, large: int) -> list[dict[str
     return growth
 
 
-def _targets(rows: list[dict[str, Any]], sizes: tuple[int, ...]) -> list[dict[str, Any]]:
+def _targets(
+    rows: list[dict[str, Any]],
+    sizes: tuple[int, ...],
+    overload: list[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
     """The issue's targets, each with the measured figure and whether it is met."""
     size = sizes[-1]
     targets: list[dict[str, Any]] = []
@@ -304,10 +362,19 @@ def _targets(rows: list[dict[str, Any]], sizes: tuple[int, ...]) -> list[dict[st
             1.2,
             False,
         )
+    for result in (overload or [])[1:]:
+        add(
+            f"successes at {result['connections']} conns, {result['mode']}, of capacity (>= 0.8)",
+            result["of_capacity"],
+            0.8,
+            True,
+        )
     return targets
 
 
-def _report(rows: list[dict[str, Any]], sizes: tuple[int, ...]) -> str:
+def _report(
+    rows: list[dict[str, Any]], sizes: tuple[int, ...], overload: list[dict[str, Any]]
+) -> str:
     """Growth and targets, after the per-size tables."""
     lines = []
     for large in sizes[1:]:
@@ -323,7 +390,7 @@ def _report(rows: list[dict[str, Any]], sizes: tuple[int, ...]) -> str:
                 f"{g['rps_large']:>11.0f} {g['growth']:>7.2f} {g['growth_vs_bare']:>8.2f}"
             )
     lines += ["", f"{'target':54} {'measured':>9}  met"]
-    for t in _targets(rows, sizes):
+    for t in _targets(rows, sizes, overload):
         lines.append(f"{t['target']:54} {t['measured']:>9.2f}  {'yes' if t['met'] else 'NO'}")
     return "\n".join(lines)
 
@@ -342,6 +409,7 @@ def main() -> None:
     system = start_embedded(workdir) if args.topology == "embedded" else start_distributed(workdir)
     bare_process = None
     rows: list[dict[str, Any]] = []
+    overload: list[dict[str, Any]] = []
     try:
         items_port = next(p for p in system.processes if p.name in ("all", "items")).grpc_port
         basic = "Basic " + base64.b64encode(f"admin:{system.admin_password}".encode()).decode()
@@ -450,7 +518,9 @@ def main() -> None:
                         }
                     )
             print(_table([r for r in rows if r["size"] == size]), flush=True)
-        print(_report(rows, SIZES[args.size]), flush=True)
+        overload = _overload(system.url, basic, workdir / "ids.json")
+        print(_overload_table(overload), flush=True)
+        print(_report(rows, SIZES[args.size], overload), flush=True)
         loop.run_until_complete(seeder.close())
         loop.close()
     finally:
@@ -479,7 +549,8 @@ def main() -> None:
                     for large in SIZES[args.size][1:]
                     for g in _growth(rows, SIZES[args.size][0], large)
                 ],
-                "targets": _targets(rows, SIZES[args.size]),
+                "overload": overload,
+                "targets": _targets(rows, SIZES[args.size], overload),
             },
             indent=1,
         )
