@@ -49,6 +49,7 @@ _UNLOGGED = ("/healthz", "/readyz", "/metrics")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\\]")
 _CLOSE = {"Connection": "close"}
+_MAX_TOLD = 100_000
 
 
 def printable(text: str) -> str:
@@ -113,6 +114,15 @@ def trusted_host(scope: Scope, trusted: frozenset[str]) -> Scope:
     return dict(scope, headers=headers)
 
 
+def _connection(scope: Scope) -> tuple[str, int] | None:
+    """The client's address and port: one connection. None behind a proxy (uvicorn sets
+    the port of a forwarded client to 0), where many clients share the address."""
+    client = scope.get("client")
+    if not client or not client[1]:
+        return None
+    return (str(client[0]), int(client[1]))
+
+
 def _replay(first: Message, receive: Receive) -> Receive:
     """``receive`` that answers ``first`` (the body, read already), then the connection's."""
     pending = [first]
@@ -141,6 +151,8 @@ class GatewayMiddleware:
         self.max_body = max_body
         self.body_timeout = body_timeout
         self.trusted_hosts = trusted_hosts
+        # Connections answered 429, and until when they were told to wait.
+        self._told: dict[tuple[str, int], float] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -186,6 +198,7 @@ class GatewayMiddleware:
         """Early refusal, credentials, header checks, the body, a slot, then the routes."""
         path: str = scope["path"]
         pending = _has_body(scope)
+        await self._hold_if_told(scope)
         if self.throttle.full():
             await self._throttled(scope, receive, send, pending)
             return
@@ -264,10 +277,25 @@ class GatewayMiddleware:
 
     async def _throttled(self, scope: Scope, receive: Receive, send: Send, close: bool) -> None:
         THROTTLED.inc()
-        retry_after = str(self.throttle.retry_after())
+        retry_after = self.throttle.retry_after()
+        connection = _connection(scope)
+        if connection is not None:
+            if len(self._told) >= _MAX_TOLD:
+                now = time.monotonic()
+                self._told = {k: v for k, v in self._told.items() if v > now}
+            self._told[connection] = time.monotonic() + retry_after
         message = "The server is busy; retry after the number of seconds in Retry-After."
-        response = error(429, message, {"Retry-After": retry_after})
+        response = error(429, message, {"Retry-After": str(retry_after)})
         await self._refuse(response, scope, receive, send, close)
+
+    async def _hold_if_told(self, scope: Scope) -> None:
+        """A connection that sends its next request before the ``Retry-After`` it was given
+        waits that long here, asleep, before the request is looked at: clients that ignore
+        ``Retry-After`` cannot spend the server's time on a stream of 429s."""
+        connection = _connection(scope)
+        until = self._told.pop(connection, None) if connection is not None else None
+        if until is not None and until > time.monotonic():
+            await asyncio.sleep(until - time.monotonic())
 
     def _header_problem(self, scope: Scope, path: str) -> Response | None:
         """A 413 for a declared length over the limit, a 400 for a body that is not JSON."""

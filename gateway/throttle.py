@@ -59,7 +59,8 @@ class Throttle:
         self.waiting += 1
         QUEUED.inc()
         try:
-            await asyncio.wait_for(self.slots.acquire(), self.timeout)
+            async with asyncio.timeout(self.timeout):
+                await self.slots.acquire()
             return True
         except TimeoutError:
             return False
@@ -74,8 +75,9 @@ class Throttle:
         self.slots.release()
 
     def retry_after(self) -> int:
-        """Seconds a refused client should wait: the time the queue takes to drain, spread
-        out at random (up to twice as long) so that refused clients do not return together."""
+        """Seconds a refused client should wait: once to twice the time the queue takes to
+        drain, at random, so that refused clients come back spread out. The slots do not
+        stand idle meanwhile: clients whose requests complete refill the queue at once;
+        a longer wait only means fewer 429s to answer."""
         drain = (self.waiting + self.concurrency) / self.capacity
-        base = max(1.0, drain)
-        return min(60, math.ceil(base * (1 + self._random.random())))
+        return max(1, min(60, math.ceil(drain * (1 + self._random.random()))))
