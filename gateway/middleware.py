@@ -168,7 +168,8 @@ class GatewayMiddleware:
         token = request_id_var.set(request_id)
         method: str = scope["method"]
         started = time.perf_counter()
-        status_holder: list[int] = [500]
+        # 499 (nginx's "client closed request") unless a response starts.
+        status_holder: list[int] = [499]
 
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -207,6 +208,8 @@ class GatewayMiddleware:
             refused = self._header_problem(scope, path)
         if refused is None and pending:
             body = await self._read_body(receive)
+            if body is None:
+                return
             if isinstance(body, Response):
                 refused = body
             else:
@@ -234,14 +237,17 @@ class GatewayMiddleware:
         """Health, metrics and the documentation page: only the body's limits apply."""
         if _has_body(scope):
             body = await self._read_body(receive)
+            if body is None:
+                return
             if isinstance(body, Response):
                 await self._refuse(body, scope, receive, send, True)
                 return
             receive = _replay(body, receive)
         await self.app(scope, receive, send)
 
-    async def _read_body(self, receive: Receive) -> Message | Response:
-        """The whole body as one message, or the 413 or 408 that ends the request."""
+    async def _read_body(self, receive: Receive) -> Message | Response | None:
+        """The whole body as one message, the 413 or 408 that ends the request, or None
+        when the client left before sending it (nothing to answer)."""
         chunks: list[bytes] = []
         seen = 0
         try:
@@ -249,7 +255,7 @@ class GatewayMiddleware:
                 while True:
                     message = await receive()
                     if message["type"] != "http.request":
-                        return message  # the client left; the route sees the disconnect
+                        return None
                     chunk: bytes = message.get("body", b"")
                     seen += len(chunk)
                     if seen > self.max_body:
