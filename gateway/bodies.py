@@ -127,6 +127,14 @@ class GroupUpdate(Strict):
     type: ReadOnly[str | None] = None
 
 
+class PermissionEntry(Strict):
+    """One permission entry: exactly one of ``user`` and ``userGroup``, and a role."""
+
+    user: RecordId | None = None
+    userGroup: RecordId | None = None
+    role: Literal["READ_ONLY", "TEST_RUNNER", "READ_WRITE", "PROJECT_ADMIN"]
+
+
 class GroupUser(Strict):
     """RequestGroupUser."""
 

@@ -23,6 +23,7 @@ from plumbline.gateway.routes import (
     meta,
     moves,
     oauth,
+    permissions,
     projects,
     relationships,
     releases,
@@ -59,6 +60,7 @@ class GatewayModule(Module):
             users,
             usergroups,
             projects,
+            permissions,
             activities,
             configuration,
             # PUT /items/treelocation before PUT /items/{id}, which would take it for an id.

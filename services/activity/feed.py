@@ -9,10 +9,10 @@ from typing import Any
 
 from sqlalchemy import Row, and_, func, or_, select
 
-from plumbline.common.context import require_principal
+from plumbline.common.access import AccessCache, Action
 from plumbline.common.dates import parse_iso
 from plumbline.common.db import Database, first_or_missing
-from plumbline.common.errors import Unavailable
+from plumbline.common.errors import PermissionDenied, Unavailable
 from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
 from plumbline.services.activity.mapping import describe
@@ -39,8 +39,11 @@ class ActivityQuery:
 class Feed:
     """The activity store."""
 
-    def __init__(self, db: Database, inbox: Inbox, consistency_wait: float) -> None:
+    def __init__(
+        self, db: Database, inbox: Inbox, consistency_wait: float, access: AccessCache
+    ) -> None:
         self.db = db
+        self.access = access
         self.inbox = inbox
         self.consistency_wait = consistency_wait
 
@@ -77,7 +80,7 @@ class Feed:
 
     async def list(self, query: ActivityQuery) -> tuple[list[Row[Any]], int]:
         """A page of a project's activities, newest first, and the total."""
-        require_principal()
+        (await self.access.current()).require(Action.READ, query.project)
         # Organisation-wide changes (users, groups) belong to no project and are
         # part of every project's history.
         conditions: list[Any] = [
@@ -110,11 +113,21 @@ class Feed:
         return list(rows), int(total or 0)
 
     async def get(self, activity_id: int) -> Row[Any]:
-        """One activity."""
-        require_principal()
+        """One activity, if the caller may read its project (organisation-wide ones:
+        organisation administrators)."""
+        access = await self.access.current()
         async with self.db.read() as session:
-            return await first_or_missing(
+            row = await first_or_missing(
                 session,
                 select(activities).where(activities.c.id == activity_id),
                 f"No activity with id {activity_id}.",
             )
+        if row.project is None:
+            if not access.everything:
+                raise PermissionDenied(
+                    f"Activity {activity_id} is an organisation-wide change; only organization "
+                    "administrators may read it."
+                )
+        else:
+            access.require(Action.READ, row.project, f"activity {activity_id}")
+        return row

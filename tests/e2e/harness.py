@@ -189,13 +189,14 @@ def start_distributed(workdir: Path) -> System:
     subprocess.run([*PLUMBLINE, "migrate"], env=env, check=True, cwd=workdir, capture_output=True)
     system = System("distributed", workdir, ADMIN_PASSWORD, [], env)
     try:
+        # identity first: the others fetch access from it.
+        addresses = dict(env)
         for service in SERVICES:
-            system.processes.append(start_process(service, ["--target", service], env, workdir))
-        gateway_env = dict(env)
-        for process in system.processes:
-            gateway_env[f"PLUMBLINE_{process.name.upper()}_ADDR"] = f"127.0.0.1:{process.grpc_port}"
+            process = start_process(service, ["--target", service], addresses, workdir)
+            system.processes.append(process)
+            addresses[f"PLUMBLINE_{service.upper()}_ADDR"] = f"127.0.0.1:{process.grpc_port}"
         system.processes.append(
-            start_process("gateway", ["--target", "gateway"], gateway_env, workdir)
+            start_process("gateway", ["--target", "gateway"], addresses, workdir)
         )
     except Exception:
         system.stop()
@@ -292,6 +293,24 @@ class MakeUser(Protocol):
     """
 
     def __call__(self, **overrides: object) -> tuple[int, str, str, httpx.Client]: ...
+
+
+def grant(
+    admin: httpx.Client,
+    project: int,
+    role: str = "READ_WRITE",
+    *,
+    user: int | None = None,
+    group: int | None = None,
+) -> None:
+    """Gives a user or a user group ``role`` on a project or folder (adds or changes)."""
+    entry: dict[str, object] = {"role": role}
+    if user is not None:
+        entry["user"] = user
+    if group is not None:
+        entry["userGroup"] = group
+    response = admin.put(f"/projects/{project}/permissions", json=[entry])
+    assert response.status_code == 200, response.text
 
 
 def api_credentials(system: System, auth: tuple[str, str] | None = None) -> tuple[str, str]:

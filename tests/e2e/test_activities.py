@@ -11,7 +11,15 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.harness import MakeUser, Query, assert_error, new_project, project_key, unique
+from tests.e2e.harness import (
+    MakeUser,
+    Query,
+    assert_error,
+    grant,
+    new_project,
+    project_key,
+    unique,
+)
 
 
 def _feed(admin: httpx.Client, params: Query) -> list[dict[str, Any]]:
@@ -283,7 +291,9 @@ def test_normal_users_read_the_feed_and_anonymous_callers_do_not(
     make_user: MakeUser,
 ) -> None:
     project = new_project(admin)
-    _id, _name, _pw, client = make_user()
+    user_id, _name, _pw, client = make_user()
+    assert_error(client.get("/activities", params={"project": project}), 401, "no access")
+    grant(admin, project, "READ_ONLY", user=user_id)
     feed = client.get("/activities", params={"project": project, "objectType": "PROJECT"})
     assert feed.status_code == 200 and len(feed.json()["data"]) == 1
     assert_error(anonymous.get("/activities", params={"project": project}), 401)
