@@ -313,6 +313,27 @@ def grant(
     assert response.status_code == 200, response.text
 
 
+#: The roles of the access matrix: no entry at all, each project role, and the
+#: organisation administrator.
+MATRIX_ROLES = ("NONE", "READ_ONLY", "TEST_RUNNER", "READ_WRITE", "PROJECT_ADMIN", "ORG_ADMIN")
+
+
+@dataclass
+class Team:
+    """One user per role of ``MATRIX_ROLES`` on one project, and each user's client."""
+
+    project: dict[str, Any]
+    clients: dict[str, httpx.Client]
+    ids: dict[str, int]
+
+    def expect(self, allowed_from: str | None) -> dict[str, bool]:
+        """Role -> whether it may, when ``allowed_from`` is the weakest role that may
+        (``None``: only the organisation administrator)."""
+        order = list(MATRIX_ROLES)
+        first = order.index(allowed_from) if allowed_from is not None else order.index("ORG_ADMIN")
+        return {role: order.index(role) >= first for role in order}
+
+
 def api_credentials(system: System, auth: tuple[str, str] | None = None) -> tuple[str, str]:
     """A new OAuth client id and secret of the user ``auth`` names (the admin by default)."""
     response = httpx.post(
