@@ -21,6 +21,9 @@ class IdentityClient:
         self.users = identity.UsersStub(channel)
         self.groups = identity.GroupsStub(channel)
         self.watermarks = identity.WatermarksStub(channel)
+        self.roles = identity.RolesStub(channel)
+        self.credentials = identity.CredentialsStub(channel)
+        self.cors = identity.CorsSettingsStub(channel)
 
 
 class ItemsClient:
