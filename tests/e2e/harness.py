@@ -191,17 +191,21 @@ def start_distributed(workdir: Path) -> System:
     try:
         for service in SERVICES:
             system.processes.append(start_process(service, ["--target", service], env, workdir))
-        gateway_env = dict(env)
-        for process in system.processes:
-            gateway_env[f"PLUMBLINE_{process.name.upper()}_ADDR"] = f"127.0.0.1:{process.grpc_port}"
-        system.processes.append(
-            start_process("gateway", ["--target", "gateway"], gateway_env, workdir)
-        )
+        system.processes.append(start_gateway(system, "gateway"))
     except Exception:
         system.stop()
         cleanup_distributed(system)
         raise
     return system
+
+
+def start_gateway(system: System, name: str) -> Process:
+    """Another gateway replica of a distributed system (the caller stops it)."""
+    env = dict(system.env)
+    for process in system.processes:
+        if process.name in SERVICES:
+            env[f"PLUMBLINE_{process.name.upper()}_ADDR"] = f"127.0.0.1:{process.grpc_port}"
+    return start_process(name, ["--target", "gateway"], env, system.workdir)
 
 
 def cleanup_distributed(system: System) -> None:
