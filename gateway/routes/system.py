@@ -34,6 +34,8 @@ CorsDomains = Annotated[View, Depends(view_of("corsdomains"))]
     "/system/settings/corsdomains",
     summary="Read the CORS domains: the origins browsers may call the API from "
     "(organization administrators)",
+    description="The contract's summary of this operation reads as an overwrite; it reads "
+    "the list, as its method says (POST replaces it).",
     responses=schemas.strings("CorsDomainsDataWrapper", "The allowed origins."),
 )
 async def get_cors_domains(view: CorsDomains, gw: Gw, _c: Caller) -> Response:
@@ -45,7 +47,9 @@ async def get_cors_domains(view: CorsDomains, gw: Gw, _c: Caller) -> Response:
     "/system/settings/corsdomains",
     summary="Replace the CORS domains (organization administrators)",
     description="The body is the whole list of origins, scheme://host[:port] each "
-    '(for example ["https://app.example.com"]); an empty array allows no origin.',
+    '(for example ["https://app.example.com"]); an empty array allows no origin. The '
+    "contract's summary of this operation reads as a read; it replaces the list, as its "
+    "method says (GET reads it).",
     responses=schemas.strings(
         "CorsDomainsUpdated", "The allowed origins as stored (normalised).", after_write=True
     ),
