@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from plumbline.common import telemetry
 from plumbline.common.context import request_id_var
 from plumbline.common.errors import PlumblineError
+from plumbline.gateway import cors
 from plumbline.gateway.auth import challenge
 from plumbline.gateway.envelope import error
 
@@ -144,6 +145,11 @@ class GatewayMiddleware:
             if not api:
                 await self.app(scope, receive, send_wrapper)
                 return
+            # Preflights need no credentials and take no slot; listed origins get CORS
+            # headers on every answer, 401 and 429 included, so the page can read them.
+            if await cors.answer_preflight(scope, send_wrapper):
+                return
+            send_api = cors.with_cors(scope, send_wrapper)
             if not await self.throttle.acquire():
                 THROTTLED.inc()
                 response = error(
@@ -151,15 +157,15 @@ class GatewayMiddleware:
                     "Too many requests are waiting; retry after the time in Retry-After.",
                     {"Retry-After": "1"},
                 )
-                await response(scope, receive, send_wrapper)
+                await response(scope, receive, send_api)
                 return
             IN_FLIGHT.inc()
             try:
                 if telemetry.enabled():
                     with telemetry.tracer().start_as_current_span(f"{method} {path}"):
-                        await self._api(scope, receive, send_wrapper)
+                        await self._api(scope, receive, send_api)
                 else:
-                    await self._api(scope, receive, send_wrapper)
+                    await self._api(scope, receive, send_api)
             finally:
                 IN_FLIGHT.dec()
                 self.throttle.release()

@@ -68,6 +68,25 @@ class ApiCredentials(TypedDict):
     type: Literal["apicredentials"]
 
 
+class ApiCredentialsInfo(TypedDict):
+    """OAuth client credentials as listed: never the secret (labs)."""
+
+    id: int
+    name: str
+    clientId: str
+    user: int
+    created: str
+    type: Literal["apicredentials"]
+
+
+class UserRoles(TypedDict):
+    """A user's organisation roles: ORGANIZATION_ADMIN and USER_ADMIN (labs)."""
+
+    user: int
+    roles: list[str]
+    type: Literal["userroles"]
+
+
 class Project(TypedDict):
     """A project or project folder."""
 

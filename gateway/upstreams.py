@@ -25,6 +25,9 @@ class IdentityClient:
         self.groups = identity.GroupsStub(channel)
         self.permissions = identity.PermissionsStub(channel)
         self.watermarks = identity.WatermarksStub(channel)
+        self.roles = identity.RolesStub(channel)
+        self.credentials = identity.CredentialsStub(channel)
+        self.cors = identity.CorsSettingsStub(channel)
 
 
 class ItemsClient:

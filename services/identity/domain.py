@@ -173,7 +173,7 @@ class Identity:
                 await session.execute(
                     select(api_clients.c.secret_hash, api_clients.c.user_id, users.c.active)
                     .join(users, users.c.id == api_clients.c.user_id)
-                    .where(api_clients.c.client_id == client_id)
+                    .where(api_clients.c.client_id == client_id, api_clients.c.revoked_at.is_(None))
                 )
             ).first()
         if row is None or not await self.passwords.verify(row.secret_hash, secret):

@@ -74,6 +74,15 @@ api_clients = Table(
     Column("name", String(255), nullable=False),
     Column("user_id", ID, ForeignKey("users.id"), nullable=False, index=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # Set once revoked: the row stays so gateways can refuse the client's unexpired tokens.
+    Column("revoked_at", DateTime(timezone=True), nullable=True, index=True),
+)
+
+cors_domains = Table(
+    "cors_domains",
+    metadata,
+    Column("origin", String(255), primary_key=True),
+    Column("position", Integer, nullable=False),
 )
 
 signing_keys = Table(

@@ -195,14 +195,21 @@ def start_distributed(workdir: Path) -> System:
             process = start_process(service, ["--target", service], addresses, workdir)
             system.processes.append(process)
             addresses[f"PLUMBLINE_{service.upper()}_ADDR"] = f"127.0.0.1:{process.grpc_port}"
-        system.processes.append(
-            start_process("gateway", ["--target", "gateway"], addresses, workdir)
-        )
+        system.processes.append(start_gateway(system, "gateway"))
     except Exception:
         system.stop()
         cleanup_distributed(system)
         raise
     return system
+
+
+def start_gateway(system: System, name: str) -> Process:
+    """Another gateway replica of a distributed system (the caller stops it)."""
+    env = dict(system.env)
+    for process in system.processes:
+        if process.name in SERVICES:
+            env[f"PLUMBLINE_{process.name.upper()}_ADDR"] = f"127.0.0.1:{process.grpc_port}"
+    return start_process(name, ["--target", "gateway"], env, system.workdir)
 
 
 def cleanup_distributed(system: System) -> None:
