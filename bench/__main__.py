@@ -33,6 +33,8 @@ SIZES = {
     "large": (2_000, 20_000, 200_000),
 }
 REQUESTS = {1: 600, 32: 1500}
+GROUP_ITEM = "GET /items/{id} (role through a group)"
+GROUP_SEARCH = "GET /abstractitems?contains= (role through a group)"
 #: The word searched for: 2% of the requirements hold it (see bench.seed.WORDS).
 SEARCHED = WORDS[7]
 
@@ -152,6 +154,32 @@ def _overload_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _group_member(url: str, admin: str, projects: list[int]) -> str:
+    """Basic credentials of a new user who reads ``projects`` through a group's role."""
+    headers = {"Authorization": admin}
+    with httpx.Client(base_url=f"{url}/rest/v1", headers=headers, timeout=30) as client:
+        password = "bench-member-password"
+        user = client.post(
+            "/users",
+            json={
+                "username": "bench-member",
+                "password": password,
+                "firstName": "Bench",
+                "lastName": "Member",
+                "email": "bench-member@example.com",
+                "licenseType": "NAMED",
+            },
+        ).json()["meta"]["id"]
+        group = client.post("/usergroups", json={"name": "bench readers"}).json()["meta"]["id"]
+        client.post(f"/usergroups/{group}/users", json={"user": user}).raise_for_status()
+        for project in projects:
+            client.put(
+                f"/projects/{project}/permissions",
+                json=[{"userGroup": group, "role": "READ_ONLY"}],
+            ).raise_for_status()
+    return "Basic " + base64.b64encode(f"bench-member:{password}".encode()).decode()
+
+
 def _wait_for_feed(url: str, project: int, auth: str) -> float:
     """Waits until the activity feed has consumed every change made so far.
 
@@ -205,15 +233,18 @@ class Targets:
 
 
 def _operations(
-    data: Targets, basic: str, bearer: str
+    data: Targets, basic: str, bearer: str, member: str
 ) -> list[tuple[str, str, str, str | None, str, bool]]:
     """(name, method, path, body, authorization, read?)"""
     big = data.big_project
     req_type = data.req_type
+    # Each row of a user whose only roles come through a group (the access check's cost)
+    # follows the admin's same row: a ratio is only fair between neighbours in time.
     return [
         ("GET /users/current (Basic)", "GET", "/rest/v1/users/current", None, basic, True),
         ("GET /users/current (Bearer)", "GET", "/rest/v1/users/current", None, bearer, True),
         ("GET /items/{id}", "GET", "/rest/v1/items/{id}", None, basic, True),
+        (GROUP_ITEM, "GET", "/rest/v1/items/{id}", None, member, True),
         (
             "GET /items/{id} +include",
             "GET",
@@ -244,6 +275,14 @@ def _operations(
             f"/rest/v1/abstractitems?contains={SEARCHED}&maxResults=20",
             None,
             basic,
+            True,
+        ),
+        (
+            GROUP_SEARCH,
+            "GET",
+            f"/rest/v1/abstractitems?contains={SEARCHED}&maxResults=20",
+            None,
+            member,
             True,
         ),
         (
@@ -366,6 +405,19 @@ def _targets(
                 2,
                 False,
             )
+        for admin_row, member_row in (
+            ("GET /items/{id}", GROUP_ITEM),
+            ("GET /abstractitems?contains=", GROUP_SEARCH),
+        ):
+            as_admin = _find(rows, admin_row, size, c)
+            as_member = _find(rows, member_row, size, c)
+            if as_admin and as_member and as_member["rps"]:
+                add(
+                    f"{member_row} cost over the admin's, c{c} (< 10%)",
+                    100 * (as_admin["rps"] / as_member["rps"] - 1),
+                    10,
+                    False,
+                )
         basic = _find(rows, "GET /users/current (Basic)", size, c)
         bearer = _find(rows, "GET /users/current (Bearer)", size, c)
         if basic and bearer and basic["rps"]:
@@ -477,6 +529,7 @@ def main() -> None:
             except httpx.TransportError:
                 time.sleep(0.1)
 
+        member = _group_member(system.url, basic, seeder.data.projects)
         targets = Targets(
             big_project=seeder.data.big_project,
             req_type=seeder.types["REQ"],
@@ -515,7 +568,7 @@ def main() -> None:
                         "ratio_to_bare": 1.0,
                     }
                 )
-            for name, method, path, body, auth, read in _operations(targets, basic, bearer):
+            for name, method, path, body, auth, read in _operations(targets, basic, bearer, member):
                 if not read and size != SIZES[args.size][-1]:
                     continue
                 if "startAt=10000" in path and size < 12_000:

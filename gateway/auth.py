@@ -4,6 +4,9 @@ A password is hashed once: a verified Basic credential is cached under a keyed d
 (HMAC with a per-process key, so the cache never holds a password) for a short TTL and
 dropped when the user changes. Tokens are verified locally with identity's public keys;
 the user behind a token is looked up once per TTL, so deactivation takes effect.
+Tokens of revoked API credentials are refused: the gateway keeps the recently revoked
+client ids, loaded at start, learned from ``identity.apiclient.revoked`` events and
+reloaded now and then in case an event was missed, so no request waits for a call.
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ from plumbline.identity.v1 import identity_pb2, identity_pb2_grpc
 
 SESSION_COOKIE = "plumbline_session"
 _MAX_ENTRIES = 100_000
+#: How long a revocation learned from an event is kept over a reload that lacks it (the
+#: reload's query may have run before the revocation committed).
+_REVOKED_GRACE = 120.0
 
 
 class Authenticator:
@@ -46,11 +52,25 @@ class Authenticator:
         self._basic_by_user: dict[int, set[bytes]] = {}
         self._users: dict[int, tuple[Principal | None, float]] = {}
         self._public_keys: dict[str, str] = {}
+        self._revoked: dict[str, float] = {}
 
     async def load_keys(self) -> None:
         """Fetches identity's token keys."""
         reply = await self.identity.GetTokenKeys(core_pb2.Empty())
         self._public_keys = dict(reply.public_keys)
+
+    async def load_revoked(self, credentials: identity_pb2_grpc.CredentialsAsyncStub) -> None:
+        """Fetches the recently revoked client ids (at start, then now and then)."""
+        reply = await credentials.ListRevokedClients(core_pb2.Empty())
+        now = time.monotonic()
+        kept = {c: t for c, t in self._revoked.items() if t > now - _REVOKED_GRACE}
+        self._revoked = {**dict.fromkeys(reply.client_ids, now - _REVOKED_GRACE), **kept}
+
+    async def on_revoked(self, event: Event) -> None:
+        """Bus handler for ``identity.apiclient.revoked``."""
+        client_id = event.payload.get("clientId")
+        if isinstance(client_id, str):
+            self._revoked[client_id] = time.monotonic()
 
     def forget_user(self, user_id: int) -> None:
         """Drops everything cached for a user."""
@@ -117,6 +137,10 @@ class Authenticator:
             raise Unauthenticated("The access token has expired; request a new one.") from None
         except jwt.PyJWTError:
             raise Unauthenticated("The access token is not valid.") from None
+        if claims.get("client_id") in self._revoked:
+            raise Unauthenticated(
+                "The API credentials this access token was issued to are revoked."
+            )
         return await self.user(int(claims["sub"]))
 
     async def user(self, user_id: int) -> Principal:

@@ -16,6 +16,7 @@ from pydantic import (
     field_validator,
 )
 from pydantic.json_schema import SkipJsonSchema
+from starlette.requests import Request
 from typing_extensions import TypedDict
 
 from plumbline.common import int64
@@ -127,6 +128,14 @@ class GroupUpdate(Strict):
     type: ReadOnly[str | None] = None
 
 
+class PermissionEntry(Strict):
+    """One permission entry: exactly one of ``user`` and ``userGroup``, and a role."""
+
+    user: RecordId | None = None
+    userGroup: RecordId | None = None
+    role: Literal["READ_ONLY", "TEST_RUNNER", "READ_WRITE", "PROJECT_ADMIN"]
+
+
 class GroupUser(Strict):
     """RequestGroupUser."""
 
@@ -177,6 +186,12 @@ class CredentialsCreate(Strict):
     """A new set of API client credentials."""
 
     name: Name
+
+
+class RolesBody(Strict):
+    """A user's organisation roles (all of them: the list replaces the user's roles)."""
+
+    roles: list[Short] = Field(max_length=8)
 
 
 class FieldCreate(Strict):
@@ -409,6 +424,16 @@ class ItemCategoriesBody(Strict):
 
 
 # Free-form members (an item's ``fields``, a filter's query) travel to the services as JSON.
+
+
+async def read_json(request: Request) -> Any:
+    """A body the route reads itself (PATCH, arrays); ``json_bytes`` checks its values."""
+    raw = await request.body()
+    try:
+        body = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError as exc:
+        raise InvalidArgument(f"The request body is not valid JSON ({exc}).") from None
+    return body
 
 
 def free_json(value: Any, where: str) -> bytes:

@@ -20,6 +20,7 @@ from plumbline.core.v1 import core_pb2
 from plumbline.gateway import query
 from plumbline.gateway.auth import Authenticator, caller
 from plumbline.gateway.catalog import ItemTypeCache
+from plumbline.gateway.cors import CorsPolicy
 from plumbline.gateway.envelope import LinkTemplate, ok
 from plumbline.gateway.includes import LINKS, base_url, links_for, requested, resolve
 from plumbline.gateway.paging import DEFAULT_MAX_RESULTS, MAX_RESULTS, MAX_START, Page
@@ -36,6 +37,7 @@ class Gateway:
     upstreams: Upstreams
     auth: Authenticator
     catalog: ItemTypeCache
+    cors: CorsPolicy
 
 
 # Dependencies are coroutines even where they do not await: FastAPI runs a plain function

@@ -19,6 +19,11 @@ from plumbline.items.v1 import items_pb2
 LINKS: dict[str, dict[str, str]] = {
     "users": {},
     "usergroups": {"data.project": "projects"},
+    "permissions": {
+        "data.project": "projects",
+        "data.user": "users",
+        "data.userGroup": "usergroups",
+    },
     "projects": {
         "data.parent": "projects",
         "data.createdBy": "users",
@@ -26,6 +31,9 @@ LINKS: dict[str, dict[str, str]] = {
         "data.fields.projectManager": "users",
     },
     "activities": {"data.user": "users"},
+    "apicredentials": {"data.user": "users"},
+    "userroles": {"data.user": "users"},
+    "corsdomains": {},
     "itemtypes": {"data.fields.pickList": "picklists", "data.fields.itemType": "itemtypes"},
     "picklists": {},
     "picklistoptions": {"data.pickList": "picklists"},

@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from plumbline.common import telemetry
 from plumbline.common.context import request_id_var
 from plumbline.common.errors import PlumblineError, Throttled
+from plumbline.gateway import cors
 from plumbline.gateway.auth import challenge
 from plumbline.gateway.envelope import error
 from plumbline.gateway.throttle import Throttle
@@ -180,10 +181,12 @@ class GatewayMiddleware:
             await send(message)
 
         try:
-            if path.startswith("/rest"):
-                await self._api(scope, receive, send_wrapper)
-            else:
+            if not path.startswith("/rest"):
                 await self._other(scope, receive, send_wrapper)
+            # Preflights need no credentials and take no slot; listed origins get CORS
+            # headers on every answer, 401 and 429 included, so the page can read them.
+            elif not await cors.answer_preflight(scope, send_wrapper):
+                await self._api(scope, receive, cors.with_cors(scope, send_wrapper))
         finally:
             elapsed = time.perf_counter() - started
             status = status_holder[0]

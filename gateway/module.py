@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 
 from plumbline.common.bus import Subscription
 from plumbline.gateway import errors
 from plumbline.gateway.auth import Authenticator
 from plumbline.gateway.catalog import ItemTypeCache
+from plumbline.gateway.cors import CorsPolicy
 from plumbline.gateway.deps import Gateway
 from plumbline.gateway.logins import LoginGuard
 from plumbline.gateway.middleware import GatewayMiddleware
@@ -24,10 +27,13 @@ from plumbline.gateway.routes import (
     meta,
     moves,
     oauth,
+    permissions,
     projects,
     relationships,
     releases,
+    roles,
     sync,
+    system,
     tags,
     usergroups,
     users,
@@ -40,6 +46,10 @@ from plumbline.runtime import Module, Runtime
 log = logging.getLogger(__name__)
 
 UPSTREAM_WAIT = 120.0
+#: How often the revoked credentials and the CORS origins are reloaded, in case an event
+#: was missed (a NATS reconnect): events apply them at once, this within the minute the
+#: contract of revocation allows.
+RELOAD_SECONDS = 30.0
 
 
 class GatewayModule(Module):
@@ -58,11 +68,14 @@ class GatewayModule(Module):
             oauth,
             openapi,
             credentials,
+            roles,
             users,
             usergroups,
             projects,
+            permissions,
             activities,
             configuration,
+            system,
             # PUT /items/treelocation before PUT /items/{id}, which would take it for an id.
             moves,
             items,
@@ -89,26 +102,50 @@ class GatewayModule(Module):
             body_timeout=settings.body_timeout,
             trusted_hosts=settings.trusted_host_names,
         )
-        self.subscription: Subscription | None = None
+        self.subscriptions: list[Subscription] = []
+        self.reloading: asyncio.Task[None] | None = None
 
     async def serve(self, runtime: Runtime) -> None:
         upstreams = Upstreams.connect(runtime)
         await Upstreams.wait_ready(runtime, UPSTREAM_WAIT)
         settings = runtime.settings
+        identity = upstreams.identity
         logins = LoginGuard(
             settings.login_failures_per_name,
             settings.login_failures_per_address,
             settings.login_block_max,
         )
-        auth = Authenticator(upstreams.identity.auth, settings.auth_cache_ttl, logins)
+        auth = Authenticator(identity.auth, settings.auth_cache_ttl, logins)
+        cors = CorsPolicy()
+        bus, prefix = runtime.bus, runtime.bus.prefix
+        # Subscribed before loading, so a change between the two is not lost.
+        self.subscriptions = [
+            await bus.subscribe(f"{prefix}.identity.user.>", auth.on_event),
+            await bus.subscribe(f"{prefix}.identity.apiclient.revoked", auth.on_revoked),
+            await bus.subscribe(f"{prefix}.identity.corsdomains.>", cors.on_event),
+        ]
         await auth.load_keys()
-        self.subscription = await runtime.bus.subscribe(
-            f"{runtime.bus.prefix}.identity.user.>", auth.on_event
-        )
+        await auth.load_revoked(identity.credentials)
+        await cors.load(identity.cors)
+        self.reloading = asyncio.create_task(self._reload(auth, cors, upstreams))
         runtime.http.state.gateway = Gateway(
-            runtime.settings, upstreams, auth, ItemTypeCache(upstreams.items.configuration)
+            runtime.settings, upstreams, auth, ItemTypeCache(upstreams.items.configuration), cors
         )
 
+    @staticmethod
+    async def _reload(auth: Authenticator, cors: CorsPolicy, upstreams: Upstreams) -> None:
+        while True:
+            await asyncio.sleep(RELOAD_SECONDS)
+            try:
+                await auth.load_revoked(upstreams.identity.credentials)
+                await cors.load(upstreams.identity.cors)
+            except Exception:
+                log.warning("could not reload revoked credentials and CORS origins", exc_info=True)
+
     async def stop(self) -> None:
-        if self.subscription is not None:
-            await self.subscription.stop()
+        if self.reloading is not None:
+            self.reloading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.reloading
+        for subscription in self.subscriptions:
+            await subscription.stop()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any, cast
 
 from plumbline.activity.v1 import activity_pb2
 from plumbline.gateway import records
@@ -27,6 +28,21 @@ def user(message: identity_pb2.User) -> records.User:
         "active": message.active,
         "type": "users",
     }
+
+
+def permission(message: identity_pb2.Permission) -> records.Permission:
+    """A permission entry."""
+    body: records.Permission = {
+        "id": message.id,
+        "project": message.project,
+        "role": cast(Any, message.role),
+        "type": "permissions",
+    }
+    if message.HasField("user"):
+        body["user"] = message.user
+    else:
+        body["userGroup"] = message.group
+    return body
 
 
 def group(message: identity_pb2.Group) -> records.UserGroup:

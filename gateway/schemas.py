@@ -54,6 +54,8 @@ _ENVELOPES: tuple[type[Any], ...] = (
 # Record types by component name, and derived envelopes: name -> (envelope, record, list).
 _RECORDS: dict[str, type[Any]] = {}
 _DERIVED: dict[str, tuple[type[Any], str, bool]] = {}
+# Envelopes whose data is a plain schema rather than a record: name -> (envelope, schema).
+_INLINE: dict[str, tuple[type[Any], dict[str, Any]]] = {}
 
 
 def ref(name: str) -> dict[str, str]:
@@ -104,6 +106,13 @@ def updated(shape: type[Any] | None = None, description: str = "Done.") -> Respo
     return _json(200, description, _derived(envelope.UpdatedResponse, shape, False, "Updated"))
 
 
+def strings(name: str, description: str, *, after_write: bool = False) -> Responses:
+    """200 with an array of strings in ``data`` (``after_write``: the body of a write)."""
+    base = envelope.UpdatedResponse if after_write else envelope.DataWrapper
+    _INLINE[name] = (base, {"type": "array", "items": {"type": "string"}})
+    return _json(200, description, ref(name))
+
+
 def deleted(description: str = "Deleted.") -> Responses:
     """204, no body."""
     return {204: {"description": description}}
@@ -112,6 +121,17 @@ def deleted(description: str = "Deleted.") -> Responses:
 def plain(shape: type[Any], description: str) -> Responses:
     """200 with a body of ``shape`` itself (no envelope)."""
     return _json(200, description, ref(_record(shape)))
+
+
+def strings_body(max_items: int, description: str) -> dict[str, Any]:
+    """``openapi_extra`` of a route that reads a JSON array of strings itself."""
+    schema = {
+        "type": "array",
+        "items": {"type": "string"},
+        "maxItems": max_items,
+        "description": description,
+    }
+    return {"requestBody": {"required": True, "content": {JSON: {"schema": schema}}}}
 
 
 def array_body(shape: type[Any], max_items: int | None = None) -> dict[str, Any]:
@@ -145,6 +165,13 @@ def components() -> tuple[dict[str, Any], dict[str, Any]]:
         schema = copy.deepcopy(schemas[base.__name__])
         data = {"type": "array", "items": ref(record)} if many else ref(record)
         schema["properties"]["data"] = data
+        schema["title"] = name
+        schemas[name] = schema
+    for name, (base, data_schema) in _INLINE.items():
+        schema = copy.deepcopy(schemas[base.__name__])
+        schema["properties"]["data"] = data_schema
+        if "data" not in schema.setdefault("required", []):
+            schema["required"].append("data")
         schema["title"] = name
         schemas[name] = schema
     responses = {

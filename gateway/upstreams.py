@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 import grpc
 
 from plumbline.activity.v1 import activity_pb2_grpc as activity
+from plumbline.core.v1 import core_pb2
+from plumbline.core.v1 import core_pb2_grpc as core
 from plumbline.identity.v1 import identity_pb2_grpc as identity
 from plumbline.items.v1 import items_pb2_grpc as items
 from plumbline.runtime import Runtime
@@ -20,7 +23,11 @@ class IdentityClient:
         self.auth = identity.AuthStub(channel)
         self.users = identity.UsersStub(channel)
         self.groups = identity.GroupsStub(channel)
+        self.permissions = identity.PermissionsStub(channel)
         self.watermarks = identity.WatermarksStub(channel)
+        self.roles = identity.RolesStub(channel)
+        self.credentials = identity.CredentialsStub(channel)
+        self.cors = identity.CorsSettingsStub(channel)
 
 
 class ItemsClient:
@@ -43,6 +50,7 @@ class ItemsClient:
         self.links = items.LinksStub(channel)
         self.filters = items.FiltersStub(channel)
         self.categories = items.CategoriesStub(channel)
+        self.access = core.AccessStub(channel)
 
 
 class ActivityClient:
@@ -51,6 +59,7 @@ class ActivityClient:
     def __init__(self, channel: grpc.aio.Channel) -> None:
         self.channel = channel
         self.activities = activity.ActivitiesStub(channel)
+        self.access = core.AccessStub(channel)
 
 
 @dataclass
@@ -69,6 +78,13 @@ class Upstreams:
             items=ItemsClient(runtime.channel("items")),
             activity=ActivityClient(runtime.channel("activity")),
         )
+
+    async def settle_access(self) -> None:
+        """After a change of access: every service that checks access has caught up
+        with identity's outbox before the change answers (see ``plumbline.common.access``).
+        """
+        mark = await self.identity.watermarks.GetWatermark(core_pb2.Empty())
+        await asyncio.gather(self.items.access.Settle(mark), self.activity.access.Settle(mark))
 
     @staticmethod
     async def wait_ready(runtime: Runtime, timeout: float) -> None:

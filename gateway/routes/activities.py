@@ -15,7 +15,7 @@ from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import params, query, records, representations, schemas
 from plumbline.gateway.bodies import RecordId
-from plumbline.gateway.deps import Caller, Gw, Paging, View, view_of
+from plumbline.gateway.deps import Caller, Gw, Paging, View, labs_version, view_of
 from plumbline.gateway.upstreams import Upstreams
 
 router = APIRouter(prefix="/rest/{version}", tags=["activities"])
@@ -83,8 +83,41 @@ DeleteEvents = Annotated[
 Dates = Annotated[query.DateRange | None, Depends(query.date_range("date", "Changes made"))]
 
 
+def _request(
+    page: Paging,
+    event_types: list[str],
+    object_types: list[str],
+    item_types: list[int],
+    delete_events: bool,
+    dates: query.DateRange | None,
+) -> activity_pb2.ListActivitiesRequest:
+    message = activity_pb2.ListActivitiesRequest(
+        event_types=event_types,
+        object_types=object_types,
+        item_types=item_types,
+        delete_events_only=delete_events,
+        page=page.message(),
+    )
+    if dates:
+        start, end = dates
+        message.date_from = format_datetime(start)
+        if end is not None:
+            message.date_to = format_datetime(end)
+    return message
+
+
+async def _page(view: View, gw: Gw, message: activity_pb2.ListActivitiesRequest) -> Response:
+    message.wait_for.extend(await _positions(gw.upstreams))
+    reply = await gw.upstreams.activity.activities.ListActivities(message)
+    data = [representations.activity(a) for a in reply.activities]
+    return await view.many(data, reply.page_info)
+
+
 @router.get(
-    "/activities", summary="List a project's activities", responses=schemas.page(records.Activity)
+    "/activities",
+    summary="List a project's activities (changes of users, groups, permissions and "
+    "credentials are in the organization feed)",
+    responses=schemas.page(records.Activity),
 )
 async def list_activities(
     view: Activities,
@@ -98,23 +131,31 @@ async def list_activities(
     delete_events: DeleteEvents,
     dates: Dates,
 ) -> Response:
-    message = activity_pb2.ListActivitiesRequest(
-        project=project,
-        event_types=event_types,
-        object_types=object_types,
-        item_types=item_types,
-        delete_events_only=delete_events,
-        page=page.message(),
-    )
-    if dates:
-        start, end = dates
-        message.date_from = format_datetime(start)
-        if end is not None:
-            message.date_to = format_datetime(end)
-    message.wait_for.extend(await _positions(gw.upstreams))
-    reply = await gw.upstreams.activity.activities.ListActivities(message)
-    data = [representations.activity(a) for a in reply.activities]
-    return await view.many(data, reply.page_info)
+    message = _request(page, event_types, object_types, item_types, delete_events, dates)
+    message.project = project
+    return await _page(view, gw, message)
+
+
+@router.get(
+    "/activities/organization",
+    summary="List the organization's activities: users, groups, permissions, credentials "
+    "and settings (organization administrators, labs)",
+    responses=schemas.page(records.Activity),
+)
+async def list_organization_activities(
+    view: Activities,
+    gw: Gw,
+    page: Paging,
+    _c: Caller,
+    event_types: EventTypes,
+    object_types: ObjectTypes,
+    delete_events: DeleteEvents,
+    dates: Dates,
+    version: str = Depends(labs_version),
+) -> Response:
+    message = _request(page, event_types, object_types, [], delete_events, dates)
+    message.organization = True
+    return await _page(view, gw, message)
 
 
 @router.get(

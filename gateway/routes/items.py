@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-import orjson
 from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
@@ -21,6 +20,7 @@ from plumbline.gateway.bodies import (
     PatchOperation,
     free_json,
     json_bytes,
+    read_json,
 )
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted, updated
@@ -91,16 +91,6 @@ def item_input(body: ItemBody, manually: bool) -> items_pb2.ItemInput:
         if parent.project is not None:
             message.parent_project = parent.project
     return message
-
-
-async def _json_body(request: Request) -> Any:
-    """A body read as JSON by the route itself (PATCH); ``json_bytes`` checks its values."""
-    raw = await request.body()
-    try:
-        body = orjson.loads(raw) if raw else None
-    except orjson.JSONDecodeError as exc:
-        raise InvalidArgument(f"The request body is not valid JSON ({exc}).") from None
-    return body
 
 
 async def _get(gw: Any, request: Request, ids: list[int]) -> list[records.Item]:
@@ -176,7 +166,7 @@ async def update_item(
 async def patch_item(
     request: Request, id: int, version: Version, gw: Gw, _c: Caller, manually: GlobalIdManually
 ) -> Response:
-    operations = await _json_body(request)
+    operations = await read_json(request)
     if not isinstance(operations, list):
         raise InvalidArgument("The body must be a JSON array of patch operations.")
     await gw.upstreams.items.items.PatchItem(
@@ -251,7 +241,7 @@ async def patch_items(
     request: Request, version: Version, gw: Gw, _c: Caller, manually: GlobalIdManually
 ) -> Response:
     """Body: ``[{"id": 12, "operations": [...]}, ...]``; each item succeeds or fails alone."""
-    entries = await _json_body(request)
+    entries = await read_json(request)
     if not isinstance(entries, list) or not entries:
         raise InvalidArgument(
             'The body must be a non-empty JSON array of {"id", "operations"} objects.'

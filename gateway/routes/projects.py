@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
+from plumbline.common.errors import PlumblineError, Unavailable
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import ProjectBody, RecordId
@@ -59,6 +60,14 @@ async def create_project(
 ) -> Response:
     view = View(request, gw, version, "projects")
     reply = await gw.upstreams.items.projects.CreateProject(_input(body))
+    try:
+        await gw.upstreams.identity.permissions.GrantCreator(core_pb2.Id(id=reply.id))
+        await gw.upstreams.settle_access()
+    except PlumblineError as exc:
+        raise Unavailable(
+            f"Project {reply.id} was created, but making you its administrator failed "
+            f"({exc.message}); an organization administrator can grant you a role on it."
+        ) from exc
     return created(reply.id, view.location(f"projects/{reply.id}"))
 
 
@@ -78,4 +87,5 @@ async def update_project(
     await gw.upstreams.items.projects.UpdateProject(
         items_pb2.UpdateProjectRequest(id=projectId, project=_input(body))
     )
+    await gw.upstreams.settle_access()  # a new parent folder brings its entries
     return updated()

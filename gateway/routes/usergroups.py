@@ -94,6 +94,7 @@ async def update_group(
 )
 async def delete_group(id: RecordId, version: Version, gw: Gw, _c: Caller) -> Response:
     await gw.upstreams.identity.groups.DeleteGroup(core_pb2.Id(id=id))
+    await gw.upstreams.settle_access()
     return deleted()
 
 
@@ -123,6 +124,7 @@ async def add_member(
     await gw.upstreams.identity.groups.AddGroupMember(
         identity_pb2.GroupMember(group_id=id, user_id=body.user)
     )
+    await gw.upstreams.settle_access()
     return created(body.user, view.location(f"usergroups/{id}/users/{body.user}"))
 
 
@@ -138,4 +140,5 @@ async def remove_member(
     await gw.upstreams.identity.groups.RemoveGroupMember(
         identity_pb2.GroupMember(group_id=id, user_id=userId)
     )
+    await gw.upstreams.settle_access()
     return deleted()

@@ -42,6 +42,14 @@ class Settings(BaseSettings):
     token_ttl: int = 3600
     tenant: str = "default"
     auth_cache_ttl: float = 60.0
+    access_cache_ttl: float = Field(
+        default=300.0,
+        gt=0,
+        description=(
+            "Seconds a process keeps a user's project roles; identity's events drop them "
+            "sooner, this bounds the staleness should an event be missed."
+        ),
+    )
     throttle_concurrency: int = 64
     throttle_queue: int = 512
     throttle_timeout: float = 10.0

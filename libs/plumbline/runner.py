@@ -129,6 +129,9 @@ async def run(settings: Settings, targets: tuple[str, ...]) -> None:
                 await module.stop()
             except Exception:
                 log.exception("error while stopping %s", module.name)
+        if runtime.access_cache is not None:
+            with contextlib.suppress(Exception):
+                await runtime.access_cache.close()
         for channel in runtime.channels.values():
             await channel.close()
         with contextlib.suppress(Exception):

@@ -7,10 +7,12 @@ from dataclasses import dataclass, field
 from fastapi import FastAPI
 from grpc import aio
 
+from plumbline.common.access import AccessCache, AccessServicer, identity_fetch
 from plumbline.common.bus import Bus
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.rpc import GrpcServer, connect, wait_ready
 from plumbline.common.settings import Settings
+from plumbline.core.v1 import core_pb2_grpc
 
 
 @dataclass
@@ -25,6 +27,7 @@ class Runtime:
     embedded: bool
     channels: dict[str, aio.Channel] = field(default_factory=dict)
     addresses: dict[str, str] = field(default_factory=dict)
+    access_cache: AccessCache | None = None
 
     def channel(self, service: str) -> aio.Channel:
         """A channel to ``service``: its configured address, or this process's own port.
@@ -46,6 +49,20 @@ class Runtime:
         self.channels[service] = channel
         self.addresses[service] = address
         return channel
+
+    def access(self) -> AccessCache:
+        """This process's cache of who may do what, shared by its modules.
+
+        The first call creates it (fetching from identity) and serves its ``Settle``;
+        each module that guards project data calls ``watch`` on it when it serves.
+        """
+        if self.access_cache is None:
+            fetch = identity_fetch(lambda: self.channel("identity"))
+            self.access_cache = AccessCache(fetch, self.settings.access_cache_ttl)
+            self.grpc.add(
+                core_pb2_grpc.add_AccessServicer_to_server, AccessServicer(self.access_cache)
+            )
+        return self.access_cache
 
     async def wait_ready(self, service: str, timeout: float) -> None:
         """Waits until ``service`` answers SERVING at the address :meth:`channel` chose."""

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, and_, func, or_, select
+from sqlalchemy import Row, and_, func, select
 
-from plumbline.common.context import require_principal
+from plumbline.common.access import AccessCache, Action
+from plumbline.common.context import require_admin
 from plumbline.common.dates import parse_iso
 from plumbline.common.db import Database, first_or_missing
 from plumbline.common.errors import Unavailable
@@ -26,6 +27,8 @@ class ActivityQuery:
     """Filters of ``GET /activities``."""
 
     project: int
+    #: The organisation feed instead of the project's.
+    organization: bool = False
     event_types: list[str] = field(default_factory=list)
     object_types: list[str] = field(default_factory=list)
     item_types: list[int] = field(default_factory=list)
@@ -39,8 +42,11 @@ class ActivityQuery:
 class Feed:
     """The activity store."""
 
-    def __init__(self, db: Database, inbox: Inbox, consistency_wait: float) -> None:
+    def __init__(
+        self, db: Database, inbox: Inbox, consistency_wait: float, access: AccessCache
+    ) -> None:
         self.db = db
+        self.access = access
         self.inbox = inbox
         self.consistency_wait = consistency_wait
 
@@ -64,6 +70,7 @@ class Feed:
                         event_type=draft.event_type,
                         object_type=draft.object_type,
                         project=event.project,
+                        organization=draft.organization,
                     )
                 )
         await self.inbox.committed(event)
@@ -77,12 +84,16 @@ class Feed:
 
     async def list(self, query: ActivityQuery) -> tuple[list[Row[Any]], int]:
         """A page of a project's activities, newest first, and the total."""
-        require_principal()
-        # Organisation-wide changes (users, groups) belong to no project and are
-        # part of every project's history.
-        conditions: list[Any] = [
-            or_(activities.c.project == query.project, activities.c.project.is_(None))
-        ]
+        conditions: list[Any]
+        if query.organization:
+            require_admin("read the organization's activities")
+            conditions = [activities.c.organization.is_(True)]
+        else:
+            (await self.access.current()).require(Action.READ, query.project)
+            conditions = [
+                activities.c.project == query.project,
+                activities.c.organization.is_(False),
+            ]
         if query.event_types:
             conditions.append(activities.c.event_type.in_(query.event_types))
         if query.object_types:
@@ -110,11 +121,17 @@ class Feed:
         return list(rows), int(total or 0)
 
     async def get(self, activity_id: int) -> Row[Any]:
-        """One activity."""
-        require_principal()
+        """One activity, if the caller may read its project (organisation-wide ones:
+        organisation administrators)."""
+        access = await self.access.current()
         async with self.db.read() as session:
-            return await first_or_missing(
+            row = await first_or_missing(
                 session,
                 select(activities).where(activities.c.id == activity_id),
                 f"No activity with id {activity_id}.",
             )
+        if row.organization:
+            require_admin(f"read activity {activity_id}, a change of the organization")
+        elif row.project is not None:
+            access.require(Action.READ, row.project, f"activity {activity_id}")
+        return row

@@ -14,12 +14,16 @@ _EVENT_TYPES = {
     "member_added": "UPDATE",
     "member_removed": "UPDATE",
     "deleted": "DELETE",
+    "revoked": "DELETE",
 }
 
 _OBJECT_TYPES = {
     ("identity", "user"): "USER",
     # The contract's object types have no group kind: groups are user administration.
     ("identity", "group"): "USER",
+    ("identity", "apiclient"): "USER",
+    ("identity", "permission"): "PROJECT",
+    ("identity", "corsdomains"): "MISCELLANEOUS",
     ("items", "project"): "PROJECT",
     ("items", "item"): "ITEM",
     ("items", "relationship"): "RELATIONSHIP",
@@ -28,6 +32,15 @@ _OBJECT_TYPES = {
     ("items", "comment"): "COMMENT",
     ("items", "itemlink"): "URL",
     ("items", "release"): "MISCELLANEOUS",
+}
+
+#: How details name an entity, where not by its object type.
+_WHAT = {
+    "group": "user group",
+    "itemlink": "link",
+    "apiclient": "API credentials",
+    "permission": "project permission",
+    "corsdomains": "CORS domains",
 }
 
 _ACTIONS = {"CREATE": "Created", "UPDATE": "Updated", "DELETE": "Deleted"}
@@ -43,6 +56,8 @@ class ActivityDraft:
     details: str
     item: int | None
     item_type: int | None
+    #: Part of the organisation feed (identity's changes), not of any project's.
+    organization: bool
 
 
 def describe(event: Event) -> ActivityDraft | None:
@@ -53,9 +68,7 @@ def describe(event: Event) -> ActivityDraft | None:
         return None
     payload = event.payload
     label = payload.get("name") or payload.get("username") or ""
-    what = {"group": "user group", "itemlink": "link"}.get(
-        event.entity, object_type.replace("_", " ").lower()
-    )
+    what = _WHAT.get(event.entity, object_type.replace("_", " ").lower())
     verb = event.action.replace("_", " ")
     details = f"{what} {label!s} {verb}".replace("  ", " ").strip()
     if event.action in ("member_added", "member_removed"):
@@ -65,4 +78,7 @@ def describe(event: Event) -> ActivityDraft | None:
     if object_type in ("ITEM_TAG", "COMMENT", "URL") and isinstance(payload.get("item"), int):
         item = payload["item"]
     item_type = payload.get("itemType") if object_type == "ITEM" else None
-    return ActivityDraft(event_type, object_type, _ACTIONS[event_type], details, item, item_type)
+    organization = event.source == "identity"
+    return ActivityDraft(
+        event_type, object_type, _ACTIONS[event_type], details, item, item_type, organization
+    )

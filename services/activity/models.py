@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, DateTime, Index, MetaData, String, Table, Text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Index,
+    MetaData,
+    String,
+    Table,
+    Text,
+    false,
+)
 
 from plumbline.common.db import ID
 from plumbline.common.inbox import inbox_tables
@@ -24,7 +35,11 @@ activities = Table(
     Column("event_type", String(32), nullable=False),
     Column("object_type", String(32), nullable=False),
     Column("project", BigInteger, nullable=True),
+    # identity's changes (users, groups, permissions, credentials, settings): the
+    # organisation feed, which administrators read, and no project's.
+    Column("organization", Boolean, nullable=False, default=False, server_default=false()),
     Index("ix_activities_project_id", "project", "id"),
+    Index("ix_activities_organization_id", "organization", "id"),
 )
 
 consumed_events, consumer_positions = inbox_tables(metadata)

@@ -27,13 +27,15 @@ class ActivityModule(Module):
             await upgrade(self.name, url)
         self.db = Database(url)
         self.inbox = Inbox(self.db, consumed_events, consumer_positions)
-        self.feed = Feed(self.db, self.inbox, runtime.settings.consistency_wait)
+        self.access = runtime.access()
+        self.feed = Feed(self.db, self.inbox, runtime.settings.consistency_wait, self.access)
         runtime.grpc.add(
             activity_pb2_grpc.add_ActivitiesServicer_to_server, ActivitiesServicer(self.feed)
         )
         self.subscription: Subscription | None = None
 
     async def serve(self, runtime: Runtime) -> None:
+        await self.access.watch(runtime.bus)
         pattern = f"{runtime.bus.prefix}.>"
         self.subscription = await runtime.bus.subscribe(
             pattern, traced_handler(self.feed.record), durable=CONSUMER

@@ -10,6 +10,7 @@ import jwt
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
+from plumbline.common.access import Action
 from plumbline.common.context import (
     ORG_ADMIN,
     SYSTEM,
@@ -44,6 +45,7 @@ from plumbline.services.identity.models import (
     signing_keys,
     users,
 )
+from plumbline.services.identity.permissions import Permissions
 
 log = logging.getLogger(__name__)
 
@@ -97,9 +99,16 @@ class Identity:
     """Users, groups, credentials and tokens."""
 
     def __init__(
-        self, db: Database, outbox: Outbox, passwords: Passwords, token_ttl: int, tenant: str
+        self,
+        db: Database,
+        outbox: Outbox,
+        passwords: Passwords,
+        token_ttl: int,
+        tenant: str,
+        permissions: Permissions,
     ) -> None:
         self.db = db
+        self.permissions = permissions
         self.outbox = outbox
         self.passwords = passwords
         self.token_ttl = token_ttl
@@ -183,7 +192,7 @@ class Identity:
                 await session.execute(
                     select(api_clients.c.secret_hash, api_clients.c.user_id, users.c.active)
                     .join(users, users.c.id == api_clients.c.user_id)
-                    .where(api_clients.c.client_id == client_id)
+                    .where(api_clients.c.client_id == client_id, api_clients.c.revoked_at.is_(None))
                 )
             ).first()
         if row is None or not await self.passwords.verify(row.secret_hash, secret):
@@ -249,11 +258,26 @@ class Identity:
 
     # -- users -------------------------------------------------------------------
 
-    async def list_users(self, **filters: Any) -> tuple[list[Any], int]:
-        """``GET /users``: user administrators only."""
-        _require_user_admin()
+    async def list_users(self, project: int | None = None, **filters: Any) -> tuple[list[Any], int]:
+        """``GET /users``: user administrators; with ``project``, its administrators too."""
+        among = await self._listing_scope(project, "users")
         async with self.db.read() as session:
-            return await store.list_users(session, **filters)
+            return await store.list_users(session, among=among, **filters)
+
+    async def _listing_scope(self, project: int | None, what: str) -> set[int] | None:
+        """Who may list users or groups: user administrators, or the administrators of
+        the ``project`` they pass; returns the users a project's listing is limited to."""
+        caller = require_principal()
+        if project is None:
+            if not caller.may_manage_users:
+                raise PermissionDenied(
+                    f"Only organization or user administrators may list {what}; project "
+                    "administrators may pass the id of a project they administer as project."
+                )
+            return None
+        if not caller.may_manage_users and not await self.permissions.administers(caller, project):
+            raise PermissionDenied(f"You do not administer project {project}.")
+        return await self.permissions.members_of(project) if what == "users" else None
 
     async def get_users(self, ids: list[int]) -> list[Any]:
         """Batch read for includes; no visibility filter beyond authentication."""
@@ -268,12 +292,14 @@ class Identity:
             row = await store.user_by_id(session, user_id)
             if row is None:
                 raise NotFound(f"No user with id {user_id}.")
-            if (
-                caller.user_id != user_id
-                and not caller.may_manage_users
-                and not await store.share_a_group(session, caller.user_id, user_id)
-            ):
-                raise PermissionDenied(f"You do not have access to user {user_id}.")
+            shares_group = await store.share_a_group(session, caller.user_id, user_id)
+        if (
+            caller.user_id != user_id
+            and not caller.may_manage_users
+            and not shares_group
+            and not await self.permissions.share_a_project(caller, user_id)
+        ):
+            raise PermissionDenied(f"You do not have access to user {user_id}.")
         return row
 
     async def create_user(self, values: dict[str, Any]) -> int:
@@ -384,8 +410,8 @@ class Identity:
     async def list_groups(
         self, project: int | None, start_at: int, max_results: int
     ) -> tuple[list[Any], int]:
-        """``GET /usergroups``: user administrators only."""
-        _require_user_admin()
+        """``GET /usergroups``: user administrators; with ``project``, its administrators."""
+        await self._listing_scope(project, "user groups")
         async with self.db.read() as session:
             return await store.list_groups(session, project, start_at, max_results)
 
@@ -402,15 +428,18 @@ class Identity:
             rows = await store.groups_by_ids(session, [group_id])
             if not rows:
                 raise NotFound(f"No user group with id {group_id}.")
-            if not caller.may_manage_users:
-                member = await session.scalar(
-                    select(group_members.c.user_id).where(
-                        group_members.c.group_id == group_id,
-                        group_members.c.user_id == caller.user_id,
-                    )
+            member = caller.may_manage_users or await session.scalar(
+                select(group_members.c.user_id).where(
+                    group_members.c.group_id == group_id,
+                    group_members.c.user_id == caller.user_id,
                 )
-                if member is None:
-                    raise PermissionDenied(f"You do not have access to user group {group_id}.")
+            )
+        project = rows[0].project
+        if member is None and not (
+            project is not None
+            and (await self.permissions.access(caller)).may(Action.READ, project)
+        ):
+            raise PermissionDenied(f"You do not have access to user group {group_id}.")
         return rows[0]
 
     async def create_group(self, name: str, description: str, project: int | None) -> int:

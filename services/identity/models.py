@@ -74,6 +74,15 @@ api_clients = Table(
     Column("name", String(255), nullable=False),
     Column("user_id", ID, ForeignKey("users.id"), nullable=False, index=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # Set once revoked: the row stays so gateways can refuse the client's unexpired tokens.
+    Column("revoked_at", DateTime(timezone=True), nullable=True, index=True),
+)
+
+cors_domains = Table(
+    "cors_domains",
+    metadata,
+    Column("origin", String(255), primary_key=True),
+    Column("position", Integer, nullable=False),
 )
 
 signing_keys = Table(
@@ -83,6 +92,31 @@ signing_keys = Table(
     Column("private_pem", Text, nullable=False),
     Column("public_pem", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+# Entries that give a user or a user group a role on a project or a project folder.
+permissions = Table(
+    "permissions",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("project", BigInteger, nullable=False, index=True),
+    Column("user_id", ID, ForeignKey("users.id", ondelete="CASCADE"), nullable=True, index=True),
+    Column("group_id", ID, ForeignKey("groups.id", ondelete="CASCADE"), nullable=True, index=True),
+    Column("role", String(32), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("project", "user_id", name="uq_permissions_project_user"),
+    UniqueConstraint("project", "group_id", name="uq_permissions_project_group"),
+    sqlite_autoincrement=True,
+)
+
+# Where each project and folder sits, as the items service reports it: an entry on a
+# folder reaches the projects inside it.
+project_tree = Table(
+    "project_tree",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=False),
+    Column("parent", BigInteger, nullable=True, index=True),
+    Column("is_folder", Boolean, nullable=False),
 )
 
 outbox = outbox_table(metadata)

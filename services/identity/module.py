@@ -11,12 +11,20 @@ from plumbline.common.outbox import Outbox
 from plumbline.identity.v1 import identity_pb2_grpc
 from plumbline.runtime import Module, Runtime
 from plumbline.services.identity.api.auth import AuthServicer
+from plumbline.services.identity.api.cors import CorsSettingsServicer
+from plumbline.services.identity.api.credentials import CredentialsServicer
 from plumbline.services.identity.api.groups import GroupsServicer
+from plumbline.services.identity.api.permissions import PermissionsServicer
+from plumbline.services.identity.api.roles import RolesServicer
 from plumbline.services.identity.api.users import UsersServicer
 from plumbline.services.identity.api.watermarks import WatermarksServicer
+from plumbline.services.identity.cors import CorsOrigins
+from plumbline.services.identity.credentials import Credentials
 from plumbline.services.identity.crypto import Passwords
 from plumbline.services.identity.domain import Identity
 from plumbline.services.identity.models import outbox
+from plumbline.services.identity.permissions import Permissions
+from plumbline.services.identity.roles import Roles
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +62,9 @@ class IdentityModule(Module):
         self.db = Database(url)
         self.outbox = Outbox(self.db, outbox, self.name)
         passwords = Passwords(settings.password_time_cost, settings.password_memory_cost)
+        self.permissions = Permissions(self.db, self.outbox)
         self.identity = Identity(
-            self.db, self.outbox, passwords, settings.token_ttl, settings.tenant
+            self.db, self.outbox, passwords, settings.token_ttl, settings.tenant, self.permissions
         )
         await self.identity.bootstrap(password)
         grpc = runtime.grpc
@@ -63,7 +72,21 @@ class IdentityModule(Module):
         grpc.add(identity_pb2_grpc.add_UsersServicer_to_server, UsersServicer(self.identity))
         grpc.add(identity_pb2_grpc.add_GroupsServicer_to_server, GroupsServicer(self.identity))
         grpc.add(
+            identity_pb2_grpc.add_PermissionsServicer_to_server,
+            PermissionsServicer(self.permissions),
+        )
+        grpc.add(
             identity_pb2_grpc.add_WatermarksServicer_to_server, WatermarksServicer(self.outbox)
+        )
+        roles = Roles(self.db, self.outbox)
+        grpc.add(identity_pb2_grpc.add_RolesServicer_to_server, RolesServicer(roles))
+        credentials = Credentials(self.db, self.outbox, settings.token_ttl)
+        grpc.add(
+            identity_pb2_grpc.add_CredentialsServicer_to_server, CredentialsServicer(credentials)
+        )
+        origins = CorsOrigins(self.db, self.outbox)
+        grpc.add(
+            identity_pb2_grpc.add_CorsSettingsServicer_to_server, CorsSettingsServicer(origins)
         )
 
     async def serve(self, runtime: Runtime) -> None:

@@ -12,6 +12,7 @@ from plumbline.services.identity import store
 from plumbline.services.identity.crypto import Passwords
 from plumbline.services.identity.domain import Identity
 from plumbline.services.identity.models import outbox
+from plumbline.services.identity.permissions import Permissions
 
 
 async def create_credentials(settings: Settings, username: str, name: str) -> tuple[str, str]:
@@ -23,12 +24,14 @@ async def create_credentials(settings: Settings, username: str, name: str) -> tu
     await upgrade("identity", url)
     db = Database(url)
     try:
+        box = Outbox(db, outbox, "identity")
         identity = Identity(
             db,
-            Outbox(db, outbox, "identity"),
+            box,
             Passwords(settings.password_time_cost, settings.password_memory_cost),
             settings.token_ttl,
             settings.tenant,
+            Permissions(db, box),
         )
         async with db.read() as session:
             row = await store.credentials_of(session, username)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from sqlalchemy import Row, and_, func, select
@@ -63,11 +63,14 @@ async def list_users(
     first_names: Sequence[str] = (),
     last_names: Sequence[str] = (),
     include_inactive: bool = False,
+    among: Collection[int] | None = None,
     start_at: int = 0,
     max_results: int = 20,
 ) -> tuple[list[Row[Any]], int]:
-    """A page of users matching every given filter, and the total."""
+    """A page of users matching every given filter (and in ``among``), and the total."""
     where = and_(True, *_filters(usernames, emails, first_names, last_names, include_inactive))
+    if among is not None:
+        where = and_(where, users.c.id.in_(list(among)))
     total = await session.scalar(select(func.count()).select_from(users).where(where))
     rows = (
         await session.execute(

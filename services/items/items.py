@@ -17,7 +17,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common import jsonpatch
-from plumbline.common.context import Principal, require_principal
+from plumbline.common.access import Access, AccessCache, Action, readable
+from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, check_batch, first_or_missing, unique_violation
 from plumbline.common.errors import (
@@ -50,8 +51,16 @@ FOREIGN_CATEGORIES = ("TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "ATTACHMENT")
 class Items:
     """Item rules and storage."""
 
-    def __init__(self, db: Database, outbox: Outbox, config: Configuration, ids: IdSpace) -> None:
+    def __init__(
+        self,
+        db: Database,
+        outbox: Outbox,
+        config: Configuration,
+        ids: IdSpace,
+        access: AccessCache,
+    ) -> None:
         self.db = db
+        self.access = access
         self.outbox = outbox
         self.config = config
         self.allocator = IdAllocator(lambda: ids.allocate("items"))
@@ -59,8 +68,8 @@ class Items:
     # -- reading -------------------------------------------------------------------
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
-        """Active items by id; a single unknown id is NotFound."""
-        require_principal()
+        """Active items the caller may read, by id; a single unknown id is NotFound."""
+        access = await self.access.current()
         async with self.db.read() as session:
             rows = (
                 await session.execute(
@@ -68,8 +77,9 @@ class Items:
                 )
             ).all()
         check_batch(rows, ids, "item")
+        kept = readable(access, list(rows), ids, "item")
         order = {item_id: position for position, item_id in enumerate(ids)}
-        return sorted(rows, key=lambda r: order.get(r.id, 0))
+        return sorted(kept, key=lambda r: order.get(r.id, 0))
 
     async def page(
         self,
@@ -80,10 +90,10 @@ class Items:
         max_results: int,
     ) -> tuple[list[Row[Any]], int]:
         """Items of a project in tree order, its root items, or one item's children."""
-        require_principal()
+        access = await self.access.current()
         async with self.db.read() as session:
             if parent is not None:
-                parent_row = await self.active(session, parent)
+                parent_row = await self.active(session, parent, access)
                 where = and_(items.c.parent == parent_row.id, items.c.active.is_(True))
                 order = items.c.sort_order
             else:
@@ -92,6 +102,7 @@ class Items:
                     is None
                 ):
                     raise NotFound(f"No project with id {project}.")
+                access.require(Action.READ, project)
                 where = and_(items.c.project == project, items.c.active.is_(True))
                 if root_only:
                     where = and_(where, items.c.parent.is_(None))
@@ -112,12 +123,22 @@ class Items:
             rows = (await session.execute(page.limit(max_results))).all()
         return list(rows), int(total or 0)
 
-    async def active(self, session: AsyncSession, item_id: int) -> Row[Any]:
-        return await first_or_missing(
+    async def active(
+        self,
+        session: AsyncSession,
+        item_id: int,
+        access: Access | None = None,
+        action: Action = Action.READ,
+    ) -> Row[Any]:
+        """An active item; with ``access``, refused unless the caller may ``action`` it."""
+        row = await first_or_missing(
             session,
             select(items).where(items.c.id == item_id, items.c.active.is_(True)),
             f"No item with id {item_id}.",
         )
+        if access is not None:
+            access.require(action, row.project, f"item {item_id}")
+        return row
 
     # -- creating --------------------------------------------------------------------
 
@@ -132,7 +153,7 @@ class Items:
         The rules are those of ``POST /items``, item by item; bulk loaders (the bench's
         seed) use it to pay for one commit per batch instead of one per item.
         """
-        caller = require_principal()
+        access = await self.access.current()
         catalog = await self.config.catalog()
         checked = [self._checked(catalog, data) for data in batch]
         ids = [await self.allocator.next_id() for _ in batch]
@@ -144,7 +165,7 @@ class Items:
                     checked, ids, strict=True
                 ):
                     await self._insert(
-                        session, caller, data, item_type, child_type, fields, item_id, now, locked
+                        session, access, data, item_type, child_type, fields, item_id, now, locked
                     )
         except IntegrityError as exc:
             if unique_violation(exc):
@@ -173,7 +194,7 @@ class Items:
     async def _insert(
         self,
         session: AsyncSession,
-        caller: Principal,
+        access: Access,
         data: ItemInput,
         item_type: ItemType,
         child_type: int | None,
@@ -188,6 +209,8 @@ class Items:
         batch locks a project and reads its key once, and reads after the lock are current.
         """
         project, parent = await self._placement(session, data)
+        access.require(Action.WRITE, project, f"the items of project {project}")
+        caller = access.principal
         if project not in locked:
             await tree.lock_project(session, project)
             if parent is not None:
@@ -324,11 +347,12 @@ class Items:
 
     async def update(self, item_id: int, data: ItemInput) -> None:
         """``PUT /items/{id}``: the fields sent replace the editable fields."""
-        caller = require_principal()
+        access = await self.access.current()
+        caller = access.principal
         catalog = await self.config.catalog()
         async with self.outbox.transaction() as session:
             await self.lock_tree_of(session, item_id)
-            current = await self.active(session, item_id)
+            current = await self.active(session, item_id, access, Action.WRITE)
             self.check_lock(current, caller)
             await self._write(session, catalog, current, data, caller)
 
@@ -336,11 +360,12 @@ class Items:
         self, item_id: int, operations: Any, set_global_id_manually: bool, comment: str = ""
     ) -> None:
         """``PATCH /items/{id}``: RFC 6902 on the PUT request object."""
-        caller = require_principal()
+        access = await self.access.current()
+        caller = access.principal
         catalog = await self.config.catalog()
         async with self.outbox.transaction() as session:
             await self.lock_tree_of(session, item_id)
-            current = await self.active(session, item_id)
+            current = await self.active(session, item_id, access, Action.WRITE)
             self.check_lock(current, caller)
             data = itemdoc.patched(current, catalog.item_types.get(current.item_type), operations)
             data.set_global_id_manually = set_global_id_manually
@@ -493,11 +518,12 @@ class Items:
 
     async def delete(self, item_id: int) -> None:
         """``DELETE /items/{id}``: the item and its subtree become inactive."""
-        caller = require_principal()
+        access = await self.access.current()
+        caller = access.principal
         catalog = await self.config.catalog()
         async with self.outbox.transaction() as session:
             await self.lock_tree_of(session, item_id)
-            current = await self.active(session, item_id)
+            current = await self.active(session, item_id, access, Action.WRITE)
             self.check_lock(current, caller)
             now = utcnow()
             await session.execute(
@@ -543,9 +569,10 @@ class Items:
 
     async def set_lock(self, item_id: int, locked: bool) -> None:
         """``PUT /items/{id}/lock``: lock for yourself, or unlock your own lock."""
-        caller = require_principal()
+        access = await self.access.current()
+        caller = access.principal
         async with self.outbox.transaction() as session:
-            current = await self.active(session, item_id)
+            current = await self.active(session, item_id, access, Action.WRITE)
             if current.locked and current.locked_by != caller.user_id and not caller.is_admin:
                 raise FailedPrecondition(
                     f"Item {item_id} is locked by user {current.locked_by}; "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 
 from sqlalchemy.exc import IntegrityError
@@ -36,7 +38,7 @@ from plumbline.services.items.items import Items
 from plumbline.services.items.links import Links
 from plumbline.services.items.models import outbox
 from plumbline.services.items.moves import Moves
-from plumbline.services.items.projects import Projects
+from plumbline.services.items.projects import Placer, Projects
 from plumbline.services.items.relationships import Relationships
 from plumbline.services.items.releases import Releases
 from plumbline.services.items.sync import Sync
@@ -57,14 +59,17 @@ class ItemsModule(Module):
             await upgrade(self.name, url)
         self.db = Database(url)
         self.outbox = Outbox(self.db, outbox, self.name)
-        self.projects = Projects(self.db, self.outbox)
+        self.access = runtime.access()
+        self.placing: asyncio.Task[None] | None = None
+        placer = Placer(lambda: runtime.channel("identity"))
+        self.projects = Projects(self.db, self.outbox, self.access, placer)
         self.ids = IdSpace(self.db)
         self.config = Configuration(self.db)
         if await self.config.is_empty():
             await install_default_configuration(self.config)
-        self.items = Items(self.db, self.outbox, self.config, self.ids)
+        self.items = Items(self.db, self.outbox, self.config, self.ids, self.access)
         items = self.items
-        render = ItemMessages(self.config)
+        render = ItemMessages(self.config, self.access)
         sync = Sync(items, self.config)
         links = Links(items)
         grpc = runtime.grpc
@@ -95,8 +100,26 @@ class ItemsModule(Module):
 
     async def serve(self, runtime: Runtime) -> None:
         self.outbox.start(runtime.bus)
+        await self.access.watch(runtime.bus)
+        self.placing = asyncio.create_task(self._sync_placements(), name="items-placements")
+
+    async def _sync_placements(self) -> None:
+        """Reports every project's place to identity, retrying until identity answers."""
+        delay = 0.5
+        while True:
+            try:
+                await self.projects.sync_placements()
+                return
+            except Exception as exc:  # identity may start later than items
+                log.warning("cannot report project places to identity yet: %s", exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
 
     async def stop(self) -> None:
+        if self.placing is not None:
+            self.placing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.placing
         await self.outbox.stop()
         await self.db.close()
 

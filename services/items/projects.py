@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, func, select, update
+from grpc import aio
+from sqlalchemy import Row, and_, func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from plumbline.common.context import Principal, require_admin, require_principal
+from plumbline.common.access import Access, AccessCache, Action, readable
+from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, check_batch, first_or_missing, insert_id, unique_violation
-from plumbline.common.errors import AlreadyExists, InvalidArgument
+from plumbline.common.errors import AlreadyExists, InvalidArgument, PermissionDenied
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
+from plumbline.identity.v1 import identity_pb2, identity_pb2_grpc
 from plumbline.services.items.models import projects
 
 PROJECT_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
@@ -32,28 +36,54 @@ class ProjectInput:
     fields: dict[str, Any] | None = None
 
 
+class Placer:
+    """Tells identity where projects and folders sit, so that an entry on a folder
+    reaches the projects inside it."""
+
+    def __init__(self, channel: Callable[[], aio.Channel]) -> None:
+        self.channel = channel
+
+    async def place(self, rows: list[Any], complete: bool = False) -> None:
+        """Reports ``rows`` (``complete``: they are every project there is)."""
+        placements = [
+            identity_pb2.ProjectPlacement(id=r.id, parent=r.parent, is_folder=r.is_folder)
+            for r in rows
+        ]
+        stub = identity_pb2_grpc.PermissionsStub(self.channel())
+        await stub.PlaceProjects(
+            identity_pb2.ProjectPlacements(projects=placements, complete=complete)
+        )
+
+
 class Projects:
     """Project rules and storage."""
 
-    def __init__(self, db: Database, outbox: Outbox) -> None:
+    def __init__(self, db: Database, outbox: Outbox, access: AccessCache, placer: Placer) -> None:
         self.db = db
         self.outbox = outbox
+        self.access = access
+        self.placer = placer
 
     async def page(self, start_at: int, max_results: int) -> tuple[list[Row[Any]], int]:
-        """A page of projects in id order and the total."""
-        require_principal()
+        """A page of the projects the caller may read, in id order, and their total."""
+        visible = (await self.access.current()).readable()
+        where = and_(True) if visible is None else projects.c.id.in_(visible)
         async with self.db.read() as session:
-            total = await session.scalar(select(func.count()).select_from(projects))
+            total = await session.scalar(select(func.count()).select_from(projects).where(where))
             rows = (
                 await session.execute(
-                    select(projects).order_by(projects.c.id).offset(start_at).limit(max_results)
+                    select(projects)
+                    .where(where)
+                    .order_by(projects.c.id)
+                    .offset(start_at)
+                    .limit(max_results)
                 )
             ).all()
         return list(rows), int(total or 0)
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
-        """Projects by id; a single missing id is a NotFound."""
-        require_principal()
+        """Projects the caller may read, by id; a single missing id is a NotFound."""
+        access = await self.access.current()
         async with self.db.read() as session:
             rows = (
                 await session.execute(
@@ -61,11 +91,35 @@ class Projects:
                 )
             ).all()
         check_batch(rows, ids, "project")
-        return list(rows)
+        return readable(access, list(rows), ids, "project", lambda row: int(row.id))
+
+    async def sync_placements(self) -> None:
+        """Reports every project to identity (at start: earlier reports may have failed)."""
+        async with self.db.read() as session:
+            rows = (
+                await session.execute(
+                    select(projects.c.id, projects.c.parent, projects.c.is_folder)
+                )
+            ).all()
+        await self.placer.place(list(rows), complete=True)
+
+    async def _may_place(self, access: Access, parent: int | None) -> None:
+        """Top-level projects are the organisation administrators'; a folder's
+        administrators may create projects and folders inside it."""
+        if parent is None:
+            if not access.everything:
+                raise PermissionDenied(
+                    "Only organization administrators may create or move projects at the top "
+                    "level; project folder administrators may do so inside their folder."
+                )
+        else:
+            access.require(Action.ADMIN, parent, f"project folder {parent}")
 
     async def create(self, data: ProjectInput) -> int:
-        """``POST /projects``."""
-        caller = require_admin("create or change projects")
+        """``POST /projects``: the caller's identity grant follows (see the gateway)."""
+        access = await self.access.current()
+        caller = access.principal
+        await self._may_place(access, data.parent)
         is_folder = bool(data.is_folder)
         fields = dict(data.fields or {})
         name = fields.get("name")
@@ -104,11 +158,14 @@ class Projects:
             if unique_violation(exc):
                 raise AlreadyExists(f"A project with the key {key!r} already exists.") from None
             raise
+        await self.placer.place([_Placed(project_id, data.parent, is_folder)])
         return project_id
 
     async def update(self, project_id: int, data: ProjectInput) -> None:
         """``PUT /projects/{id}``: the body replaces key, folder flag, parent and fields."""
-        caller = require_admin("create or change projects")
+        access = await self.access.current()
+        caller = access.principal
+        access.require(Action.ADMIN, project_id)
         try:
             async with self.outbox.transaction() as session:
                 current = await first_or_missing(
@@ -137,6 +194,8 @@ class Projects:
                 elif data.parent is not None:
                     await self._check_parent(session, data.parent, project_id)
                     parent = data.parent
+                if parent != current.parent:
+                    await self._may_place(access, parent)
                 fields.pop("projectKey", None)
                 fields.pop("name", None)
                 version = current.version + 1
@@ -161,6 +220,7 @@ class Projects:
             if unique_violation(exc):
                 raise AlreadyExists(f"A project with the key {key!r} already exists.") from None
             raise
+        await self.placer.place([_Placed(project_id, parent, is_folder)])
 
     async def _check_no_children(self, session: Any, folder: int) -> None:
         """Only an empty folder may become a project: a parent must be a folder."""
@@ -197,6 +257,13 @@ class Projects:
                     select(projects.c.id, projects.c.parent).where(projects.c.id == seen.parent)
                 )
             ).first()
+
+
+@dataclass(frozen=True)
+class _Placed:
+    id: int
+    parent: int | None
+    is_folder: bool
 
 
 def _check_key(key: str) -> None:

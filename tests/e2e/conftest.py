@@ -11,11 +11,14 @@ import httpx
 import pytest
 
 from tests.e2e.harness import (
+    MATRIX_ROLES,
     NATS_URL,
     PG_ADMIN_URL,
     MakeUser,
     System,
+    Team,
     cleanup_distributed,
+    grant,
     item_types,
     new_project,
     project_key,
@@ -110,3 +113,16 @@ def project(admin: httpx.Client) -> dict[str, Any]:
     key = project_key("IT")
     pid = new_project(admin, key)
     return {"id": pid, "key": key, "types": item_types(admin)}
+
+
+@pytest.fixture
+def team(admin: httpx.Client, project: dict[str, Any], make_user: MakeUser) -> Team:
+    """A project with one user per role (see ``Team``): the access matrix's cast."""
+    clients: dict[str, httpx.Client] = {"ORG_ADMIN": admin}
+    ids: dict[str, int] = {"ORG_ADMIN": admin.get("/users/current").json()["data"]["id"]}
+    for role in MATRIX_ROLES[:-1]:
+        user_id, _name, _pw, client = make_user()
+        if role != "NONE":
+            grant(admin, project["id"], role, user=user_id)
+        clients[role], ids[role] = client, user_id
+    return Team(project, clients, ids)

@@ -192,19 +192,27 @@ def start_distributed(workdir: Path) -> System:
     subprocess.run([*PLUMBLINE, "migrate"], env=env, check=True, cwd=workdir, capture_output=True)
     system = System("distributed", workdir, ADMIN_PASSWORD, [], env)
     try:
+        # identity first: the others fetch access from it.
+        addresses = dict(env)
         for service in SERVICES:
-            system.processes.append(start_process(service, ["--target", service], env, workdir))
-        gateway_env = dict(env)
-        for process in system.processes:
-            gateway_env[f"PLUMBLINE_{process.name.upper()}_ADDR"] = f"127.0.0.1:{process.grpc_port}"
-        system.processes.append(
-            start_process("gateway", ["--target", "gateway"], gateway_env, workdir)
-        )
+            process = start_process(service, ["--target", service], addresses, workdir)
+            system.processes.append(process)
+            addresses[f"PLUMBLINE_{service.upper()}_ADDR"] = f"127.0.0.1:{process.grpc_port}"
+        system.processes.append(start_gateway(system, "gateway"))
     except Exception:
         system.stop()
         cleanup_distributed(system)
         raise
     return system
+
+
+def start_gateway(system: System, name: str) -> Process:
+    """Another gateway replica of a distributed system (the caller stops it)."""
+    env = dict(system.env)
+    for process in system.processes:
+        if process.name in SERVICES:
+            env[f"PLUMBLINE_{process.name.upper()}_ADDR"] = f"127.0.0.1:{process.grpc_port}"
+    return start_process(name, ["--target", "gateway"], env, system.workdir)
 
 
 def cleanup_distributed(system: System) -> None:
@@ -295,6 +303,45 @@ class MakeUser(Protocol):
     """
 
     def __call__(self, **overrides: object) -> tuple[int, str, str, httpx.Client]: ...
+
+
+def grant(
+    admin: httpx.Client,
+    project: int,
+    role: str = "READ_WRITE",
+    *,
+    user: int | None = None,
+    group: int | None = None,
+) -> None:
+    """Gives a user or a user group ``role`` on a project or folder (adds or changes)."""
+    entry: dict[str, object] = {"role": role}
+    if user is not None:
+        entry["user"] = user
+    if group is not None:
+        entry["userGroup"] = group
+    response = admin.put(f"/projects/{project}/permissions", json=[entry])
+    assert response.status_code == 200, response.text
+
+
+#: The roles of the access matrix: no entry at all, each project role, and the
+#: organisation administrator.
+MATRIX_ROLES = ("NONE", "READ_ONLY", "TEST_RUNNER", "READ_WRITE", "PROJECT_ADMIN", "ORG_ADMIN")
+
+
+@dataclass
+class Team:
+    """One user per role of ``MATRIX_ROLES`` on one project, and each user's client."""
+
+    project: dict[str, Any]
+    clients: dict[str, httpx.Client]
+    ids: dict[str, int]
+
+    def expect(self, allowed_from: str | None) -> dict[str, bool]:
+        """Role -> whether it may, when ``allowed_from`` is the weakest role that may
+        (``None``: only the organisation administrator)."""
+        order = list(MATRIX_ROLES)
+        first = order.index(allowed_from) if allowed_from is not None else order.index("ORG_ADMIN")
+        return {role: order.index(role) >= first for role in order}
 
 
 def api_credentials(system: System, auth: tuple[str, str] | None = None) -> tuple[str, str]:

@@ -11,7 +11,15 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.harness import MakeUser, Query, assert_error, new_project, project_key, unique
+from tests.e2e.harness import (
+    MakeUser,
+    Query,
+    assert_error,
+    grant,
+    new_project,
+    project_key,
+    unique,
+)
 
 
 def _feed(admin: httpx.Client, params: Query) -> list[dict[str, Any]]:
@@ -55,8 +63,9 @@ def test_changes_show_in_the_feed_at_once(admin: httpx.Client, make_user: MakeUs
     assert activity["user"] == admin.get("/users/current").json()["data"]["id"]
 
     admin.put(f"/projects/{pid}", json={"fields": {"name": "Feed 2"}})
-    group = admin.post("/usergroups", json={"name": unique("fg")}).json()["meta"]["id"]
-    admin.delete(f"/usergroups/{group}")
+    tag = admin.post("/tags", json={"name": unique("ft"), "project": pid})
+    assert tag.status_code == 201, tag.text
+    assert admin.delete(f"/tags/{tag.json()['meta']['id']}").status_code == 204
     updates = admin.get(
         "/activities", params={"project": pid, "eventType": "UPDATE", "objectType": "PROJECT"}
     ).json()
@@ -90,37 +99,6 @@ def test_changes_show_in_the_feed_at_once(admin: httpx.Client, make_user: MakeUs
     one = admin.get(f"/activities/{activity['id']}", params={"include": "data.user"}).json()
     assert one["data"]["id"] == activity["id"]
     assert one["linked"]["users"][str(activity["user"])]["username"] == "admin"
-
-
-def test_new_users_and_groups_show_at_once(admin: httpx.Client, make_user: MakeUser) -> None:
-    project = new_project(admin)
-    user_id, username, _pw, _client = make_user()
-    group_name = unique("FeedGroup")
-    group = admin.post("/usergroups", json={"name": group_name, "project": project})
-    assert group.status_code == 201
-    assert (
-        admin.post(
-            f"/usergroups/{group.json()['meta']['id']}/users", json={"user": user_id}
-        ).status_code
-        == 201
-    )
-    feed = _feed(admin, {"project": project, "objectType": "USER", "maxResults": 50})
-    details = [(a["eventType"], a["details"]) for a in feed]
-    # Newest first.
-    assert details[:3] == [
-        ("UPDATE", f"user {user_id} added to user group {group_name}"),
-        ("CREATE", f"user group {group_name} created"),
-        ("CREATE", f"user {username} created"),
-    ]
-
-
-def test_user_changes_are_in_every_project_feed(admin: httpx.Client, make_user: MakeUser) -> None:
-    pid = new_project(admin, projectKey=project_key("UF"), fields={"name": "Users"})
-    _user_id, username, _pw, _client = make_user()
-    feed = admin.get(
-        "/activities", params={"project": pid, "objectType": "USER", "eventType": "CREATE"}
-    ).json()
-    assert any(username in a["details"] for a in feed["data"])
 
 
 def test_event_and_object_type_filters_repeat(admin: httpx.Client) -> None:
@@ -160,15 +138,13 @@ def test_event_and_object_type_filters_repeat(admin: httpx.Client) -> None:
 def test_a_feed_holds_only_its_own_project(admin: httpx.Client) -> None:
     mine = new_project(admin)
     theirs = new_project(admin)
-    group_name = unique("TheirGroup")
-    assert (
-        admin.post("/usergroups", json={"name": group_name, "project": theirs}).status_code == 201
-    )
+    tag_name = unique("TheirTag")
+    assert admin.post("/tags", json={"name": tag_name, "project": theirs}).status_code == 201
     assert len(_feed(admin, {"project": mine, "objectType": "PROJECT"})) == 1
     their_feed = _feed(admin, {"project": theirs, "maxResults": 50})
-    assert any(group_name in a["details"] for a in their_feed)
+    assert any(tag_name in a["details"] for a in their_feed)
     my_feed = _feed(admin, {"project": mine, "maxResults": 50})
-    assert not any(group_name in a["details"] for a in my_feed)
+    assert not any(tag_name in a["details"] for a in my_feed)
 
 
 def test_date_takes_one_value_or_a_range(admin: httpx.Client) -> None:
@@ -203,11 +179,11 @@ def test_date_takes_one_value_or_a_range(admin: httpx.Client) -> None:
 def test_delete_events_only(admin: httpx.Client) -> None:
     project = new_project(admin)
     name = unique("Doomed")
-    group = admin.post("/usergroups", json={"name": name, "project": project}).json()["meta"]["id"]
-    assert admin.delete(f"/usergroups/{group}").status_code == 204
+    tag = admin.post("/tags", json={"name": name, "project": project}).json()["meta"]["id"]
+    assert admin.delete(f"/tags/{tag}").status_code == 204
     deletes = _feed(admin, {"project": project, "deleteEvents": "true", "maxResults": 50})
     assert deletes and all(a["eventType"] == "DELETE" for a in deletes)
-    assert deletes[0]["details"] == f"user group {name} deleted"
+    assert deletes[0]["details"] == f"tag {name} deleted"
     assert deletes[0]["action"] == "Deleted"
     everything = _feed(admin, {"project": project, "deleteEvents": "false", "maxResults": 50})
     assert {"CREATE", "DELETE"} <= {a["eventType"] for a in everything}
@@ -283,7 +259,9 @@ def test_normal_users_read_the_feed_and_anonymous_callers_do_not(
     make_user: MakeUser,
 ) -> None:
     project = new_project(admin)
-    _id, _name, _pw, client = make_user()
+    user_id, _name, _pw, client = make_user()
+    assert_error(client.get("/activities", params={"project": project}), 401, "no access")
+    grant(admin, project, "READ_ONLY", user=user_id)
     feed = client.get("/activities", params={"project": project, "objectType": "PROJECT"})
     assert feed.status_code == 200 and len(feed.json()["data"]) == 1
     assert_error(anonymous.get("/activities", params={"project": project}), 401)

@@ -11,6 +11,7 @@ from tests.e2e.harness import (
     MakeUser,
     System,
     create_item,
+    grant,
     unique,
 )
 
@@ -529,7 +530,8 @@ def test_lock_blocks_other_users(
     admin_id = admin.get("/users/current").json()["data"]["id"]
     assert lock["data"]["lockedBy"] == admin_id
     assert lock["linked"]["users"][str(admin_id)]["username"] == "admin"
-    _id, _name, _pw, other = make_user()
+    other_id, _name, _pw, other = make_user()
+    grant(admin, project["id"], user=other_id)
     seen = other.get(f"/items/{item}").json()["data"]
     assert seen["resources"]["self"]["allowed"] == ["GET"]
     refused = other.patch(

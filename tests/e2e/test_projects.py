@@ -326,21 +326,32 @@ def test_unknown_projects_are_404(admin: httpx.Client) -> None:
     assert_error(admin.put("/projects/987654321", json={"fields": {"name": "x"}}), 404, "987654321")
 
 
-def test_normal_users_read_but_do_not_change_projects(
+def test_users_read_projects_they_have_a_role_on_and_change_none_below_admin(
     admin: httpx.Client,
     make_user: MakeUser,
 ) -> None:
     project = new_project(admin, fields={"name": "Theirs"})
-    _id, _name, _pw, client = make_user()
+    user_id, _name, _pw, client = make_user()
     assert_error(
         client.post("/projects", json={"projectKey": project_key(), "fields": {"name": "x"}}),
         401,
         "administrators",
     )
     assert_error(client.post("/projects", json={"isFolder": True, "fields": {"name": "x"}}), 401)
-    assert_error(client.put(f"/projects/{project}", json={"fields": {"name": "Mine"}}), 401)
+    assert_error(client.get(f"/projects/{project}"), 401, "no access", str(project))
+    assert project not in [p["id"] for p in client.get("/projects").json()["data"]]
+    grant = [{"user": user_id, "role": "READ_WRITE"}]
+    assert admin.put(f"/projects/{project}/permissions", json=grant).status_code == 200
     assert client.get(f"/projects/{project}").json()["data"]["fields"]["name"] == "Theirs"
-    assert client.get("/projects").status_code == 200
+    listed = client.get("/projects").json()
+    assert [p["id"] for p in listed["data"]] == [project]
+    assert listed["meta"]["pageInfo"]["totalResults"] == 1
+    assert_error(
+        client.put(f"/projects/{project}", json={"fields": {"name": "Mine"}}),
+        401,
+        "READ_WRITE",
+        "PROJECT_ADMIN",
+    )
 
 
 def test_anonymous_callers_get_401(anonymous: httpx.Client) -> None:

@@ -47,6 +47,7 @@ class ActivitiesServicer(activity_pb2_grpc.ActivitiesServicer):
         rows, total = await self.feed.list(
             ActivityQuery(
                 project=request.project,
+                organization=request.organization,
                 event_types=list(request.event_types),
                 object_types=list(request.object_types),
                 item_types=list(request.item_types),

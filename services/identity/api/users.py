@@ -50,6 +50,7 @@ class UsersServicer(identity_pb2_grpc.UsersServicer):
             first_names=list(request.first_name),
             last_names=list(request.last_name),
             include_inactive=request.include_inactive,
+            project=optional(request, "project"),
             start_at=start,
             max_results=size,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from plumbline.common.context import current_principal
+from plumbline.common.access import Access, AccessCache
 from plumbline.common.dates import format_datetime, parse_iso
 from plumbline.common.errors import InvalidArgument, PlumblineError
 from plumbline.common.rpc import Context, optional, page_info, page_of
@@ -21,7 +21,7 @@ from plumbline.services.items.links import Links
 from plumbline.services.items.search import Search, search
 
 
-def item_message(row: Any, catalog: Catalog, dates_with_time: bool, caller_id: int) -> pb.Item:
+def item_message(row: Any, catalog: Catalog, dates_with_time: bool, access: Access) -> pb.Item:
     """An items row as the wire record (fields in the caller's date form)."""
     item_type = catalog.item_types.get(row.item_type)
     stored = json.loads(row.fields_json)
@@ -30,7 +30,7 @@ def item_message(row: Any, catalog: Catalog, dates_with_time: bool, caller_id: i
         "globalId": row.global_id,
         **show(item_type, stored, dates_with_time),
     }
-    locked_by_other = row.locked and row.locked_by != caller_id
+    locked_by_other = row.locked and row.locked_by != access.principal.user_id
     message = pb.Item(
         id=row.id,
         document_key=row.document_key,
@@ -53,7 +53,7 @@ def item_message(row: Any, catalog: Catalog, dates_with_time: bool, caller_id: i
             locked=row.locked,
             last_locked_date=format_datetime(row.last_locked_date) if row.last_locked_date else "",
         ),
-        allowed=["GET"] if locked_by_other else ["GET", "PUT", "DELETE"],
+        allowed=["GET"] if locked_by_other else access.allowed(row.project),
     )
     if row.child_item_type is not None:
         message.child_item_type = row.child_item_type
@@ -87,14 +87,14 @@ def item_input(message: pb.ItemInput) -> ItemInput:
 class ItemMessages:
     """Renders items rows as messages, with the caller's lock view and date form."""
 
-    def __init__(self, config: Configuration) -> None:
+    def __init__(self, config: Configuration, access: AccessCache) -> None:
         self.config = config
+        self.access = access
 
     async def __call__(self, rows: list[Any], dates_with_time: bool) -> list[pb.Item]:
         catalog = await self.config.catalog()
-        principal = current_principal()
-        caller = principal.user_id if principal else 0
-        return [item_message(r, catalog, dates_with_time, caller) for r in rows]
+        access = await self.access.current()
+        return [item_message(r, catalog, dates_with_time, access) for r in rows]
 
 
 class ItemsServicer(items_pb2_grpc.ItemsServicer):

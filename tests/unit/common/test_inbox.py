@@ -23,6 +23,7 @@ from plumbline.services.activity.models import (
     consumer_positions,
     metadata,
 )
+from tests.unit.services.conftest import access_cache
 
 
 @pytest.fixture
@@ -134,7 +135,8 @@ async def feed_db(db_url: str) -> AsyncIterator[Database]:
 
 
 def make_feed(db: Database) -> Feed:
-    return Feed(db, Inbox(db, consumed_events, consumer_positions), consistency_wait=1)
+    inbox = Inbox(db, consumed_events, consumer_positions)
+    return Feed(db, inbox, consistency_wait=1, access=access_cache())
 
 
 async def activity_rows(db: Database) -> list[tuple[str, str, int | None]]:

@@ -119,7 +119,7 @@ def test_components(rendered: tuple[str, list[dict[str, Any]]]) -> None:
         rule["podSelector"]["matchLabels"]["app.kubernetes.io/name"]
         for rule in policies["identity"]["spec"]["ingress"][0]["from"]
     }
-    assert identity_sources == {"gateway", "activity"}
+    assert identity_sources == {"gateway", "activity", "items"}
     hpas = _of_kind(docs, "HorizontalPodAutoscaler")
     assert hpas["gateway"]["spec"]["scaleTargetRef"]["name"] == "gateway"
     assert set(_of_kind(docs, "PodDisruptionBudget")) == set(APP_SERVICES)

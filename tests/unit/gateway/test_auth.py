@@ -11,6 +11,7 @@ from plumbline.common.errors import Unauthenticated
 from plumbline.common.events import Event
 from plumbline.gateway.auth import Authenticator, decode_basic
 from plumbline.identity.v1 import identity_pb2, identity_pb2_grpc
+from plumbline.services.identity.crypto import SigningKey, token_claims
 
 
 class FakeIdentity:
@@ -75,3 +76,42 @@ def test_malformed_basic_credentials(encoded: str) -> None:
 
 def test_passwords_may_contain_colons() -> None:
     assert decode_basic(_basic("bob", "a:b:c")) == ("bob", "a:b:c")
+
+
+class TokenIdentity:
+    """identity's Auth and Credentials stubs for bearer tokens: one key, one user."""
+
+    def __init__(self, revoked: list[str]) -> None:
+        self.key = SigningKey.generate()
+        self.revoked = revoked
+
+    def token(self, client_id: str) -> str:
+        return self.key.sign(token_claims(7, client_id, 60, "read write", "t"))
+
+    async def GetTokenKeys(self, request: object) -> identity_pb2.TokenKeys:
+        return identity_pb2.TokenKeys(public_keys={self.key.kid: self.key.public_pem})
+
+    async def GetPrincipal(self, request: object) -> identity_pb2.Principal:
+        return identity_pb2.Principal(user_id=7, username="alice", active=True)
+
+    async def ListRevokedClients(self, request: object) -> identity_pb2.RevokedClients:
+        return identity_pb2.RevokedClients(client_ids=self.revoked)
+
+
+async def test_tokens_of_revoked_clients_are_refused_without_a_call() -> None:
+    identity = TokenIdentity(revoked=["old"])
+    auth = Authenticator(cast("identity_pb2_grpc.AuthAsyncStub", identity), ttl=60)
+    credentials = cast("identity_pb2_grpc.CredentialsAsyncStub", identity)
+    await auth.load_keys()
+    await auth.load_revoked(credentials)
+    with pytest.raises(Unauthenticated, match="revoked"):
+        await auth.bearer(identity.token("old"))
+    assert (await auth.bearer(identity.token("new"))).user_id == 7
+    event = Event("identity.apiclient.revoked", actor=7, payload={"clientId": "new"})
+    await auth.on_revoked(event)
+    with pytest.raises(Unauthenticated, match="revoked"):
+        await auth.bearer(identity.token("new"))
+    # A reload whose query ran before the revocation committed does not forget it.
+    await auth.load_revoked(credentials)
+    with pytest.raises(Unauthenticated, match="revoked"):
+        await auth.bearer(identity.token("new"))

@@ -3,17 +3,40 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from plumbline.common.access import AccessCache, Role
 from plumbline.common.context import ORG_ADMIN, Principal, principal_var
 from plumbline.common.db import Database
 from plumbline.common.migrations import upgrade
 from plumbline.common.outbox import Outbox
+from plumbline.services.items.projects import Placer
 
 ADMIN = Principal(1, "admin", frozenset({ORG_ADMIN}))
+
+
+def access_cache(roles: Mapping[int, Mapping[int, Role]] | None = None) -> AccessCache:
+    """An access cache whose users have the given roles by project (admins: all)."""
+    known = roles or {}
+
+    async def fetch(user_id: int) -> Mapping[int, Role]:
+        return known.get(user_id, {})
+
+    return AccessCache(fetch, ttl=60)
+
+
+class RecordingPlacer(Placer):
+    """Keeps what the items service would report to identity."""
+
+    def __init__(self) -> None:
+        self.placed: list[tuple[int, int | None, bool]] = []
+
+    async def place(self, rows: list[Any], complete: bool = False) -> None:
+        self.placed += [(r.id, r.parent, r.is_folder) for r in rows]
 
 
 @contextlib.contextmanager

@@ -15,6 +15,9 @@ from plumbline.services.activity.mapping import describe
         ("identity.user.deactivated", "UPDATE", "USER"),
         ("identity.group.member_added", "UPDATE", "USER"),
         ("identity.group.deleted", "DELETE", "USER"),
+        ("identity.apiclient.created", "CREATE", "USER"),
+        ("identity.apiclient.revoked", "DELETE", "USER"),
+        ("identity.corsdomains.updated", "UPDATE", "MISCELLANEOUS"),
         ("items.project.updated", "UPDATE", "PROJECT"),
         ("items.item.deleted", "DELETE", "ITEM"),
     ],
@@ -34,7 +37,31 @@ def test_items_carry_their_id_and_type() -> None:
 
 @pytest.mark.parametrize(
     "event_type",
-    ["identity.apiclient.created", "billing.invoice.created", "items.project.archived"],
+    ["identity.signingkey.created", "billing.invoice.created", "items.project.archived"],
 )
 def test_other_events_are_not_history(event_type: str) -> None:
     assert describe(Event(event_type, actor=1)) is None
+
+
+@pytest.mark.parametrize(
+    ("event_type", "organization"),
+    [
+        ("identity.user.created", True),
+        ("identity.group.created", True),
+        ("identity.apiclient.revoked", True),
+        ("identity.permission.created", True),
+        ("items.project.created", False),
+        ("items.tag.deleted", False),
+    ],
+)
+def test_identity_changes_belong_to_the_organization_feed(
+    event_type: str, organization: bool
+) -> None:
+    draft = describe(Event(event_type, actor=1, project=4, payload={"name": "X"}))
+    assert draft is not None and draft.organization is organization
+
+
+def test_credentials_read_as_credentials() -> None:
+    event = Event("identity.apiclient.revoked", actor=1, payload={"name": "ci", "user": 3})
+    draft = describe(event)
+    assert draft is not None and draft.details == "API credentials ci revoked"

@@ -17,7 +17,13 @@ from plumbline.services.items.module import install_default_configuration
 from plumbline.services.items.projects import ProjectInput, Projects
 from plumbline.services.items.relationships import Relationships
 from plumbline.services.items.tree import GAP
-from tests.unit.services.conftest import ADMIN, acting_as, outbox_for
+from tests.unit.services.conftest import (
+    ADMIN,
+    RecordingPlacer,
+    access_cache,
+    acting_as,
+    outbox_for,
+)
 
 
 @pytest.fixture
@@ -26,12 +32,12 @@ async def world(items_db: Database) -> tuple[Items, Relationships, int, dict[str
     config = Configuration(items_db)
     with acting_as(ADMIN):
         await install_default_configuration(config)
-        project = await Projects(items_db, outbox).create(
+        project = await Projects(items_db, outbox, access_cache(), RecordingPlacer()).create(
             ProjectInput(project_key="BULK", fields={"name": "Bulk"})
         )
         catalog = await config.catalog()
     types = {t.type_key: t.id for t in catalog.item_types.values()}
-    items = Items(items_db, outbox, config, IdSpace(items_db))
+    items = Items(items_db, outbox, config, IdSpace(items_db), access_cache())
     return items, Relationships(items_db, outbox, config), project, types
 
 

@@ -20,6 +20,7 @@ from plumbline.common.errors import (
 from plumbline.services.identity.crypto import Passwords
 from plumbline.services.identity.domain import Identity
 from plumbline.services.identity.models import outbox
+from plumbline.services.identity.permissions import Permissions
 from tests.unit.services.conftest import ADMIN, acting_as, outbox_for
 
 USER = {
@@ -34,8 +35,9 @@ USER = {
 
 @pytest.fixture
 async def identity(identity_db: Database) -> Identity:
+    box = outbox_for(identity_db, "identity")
     service = Identity(
-        identity_db, outbox_for(identity_db, "identity"), Passwords(1, 8192), 3600, "t"
+        identity_db, box, Passwords(1, 8192), 3600, "t", Permissions(identity_db, box)
     )
     await service.bootstrap("admin-pw")
     return service

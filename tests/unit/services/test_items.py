@@ -12,12 +12,18 @@ from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, Pe
 from plumbline.common.idblocks import BLOCK_SIZE
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.projects import ProjectInput, Projects
-from tests.unit.services.conftest import ADMIN, acting_as, outbox_for
+from tests.unit.services.conftest import (
+    ADMIN,
+    RecordingPlacer,
+    access_cache,
+    acting_as,
+    outbox_for,
+)
 
 
 @pytest.fixture
 def projects(items_db: Database) -> Projects:
-    return Projects(items_db, outbox_for(items_db, "items"))
+    return Projects(items_db, outbox_for(items_db, "items"), access_cache(), RecordingPlacer())
 
 
 async def test_create_and_read_a_project(projects: Projects) -> None:
