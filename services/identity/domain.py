@@ -195,7 +195,11 @@ class Identity:
                     .where(api_clients.c.client_id == client_id, api_clients.c.revoked_at.is_(None))
                 )
             ).first()
-        if row is None or not await self.passwords.verify(row.secret_hash, secret):
+        if row is None:
+            # An unknown client id costs what a wrong secret costs: no enumeration.
+            await self.passwords.verify_absent(secret)
+            raise Unauthenticated("The client id or client secret is not correct.")
+        if not await self.passwords.verify(row.secret_hash, secret):
             raise Unauthenticated("The client id or client secret is not correct.")
         if not row.active:
             raise Unauthenticated("The user of these client credentials is inactive.")
