@@ -32,6 +32,14 @@ def _ok(response: httpx.Response, role: str) -> None:
     assert response.status_code in (200, 201, 204), (role, response.request.url, response.text)
 
 
+def _cell(response: httpx.Response, allowed: bool, role: str, *refusal: str) -> None:
+    """One cell of the matrix: 2xx where the role allows it, else 401 naming ``refusal``."""
+    if allowed:
+        _ok(response, role)
+    else:
+        assert_error(response, 401, *refusal)
+
+
 def test_moves_by_role(team: Team, admin: httpx.Client) -> None:
     target = _project(admin)
     for role in MATRIX_ROLES[:-1]:
@@ -129,12 +137,8 @@ def test_sync_by_role(team: Team, admin: httpx.Client) -> None:
         else:
             assert_error(listed, 401, "no access", f"item {pool}")
             assert_error(status, 401, "no access")
-        if may_write[role]:
-            _ok(added, role)
-            _ok(removed, role)
-        else:
-            assert_error(added, 401, f"item {one}")
-            assert_error(removed, 401, f"item {one}")
+        for response in (added, removed):
+            _cell(response, may_write[role], role, f"item {one}")
     # A writer cannot pull an item of a project it cannot read into a pool, nor the other
     # way round.
     writer = team.clients["READ_WRITE"]
@@ -205,9 +209,5 @@ def test_categories_by_role(team: Team, admin: httpx.Client) -> None:
             assert [c["id"] for c in listed.json()["data"]] == [category], role
         else:
             assert_error(listed, 401, "no access", f"item {item}")
-        if may_write[role]:
-            _ok(added, role)
-            _ok(removed, role)
-        else:
-            assert_error(added, 401, f"item {item}")
-            assert_error(removed, 401, f"item {item}")
+        for response in (added, removed):
+            _cell(response, may_write[role], role, f"item {item}")
