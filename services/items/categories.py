@@ -6,8 +6,10 @@ from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbline.common.context import require_admin, require_principal
+from plumbline.common.access import AccessCache, Action
+from plumbline.common.context import require_admin
 from plumbline.common.db import Database, affected, insert_id, unique_violation
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
 from plumbline.services.items.models import categories, item_categories, items
@@ -31,23 +33,31 @@ def _paths(rows: list[Any]) -> dict[int, str]:
 class Categories:
     """Category rules and storage."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, access: AccessCache) -> None:
         self.db = db
+        self.access = access
+
+    async def _item_project(self, session: AsyncSession, item: int) -> int:
+        """The project of an active item (NotFound without one)."""
+        project = await session.scalar(
+            select(items.c.project).where(items.c.id == item, items.c.active.is_(True))
+        )
+        if project is None:
+            raise NotFound(f"No item with id {item}.")
+        return int(project)
 
     async def page(
         self, item: int | None, start_at: int, max_results: int
     ) -> tuple[list[dict[str, Any]], int]:
-        """Every category path, or the ones applied to an item, in path order."""
-        require_principal()
+        """Every category path, or the ones applied to an item (READ on the item), in path
+        order."""
+        access = await self.access.current()
         async with self.db.read() as session:
             rows = list((await session.execute(select(categories))).all())
             applied: set[int] | None = None
             if item is not None:
-                active = await session.scalar(
-                    select(items.c.id).where(items.c.id == item, items.c.active.is_(True))
-                )
-                if active is None:
-                    raise NotFound(f"No item with id {item}.")
+                project = await self._item_project(session, item)
+                access.require(Action.READ, project, f"item {item}")
                 applied = set(
                     (
                         await session.scalars(
@@ -120,16 +130,14 @@ class Categories:
             raise NotFound(f"No category with id {category}.")
 
     async def change_item(self, item: int, add: list[int], remove: list[int]) -> None:
-        """``POST /items/{id}/categories``: applies and removes categories."""
-        require_principal()
+        """``POST /items/{id}/categories``: applies and removes categories (WRITE on the
+        item)."""
+        access = await self.access.current()
         if not add and not remove:
             raise InvalidArgument("Give categories to add or remove.")
         async with self.db.transaction() as session:
-            active = await session.scalar(
-                select(items.c.id).where(items.c.id == item, items.c.active.is_(True))
-            )
-            if active is None:
-                raise NotFound(f"No item with id {item}.")
+            project = await self._item_project(session, item)
+            access.require(Action.WRITE, project, f"item {item}")
             known = set(
                 (
                     await session.scalars(

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import Row, and_, func, or_, select
 
-from plumbline.common.context import require_principal
+from plumbline.common.access import Access, AccessCache, Action, readable
 from plumbline.common.db import Database, check_batch, insert_id
 from plumbline.common.errors import InvalidArgument
 from plumbline.services.items import filterquery
@@ -23,15 +23,38 @@ from plumbline.services.items.models import (
 SCOPES = ("ALL", "CURRENT", "SPECIFIED")
 
 
-def _visible(user_id: int) -> Any:
-    return or_(filters.c.public.is_(True), filters.c.author == user_id)
+def _visible(access: Access) -> Any:
+    """Public filters and the caller's own; a filter of a SPECIFIED project only for
+    those who may read that project."""
+    user_id = access.principal.user_id
+    seen = or_(filters.c.public.is_(True), filters.c.author == user_id)
+    projects = access.readable()
+    if projects is None:
+        return seen
+    return and_(
+        seen,
+        or_(
+            filters.c.specified_project.is_(None),
+            filters.c.specified_project.in_(sorted(projects)),
+        ),
+    )
+
+
+def _specified(row: Any) -> int:
+    return int(row.specified_project)
 
 
 class Filters:
-    """Filter storage and evaluation."""
+    """Filter storage and evaluation.
 
-    def __init__(self, db: Database) -> None:
+    A filter of scope SPECIFIED belongs to its project: reading it needs READ there and
+    creating it WRITE. Filters of scope ALL or CURRENT belong to no project; what they
+    find is limited to the projects the caller may read.
+    """
+
+    def __init__(self, db: Database, access: AccessCache) -> None:
         self.db = db
+        self.access = access
 
     async def page(
         self,
@@ -41,9 +64,13 @@ class Filters:
         start_at: int,
         max_results: int,
     ) -> tuple[list[Row[Any]], int]:
-        """Filters the caller may see: of a project, by an author, or their favourites."""
-        user_id = require_principal().user_id
-        conditions: list[Any] = [_visible(user_id)]
+        """Filters the caller may see: of a project (READ on it), by an author, or their
+        favourites."""
+        access = await self.access.current()
+        user_id = access.principal.user_id
+        if project is not None:
+            access.require(Action.READ, project)
+        conditions: list[Any] = [_visible(access)]
         query = select(filters)
         if favorites_only:
             query = query.join(
@@ -74,24 +101,33 @@ class Filters:
         return list(rows), int(total or 0)
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
-        """Visible filters by id; a single unknown id is NotFound."""
-        user_id = require_principal().user_id
+        """Visible filters by id; a single unknown id is NotFound, a single one of a
+        project the caller may not read is refused (401)."""
+        access = await self.access.current()
+        user_id = access.principal.user_id
         async with self.db.read() as session:
             rows = (
                 await session.execute(
                     select(filters)
-                    .where(filters.c.id.in_(ids), _visible(user_id))
+                    .where(
+                        filters.c.id.in_(ids),
+                        or_(filters.c.public.is_(True), filters.c.author == user_id),
+                    )
                     .order_by(filters.c.id)
                 )
             ).all()
         check_batch(rows, ids, "filter")
-        return list(rows)
+        scoped = [r for r in rows if r.specified_project is not None]
+        kept = {r.id for r in readable(access, scoped, ids, "filter", _specified)}
+        return [r for r in rows if r.specified_project is None or r.id in kept]
 
     async def create(
         self, name: str, scope: str, specified_project: int | None, query: Any, public: bool
     ) -> int:
-        """A new filter (labs): the query is checked before it is stored."""
-        user_id = require_principal().user_id
+        """A new filter (labs): the query is checked before it is stored; one of a
+        SPECIFIED project needs WRITE there."""
+        access = await self.access.current()
+        user_id = access.principal.user_id
         if not name.strip():
             raise InvalidArgument("name must not be empty.")
         if scope not in SCOPES:
@@ -114,6 +150,10 @@ class Filters:
                 is None
             ):
                 raise InvalidArgument(f"specifiedProject: no project with id {specified_project}.")
+            if specified_project is not None:
+                access.require(
+                    Action.WRITE, specified_project, f"the filters of project {specified_project}"
+                )
             return await insert_id(
                 session,
                 filters.insert().values(
@@ -128,7 +168,7 @@ class Filters:
 
     async def favorite(self, filter_id: int) -> None:
         """Marks a visible filter as one of the caller's favourites."""
-        user_id = require_principal().user_id
+        user_id = (await self.access.current()).principal.user_id
         await self.get_many([filter_id])
         async with self.db.transaction() as session:
             exists = await session.scalar(
@@ -144,8 +184,12 @@ class Filters:
     async def results(
         self, filter_id: int, project: int | None, start_at: int, max_results: int
     ) -> tuple[list[int], int]:
-        """Ids of the active items the filter finds (a page of them) and their total."""
-        user_id = require_principal().user_id
+        """Ids of the active items the filter finds (a page of them) and their total.
+
+        Only items of projects the caller may read are candidates (so sub-queries cannot
+        reach others either); a ``project`` the caller may not read is refused.
+        """
+        access = await self.access.current()
         [stored] = await self.get_many([filter_id])
         scope: list[int] | None
         if stored.project_scope == "SPECIFIED":
@@ -153,10 +197,16 @@ class Filters:
         elif stored.project_scope == "CURRENT":
             if project is None:
                 raise InvalidArgument("This filter runs on the current project: pass project.")
+            access.require(Action.READ, project)
+            scope = [project]
+        elif project is not None:
+            access.require(Action.READ, project)
             scope = [project]
         else:
-            scope = [project] if project is not None else None
-        context = filterquery.Context(await self._records(scope), user_id)
+            everything = access.readable()
+            scope = None if everything is None else sorted(everything)
+        records = await self._records(scope)
+        context = filterquery.Context(records, access.principal.user_id)
         found = filterquery.run(json.loads(stored.filter_query), context)
         return [r.id for r in found[start_at : start_at + max_results]], len(found)
 

@@ -8,7 +8,7 @@ from urllib.parse import urlparse
 
 from sqlalchemy import Row, func, select, update
 
-from plumbline.common.context import require_principal
+from plumbline.common.access import Access, Action
 from plumbline.common.db import affected, insert_id
 from plumbline.common.errors import FailedPrecondition, InvalidArgument, NotFound
 from plumbline.common.events import Event
@@ -47,10 +47,17 @@ class Links:
         self.items = items_
         self.db = items_.db
 
+    async def _writable(self, item: int) -> tuple[Access, Row[Any]]:
+        """The caller's access and the item, if the caller may change it (WRITE)."""
+        access = await self.items.access.current()
+        [owner] = await self.items.get_many([item])
+        access.require(Action.WRITE, owner.project, f"item {item}")
+        return access, owner
+
     async def page(
         self, item: int, link: int | None, start_at: int, max_results: int
     ) -> tuple[list[Row[Any]], int]:
-        """An item's links (or one of them)."""
+        """An item's links (or one of them): READ on the item."""
         await self.items.get_many([item])
         where = item_links.c.item == item
         if link is not None:
@@ -72,8 +79,8 @@ class Links:
 
     async def create(self, item: int, url: str, description: str) -> int:
         """``POST /items/{id}/links``."""
-        caller = require_principal()
-        [owner] = await self.items.get_many([item])
+        access, owner = await self._writable(item)
+        caller = access.principal
         url = _check_url(url)
         async with self.items.outbox.transaction() as session:
             link = await insert_id(
@@ -86,8 +93,8 @@ class Links:
 
     async def update(self, item: int, link: int, url: str, description: str) -> None:
         """``PUT /items/{id}/links/{linkId}``."""
-        caller = require_principal()
-        [owner] = await self.items.get_many([item])
+        access, owner = await self._writable(item)
+        caller = access.principal
         url = _check_url(url)
         async with self.items.outbox.transaction() as session:
             changed = await affected(
@@ -104,8 +111,8 @@ class Links:
 
     async def delete(self, item: int, link: int) -> None:
         """``DELETE /items/{id}/links/{linkId}``."""
-        caller = require_principal()
-        [owner] = await self.items.get_many([item])
+        access, owner = await self._writable(item)
+        caller = access.principal
         async with self.items.outbox.transaction() as session:
             url = await session.scalar(
                 select(item_links.c.url).where(item_links.c.item == item, item_links.c.id == link)
@@ -118,9 +125,13 @@ class Links:
             )
 
     async def duplicate(self, item_id: int, include_tags: bool, include_links: bool) -> int:
-        """``POST /items/{id}/duplicate``: a copy of name and description under the same parent."""
-        require_principal()
+        """``POST /items/{id}/duplicate``: a copy of name and description under the same parent.
+
+        READ on the source and WRITE on the project the copy goes to (the source's).
+        """
+        access = await self.items.access.current()
         [source] = await self.items.get_many([item_id])
+        access.require(Action.WRITE, source.project, f"the items of project {source.project}")
         async with self.db.read() as session:
             children = await session.scalar(
                 select(func.count())

@@ -94,9 +94,10 @@ class ItemsModule(Module):
             rpc.add_CommentsServicer_to_server, CommentsServicer(Comments(self.db, self.outbox))
         )
         grpc.add(rpc.add_LinksServicer_to_server, LinksServicer(links))
-        filters = Filters(self.db)
+        filters = Filters(self.db, self.access)
         grpc.add(rpc.add_FiltersServicer_to_server, FiltersServicer(filters, items, render))
-        grpc.add(rpc.add_CategoriesServicer_to_server, CategoriesServicer(Categories(self.db)))
+        categories = Categories(self.db, self.access)
+        grpc.add(rpc.add_CategoriesServicer_to_server, CategoriesServicer(categories))
 
     async def serve(self, runtime: Runtime) -> None:
         self.outbox.start(runtime.bus)

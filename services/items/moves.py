@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from plumbline.common.context import require_principal
+from plumbline.common.access import Action
 from plumbline.common.dates import utcnow
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.events import Event
@@ -37,8 +37,10 @@ class Moves:
         The move is done by the time this returns; the work id is what the contract's
         asynchronous answer carries. Moved items get document keys of the new project;
         project-bound values (tags, releases) they had in the old project are dropped.
+        The caller needs WRITE on both projects.
         """
-        caller = require_principal()
+        access = await self.items.access.current()
+        caller = access.principal
         catalog = await self.items.config.catalog()
         work_id = str(uuid.uuid4())
         async with self.items.outbox.transaction() as session:
@@ -46,7 +48,7 @@ class Moves:
             # Both projects, in id order, so two opposite moves cannot deadlock.
             for project in sorted({int(source or target), target}):
                 await tree.lock_project(session, project)
-            current = await self.items.active(session, item_id)
+            current = await self.items.active(session, item_id, access, Action.WRITE)
             self.items.check_lock(current, caller)
             row = (
                 await session.execute(
@@ -59,6 +61,7 @@ class Moves:
                 raise InvalidArgument(f"location.parent.project: no project with id {target}.")
             if row.is_folder:
                 raise InvalidArgument(f"location.parent.project: project {target} is a folder.")
+            access.require(Action.WRITE, target, f"the items of project {target}")
             if target == current.project:
                 raise InvalidArgument(
                     "The item is already in that project; move it inside a project with "
@@ -141,8 +144,12 @@ class Moves:
         parent_project: int | None,
         peer: int | None,
     ) -> None:
-        """``PUT /items/treelocation``: under ``parent``, right after ``peer`` (first if none)."""
-        caller = require_principal()
+        """``PUT /items/treelocation``: under ``parent``, right after ``peer`` (first if none).
+
+        Needs WRITE on the item's project (parent and peer are in the same project).
+        """
+        access = await self.items.access.current()
+        caller = access.principal
         catalog = await self.items.config.catalog()
         if (parent_item is None) == (parent_project is None):
             raise InvalidArgument("parent takes exactly one of item or project.")
@@ -150,7 +157,7 @@ class Moves:
             raise InvalidArgument("peer must be another item than the one being placed.")
         async with self.items.outbox.transaction() as session:
             await self.items.lock_tree_of(session, item_id)
-            current = await self.items.active(session, item_id)
+            current = await self.items.active(session, item_id, access, Action.WRITE)
             self.items.check_lock(current, caller)
             if parent_project is not None and parent_project != current.project:
                 raise InvalidArgument(

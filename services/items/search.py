@@ -28,7 +28,7 @@ from sqlalchemy.sql import operators
 from sqlalchemy.sql.expression import UnaryExpression
 from sqlalchemy.sql.operators import custom_op
 
-from plumbline.common.context import require_principal
+from plumbline.common.access import Access
 from plumbline.common.db import Database
 from plumbline.common.errors import (
     InvalidArgument,
@@ -125,10 +125,13 @@ class Search:
 
 
 async def search(
-    db: Database, query: Search, start_at: int, max_results: int
+    db: Database, query: Search, start_at: int, max_results: int, access: Access
 ) -> tuple[list[Row[Any]], int]:
-    """Active items matching every filter, in the requested order."""
-    require_principal()
+    """Active items matching every filter, in the requested order.
+
+    Only items of projects the caller may read are found and counted: the condition is
+    part of the one query (``project IN readable``), not a check of each row.
+    """
     if query.sort_field not in SORT_COLUMNS:
         raise InvalidArgument(
             f"sortBy: {query.sort_field!r} cannot be sorted on; "
@@ -156,6 +159,12 @@ async def search(
         if high is not None:
             conditions.append(columns[name] <= high)
     order = [c.desc() if query.descending else c.asc() for c in SORT_COLUMNS[query.sort_field]]
+    scope: list[int] | None = list(query.projects) or None
+    readable = access.readable()
+    if readable is not None:
+        scope = sorted(readable if scope is None else readable.intersection(scope))
+        if not scope:
+            return [], 0
     async with db.read() as session:
         project: ColumnElement[Any] = items.c.project
         if query.contains:
@@ -171,8 +180,8 @@ async def search(
                 # Without statistics SQLite prefers a project index, reading every item
                 # of the project; few hits are cheaper to start from.
                 project = _unindexed(project)
-        if query.projects:
-            conditions.append(project.in_(query.projects))
+        if scope is not None:
+            conditions.append(project.in_(scope))
         where = and_(*conditions)
         total = await session.scalar(select(func.count()).select_from(items).where(where))
         if query.contains and not db.sqlite and int(total or 0) <= _FEW_MATCHES:

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Row, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbline.common.context import require_principal
+from plumbline.common.access import Action
 from plumbline.common.dates import utcnow
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.events import Event
@@ -67,14 +67,22 @@ class Sync:
     async def pool(
         self, item_id: int, start_at: int, max_results: int
     ) -> tuple[list[Row[Any]], int]:
-        """The other active items sharing ``item_id``'s global id."""
+        """The other active items sharing ``item_id``'s global id.
+
+        READ on the item; pool members in projects the caller may not read are left out
+        (and not counted).
+        """
+        access = await self.items.access.current()
         [item] = await self.items.get_many([item_id])
+        readable = access.readable()
         async with self.db.read() as session:
             where = (
                 (items.c.global_id == item.global_id)
                 & (items.c.id != item_id)
                 & items.c.active.is_(True)
             )
+            if readable is not None:
+                where = where & items.c.project.in_(sorted(readable))
             total = await session.scalar(select(func.count()).select_from(items).where(where))
             rows = (
                 await session.execute(
@@ -96,11 +104,13 @@ class Sync:
         await self._retag(pool_item, item_id, join=False)
 
     async def _retag(self, pool_item: int, item_id: int, join: bool) -> None:
-        principal = require_principal()
+        """Changes the pool of ``item_id``: WRITE on both items."""
+        access = await self.items.access.current()
+        principal = access.principal
         if pool_item == item_id:
             raise InvalidArgument("An item cannot be synchronized with itself.")
         async with self.outbox.transaction() as session:
-            pool = await self.items.active(session, pool_item)
+            pool = await self.items.active(session, pool_item, access, Action.WRITE)
             other = (
                 await session.execute(
                     select(items).where(items.c.id == item_id, items.c.active.is_(True))
@@ -110,6 +120,7 @@ class Sync:
                 if join:
                     raise InvalidArgument(f"item: no item with id {item_id}.")
                 raise NotFound(f"No item with id {item_id}.")
+            access.require(Action.WRITE, other.project, f"item {item_id}")
             if join:
                 if other.global_id == pool.global_id:
                     raise InvalidArgument(
@@ -144,11 +155,12 @@ class Sync:
             )
 
     async def status(self, item_id: int, synced_id: int) -> SyncState:
-        """Whether two items of a pool agree on their synchronized fields (and children)."""
-        rows = {r.id: r for r in await self.items.get_many([item_id, synced_id])}
-        if item_id not in rows or synced_id not in rows:
-            raise NotFound(f"No item with id {synced_id if item_id in rows else item_id}.")
-        first, second = rows[item_id], rows[synced_id]
+        """Whether two items of a pool agree on their synchronized fields (and children).
+
+        READ on both items: each is read on its own, so either answers 404 or 401.
+        """
+        [first] = await self.items.get_many([item_id])
+        [second] = await self.items.get_many([synced_id])
         if first.global_id != second.global_id:
             raise NotFound(f"Item {synced_id} is not synchronized with item {item_id}.")
         catalog = await self.config.catalog()

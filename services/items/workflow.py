@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import Row
+
+from plumbline.common.access import Action
 from plumbline.common.errors import InvalidArgument
 from plumbline.services.items.catalog import Catalog, ItemType, Transition
 
@@ -104,8 +107,11 @@ class Workflow:
         self.config = items_.config
 
     async def options(self, item_id: int) -> list[Transition]:
-        """The workflow steps allowed from the item's current status."""
+        """The workflow steps allowed from the item's current status (READ on the item)."""
         [item] = await self.items.get_many([item_id])
+        return await self._options(item)
+
+    async def _options(self, item: Row[Any]) -> list[Transition]:
         catalog = await self.config.catalog()
         fields = json.loads(item.fields_json)
         return [
@@ -115,8 +121,11 @@ class Workflow:
         ]
 
     async def transition(self, item_id: int, transition_id: str, comment: str) -> None:
-        """Moves the item's status along one allowed step."""
-        allowed = {str(t.id): t for t in await self.options(item_id)}
+        """Moves the item's status along one allowed step (WRITE on the item)."""
+        access = await self.items.access.current()
+        [item] = await self.items.get_many([item_id])
+        access.require(Action.WRITE, item.project, f"item {item_id}")
+        allowed = {str(t.id): t for t in await self._options(item)}
         step = allowed.get(transition_id)
         if step is None:
             offered = ", ".join(f"{t.id} ({t.action})" for t in allowed.values()) or "none"

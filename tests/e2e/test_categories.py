@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import httpx
 
-from tests.e2e.harness import MakeUser, System, new_project, project_key, type_ids, unique
+from tests.e2e.harness import (
+    MakeUser,
+    System,
+    grant,
+    new_project,
+    project_key,
+    type_ids,
+    unique,
+)
 
 
 def test_category_paths_and_items(
@@ -52,9 +60,14 @@ def test_category_paths_and_items(
     assert labs.post(f"/items/{item}/categories", json={"add": [987654]}).status_code == 400
     assert labs.post(f"/items/{item}/categories", json={}).status_code == 400
     assert admin.get("/categories").status_code == 404, "labs only"
-    _id, username, password, _client = make_user()
+    user_id, username, password, _client = make_user()
     with system.client((username, password), version="labs") as user_labs:
         assert user_labs.post("/categories", json={"name": unique("n")}).status_code == 401
+        # Applying categories changes the item: WRITE on its project.
+        assert (
+            user_labs.post(f"/items/{item}/categories", json={"add": [top_id]}).status_code == 401
+        )
+        grant(admin, project, user=user_id)
         assert (
             user_labs.post(f"/items/{item}/categories", json={"add": [top_id]}).status_code == 201
         )

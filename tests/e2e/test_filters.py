@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.harness import MakeUser, item_types, new_project, project_key, unique
+from tests.e2e.harness import MakeUser, grant, item_types, new_project, project_key, unique
 
 
 @pytest.fixture
@@ -134,8 +134,11 @@ def test_scopes_listing_and_favourites(
     assert {current, specified} <= {f["id"] for f in listed["data"]}
     one = admin.get(f"/filters/{specified}", params={"include": "data.author"}).json()
     assert one["data"]["filterQuery"] == everything and one["linked"]["users"]
-    _id, _name, _pw, other = make_user()
+    other_id, _name, _pw, other = make_user()
     assert other.get(f"/filters/{current}").status_code == 404, "private filters are the author's"
+    # A public filter of a project: for those who may read the project.
+    assert other.get(f"/filters/{specified}").status_code == 401
+    grant(admin, p, "READ_ONLY", user=other_id)
     assert other.get(f"/filters/{specified}").status_code == 200
     assert (
         labs.post("/users/current/favoritefilters", json={"filter": specified}).status_code == 201

@@ -188,6 +188,7 @@ class ItemsServicer(items_pb2_grpc.ItemsServicer):
             sort_field=request.sort_field or "sequence",
             descending=request.sort_descending,
         )
-        rows, total = await search(self.items.db, query, start, size)
+        access = await self.items.access.current()
+        rows, total = await search(self.items.db, query, start, size, access)
         info = page_info(start, len(rows), total)
         return pb.ItemPage(items=await self.render(rows, request.dates_with_time), page_info=info)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from plumbline.common.errors import InvalidArgument
+from plumbline.common.errors import InvalidArgument, PermissionDenied
 from plumbline.common.rpc import Context, GrpcServer, connect
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway.includes import requested, resolve
@@ -17,6 +17,9 @@ from plumbline.identity.v1 import identity_pb2, identity_pb2_grpc
 from plumbline.items.v1 import items_pb2, items_pb2_grpc
 
 Calls = list[tuple[str, list[int]]]
+
+#: The project the fake refuses to show.
+DENIED = 666
 
 
 @dataclass
@@ -57,6 +60,9 @@ class FakeProjects(items_pb2_grpc.ProjectsServicer):
         self, request: core_pb2.IdList, context: Context
     ) -> items_pb2.ProjectList:
         self.calls.append(("projects", list(request.ids)))
+        if list(request.ids) == [DENIED]:
+            # A batch of one the caller may not read is refused, as the services do.
+            raise PermissionDenied(f"You have no access to project {DENIED}.")
         return items_pb2.ProjectList(
             projects=[items_pb2.Project(id=i, fields_json=b"{}") for i in request.ids]
         )
@@ -113,6 +119,13 @@ async def test_one_call_per_type_with_unique_ids(rig: Rig) -> None:
     assert set(linked["users"]) == {"1", "2", "3"}
     assert linked["users"]["2"]["username"] == "u2"
     assert set(linked["projects"]) == {"10"}
+
+
+async def test_a_reference_the_caller_may_not_see_is_left_out(rig: Rig) -> None:
+    records: list[dict[str, Any]] = [{"createdBy": 1, "parent": DENIED}]
+    linked = await resolve(rig.upstreams, "projects", ["data.createdBy", "data.parent"], records)
+    assert linked is not None
+    assert set(linked["users"]) == {"1"} and linked["projects"] == {}
 
 
 async def test_no_include_no_linked(rig: Rig) -> None:

@@ -18,6 +18,8 @@ from alembic import command
 from sqlalchemy import Connection, delete, event, text, update
 from sqlalchemy.engine.interfaces import DBAPICursor
 
+from plumbline.common.access import Access, Role
+from plumbline.common.context import Principal
 from plumbline.common.db import Database
 from plumbline.common.migrations import config_for, upgrade
 from plumbline.services.items.models import items
@@ -142,9 +144,12 @@ async def _insert(db: Database, rows: list[dict[str, Any]]) -> None:
 
 
 async def _search(
-    db: Database, contains: list[str], projects: list[int] | None = None
+    db: Database,
+    contains: list[str],
+    projects: list[int] | None = None,
+    access: Access | None = None,
 ) -> tuple[list[int], int]:
-    """The first 50 ids (by id) and the total."""
+    """The first 50 ids (by id) and the total (as ``access``; the admin by default)."""
     query = Search(
         projects=projects or [],
         item_types=[],
@@ -156,7 +161,7 @@ async def _search(
         descending=False,
     )
     with acting_as(ADMIN):
-        rows, total = await search(db, query, 0, 50)
+        rows, total = await search(db, query, 0, 50, access or Access(ADMIN, {}))
     return [r.id for r in rows], total
 
 
@@ -233,6 +238,26 @@ async def test_many_hits_and_project_scope(db: Database) -> None:
     assert await _found(db, ["rare"], projects=[2]) == [5000]
     assert await _found(db, ["rare"], projects=[1]) == []
     assert await _found(db, ["word 1200"]) == [1200]
+
+
+async def test_only_readable_projects_are_found_and_counted(db: Database) -> None:
+    rows = [_row(i, f"common word {i}", project=1 + i % 3) for i in range(1, 601)]
+    await _insert(db, rows)
+    reader = Access(Principal(7, "reader", frozenset()), {2: Role.READ_ONLY, 3: Role.READ_WRITE})
+    readable = [i for i in range(1, 601) if 1 + i % 3 in (2, 3)]
+    assert await _search(db, ["common"], access=reader) == (readable[:50], len(readable))
+    assert await _search(db, ["word 1"], access=reader) == await _search(
+        db, ["word 1"], projects=[2, 3]
+    )
+    # Asking for a project one may not read finds nothing there.
+    assert await _search(db, ["common"], projects=[1], access=reader) == ([], 0)
+    only_two = [i for i in readable if 1 + i % 3 == 2]
+    assert await _search(db, ["common"], projects=[1, 2], access=reader) == (
+        only_two[:50],
+        len(only_two),
+    )
+    nobody = Access(Principal(8, "nobody", frozenset()), {})
+    assert await _search(db, ["common"], access=nobody) == ([], 0)
 
 
 async def _explained(db: Database, contains: list[str], projects: list[int]) -> list[str]:
