@@ -8,7 +8,7 @@ from typing import Any, Protocol, TypeVar
 
 from starlette.requests import Request
 
-from plumbline.common.errors import InvalidArgument, NotFound
+from plumbline.common.errors import InvalidArgument, NotFound, PermissionDenied
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import representations
 from plumbline.gateway.envelope import LinkTemplate
@@ -250,8 +250,9 @@ async def resolve(
 
 
 async def _resolve_one(upstreams: Upstreams, target: str, ids: list[int]) -> dict[str, Any]:
-    # A reference to a record that is gone is left out of linked, not an error.
+    # A reference to a record that is gone, or that the caller may not read, is left out
+    # of linked, not an error (a batch read of a single id refuses rather than filters).
     try:
         return await RESOLVERS[target](upstreams, ids)
-    except NotFound:
+    except (NotFound, PermissionDenied):
         return {}
