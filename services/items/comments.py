@@ -133,6 +133,7 @@ class Comments:
                 ).first()
                 if parent is None:
                     raise InvalidArgument(f"inReplyTo: no comment with id {in_reply_to}.")
+                access.require(Action.READ, parent.project, f"comment {in_reply_to}")
                 item = parent.item if item is None else item
                 project = parent.project if project is None else project
             if item is not None:
