@@ -13,7 +13,17 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.harness import MATRIX_ROLES, Team, assert_error, create_item, grant, new_project
+from tests.e2e.harness import (
+    MATRIX_ROLES,
+    Team,
+    assert_error,
+    create_item,
+    created_id,
+    grant,
+    ids_of,
+    new_project,
+    total_of,
+)
 
 
 def _relate(client: httpx.Client, source: int, target: int) -> httpx.Response:
@@ -21,23 +31,12 @@ def _relate(client: httpx.Client, source: int, target: int) -> httpx.Response:
 
 
 def _related(admin: httpx.Client, source: int, target: int) -> int:
-    response = _relate(admin, source, target)
-    assert response.status_code == 201, response.text
-    return int(response.json()["meta"]["id"])
+    return created_id(_relate(admin, source, target))
 
 
 def _elsewhere(admin: httpx.Client, team: Team) -> dict[str, Any]:
     """Another project, on which no member of the team has a role."""
     return {"id": new_project(admin), "types": team.project["types"]}
-
-
-def _ids(response: httpx.Response) -> list[int]:
-    assert response.status_code == 200, response.text
-    return [int(r["id"]) for r in response.json()["data"]]
-
-
-def _total(response: httpx.Response) -> int:
-    return int(response.json()["meta"]["pageInfo"]["totalResults"])
 
 
 def test_relationships_by_role(team: Team, admin: httpx.Client) -> None:
@@ -57,9 +56,9 @@ def test_relationships_by_role(team: Team, admin: httpx.Client) -> None:
         removed = client.delete(f"/relationships/{rel}")
         if may_read[role]:
             assert read.status_code == 200, (role, read.text)
-            assert rel in _ids(listed), role
-            assert rel in _ids(down), role
-            assert a in _ids(up), role
+            assert rel in ids_of(listed), role
+            assert rel in ids_of(down), role
+            assert a in ids_of(up), role
         else:
             assert_error(read, 401, "no access", f"relationship {rel}")
             assert_error(listed, 401, "no access", f"project {project['id']}")
@@ -88,22 +87,22 @@ def test_relationships_to_unreadable_items_stay_hidden(team: Team, admin: httpx.
     listed = reader.get(
         "/relationships", params={"project": team.project["id"], "include": "data.toItem"}
     )
-    assert _ids(listed) == [inside]
-    assert _total(listed) == 1
+    assert ids_of(listed) == [inside]
+    assert total_of(listed) == 1
     assert set(listed.json()["linked"]["items"]) == {str(seen)}
     down = reader.get(f"/items/{mine}/downstreamrelationships")
-    assert (_ids(down), _total(down)) == ([inside], 1)
+    assert (ids_of(down), total_of(down)) == ([inside], 1)
     up = reader.get(f"/items/{mine}/upstreamrelationships")
-    assert (_ids(up), _total(up)) == ([], 0)
+    assert (ids_of(up), total_of(up)) == ([], 0)
     related = reader.get(f"/items/{mine}/downstreamrelated")
-    assert (_ids(related), _total(related)) == ([seen], 1)
+    assert (ids_of(related), total_of(related)) == ([seen], 1)
     upstream = reader.get(f"/items/{mine}/upstreamrelated")
-    assert (_ids(upstream), _total(upstream)) == ([], 0)
+    assert (ids_of(upstream), total_of(upstream)) == ([], 0)
     for rel in (out, back):
         assert_error(reader.get(f"/relationships/{rel}"), 401, "no access", f"relationship {rel}")
     # The organisation admin sees both ends.
-    assert _total(admin.get(f"/items/{mine}/downstreamrelated")) == 2
-    assert _total(admin.get("/relationships", params={"project": team.project["id"]})) == 2
+    assert total_of(admin.get(f"/items/{mine}/downstreamrelated")) == 2
+    assert total_of(admin.get("/relationships", params={"project": team.project["id"]})) == 2
 
 
 def test_a_relationship_across_projects_needs_write_where_it_starts(
