@@ -76,7 +76,9 @@ class ItemsModule(Module):
         grpc.add(rpc.add_ProjectsServicer_to_server, ProjectsServicer(self.projects))
         grpc.add(rpc.add_IdSpaceServicer_to_server, IdSpaceServicer(self.ids))
         grpc.add(rpc.add_WatermarksServicer_to_server, WatermarksServicer(self.outbox))
-        grpc.add(rpc.add_ConfigurationServicer_to_server, ConfigurationServicer(self.config))
+        grpc.add(
+            rpc.add_ConfigurationServicer_to_server, ConfigurationServicer(self.config, self.access)
+        )
         grpc.add(rpc.add_ItemsServicer_to_server, ItemsServicer(items, links, render))
         grpc.add(rpc.add_MovesServicer_to_server, MovesServicer(Moves(items)))
         grpc.add(rpc.add_WorkflowServicer_to_server, WorkflowServicer(Workflow(items)))
