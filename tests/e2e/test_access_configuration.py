@@ -9,6 +9,7 @@ caller may read.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -63,6 +64,16 @@ def test_configuration_by_role(team: Team, admin: httpx.Client) -> None:
         assert_answers(changes, may_change[role], role)
 
 
+def _rule_set_named(admin: httpx.Client, name: str) -> dict[str, Any]:
+    start = 0
+    while True:
+        page = admin.get("/relationshiprulesets", params={"startAt": start, "maxResults": 50})
+        found: list[dict[str, Any]] = [r for r in page.json()["data"] if r["name"] == name]
+        if found or not page.json()["data"]:
+            return found[0]
+        start += 50
+
+
 def test_rule_sets_list_only_readable_projects(
     system: System, team: Team, admin: httpx.Client, tmp_path: Path
 ) -> None:
@@ -78,9 +89,7 @@ relationshipRuleSets:
     )
     result = run_cli(system, "config", "apply", str(document))
     assert result.returncode == 0, result.stderr
-    rule_set = next(
-        r for r in admin.get("/relationshiprulesets").json()["data"] if r["name"] == name
-    )
+    rule_set = _rule_set_named(admin, name)
     url = f"/relationshiprulesets/{rule_set['id']}/projects"
     assert total_of(admin.get(url)) == 2
     for role in ("NONE", "READ_ONLY"):
