@@ -18,6 +18,7 @@ from tests.e2e.harness import (
     System,
     Team,
     assert_answers,
+    eventually,
     ids_of,
     item_types,
     new_project,
@@ -64,14 +65,14 @@ def test_configuration_by_role(team: Team, admin: httpx.Client) -> None:
         assert_answers(changes, may_change[role], role)
 
 
-def _rule_set_named(admin: httpx.Client, name: str) -> dict[str, Any]:
-    start = 0
+def _rule_sets(admin: httpx.Client) -> list[dict[str, Any]]:
+    """Every rule set, page by page."""
+    found: list[dict[str, Any]] = []
     while True:
-        page = admin.get("/relationshiprulesets", params={"startAt": start, "maxResults": 50})
-        found: list[dict[str, Any]] = [r for r in page.json()["data"] if r["name"] == name]
-        if found or not page.json()["data"]:
-            return found[0]
-        start += 50
+        page = admin.get("/relationshiprulesets", params={"startAt": len(found), "maxResults": 50})
+        found += page.json()["data"]
+        if len(found) >= total_of(page):
+            return found
 
 
 def test_rule_sets_list_only_readable_projects(
@@ -87,9 +88,13 @@ relationshipRuleSets:
     projects: [{team.project["key"]}, {other["projectKey"]}]
 """
     )
+    assert name not in {r["name"] for r in _rule_sets(admin)}  # the snapshot is warm
     result = run_cli(system, "config", "apply", str(document))
     assert result.returncode == 0, result.stderr
-    rule_set = _rule_set_named(admin, name)
+    # The service reloads its configuration snapshot within seconds of a change made
+    # by another process (the CLI).
+    assert eventually(lambda: any(r["name"] == name for r in _rule_sets(admin)))
+    rule_set = next(r for r in _rule_sets(admin) if r["name"] == name)
     url = f"/relationshiprulesets/{rule_set['id']}/projects"
     assert total_of(admin.get(url)) == 2
     for role in ("NONE", "READ_ONLY"):
