@@ -56,17 +56,28 @@ async def list_users(
     include_inactive: Annotated[
         bool, Depends(query.boolean("includeInactive", description="Also inactive users."))
     ],
+    project: Annotated[
+        int | None,
+        Depends(
+            query.integer(
+                "project",
+                description="Only users with a role on this project; its project "
+                "administrators may list these.",
+            )
+        ),
+    ],
 ) -> Response:
-    reply = await gw.upstreams.identity.users.ListUsers(
-        identity_pb2.ListUsersRequest(
-            username=username,
-            email=email,
-            first_name=first_name,
-            last_name=last_name,
-            include_inactive=include_inactive,
-            page=page.message(),
-        )
+    message = identity_pb2.ListUsersRequest(
+        username=username,
+        email=email,
+        first_name=first_name,
+        last_name=last_name,
+        include_inactive=include_inactive,
+        page=page.message(),
     )
+    if project is not None:
+        message.project = project
+    reply = await gw.upstreams.identity.users.ListUsers(message)
     data = [representations.user(u) for u in reply.users]
     return await view.many(data, reply.page_info)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import Row, and_, func, select
 
-from plumbline.common.context import require_principal
+from plumbline.common.access import Access, AccessCache, Action, readable
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, check_batch, first_or_missing, insert_id
 from plumbline.common.errors import InvalidArgument, NotFound
@@ -27,11 +27,17 @@ COMMENT_TYPES = (
 
 
 class Comments:
-    """Comment rules and storage."""
+    """Comment rules and storage.
 
-    def __init__(self, db: Database, outbox: Outbox) -> None:
+    A comment belongs to its location's project (the item's, or the project commented
+    on). Reading one needs READ there; writing one (a new comment or a reply) needs WRITE,
+    the READ_WRITE role: a comment is a change to the project's record.
+    """
+
+    def __init__(self, db: Database, outbox: Outbox, access: AccessCache) -> None:
         self.db = db
         self.outbox = outbox
+        self.access = access
 
     async def page(
         self,
@@ -41,19 +47,24 @@ class Comments:
         start_at: int,
         max_results: int,
     ) -> tuple[list[Row[Any]], int]:
-        """All comments, an item's, or a comment's replies, oldest first."""
-        require_principal()
+        """All comments the caller may read, an item's, or a comment's replies, oldest
+        first."""
+        access = await self.access.current()
         conditions: list[Any] = [comments.c.deleted.is_(False)]
+        visible = access.readable()
+        if visible is not None:
+            conditions.append(comments.c.project.in_(visible))
         async with self.db.read() as session:
             if item is not None:
-                exists = await session.scalar(
-                    select(items.c.id).where(items.c.id == item, items.c.active.is_(True))
+                project = await session.scalar(
+                    select(items.c.project).where(items.c.id == item, items.c.active.is_(True))
                 )
-                if exists is None:
+                if project is None:
                     raise NotFound(f"No item with id {item}.")
+                access.require(Action.READ, project, f"item {item}")
                 conditions.append(comments.c.item == item)
             if in_reply_to is not None:
-                await self._one(session, in_reply_to)
+                await self._one(session, in_reply_to, access)
                 conditions.append(comments.c.in_reply_to == in_reply_to)
             if root_only:
                 conditions.append(comments.c.in_reply_to.is_(None))
@@ -70,16 +81,18 @@ class Comments:
             ).all()
         return list(rows), int(total or 0)
 
-    async def _one(self, session: Any, comment_id: int) -> Any:
-        return await first_or_missing(
+    async def _one(self, session: Any, comment_id: int, access: Access) -> Any:
+        row = await first_or_missing(
             session,
             select(comments).where(comments.c.id == comment_id, comments.c.deleted.is_(False)),
             f"No comment with id {comment_id}.",
         )
+        access.require(Action.READ, row.project, f"comment {comment_id}")
+        return row
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
-        """Comments by id; a single unknown id is NotFound."""
-        require_principal()
+        """Comments the caller may read, by id; a single unknown id is NotFound."""
+        access = await self.access.current()
         async with self.db.read() as session:
             rows = (
                 await session.execute(
@@ -89,7 +102,7 @@ class Comments:
                 )
             ).all()
         check_batch(rows, ids, "comment")
-        return list(rows)
+        return readable(access, list(rows), ids, "comment")
 
     async def create(
         self,
@@ -100,7 +113,8 @@ class Comments:
         in_reply_to: int | None,
     ) -> int:
         """``POST /comments``: on an item, on a project, or in reply to a comment."""
-        caller = require_principal()
+        access = await self.access.current()
+        caller = access.principal
         if not text.strip():
             raise InvalidArgument("body.text must not be empty.")
         comment_type = comment_type or "GENERAL"
@@ -119,6 +133,7 @@ class Comments:
                 ).first()
                 if parent is None:
                     raise InvalidArgument(f"inReplyTo: no comment with id {in_reply_to}.")
+                access.require(Action.READ, parent.project, f"comment {in_reply_to}")
                 item = parent.item if item is None else item
                 project = parent.project if project is None else project
             if item is not None:
@@ -142,6 +157,8 @@ class Comments:
                     raise InvalidArgument(f"location.project: no project with id {project}.")
             else:
                 raise InvalidArgument("location needs an item or a project (or inReplyTo).")
+            where = f"item {item}" if item is not None else f"project {project}"
+            access.require(Action.WRITE, project, f"the comments of {where}")
             comment_id = await insert_id(
                 session,
                 comments.insert().values(

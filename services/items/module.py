@@ -76,23 +76,24 @@ class ItemsModule(Module):
         grpc.add(rpc.add_ProjectsServicer_to_server, ProjectsServicer(self.projects))
         grpc.add(rpc.add_IdSpaceServicer_to_server, IdSpaceServicer(self.ids))
         grpc.add(rpc.add_WatermarksServicer_to_server, WatermarksServicer(self.outbox))
-        grpc.add(rpc.add_ConfigurationServicer_to_server, ConfigurationServicer(self.config))
+        grpc.add(
+            rpc.add_ConfigurationServicer_to_server, ConfigurationServicer(self.config, self.access)
+        )
         grpc.add(rpc.add_ItemsServicer_to_server, ItemsServicer(items, links, render))
         grpc.add(rpc.add_MovesServicer_to_server, MovesServicer(Moves(items)))
         grpc.add(rpc.add_WorkflowServicer_to_server, WorkflowServicer(Workflow(items)))
         grpc.add(rpc.add_SyncServicer_to_server, SyncServicer(sync, render))
-        relationships = Relationships(self.db, self.outbox, self.config)
+        relationships = Relationships(self.db, self.outbox, self.config, self.access)
         grpc.add(
             rpc.add_RelationshipsServicer_to_server,
             RelationshipsServicer(relationships, items, render),
         )
-        tags = Tags(self.db, self.outbox)
+        tags = Tags(self.db, self.outbox, self.access)
         grpc.add(rpc.add_TagsServicer_to_server, TagsServicer(tags, items, render))
-        releases = Releases(self.db, self.outbox)
+        releases = Releases(self.db, self.outbox, self.access)
         grpc.add(rpc.add_ReleasesServicer_to_server, ReleasesServicer(releases))
-        grpc.add(
-            rpc.add_CommentsServicer_to_server, CommentsServicer(Comments(self.db, self.outbox))
-        )
+        comments = Comments(self.db, self.outbox, self.access)
+        grpc.add(rpc.add_CommentsServicer_to_server, CommentsServicer(comments))
         grpc.add(rpc.add_LinksServicer_to_server, LinksServicer(links))
         filters = Filters(self.db, self.access)
         grpc.add(rpc.add_FiltersServicer_to_server, FiltersServicer(filters, items, render))

@@ -7,8 +7,10 @@ from typing import Any
 from sqlalchemy import Row, and_, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql import ColumnElement
 
-from plumbline.common.context import Principal, require_principal
+from plumbline.common.access import Access, AccessCache, Action, readable
+from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import (
     Database,
@@ -30,13 +32,40 @@ from plumbline.services.items.models import items, projects, relationships
 _VISIBLE = select(relationships).where(relationships.c.visible.is_(True))
 
 
-class Relationships:
-    """Relationship rules and storage."""
+def _readable_items(access: Access, column: ColumnElement[Any]) -> ColumnElement[bool] | None:
+    """A condition that ``column`` (an item id) names an item the caller may read; ``None``
+    when the caller may read every project."""
+    visible = access.readable()
+    if visible is None:
+        return None
+    return column.in_(select(items.c.id).where(items.c.project.in_(visible)))
 
-    def __init__(self, db: Database, outbox: Outbox, config: Configuration) -> None:
+
+def _both_ends_readable(access: Access, query: Any) -> Any:
+    """``query`` without the relationships one of whose items the caller may not read."""
+    for column in (relationships.c.from_item, relationships.c.to_item):
+        condition = _readable_items(access, column)
+        if condition is not None:
+            query = query.where(condition)
+    return query
+
+
+class Relationships:
+    """Relationship rules and storage.
+
+    A relationship belongs to its from-item's project. Reading one needs READ on the
+    projects of both its items; creating, changing or deleting one needs WRITE on the
+    from-item's project and READ on the to-item's (a relationship across projects: WRITE
+    where it starts, READ where it ends).
+    """
+
+    def __init__(
+        self, db: Database, outbox: Outbox, config: Configuration, access: AccessCache
+    ) -> None:
         self.db = db
         self.outbox = outbox
         self.config = config
+        self.access = access
 
     async def page(
         self,
@@ -48,11 +77,12 @@ class Relationships:
         last_id: int | None = None,
         omit_count: bool = False,
     ) -> tuple[list[Row[Any]], int]:
-        """A project's relationships by id, or one item's up- or downstream ones."""
-        require_principal()
+        """A project's relationships by id, or one item's up- or downstream ones (those
+        whose other item the caller may not read left out)."""
+        access = await self.access.current()
         async with self.db.read() as session:
             if item is not None:
-                await self._item(session, item, "item")
+                await self._item(session, item, "item", access)
                 column = relationships.c.to_item if upstream else relationships.c.from_item
                 query = _VISIBLE.where(column == item)
             else:
@@ -63,7 +93,9 @@ class Relationships:
                     is None
                 ):
                     raise NotFound(f"No project with id {project}.")
+                access.require(Action.READ, project)
                 query = _VISIBLE.where(relationships.c.project == project)
+            query = _both_ends_readable(access, query)
             if last_id is not None:
                 query = query.where(relationships.c.id > last_id)
             rows = list(
@@ -83,10 +115,12 @@ class Relationships:
     async def related_ids(
         self, item: int, upstream: bool, start_at: int, max_results: int
     ) -> tuple[list[int], int]:
-        """Ids of the items up- or downstream of ``item`` (each once), and their total."""
-        require_principal()
+        """Ids of the items up- or downstream of ``item`` (each once) that the caller may
+        read, and their total."""
+        access = await self.access.current()
+        visible = access.readable()
         async with self.db.read() as session:
-            await self._item(session, item, "item")
+            await self._item(session, item, "item", access)
             mine, other = (
                 (relationships.c.to_item, relationships.c.from_item)
                 if upstream
@@ -96,6 +130,7 @@ class Relationships:
                 select(other.label("id"))
                 .join(items, and_(items.c.id == other, items.c.active.is_(True)))
                 .where(mine == item)
+                .where(and_(True) if visible is None else items.c.project.in_(visible))
                 .distinct()
                 .subquery()
             )
@@ -108,14 +143,30 @@ class Relationships:
         return [int(i) for i in ids], int(total or 0)
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
-        """Relationships by id; a single unknown id is NotFound."""
-        require_principal()
+        """Relationships the caller may read (both items), by id; a single unknown id is
+        NotFound, a single one the caller may not read PermissionDenied."""
+        access = await self.access.current()
+        ends = select(items.c.project).where(items.c.id == relationships.c.to_item)
+        query = _VISIBLE.add_columns(ends.scalar_subquery().label("to_project"))
         async with self.db.read() as session:
-            rows = (await session.execute(_VISIBLE.where(relationships.c.id.in_(ids)))).all()
+            rows = (await session.execute(query.where(relationships.c.id.in_(ids)))).all()
         check_batch(rows, ids, "relationship")
-        return sorted(rows, key=lambda r: r.id)
 
-    async def _item(self, session: AsyncSession, item_id: int, name: str) -> Any:
+        def deciding(row: Any) -> int:
+            # The from-item's project, then the to-item's: the first the caller may not read.
+            return int(row.to_project if access.may(Action.READ, row.project) else row.project)
+
+        kept = readable(access, list(rows), ids, "relationship", deciding)
+        return sorted(kept, key=lambda r: r.id)
+
+    async def _item(
+        self,
+        session: AsyncSession,
+        item_id: int,
+        name: str,
+        access: Access | None = None,
+        action: Action = Action.READ,
+    ) -> Any:
         row = (
             await session.execute(
                 select(items.c.id, items.c.project, items.c.item_type).where(
@@ -127,6 +178,8 @@ class Relationships:
             if name == "item":
                 raise NotFound(f"No item with id {item_id}.")
             raise InvalidArgument(f"{name}: no item with id {item_id}.")
+        if access is not None:
+            access.require(action, row.project, f"item {item_id}")
         return row
 
     def _type(self, catalog: Catalog, wanted: int | None) -> int:
@@ -142,7 +195,8 @@ class Relationships:
 
     async def create_many(self, batch: list[tuple[int, int, int | None]]) -> list[int]:
         """Creates (from, to, type) relationships in one transaction: all or none."""
-        caller = require_principal()
+        access = await self.access.current()
+        caller = access.principal
         catalog = await self.config.catalog()
         checked = []
         for from_item, to_item, relationship_type in batch:
@@ -170,6 +224,8 @@ class Relationships:
                         if wanted not in found:
                             raise InvalidArgument(f"{name}: no item with id {wanted}.")
                     source = found[from_item]
+                    access.require(Action.WRITE, source.project, f"item {from_item}")
+                    access.require(Action.READ, found[to_item].project, f"item {to_item}")
                     new_id = await insert_id(
                         session,
                         relationships.insert().values(
@@ -204,17 +260,19 @@ class Relationships:
     async def update(
         self, rel_id: int, from_item: int, to_item: int, relationship_type: int | None
     ) -> None:
-        """``PUT /relationships/{id}``."""
-        caller = require_principal()
+        """``PUT /relationships/{id}``: WRITE on the current from-item's project and on the
+        new one's, READ on the new to-item's."""
+        access = await self.access.current()
+        caller = access.principal
         catalog = await self.config.catalog()
         rel_type = self._type(catalog, relationship_type)
         if from_item == to_item:
             raise InvalidArgument("fromItem and toItem must be different items.")
         try:
             async with self.outbox.transaction() as session:
-                await self._existing(session, rel_id)
-                source = await self._item(session, from_item, "fromItem")
-                await self._item(session, to_item, "toItem")
+                await self._existing(session, rel_id, access)
+                source = await self._item(session, from_item, "fromItem", access, Action.WRITE)
+                await self._item(session, to_item, "toItem", access)
                 await session.execute(
                     update(relationships)
                     .where(relationships.c.id == rel_id)
@@ -236,18 +294,22 @@ class Relationships:
                 ) from None
             raise
 
-    async def _existing(self, session: AsyncSession, rel_id: int) -> Row[Any]:
-        return await first_or_missing(
+    async def _existing(self, session: AsyncSession, rel_id: int, access: Access) -> Row[Any]:
+        """A relationship the caller may change (WRITE on its from-item's project)."""
+        row = await first_or_missing(
             session,
             _VISIBLE.where(relationships.c.id == rel_id),
             f"No relationship with id {rel_id}.",
         )
+        access.require(Action.WRITE, row.project, f"relationship {rel_id}")
+        return row
 
     async def delete(self, rel_id: int) -> None:
         """``DELETE /relationships/{id}``."""
-        caller = require_principal()
+        access = await self.access.current()
+        caller = access.principal
         async with self.outbox.transaction() as session:
-            row = await self._existing(session, rel_id)
+            row = await self._existing(session, rel_id, access)
             await session.execute(relationships.delete().where(relationships.c.id == rel_id))
             await self.outbox.add(
                 session, _event("deleted", rel_id, row.project, caller, row.from_item, row.to_item)
@@ -255,9 +317,10 @@ class Relationships:
 
     async def clear_suspect(self, rel_id: int) -> None:
         """``DELETE /relationships/{id}/suspect``."""
-        caller = require_principal()
+        access = await self.access.current()
+        caller = access.principal
         async with self.outbox.transaction() as session:
-            row = await self._existing(session, rel_id)
+            row = await self._existing(session, rel_id, access)
             await session.execute(
                 update(relationships)
                 .where(relationships.c.id == rel_id)

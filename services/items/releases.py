@@ -8,7 +8,8 @@ from typing import Any
 from sqlalchemy import Row, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbline.common.context import Principal, require_principal
+from plumbline.common.access import AccessCache, Action, readable
+from plumbline.common.context import Principal
 from plumbline.common.dates import parse_datetime
 from plumbline.common.db import Database, check_batch, first_or_missing, insert_id
 from plumbline.common.errors import InvalidArgument, NotFound
@@ -26,18 +27,21 @@ def parse_release_date(text: str) -> datetime:
 
 
 class Releases:
-    """Release rules and storage."""
+    """Release rules and storage: reading needs READ on the release's project, creating
+    and changing need WRITE."""
 
-    def __init__(self, db: Database, outbox: Outbox) -> None:
+    def __init__(self, db: Database, outbox: Outbox, access: AccessCache) -> None:
         self.db = db
         self.outbox = outbox
+        self.access = access
 
     async def page(self, project: int, start_at: int, max_results: int) -> tuple[list[Any], int]:
         """A project's releases with their item counts."""
-        require_principal()
+        access = await self.access.current()
         async with self.db.read() as session:
             if await session.scalar(select(projects.c.id).where(projects.c.id == project)) is None:
                 raise NotFound(f"No project with id {project}.")
+            access.require(Action.READ, project)
             where = releases.c.project == project
             total = await session.scalar(select(func.count()).select_from(releases).where(where))
             rows = (
@@ -52,8 +56,8 @@ class Releases:
         return list(rows), int(total or 0)
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
-        """Releases by id; a single unknown id is NotFound."""
-        require_principal()
+        """Releases the caller may read, by id; a single unknown id is NotFound."""
+        access = await self.access.current()
         async with self.db.read() as session:
             rows = (
                 await session.execute(
@@ -61,19 +65,21 @@ class Releases:
                 )
             ).all()
         check_batch(rows, ids, "release")
-        return list(rows)
+        return readable(access, list(rows), ids, "release")
 
     async def create(
         self, name: str, description: str, release_date: str | None, project: int
     ) -> int:
         """``POST /releases``."""
-        caller = require_principal()
+        access = await self.access.current()
+        caller = access.principal
         if not name.strip():
             raise InvalidArgument("name must not be empty.")
         when = parse_release_date(release_date) if release_date else None
         async with self.outbox.transaction() as session:
             if await session.scalar(select(projects.c.id).where(projects.c.id == project)) is None:
                 raise InvalidArgument(f"project: no project with id {project}.")
+            access.require(Action.WRITE, project, f"the releases of project {project}")
             release_id = await insert_id(
                 session,
                 releases.insert().values(
@@ -90,7 +96,8 @@ class Releases:
 
     async def update(self, release_id: int, values: dict[str, Any]) -> None:
         """``PUT /releases/{id}``."""
-        caller = require_principal()
+        access = await self.access.current()
+        caller = access.principal
         changes: dict[str, Any] = {}
         if "name" in values:
             if not str(values["name"]).strip():
@@ -108,6 +115,7 @@ class Releases:
                 select(releases).where(releases.c.id == release_id),
                 f"No release with id {release_id}.",
             )
+            access.require(Action.WRITE, row.project, f"release {release_id}")
             if "project" in values and values["project"] != row.project:
                 raise InvalidArgument("A release cannot move to another project.")
             if changes:

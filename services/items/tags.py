@@ -8,7 +8,8 @@ from sqlalchemy import Row, and_, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbline.common.context import Principal, require_principal
+from plumbline.common.access import Access, AccessCache, Action, readable
+from plumbline.common.context import Principal
 from plumbline.common.db import Database, affected, check_batch, insert_id, unique_violation
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
 from plumbline.common.events import Event
@@ -25,20 +26,22 @@ async def _page(
 
 
 class Tags:
-    """Tag rules and storage."""
+    """Tag rules and storage: reading a tag needs READ on its project, creating, renaming,
+    deleting it and tagging or untagging an item need WRITE."""
 
-    def __init__(self, db: Database, outbox: Outbox) -> None:
+    def __init__(self, db: Database, outbox: Outbox, access: AccessCache) -> None:
         self.db = db
         self.outbox = outbox
+        self.access = access
 
     async def page(
         self, project: int | None, item: int | None, start_at: int, max_results: int
     ) -> tuple[list[Row[Any]], int]:
         """A project's tags or an item's, by name."""
-        require_principal()
+        access = await self.access.current()
         async with self.db.read() as session:
             if item is not None:
-                await _active_item(session, item)
+                await _active_item(session, item, access, Action.READ)
                 query = (
                     select(tags)
                     .join(item_tags, item_tags.c.tag == tags.c.id)
@@ -48,26 +51,29 @@ class Tags:
                 if project is None:
                     raise InvalidArgument("the query parameter project is required")
                 await _project(session, project)
+                access.require(Action.READ, project)
                 query = select(tags).where(tags.c.project == project)
             return await _page(session, query, tags.c.name, start_at, max_results)
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
-        """Tags by id; a single unknown id is NotFound."""
-        require_principal()
+        """Tags the caller may read, by id; a single unknown id is NotFound."""
+        access = await self.access.current()
         async with self.db.read() as session:
             rows = (
                 await session.execute(select(tags).where(tags.c.id.in_(ids)).order_by(tags.c.id))
             ).all()
         check_batch(rows, ids, "tag")
-        return list(rows)
+        return readable(access, list(rows), ids, "tag")
 
     async def create(self, name: str, project: int) -> int:
         """``POST /tags``."""
-        caller = require_principal()
+        access = await self.access.current()
+        caller = access.principal
         name = _name(name)
         try:
             async with self.outbox.transaction() as session:
                 await _project(session, project, for_input=True)
+                access.require(Action.WRITE, project, f"the tags of project {project}")
                 tag_id = await insert_id(session, tags.insert().values(project=project, name=name))
                 await self.outbox.add(session, _event("created", tag_id, project, caller, name))
         except IntegrityError as exc:
@@ -80,11 +86,12 @@ class Tags:
 
     async def update(self, tag_id: int, name: str) -> None:
         """``PUT /tags/{id}``: renames."""
-        caller = require_principal()
+        access = await self.access.current()
+        caller = access.principal
         name = _name(name)
         try:
             async with self.outbox.transaction() as session:
-                row = await _tag(session, tag_id)
+                row = await _tag(session, tag_id, access=access, action=Action.WRITE)
                 await session.execute(update(tags).where(tags.c.id == tag_id).values(name=name))
                 await self.outbox.add(session, _event("updated", tag_id, row.project, caller, name))
         except IntegrityError as exc:
@@ -96,18 +103,20 @@ class Tags:
 
     async def delete(self, tag_id: int) -> None:
         """``DELETE /tags/{id}``: removes it from every item too."""
-        caller = require_principal()
+        access = await self.access.current()
+        caller = access.principal
         async with self.outbox.transaction() as session:
-            row = await _tag(session, tag_id)
+            row = await _tag(session, tag_id, access=access, action=Action.WRITE)
             await session.execute(item_tags.delete().where(item_tags.c.tag == tag_id))
             await session.execute(tags.delete().where(tags.c.id == tag_id))
             await self.outbox.add(session, _event("deleted", tag_id, row.project, caller, row.name))
 
     async def tag_item(self, item: int, tag_id: int) -> None:
-        """``POST /items/{id}/tags``."""
-        caller = require_principal()
+        """``POST /items/{id}/tags``: WRITE on the item (the tag is of its project)."""
+        access = await self.access.current()
+        caller = access.principal
         async with self.outbox.transaction() as session:
-            row = await _active_item(session, item)
+            row = await _active_item(session, item, access, Action.WRITE)
             tag = await _tag(session, tag_id, for_input=True)
             if tag.project != row.project:
                 raise InvalidArgument(
@@ -122,10 +131,11 @@ class Tags:
             await self.outbox.add(session, _item_event("created", item, row.project, caller, tag))
 
     async def untag_item(self, item: int, tag_id: int) -> None:
-        """``DELETE /items/{id}/tags/{tagId}``."""
-        caller = require_principal()
+        """``DELETE /items/{id}/tags/{tagId}``: WRITE on the item."""
+        access = await self.access.current()
+        caller = access.principal
         async with self.outbox.transaction() as session:
-            row = await _active_item(session, item)
+            row = await _active_item(session, item, access, Action.WRITE)
             tag = await _tag(session, tag_id)
             removed = await affected(
                 session,
@@ -138,15 +148,19 @@ class Tags:
     async def tagged_item_ids(
         self, tag_id: int, start_at: int, max_results: int
     ) -> tuple[list[int], int]:
-        """``GET /tags/{id}/items``: ids of the active items with the tag, in tree order."""
-        require_principal()
+        """``GET /tags/{id}/items``: ids of the active items with the tag that the caller
+        may read, in tree order, and their total."""
+        access = await self.access.current()
+        visible = access.readable()
         async with self.db.read() as session:
-            await _tag(session, tag_id)
+            await _tag(session, tag_id, access=access, action=Action.READ)
             query = (
                 select(items.c.id)
                 .join(item_tags, and_(item_tags.c.item == items.c.id, item_tags.c.tag == tag_id))
                 .where(items.c.active.is_(True))
             )
+            if visible is not None:
+                query = query.where(items.c.project.in_(visible))
             total = await session.scalar(select(func.count()).select_from(query.subquery()))
             ids = (
                 await session.scalars(
@@ -172,16 +186,26 @@ async def _project(session: AsyncSession, project: int, for_input: bool = False)
         raise NotFound(f"No project with id {project}.")
 
 
-async def _tag(session: AsyncSession, tag_id: int, for_input: bool = False) -> Any:
+async def _tag(
+    session: AsyncSession,
+    tag_id: int,
+    for_input: bool = False,
+    access: Access | None = None,
+    action: Action = Action.READ,
+) -> Any:
+    """A tag; with ``access``, refused unless the caller may ``action`` its project."""
     row = (await session.execute(select(tags).where(tags.c.id == tag_id))).first()
     if row is None:
         if for_input:
             raise InvalidArgument(f"tag: no tag with id {tag_id}.")
         raise NotFound(f"No tag with id {tag_id}.")
+    if access is not None:
+        access.require(action, row.project, f"tag {tag_id}")
     return row
 
 
-async def _active_item(session: AsyncSession, item: int) -> Any:
+async def _active_item(session: AsyncSession, item: int, access: Access, action: Action) -> Any:
+    """An active item, refused unless the caller may ``action`` it."""
     row = (
         await session.execute(
             select(items.c.id, items.c.project, items.c.item_type).where(
@@ -191,6 +215,7 @@ async def _active_item(session: AsyncSession, item: int) -> Any:
     ).first()
     if row is None:
         raise NotFound(f"No item with id {item}.")
+    access.require(action, row.project, f"item {item}")
     return row
 
 

@@ -411,3 +411,32 @@ def create_item(
     response = admin.post("/items", json=body)
     assert response.status_code == 201, response.text
     return int(response.json()["meta"]["id"])
+
+
+def ids_of(response: httpx.Response) -> list[int]:
+    """The ids of a page's records (the response must be a 200)."""
+    assert response.status_code == 200, response.text
+    return [int(record["id"]) for record in response.json()["data"]]
+
+
+def total_of(response: httpx.Response) -> int:
+    """A page's ``totalResults``."""
+    return int(response.json()["meta"]["pageInfo"]["totalResults"])
+
+
+def created_id(response: httpx.Response) -> int:
+    """The id of the record a POST created (the response must be a 201)."""
+    assert response.status_code == 201, response.text
+    return int(response.json()["meta"]["id"])
+
+
+def assert_answers(
+    responses: dict[str, httpx.Response], allowed: bool, role: str, *words: str
+) -> None:
+    """Access matrix cells: each response (by what it did) succeeded when ``allowed``, and
+    otherwise is a 401 whose message holds each of ``words``."""
+    for what, response in responses.items():
+        if allowed:
+            assert response.status_code in (200, 201, 204), (role, what, response.text)
+        else:
+            assert_error(response, 401, *words)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+from plumbline.common.access import AccessCache
 from plumbline.common.db import check_batch
 from plumbline.common.errors import NotFound
 from plumbline.common.rpc import Context, page_info, page_of
@@ -79,8 +80,9 @@ def relationship_type_message(rel: RelationshipType) -> pb.RelationshipType:
     return pb.RelationshipType(id=rel.id, name=rel.name, is_default=rel.is_default)
 
 
-def rule_set_message(rule_set: RuleSet) -> pb.RuleSet:
-    """A relationship rule set."""
+def rule_set_message(rule_set: RuleSet, visible: frozenset[int] | None = None) -> pb.RuleSet:
+    """A relationship rule set; of the projects that use it, those in ``visible`` (the
+    caller's readable projects; ``None``: all)."""
     return pb.RuleSet(
         id=rule_set.id,
         name=rule_set.name,
@@ -93,7 +95,7 @@ def rule_set_message(rule_set: RuleSet) -> pb.RuleSet:
             )
             for r in rule_set.rules
         ],
-        projects=list(rule_set.projects),
+        projects=[p for p in rule_set.projects if visible is None or p in visible],
     )
 
 
@@ -122,8 +124,9 @@ def _option_values(message: pb.PickListOptionInput) -> dict[str, Any]:
 class ConfigurationServicer(items_pb2_grpc.ConfigurationServicer):
     """Thin mapping onto ``Configuration``."""
 
-    def __init__(self, config: Configuration) -> None:
+    def __init__(self, config: Configuration, access: AccessCache) -> None:
         self.config = config
+        self.access = access
 
     async def ListItemTypes(
         self, request: pb.ListItemTypesRequest, context: Context
@@ -227,8 +230,9 @@ class ConfigurationServicer(items_pb2_grpc.ConfigurationServicer):
         start, size = page_of(request)
         sets = sorted(catalog.rule_sets.values(), key=lambda r: r.id)
         chunk = sets[start : start + size]
+        visible = (await self.access.current()).readable()
         return pb.RuleSetPage(
-            rule_sets=[rule_set_message(r) for r in chunk],
+            rule_sets=[rule_set_message(r, visible) for r in chunk],
             page_info=page_info(start, len(chunk), len(sets)),
         )
 
@@ -237,4 +241,5 @@ class ConfigurationServicer(items_pb2_grpc.ConfigurationServicer):
         ids = list(request.ids)
         found = [catalog.rule_sets[i] for i in ids if i in catalog.rule_sets]
         check_batch(found, ids, "relationship rule set")
-        return pb.RuleSetList(rule_sets=[rule_set_message(r) for r in found])
+        visible = (await self.access.current()).readable()
+        return pb.RuleSetList(rule_sets=[rule_set_message(r, visible) for r in found])

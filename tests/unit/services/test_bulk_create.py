@@ -38,7 +38,7 @@ async def world(items_db: Database) -> tuple[Items, Relationships, int, dict[str
         catalog = await config.catalog()
     types = {t.type_key: t.id for t in catalog.item_types.values()}
     items = Items(items_db, outbox, config, IdSpace(items_db), access_cache())
-    return items, Relationships(items_db, outbox, config), project, types
+    return items, Relationships(items_db, outbox, config, access_cache()), project, types
 
 
 def _req(project: int, types: dict[str, int], name: str, parent: int | None = None) -> ItemInput:
