@@ -17,6 +17,7 @@ from tests.e2e.harness import (
     assert_answers,
     assert_error,
     created_id,
+    eventually,
     grant,
     ids_of,
     new_project,
@@ -103,3 +104,22 @@ def test_reading_a_group_needs_membership_or_its_project(
     assert admin.post(f"/usergroups/{organisation}/users", json={"user": member}).status_code == 201
     assert member_client.get(f"/usergroups/{organisation}").status_code == 200
     assert_error(member_client.get(f"/usergroups/{of_project}"), 401)
+
+
+def test_user_admins_list_and_read_users_but_not_projects(
+    team: Team, admin: httpx.Client, labs: httpx.Client, make_user: MakeUser
+) -> None:
+    user_id, _name, _pw, client = make_user()
+    given = labs.put(f"/users/{user_id}/roles", json={"roles": ["USER_ADMIN"]})
+    assert given.status_code == 200, given.text
+
+    def lists_users() -> bool:
+        return client.get("/users").status_code == 200
+
+    assert eventually(lists_users)  # the gateway's principal cache hears the change
+    outsider = admin.get(f"/users/{team.ids['NONE']}").json()["data"]["username"]
+    assert ids_of(client.get("/users", params={"username": outsider})) == [team.ids["NONE"]]
+    assert client.get(f"/users/{team.ids['READ_ONLY']}").status_code == 200
+    assert client.get("/usergroups").status_code == 200
+    # Managing users gives no access to any project's records.
+    assert_error(client.get(f"/projects/{team.project['id']}"), 401, "no access")
