@@ -25,7 +25,6 @@ from starlette.responses import Response
 from plumbline.gateway import schemas
 from plumbline.gateway.deps import Caller, Gw, Version, serves
 from plumbline.gateway.envelope import json_response
-from plumbline.gateway.includes import base_url
 
 router = APIRouter(tags=["meta"])
 
@@ -209,5 +208,9 @@ def describe(app: FastAPI, version: str, base: str) -> dict[str, Any]:
     },
 )
 async def api_docs(request: Request, version: Version, gw: Gw, _c: Caller) -> Response:
-    base = base_url(request, gw.settings.public_url)
-    return json_response(describe(request.app, version, base))
+    # Without a configured public URL the server is "/", relative to wherever the reader
+    # loaded the document from: the docs page's "Try it out" then calls the origin the
+    # browser is on, whatever host name reached the gateway (the front door does not
+    # trust an unlisted Host header for absolute URLs).
+    public = gw.settings.public_url
+    return json_response(describe(request.app, version, public.rstrip("/") if public else "/"))

@@ -191,6 +191,15 @@ def test_wrong_passwords_are_slowed_without_locking_the_user_out(
     assert int(refused.headers["Retry-After"]) >= 1
     assert "Too many failed logins" in refused.json()["meta"]["message"]
     assert elapsed < 20
+    # Wait out the current refusal with one more wrong password: it fails (401) and starts
+    # a longer refusal at once, so the attempt right after it falls inside that one.
+    for _ in range(10):
+        again = _get_as(system, username, "wrong-again", attacker)
+        if again.status_code == 401:
+            break
+        assert again.status_code == 429, again.text
+        time.sleep(float(again.headers["Retry-After"]))
+    assert again.status_code == 401
     # The attacker is refused even with the right password; the user, from an address
     # they have logged in from, is not. (Names are case-insensitive: a differently cased
     # name is a new Basic credential, not in the gateway's cache of verified ones.)
