@@ -169,7 +169,7 @@ class Identity:
             raise Unauthenticated("The user name or password is not correct.")
         if not row.active:
             raise Unauthenticated(f"The user {row.username!r} is inactive.")
-        return Principal(row.id, row.username, _roles(row.roles))
+        return Principal(row.id, row.username, parse_roles(row.roles))
 
     async def principal(self, user_id: int) -> tuple[Principal, bool]:
         """The principal for a user id and whether the user is active."""
@@ -183,7 +183,7 @@ class Identity:
             ).first()
         if row is None:
             raise NotFound(f"No user with id {user_id}.")
-        return Principal(row.id, row.username, _roles(row.roles)), bool(row.active)
+        return Principal(row.id, row.username, parse_roles(row.roles)), bool(row.active)
 
     async def issue_client_token(self, client_id: str, secret: str) -> IssuedToken:
         """The client-credentials exchange."""
@@ -337,7 +337,7 @@ class Identity:
                     ),
                 )
                 await self.outbox.add(
-                    session, _user_event("created", user_id, actor, row["username"], 1)
+                    session, user_event("created", user_id, actor, row["username"], 1)
                 )
         except IntegrityError as exc:
             if unique_violation(exc):
@@ -380,7 +380,7 @@ class Identity:
                 )
                 name = changes.get("username", current.username)
                 await self.outbox.add(
-                    session, _user_event("updated", user_id, caller, name, version)
+                    session, user_event("updated", user_id, caller, name, version)
                 )
         except IntegrityError as exc:
             if unique_violation(exc):
@@ -406,7 +406,7 @@ class Identity:
             )
             action = "activated" if active else "deactivated"
             await self.outbox.add(
-                session, _user_event(action, user_id, caller, current.username, version)
+                session, user_event(action, user_id, caller, current.username, version)
             )
 
     # -- groups ------------------------------------------------------------------
@@ -584,11 +584,13 @@ class Identity:
         return int(claims["sub"])
 
 
-def _roles(text: str) -> frozenset[str]:
+def parse_roles(text: str) -> frozenset[str]:
+    """A user's organisation roles as stored (a comma list)."""
     return frozenset(r for r in text.split(",") if r)
 
 
-def _user_event(action: str, user_id: int, actor: Principal, username: str, version: int) -> Event:
+def user_event(action: str, user_id: int, actor: Principal, username: str, version: int) -> Event:
+    """``identity.user.<action>``: every gateway drops the user's cached principal on it."""
     return Event(
         f"identity.user.{action}",
         actor=actor.user_id or None,

@@ -16,7 +16,7 @@ from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument, NotFound, PermissionDenied
 from plumbline.common.outbox import Outbox
 from plumbline.services.identity import store
-from plumbline.services.identity.domain import _roles, _user_event
+from plumbline.services.identity.domain import parse_roles, user_event
 from plumbline.services.identity.models import users
 
 #: The roles a user may hold, in the order they are listed.
@@ -39,7 +39,7 @@ class Roles:
             row = await store.user_by_id(session, user_id)
         if row is None:
             raise NotFound(f"No user with id {user_id}.")
-        return _listed(_roles(row.roles))
+        return _listed(parse_roles(row.roles))
 
     async def set(self, user_id: int, roles: list[str]) -> list[str]:
         """Replaces a user's roles; only ``USER_ADMIN`` may come or go."""
@@ -55,7 +55,7 @@ class Roles:
             row = await store.user_by_id(session, user_id)
             if row is None:
                 raise NotFound(f"No user with id {user_id}.")
-            current = _roles(row.roles)
+            current = parse_roles(row.roles)
             if ORG_ADMIN in current and ORG_ADMIN not in wanted:
                 raise InvalidArgument(
                     f"{ORG_ADMIN} cannot be taken through the API: keep it in roles for "
@@ -75,7 +75,7 @@ class Roles:
                 .values(roles=",".join(_listed(wanted)), version=version, modified_at=utcnow())
             )
             await self.outbox.add(
-                session, _user_event("updated", user_id, caller, row.username, version)
+                session, user_event("updated", user_id, caller, row.username, version)
             )
         return _listed(frozenset(wanted))
 
