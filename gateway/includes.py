@@ -103,6 +103,11 @@ async def _users(up: Upstreams, ids: list[int]) -> dict[str, Any]:
     return _by_id(reply.users, representations.user)
 
 
+async def _groups(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await up.identity.groups.GetGroups(core_pb2.IdList(ids=ids))
+    return _by_id(reply.groups, representations.group)
+
+
 async def _projects(up: Upstreams, ids: list[int]) -> dict[str, Any]:
     reply = await up.items.projects.GetProjects(core_pb2.IdList(ids=ids))
     return _by_id(reply.projects, representations.project)
@@ -151,6 +156,7 @@ async def _comments(up: Upstreams, ids: list[int]) -> dict[str, Any]:
 #: resource type -> one batch call that reads records of that type by id.
 RESOLVERS: dict[str, Resolver] = {
     "users": _users,
+    "usergroups": _groups,
     "projects": _projects,
     "itemtypes": _item_types,
     "picklists": _pick_lists,

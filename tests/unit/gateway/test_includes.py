@@ -11,7 +11,7 @@ import pytest
 from plumbline.common.errors import InvalidArgument, PermissionDenied
 from plumbline.common.rpc import Context, GrpcServer, connect
 from plumbline.core.v1 import core_pb2
-from plumbline.gateway.includes import requested, resolve
+from plumbline.gateway.includes import LINKS, RESOLVERS, requested, resolve
 from plumbline.gateway.upstreams import ActivityClient, IdentityClient, ItemsClient, Upstreams
 from plumbline.identity.v1 import identity_pb2, identity_pb2_grpc
 from plumbline.items.v1 import items_pb2, items_pb2_grpc
@@ -136,3 +136,9 @@ async def test_no_include_no_linked(rig: Rig) -> None:
 def test_unknown_include_is_refused_with_the_allowed_keys() -> None:
     with pytest.raises(InvalidArgument, match=r"data\.createdBy"):
         requested(["data.nope"], "projects")
+
+
+def test_every_link_target_has_a_resolver() -> None:
+    # An include of a link whose type nobody resolves would fail the whole request.
+    targets = {target for links in LINKS.values() for target in links.values()}
+    assert targets <= set(RESOLVERS)
