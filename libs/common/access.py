@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from grpc import aio
+from sqlalchemy import ColumnElement, true
 
 from plumbline.common.bus import Bus, Subscription
 from plumbline.common.context import Principal, require_principal
@@ -153,6 +154,14 @@ def readable(
     if len(asked) == 1 and rows and not kept:
         access.require(Action.READ, of(rows[0]), f"{noun} {asked[0]}")
     return kept
+
+
+def readable_where(access: Access, project: ColumnElement[Any]) -> ColumnElement[bool]:
+    """A condition that ``project`` (a column of project ids) is one the caller may read;
+    always true for those who may read every project. Lists filter with it before they
+    count, so ``totalResults`` counts only what the caller may see."""
+    visible = access.readable()
+    return true() if visible is None else project.in_(sorted(visible))
 
 
 def _project(row: Any) -> int:

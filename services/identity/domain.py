@@ -296,13 +296,10 @@ class Identity:
             row = await store.user_by_id(session, user_id)
             if row is None:
                 raise NotFound(f"No user with id {user_id}.")
+            if caller.user_id == user_id or caller.may_manage_users:
+                return row
             shares_group = await store.share_a_group(session, caller.user_id, user_id)
-        if (
-            caller.user_id != user_id
-            and not caller.may_manage_users
-            and not shares_group
-            and not await self.permissions.share_a_project(caller, user_id)
-        ):
+        if not shares_group and not await self.permissions.share_a_project(caller, user_id):
             raise PermissionDenied(f"You do not have access to user {user_id}.")
         return row
 

@@ -93,8 +93,7 @@ class Permissions:
             wanted = {(e.user, e.group): e for e in entries}
             for row in await _entries(session, project):
                 if (row.user_id, row.group_id) not in wanted:
-                    await session.execute(delete(permissions).where(permissions.c.id == row.id))
-                    await self.outbox.add(session, _event("deleted", row, caller))
+                    await self._remove(session, row, caller)
             await self._upsert(session, project, entries, caller)
             return await _entries(session, project)
 
@@ -120,8 +119,7 @@ class Permissions:
                 row = current.get((wanted.user, wanted.group))
                 if row is None:
                     raise NotFound(f"{wanted.subject} has no entry on project {project}.")
-                await session.execute(delete(permissions).where(permissions.c.id == row.id))
-                await self.outbox.add(session, _event("deleted", row, caller))
+                await self._remove(session, row, caller)
 
     async def grant_creator(self, project: int) -> None:
         """The caller becomes administrator of a project nobody has an entry on yet."""
@@ -136,6 +134,11 @@ class Permissions:
                 )
             creator = Entry(caller.user_id, None, Role.PROJECT_ADMIN)
             await self._upsert(session, project, [creator], caller)
+
+    async def _remove(self, session: AsyncSession, row: Any, caller: Principal) -> None:
+        await session.execute(delete(permissions).where(permissions.c.id == row.id))
+        stored = Entry(row.user_id, row.group_id, Role(row.role))
+        await self.outbox.add(session, _event("deleted", row.id, row.project, stored, caller))
 
     async def _upsert(
         self, session: AsyncSession, project: int, entries: Iterable[Entry], caller: Principal
@@ -157,7 +160,7 @@ class Permissions:
                 )
                 await self.outbox.add(
                     session,
-                    _event("created", _Written(entry_id, project, wanted), caller),
+                    _event("created", entry_id, project, wanted, caller),
                 )
             elif row.role != wanted.role.value:
                 await session.execute(
@@ -165,9 +168,7 @@ class Permissions:
                     .where(permissions.c.id == row.id)
                     .values(role=wanted.role.value)
                 )
-                await self.outbox.add(
-                    session, _event("updated", _Written(row.id, project, wanted), caller)
-                )
+                await self.outbox.add(session, _event("updated", row.id, project, wanted, caller))
 
     # -- the project tree --------------------------------------------------------
 
@@ -251,28 +252,6 @@ class Permissions:
                     ).all()
                 )
         return found
-
-
-@dataclass(frozen=True)
-class _Written:
-    """An entry as it was just written, shaped like a row for ``_event``."""
-
-    id: int
-    project: int
-    entry: Entry
-
-    @property
-    def user_id(self) -> int | None:
-        return self.entry.user
-
-    @property
-    def group_id(self) -> int | None:
-        return self.entry.group
-
-    @property
-    def role(self) -> str:
-        assert self.entry.role is not None
-        return self.entry.role.value
 
 
 async def resolve(session: AsyncSession, user_id: int) -> dict[int, Role]:
@@ -376,16 +355,17 @@ async def _check_subjects(session: AsyncSession, entries: list[Entry]) -> None:
             raise InvalidArgument(f"userGroup: no user group with id {min(group_ids - found)}.")
 
 
-def _event(action: str, row: Any, caller: Principal) -> Event:
-    payload: dict[str, Any] = {"project": row.project, "role": row.role}
-    if row.user_id is not None:
-        payload["user"] = row.user_id
+def _event(action: str, entry_id: int, project: int, entry: Entry, caller: Principal) -> Event:
+    assert entry.role is not None
+    payload: dict[str, Any] = {"project": project, "role": entry.role.value}
+    if entry.user is not None:
+        payload["user"] = entry.user
     else:
-        payload["userGroup"] = row.group_id
+        payload["userGroup"] = entry.group
     return Event(
         f"identity.permission.{action}",
         actor=caller.user_id or None,
-        project=row.project,
-        object_ids=[row.id],
+        project=project,
+        object_ids=[entry_id],
         payload=payload,
     )

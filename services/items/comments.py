@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import Row, and_, func, select
 
-from plumbline.common.access import Access, AccessCache, Action, readable
+from plumbline.common.access import Access, AccessCache, Action, readable, readable_where
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, check_batch, first_or_missing, insert_id
 from plumbline.common.errors import InvalidArgument, NotFound
@@ -50,10 +50,10 @@ class Comments:
         """All comments the caller may read, an item's, or a comment's replies, oldest
         first."""
         access = await self.access.current()
-        conditions: list[Any] = [comments.c.deleted.is_(False)]
-        visible = access.readable()
-        if visible is not None:
-            conditions.append(comments.c.project.in_(visible))
+        conditions: list[Any] = [
+            comments.c.deleted.is_(False),
+            readable_where(access, comments.c.project),
+        ]
         async with self.db.read() as session:
             if item is not None:
                 project = await session.scalar(

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from grpc import aio
-from sqlalchemy import Row, and_, func, select, update
+from sqlalchemy import Row, func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from plumbline.common.access import Access, AccessCache, Action, readable
+from plumbline.common.access import Access, AccessCache, Action, readable, readable_where
 from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, check_batch, first_or_missing, insert_id, unique_violation
@@ -66,8 +66,7 @@ class Projects:
 
     async def page(self, start_at: int, max_results: int) -> tuple[list[Row[Any]], int]:
         """A page of the projects the caller may read, in id order, and their total."""
-        visible = (await self.access.current()).readable()
-        where = and_(True) if visible is None else projects.c.id.in_(visible)
+        where = readable_where(await self.access.current(), projects.c.id)
         async with self.db.read() as session:
             total = await session.scalar(select(func.count()).select_from(projects).where(where))
             rows = (

@@ -7,9 +7,8 @@ from typing import Any
 from sqlalchemy import Row, and_, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.sql import ColumnElement
 
-from plumbline.common.access import Access, AccessCache, Action, readable
+from plumbline.common.access import Access, AccessCache, Action, readable, readable_where
 from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import (
@@ -32,22 +31,14 @@ from plumbline.services.items.models import items, projects, relationships
 _VISIBLE = select(relationships).where(relationships.c.visible.is_(True))
 
 
-def _readable_items(access: Access, column: ColumnElement[Any]) -> ColumnElement[bool] | None:
-    """A condition that ``column`` (an item id) names an item the caller may read; ``None``
-    when the caller may read every project."""
-    visible = access.readable()
-    if visible is None:
-        return None
-    return column.in_(select(items.c.id).where(items.c.project.in_(visible)))
-
-
 def _both_ends_readable(access: Access, query: Any) -> Any:
     """``query`` without the relationships one of whose items the caller may not read."""
-    for column in (relationships.c.from_item, relationships.c.to_item):
-        condition = _readable_items(access, column)
-        if condition is not None:
-            query = query.where(condition)
-    return query
+    if access.readable() is None:
+        return query
+    readable_items = select(items.c.id).where(readable_where(access, items.c.project))
+    return query.where(
+        relationships.c.from_item.in_(readable_items), relationships.c.to_item.in_(readable_items)
+    )
 
 
 class Relationships:
@@ -118,7 +109,6 @@ class Relationships:
         """Ids of the items up- or downstream of ``item`` (each once) that the caller may
         read, and their total."""
         access = await self.access.current()
-        visible = access.readable()
         async with self.db.read() as session:
             await self._item(session, item, "item", access)
             mine, other = (
@@ -130,7 +120,7 @@ class Relationships:
                 select(other.label("id"))
                 .join(items, and_(items.c.id == other, items.c.active.is_(True)))
                 .where(mine == item)
-                .where(and_(True) if visible is None else items.c.project.in_(visible))
+                .where(readable_where(access, items.c.project))
                 .distinct()
                 .subquery()
             )

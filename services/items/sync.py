@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Row, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbline.common.access import Action
+from plumbline.common.access import Action, readable_where
 from plumbline.common.dates import utcnow
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.events import Event
@@ -74,15 +74,13 @@ class Sync:
         """
         access = await self.items.access.current()
         [item] = await self.items.get_many([item_id])
-        readable = access.readable()
         async with self.db.read() as session:
             where = (
                 (items.c.global_id == item.global_id)
                 & (items.c.id != item_id)
                 & items.c.active.is_(True)
+                & readable_where(access, items.c.project)
             )
-            if readable is not None:
-                where = where & items.c.project.in_(sorted(readable))
             total = await session.scalar(select(func.count()).select_from(items).where(where))
             rows = (
                 await session.execute(

@@ -8,7 +8,7 @@ from sqlalchemy import Row, and_, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbline.common.access import Access, AccessCache, Action, readable
+from plumbline.common.access import Access, AccessCache, Action, readable, readable_where
 from plumbline.common.context import Principal
 from plumbline.common.db import Database, affected, check_batch, insert_id, unique_violation
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
@@ -151,16 +151,13 @@ class Tags:
         """``GET /tags/{id}/items``: ids of the active items with the tag that the caller
         may read, in tree order, and their total."""
         access = await self.access.current()
-        visible = access.readable()
         async with self.db.read() as session:
             await _tag(session, tag_id, access=access, action=Action.READ)
             query = (
                 select(items.c.id)
                 .join(item_tags, and_(item_tags.c.item == items.c.id, item_tags.c.tag == tag_id))
-                .where(items.c.active.is_(True))
+                .where(items.c.active.is_(True), readable_where(access, items.c.project))
             )
-            if visible is not None:
-                query = query.where(items.c.project.in_(visible))
             total = await session.scalar(select(func.count()).select_from(query.subquery()))
             ids = (
                 await session.scalars(
