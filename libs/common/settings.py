@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-SERVICES = ("identity", "items", "activity")
+SERVICES = ("identity", "items", "testmgmt", "activity")
 
 
 class Settings(BaseSettings):
@@ -38,6 +38,7 @@ class Settings(BaseSettings):
     identity_addr: str | None = None
     items_addr: str | None = None
     activity_addr: str | None = None
+    testmgmt_addr: str | None = None
     admin_password: str | None = None
     token_ttl: int = 3600
     tenant: str = "default"

@@ -2,16 +2,41 @@
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.idblocks import BLOCK_SIZE, block_of, first_id_of
-from plumbline.services.items.models import id_blocks
+from plumbline.services.items import tree
+from plumbline.services.items.models import document_key_counters, id_blocks, item_types, projects
 
 OWNERS = ("items", "testmgmt", "attachments")
+MAX_KEYS = 10_000
+
+
+async def next_numbers(session: AsyncSession, project: int, item_type: int, count: int) -> int:
+    """The first of ``count`` consecutive document-key numbers of an item type in a project.
+
+    The caller holds the project's lock (``tree.lock_project``), so the counter row is
+    read and written by one transaction at a time.
+    """
+    counters = document_key_counters.c
+    where = (counters.project == project, counters.item_type == item_type)
+    current = await session.scalar(select(counters.next_number).where(*where).with_for_update())
+    if current is None:
+        await session.execute(
+            document_key_counters.insert().values(
+                project=project, item_type=item_type, next_number=1 + count
+            )
+        )
+        return 1
+    await session.execute(
+        update(document_key_counters).where(*where).values(next_number=current + count)
+    )
+    return int(current)
 
 
 class IdSpace:
@@ -50,3 +75,28 @@ class IdSpace:
         if owner is None:
             raise NotFound(f"No abstract item with id {item_id}.")
         return str(owner)
+
+    async def reserve_keys(self, project: int, item_type: int, count: int) -> list[str]:
+        """``count`` document keys for records of ``item_type`` another service creates."""
+        if not 1 <= count <= MAX_KEYS:
+            raise InvalidArgument(f"count must be between 1 and {MAX_KEYS}, got {count}")
+        async with self.db.transaction() as session:
+            row = (
+                await session.execute(
+                    select(projects.c.project_key, projects.c.is_folder).where(
+                        projects.c.id == project
+                    )
+                )
+            ).first()
+            if row is None:
+                raise InvalidArgument(f"project: no project with id {project}.")
+            if row.is_folder:
+                raise InvalidArgument(f"project {project} is a folder; items live in projects.")
+            type_key = await session.scalar(
+                select(item_types.c.type_key).where(item_types.c.id == item_type)
+            )
+            if type_key is None:
+                raise InvalidArgument(f"itemType: no item type with id {item_type}.")
+            await tree.lock_project(session, project)
+            first = await next_numbers(session, project, item_type, count)
+        return [f"{row.project_key}-{type_key}-{n}" for n in range(first, first + count)]

@@ -34,9 +34,9 @@ from plumbline.services.items.catalog import Catalog, ItemType
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.events import item_event
 from plumbline.services.items.fields import check_fields
-from plumbline.services.items.idspace import IdSpace
+from plumbline.services.items.idspace import IdSpace, next_numbers
 from plumbline.services.items.itemdoc import ItemInput
-from plumbline.services.items.models import document_key_counters, items, projects
+from plumbline.services.items.models import items, projects
 from plumbline.services.items.relationships import (
     hide_relationships_of,
     mark_downstream_suspect,
@@ -318,30 +318,7 @@ class Items:
         return int(project), None
 
     async def _next_number(self, session: AsyncSession, project: int, item_type: int) -> int:
-        current = await session.scalar(
-            select(document_key_counters.c.next_number)
-            .where(
-                document_key_counters.c.project == project,
-                document_key_counters.c.item_type == item_type,
-            )
-            .with_for_update()
-        )
-        if current is None:
-            await session.execute(
-                document_key_counters.insert().values(
-                    project=project, item_type=item_type, next_number=2
-                )
-            )
-            return 1
-        await session.execute(
-            update(document_key_counters)
-            .where(
-                document_key_counters.c.project == project,
-                document_key_counters.c.item_type == item_type,
-            )
-            .values(next_number=current + 1)
-        )
-        return int(current)
+        return await next_numbers(session, project, item_type, 1)
 
     # -- changing ------------------------------------------------------------------------
 

@@ -23,3 +23,9 @@ class IdSpaceServicer(items_pb2_grpc.IdSpaceServicer):
 
     async def GetIdOwner(self, request: core_pb2.Id, context: Context) -> pb.IdOwner:
         return pb.IdOwner(owner=await self.ids.owner_of(request.id))
+
+    async def ReserveDocumentKeys(
+        self, request: pb.ReserveKeysRequest, context: Context
+    ) -> pb.DocumentKeys:
+        keys = await self.ids.reserve_keys(request.project, request.item_type, request.count)
+        return pb.DocumentKeys(keys=keys)

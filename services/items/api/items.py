@@ -54,6 +54,7 @@ def item_message(row: Any, catalog: Catalog, dates_with_time: bool, access: Acce
             last_locked_date=format_datetime(row.last_locked_date) if row.last_locked_date else "",
         ),
         allowed=["GET"] if locked_by_other else access.allowed(row.project),
+        version=row.version,
     )
     if row.child_item_type is not None:
         message.child_item_type = row.child_item_type
