@@ -72,6 +72,19 @@ class Outbox:
             )
         )
 
+    async def add_all(self, session: AsyncSession, events: list[Event]) -> None:
+        """Stores several events in the caller's transaction, in one statement."""
+        if not events:
+            return
+        traceparent = current_traceparent()
+        now = utcnow()
+        rows = []
+        for event in events:
+            if event.traceparent is None:
+                event = dataclasses.replace(event, traceparent=traceparent)
+            rows.append({"event_id": event.id, "body": event.to_json().decode(), "created_at": now})
+        await session.execute(self.table.insert(), rows)
+
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """``db.transaction()`` that wakes the relay once it has committed."""

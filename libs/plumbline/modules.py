@@ -25,6 +25,12 @@ def _items() -> Module:
     return ItemsModule()
 
 
+def _testmgmt() -> Module:
+    from plumbline.services.testmgmt.module import TestmgmtModule
+
+    return TestmgmtModule()
+
+
 def _activity() -> Module:
     from plumbline.services.activity.module import ActivityModule
 
@@ -41,11 +47,12 @@ def _gateway() -> Module:
 MODULES: dict[str, tuple[Callable[[], Module], tuple[str, ...]]] = {
     "identity": (_identity, ()),
     "items": (_items, ()),
-    "activity": (_activity, ("identity", "items")),
-    "gateway": (_gateway, ("identity", "items", "activity")),
+    "testmgmt": (_testmgmt, ("identity", "items")),
+    "activity": (_activity, ("identity", "items", "testmgmt")),
+    "gateway": (_gateway, ("identity", "items", "testmgmt", "activity")),
 }
 
-SERVICES = ("identity", "items", "activity")
+SERVICES = ("identity", "items", "testmgmt", "activity")
 ALL = tuple(MODULES)
 
 

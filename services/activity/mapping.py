@@ -32,7 +32,13 @@ _OBJECT_TYPES = {
     ("items", "comment"): "COMMENT",
     ("items", "itemlink"): "URL",
     ("items", "release"): "MISCELLANEOUS",
+    ("testmgmt", "testplan"): "TEST_PLAN",
+    ("testmgmt", "testgroup"): "TEST_PLAN",
+    ("testmgmt", "testcycle"): "TEST_CYCLE",
+    ("testmgmt", "testrun"): "TEST_RUN",
 }
+#: Object types whose activities name the record in ``item``.
+_RECORDS = ("ITEM", "TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "TEST_RESULT")
 
 #: How details name an entity, where not by its object type.
 _WHAT = {
@@ -41,6 +47,7 @@ _WHAT = {
     "apiclient": "API credentials",
     "permission": "project permission",
     "corsdomains": "CORS domains",
+    "testgroup": "test group",
 }
 
 _ACTIONS = {"CREATE": "Created", "UPDATE": "Updated", "DELETE": "Deleted"}
@@ -67,6 +74,10 @@ def describe(event: Event) -> ActivityDraft | None:
     if object_type is None or event_type is None:
         return None
     payload = event.payload
+    if payload.get("generated"):
+        return None  # a run a cycle made: the cycle's own activity tells it
+    if object_type == "TEST_RUN" and payload.get("result"):
+        object_type = "TEST_RESULT"
     label = payload.get("name") or payload.get("username") or ""
     what = _WHAT.get(event.entity, object_type.replace("_", " ").lower())
     verb = event.action.replace("_", " ")
@@ -74,10 +85,10 @@ def describe(event: Event) -> ActivityDraft | None:
     if event.action in ("member_added", "member_removed"):
         direction = "added to" if event.action == "member_added" else "removed from"
         details = f"user {payload.get('user')} {direction} user group {label}"
-    item = event.object_ids[0] if event.object_ids and object_type == "ITEM" else None
+    item = event.object_ids[0] if event.object_ids and object_type in _RECORDS else None
     if object_type in ("ITEM_TAG", "COMMENT", "URL") and isinstance(payload.get("item"), int):
         item = payload["item"]
-    item_type = payload.get("itemType") if object_type == "ITEM" else None
+    item_type = payload.get("itemType") if object_type in _RECORDS else None
     organization = event.source == "identity"
     return ActivityDraft(
         event_type, object_type, _ACTIONS[event_type], details, item, item_type, organization

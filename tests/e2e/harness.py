@@ -32,7 +32,7 @@ PLUMBLINE = [sys.executable, "-m", "plumbline.cli"]
 PG_ADMIN_URL = os.environ.get("PLUMBLINE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 NATS_URL = os.environ.get("PLUMBLINE_TEST_NATS", "nats://127.0.0.1:4222")
 ADMIN_PASSWORD = "admin-test-password"
-SERVICES = ("identity", "items", "activity")
+SERVICES = ("identity", "items", "testmgmt", "activity")
 
 Scalar: TypeAlias = str | int | float | bool | None
 Query: TypeAlias = Mapping[str, Scalar | Sequence[Scalar]] | list[tuple[str, Scalar]]

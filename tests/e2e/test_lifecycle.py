@@ -23,7 +23,7 @@ def _run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Complete
 def test_list_targets(tmp_path: Path) -> None:
     result = _run(["list-targets"], base_env(tmp_path), tmp_path)
     assert result.returncode == 0
-    assert result.stdout.split()[:5] == ["all", "identity", "items", "activity", "(after"]
+    assert result.stdout.split()[:5] == ["all", "identity", "items", "testmgmt", "(after"]
 
 
 def test_unknown_target_is_refused(tmp_path: Path) -> None:
@@ -72,7 +72,10 @@ def test_ready_line_drain_on_sigterm_and_clean_exit(tmp_path: Path) -> None:
     assert 503 in statuses, "readiness never reported NOT ready while draining"
     assert process.popen.wait(30) == 0
     assert not ready_file.exists()
-    assert "plumbline ready: targets=identity,items,activity,gateway" in process.log.read_text()
+    assert (
+        "plumbline ready: targets=identity,items,testmgmt,activity,gateway"
+        in process.log.read_text()
+    )
 
 
 def test_data_and_events_survive_a_restart(tmp_path: Path) -> None:

@@ -1,0 +1,1 @@
+"""testmgmt's gRPC servicers: one module per proto service."""

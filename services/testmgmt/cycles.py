@@ -1,0 +1,276 @@
+"""Test cycles: created from a plan with their runs generated, regenerated on change,
+deleted with their runs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, delete, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from plumbline.common import jsonpatch
+from plumbline.common.access import Action
+from plumbline.common.context import Principal
+from plumbline.common.dates import utcnow
+from plumbline.common.errors import InvalidArgument
+from plumbline.common.fields import check_fields
+from plumbline.services.testmgmt import generation, remote, store
+from plumbline.services.testmgmt.generation import Wanted
+from plumbline.services.testmgmt.groups import group_of
+from plumbline.services.testmgmt.models import records
+from plumbline.services.testmgmt.plans import editable
+from plumbline.services.testmgmt.store import CYCLE, PLAN, RUN
+
+
+@dataclass(frozen=True)
+class NewRuns:
+    """Runs about to be made: where each goes, its test case, id and document key."""
+
+    wanted: list[Wanted]
+    cases: dict[int, remote.TestCase]
+    keys: list[str]
+    ids: list[int]
+    item_type: int
+
+    def rows(
+        self,
+        plan: Row[Any],
+        cycle: int,
+        caller: Principal,
+        now: datetime,
+        skip: set[tuple[int, int]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Their insert values, leaving out the places in ``skip`` (taken meanwhile)."""
+        return [
+            generation.run_row(
+                run_id=run_id,
+                key=key,
+                item_type=self.item_type,
+                plan=plan,
+                cycle=cycle,
+                wanted=w,
+                case=self.cases[w.test_case],
+                caller=caller,
+                now=now,
+            )
+            for run_id, key, w in zip(self.ids, self.keys, self.wanted, strict=True)
+            if not skip or (w.group, w.test_case) not in skip
+        ]
+
+
+class Cycles(store.Domain):
+    """Test cycles of test plans."""
+
+    async def page(self, plan: int, start: int, size: int) -> tuple[list[Row[Any]], int]:
+        """``GET /testplans/{id}/testcycles``, oldest first."""
+        access = await self.access.current()
+        where = [records.c.kind == CYCLE, records.c.plan == plan]
+        async with self.db.read() as session:
+            await store.load(session, plan, PLAN, access)
+            return await store.page(session, records, where, [records.c.id], start, size)
+
+    async def _fields(self, values: Any) -> tuple[int, dict[str, Any]]:
+        catalog = await self.items.catalog()
+        item_type = await self.items.item_type(remote.CYCLE)
+        fields = check_fields(catalog, item_type, values, creating=True)
+        start, end = fields.get("startDate"), fields.get("endDate")
+        if start and end and end < start:
+            raise InvalidArgument(
+                f"fields.endDate ({end}) must not be before fields.startDate ({start})."
+            )
+        return item_type.id, fields
+
+    async def create(self, plan_id: int, values: Any, config_json: bytes) -> int:
+        """``POST /testplans/{id}/testcycles``: the cycle and its generated runs."""
+        access = await self.access.current()
+        item_type, fields = await self._fields(values)
+        config = generation.parse_config(json.loads(config_json) if config_json else None)
+        async with self.db.read() as session:
+            plan = await store.load(session, plan_id, PLAN, access, Action.WRITE)
+            wanted = await generation.wanted_runs(session, plan_id, None, config)
+        new_runs = await self._new_runs(plan.project, wanted)
+        [key] = await self.items.document_keys(plan.project, item_type, 1)
+        [cycle_id] = await self.items.new_ids(1)
+        caller = access.principal
+        now = utcnow()
+        async with self.outbox.transaction() as session:
+            plan = await store.load(session, plan_id, PLAN, access, Action.WRITE, for_update=True)
+            store.check_lock(plan, caller)
+            await session.execute(
+                records.insert().values(
+                    **store.new_record(
+                        cycle_id,
+                        CYCLE,
+                        plan.project,
+                        item_type,
+                        key,
+                        remote.CYCLE,
+                        fields,
+                        caller,
+                        now,
+                    ),
+                    plan=plan_id,
+                    generation_json=config.to_json(),
+                )
+            )
+            rows = new_runs.rows(plan, cycle_id, caller, now)
+            if rows:
+                await session.execute(records.insert(), rows)
+            payload = {"itemType": item_type, "name": fields.get("name", ""), "documentKey": key}
+            payload["testPlan"] = plan_id
+            payload["testRuns"] = len(rows)
+            events = [
+                store.record_event("created", CYCLE, cycle_id, plan.project, caller, 1, payload)
+            ]
+            events += [_run_event("created", r, caller) for r in rows]
+            await self.outbox.add_all(session, events)
+        return cycle_id
+
+    async def _new_runs(self, project: int, wanted: list[Wanted]) -> NewRuns:
+        """Ids, keys and test cases for the runs of ``wanted`` whose test cases still
+        exist and the caller may read."""
+        case_type = await self.items.item_type(remote.CASE)
+        found = await self.items.test_cases([w.test_case for w in wanted])
+        cases = {k: v for k, v in found.items() if v.item_type == case_type.id}
+        wanted = [w for w in wanted if w.test_case in cases]
+        run_type = (await self.items.item_type(remote.RUN)).id
+        keys = await self.items.document_keys(project, run_type, len(wanted))
+        return NewRuns(wanted, cases, keys, await self.items.new_ids(len(wanted)), run_type)
+
+    async def update(self, cycle_id: int, values: Any, config_json: bytes) -> None:
+        """``PUT /testcycles/{id}``: new fields, and the runs regenerated.
+
+        Runs of test cases the cycle still includes keep their results; cases added to
+        a group since get runs; runs of cases no longer included are deleted.
+        """
+        access = await self.access.current()
+        _, fields = await self._fields(values)
+        async with self.db.read() as session:
+            cycle = await store.load(session, cycle_id, CYCLE, access, Action.WRITE)
+            config = (
+                generation.parse_config(json.loads(config_json))
+                if config_json
+                else generation.parse_config(json.loads(cycle.generation_json or "{}"))
+            )
+            wanted = await generation.wanted_runs(session, cycle.plan, cycle_id, config)
+            existing = await _runs_of(session, cycle_id)
+        missing = [w for w in wanted if (w.group, w.test_case) not in existing]
+        new_runs = await self._new_runs(cycle.project, missing)
+        caller = access.principal
+        now = utcnow()
+        async with self.outbox.transaction() as session:
+            cycle = await store.load(
+                session, cycle_id, CYCLE, access, Action.WRITE, for_update=True
+            )
+            store.check_lock(cycle, caller)
+            plan = await store.load(session, cycle.plan, PLAN, access)
+            existing = await _runs_of(session, cycle_id)
+            keep = {(w.group, w.test_case): w for w in wanted}
+            events = []
+            for place, run in existing.items():
+                if place not in keep:
+                    await session.execute(delete(records).where(records.c.id == run.id))
+                    events.append(_run_event("deleted", run._asdict(), caller))
+                elif run.sort_order != keep[place].sort_order:
+                    await session.execute(
+                        update(records)
+                        .where(records.c.id == run.id)
+                        .values(sort_order=keep[place].sort_order)
+                    )
+            rows = new_runs.rows(plan, cycle_id, caller, now, skip=set(existing))
+            if rows:
+                await session.execute(records.insert(), rows)
+            version = await store.touch(
+                session,
+                cycle,
+                caller,
+                now,
+                fields_json=json.dumps(fields),
+                generation_json=config.to_json(),
+            )
+            payload = {**store.summary(cycle, fields), "testPlan": cycle.plan}
+            events.insert(
+                0,
+                store.record_event(
+                    "updated", CYCLE, cycle_id, cycle.project, caller, version, payload
+                ),
+            )
+            events += [_run_event("created", r, caller) for r in rows]
+            await self.outbox.add_all(session, events)
+
+    async def patch(self, cycle_id: int, operations: Any) -> None:
+        """``PATCH /testcycles/{id}``: operations on the PUT request object."""
+        access = await self.access.current()
+        async with self.db.read() as session:
+            cycle = await store.load(session, cycle_id, CYCLE, access, Action.WRITE)
+        document = {
+            "fields": editable(cycle),
+            "testRunGenerationConfig": json.loads(cycle.generation_json or "{}"),
+        }
+        patched = jsonpatch.apply(document, operations)
+        config = patched.get("testRunGenerationConfig")
+        await self.update(cycle_id, patched.get("fields") or {}, json.dumps(config or {}).encode())
+
+    async def delete(self, cycle_id: int) -> None:
+        """``DELETE /testcycles/{id}``: the cycle and its runs."""
+        access = await self.access.current()
+        async with self.outbox.transaction() as session:
+            cycle = await store.load(
+                session, cycle_id, CYCLE, access, Action.WRITE, for_update=True
+            )
+            store.check_lock(cycle, access.principal)
+            runs = await _runs_of(session, cycle_id)
+            await session.execute(delete(records).where(records.c.cycle == cycle_id))
+            await session.execute(delete(records).where(records.c.id == cycle_id))
+            events = [
+                store.record_event(
+                    "deleted",
+                    CYCLE,
+                    cycle_id,
+                    cycle.project,
+                    access.principal,
+                    cycle.version + 1,
+                    {**store.summary(cycle), "testPlan": cycle.plan, "testRuns": len(runs)},
+                )
+            ]
+            events += [_run_event("deleted", r._asdict(), access.principal) for r in runs.values()]
+            await self.outbox.add_all(session, events)
+
+    async def group(self, cycle_id: int, group: int) -> tuple[Row[Any], Row[Any]]:
+        """``GET /testcycles/{id}/testgroup/{groupId}``: the cycle and a group of its plan."""
+        access = await self.access.current()
+        async with self.db.read() as session:
+            cycle = await store.load(session, cycle_id, CYCLE, access)
+            return cycle, await group_of(session, cycle.plan, group)
+
+
+async def _runs_of(session: AsyncSession, cycle: int) -> dict[tuple[int, int], Row[Any]]:
+    rows = (
+        await session.execute(
+            select(records).where(records.c.kind == RUN, records.c.cycle == cycle)
+        )
+    ).all()
+    return {(r.test_group, r.test_case): r for r in rows}
+
+
+def _run_event(action: str, run: dict[str, Any], caller: Any) -> Any:
+    fields = json.loads(run["fields_json"])
+    return store.record_event(
+        action,
+        RUN,
+        run["id"],
+        run["project"],
+        caller,
+        run["version"] + (0 if action == "created" else 1),
+        {
+            "itemType": run["item_type"],
+            "name": fields.get("name", ""),
+            "documentKey": run["document_key"],
+            "testCycle": run["cycle"],
+            "testCase": run["test_case"],
+            "generated": True,
+        },
+    )

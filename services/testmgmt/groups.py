@@ -1,0 +1,209 @@
+"""A test plan's test groups and the test cases in each, in order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Row, delete, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from plumbline.common.access import Access, Action
+from plumbline.common.db import first_or_missing, insert_id
+from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
+from plumbline.common.events import Event
+from plumbline.services.testmgmt import remote, store
+from plumbline.services.testmgmt.models import group_cases, test_groups
+from plumbline.services.testmgmt.store import PLAN
+
+MAX_NAME = 255
+
+
+class Groups(store.Domain):
+    """Test groups of test plans."""
+
+    async def page(self, plan: int, start: int, size: int) -> tuple[list[Row[Any]], int]:
+        """``GET /testplans/{id}/testgroups``, in the plan's order."""
+        access = await self.access.current()
+        where = [test_groups.c.plan == plan]
+        order = [test_groups.c.sort_order, test_groups.c.id]
+        async with self.db.read() as session:
+            await store.load(session, plan, PLAN, access)
+            return await store.page(session, test_groups, where, order, start, size)
+
+    async def get(self, plan: int, group: int) -> Row[Any]:
+        """One group of a plan."""
+        access = await self.access.current()
+        async with self.db.read() as session:
+            await store.load(session, plan, PLAN, access)
+            return await group_of(session, plan, group)
+
+    async def create(self, plan: int, name: str, assigned_to: int | None) -> int:
+        """``POST /testplans/{id}/testgroups``: a group at the end of the plan."""
+        access = await self.access.current()
+        name = _name(name)
+        async with self.outbox.transaction() as session:
+            row = await store.load(session, plan, PLAN, access, Action.WRITE, for_update=True)
+            store.check_lock(row, access.principal)
+            last = await session.scalar(
+                select(func.max(test_groups.c.sort_order)).where(test_groups.c.plan == plan)
+            )
+            group = await insert_id(
+                session,
+                test_groups.insert().values(
+                    plan=plan,
+                    name=name,
+                    assigned_to=assigned_to,
+                    sort_order=0 if last is None else last + 1,
+                ),
+            )
+            await self.outbox.add(session, _event("created", row, group, name, access))
+        return group
+
+    async def update(self, plan: int, group: int, name: str, assigned_to: int | None) -> None:
+        """``PUT /testplans/{id}/testgroups/{groupId}``: name and assignee."""
+        access = await self.access.current()
+        name = _name(name)
+        async with self.outbox.transaction() as session:
+            row = await store.load(session, plan, PLAN, access, Action.WRITE, for_update=True)
+            store.check_lock(row, access.principal)
+            await group_of(session, plan, group)
+            await session.execute(
+                update(test_groups)
+                .where(test_groups.c.id == group)
+                .values(name=name, assigned_to=assigned_to)
+            )
+            await self.outbox.add(session, _event("updated", row, group, name, access))
+
+    async def delete(self, plan: int, group: int) -> None:
+        """``DELETE /testplans/{id}/testgroups/{groupId}`` (runs made from it stay)."""
+        access = await self.access.current()
+        async with self.outbox.transaction() as session:
+            row = await store.load(session, plan, PLAN, access, Action.WRITE, for_update=True)
+            store.check_lock(row, access.principal)
+            found = await group_of(session, plan, group)
+            await session.execute(delete(group_cases).where(group_cases.c.test_group == group))
+            await session.execute(delete(test_groups).where(test_groups.c.id == group))
+            await self.outbox.add(session, _event("deleted", row, group, found.name, access))
+
+    async def list_cases(
+        self, plan: int, group: int, start: int, size: int
+    ) -> tuple[list[int], int]:
+        """The group's test case ids in order."""
+        access = await self.access.current()
+        where = [group_cases.c.test_group == group]
+        order = [group_cases.c.sort_order, group_cases.c.test_case]
+        async with self.db.read() as session:
+            await store.load(session, plan, PLAN, access)
+            await group_of(session, plan, group)
+            rows, total = await store.page(session, group_cases, where, order, start, size)
+        return [int(r.test_case) for r in rows], total
+
+    async def check_case(self, plan: int, group: int, test_case: int) -> None:
+        """NotFound unless ``test_case`` is in the group."""
+        access = await self.access.current()
+        async with self.db.read() as session:
+            await store.load(session, plan, PLAN, access)
+            await group_of(session, plan, group)
+            await _case_in(session, group, test_case)
+
+    async def add_case(self, plan: int, group: int, test_case: int) -> None:
+        """``POST …/testgroups/{groupId}/testcases``: a test case at the group's end."""
+        access = await self.access.current()
+        case_type = await self.items.item_type(remote.CASE)
+        found = (await self.items.test_cases([test_case])).get(test_case)
+        if found is None:
+            raise NotFound(f"No item with id {test_case}.")
+        if found.item_type != case_type.id:
+            catalog = await self.items.catalog()
+            kind = catalog.item_types.get(found.item_type)
+            raise InvalidArgument(
+                f"testCase: item {test_case} is of item type "
+                f"{kind.type_key if kind else found.item_type}, not a test case "
+                f"({case_type.type_key}); only test cases can be added to a test group."
+            )
+        try:
+            async with self.outbox.transaction() as session:
+                row = await store.load(session, plan, PLAN, access, Action.WRITE, for_update=True)
+                store.check_lock(row, access.principal)
+                found_group = await group_of(session, plan, group)
+                last = await session.scalar(
+                    select(func.max(group_cases.c.sort_order)).where(
+                        group_cases.c.test_group == group
+                    )
+                )
+                await session.execute(
+                    group_cases.insert().values(
+                        test_group=group,
+                        test_case=test_case,
+                        sort_order=0 if last is None else last + 1,
+                    )
+                )
+                event = _event("updated", row, group, found_group.name, access)
+                event.payload["testCaseAdded"] = test_case
+                await self.outbox.add(session, event)
+        except IntegrityError:
+            raise AlreadyExists(
+                f"Test case {test_case} already exists in test group {group}."
+            ) from None
+
+    async def remove_case(self, plan: int, group: int, test_case: int) -> None:
+        """``DELETE …/testgroups/{groupId}/testcases/{testCaseId}``."""
+        access = await self.access.current()
+        async with self.outbox.transaction() as session:
+            row = await store.load(session, plan, PLAN, access, Action.WRITE, for_update=True)
+            store.check_lock(row, access.principal)
+            found_group = await group_of(session, plan, group)
+            await _case_in(session, group, test_case)
+            await session.execute(
+                delete(group_cases).where(
+                    group_cases.c.test_group == group, group_cases.c.test_case == test_case
+                )
+            )
+            event = _event("updated", row, group, found_group.name, access)
+            event.payload["testCaseRemoved"] = test_case
+            await self.outbox.add(session, event)
+
+    async def forget_case(self, test_case: int) -> None:
+        """A deleted test case leaves every group (its runs stay, with their results)."""
+        async with self.db.transaction() as session:
+            await session.execute(delete(group_cases).where(group_cases.c.test_case == test_case))
+
+
+async def group_of(session: AsyncSession, plan: int, group: int) -> Row[Any]:
+    """A group of ``plan`` or NotFound."""
+    return await first_or_missing(
+        session,
+        select(test_groups).where(test_groups.c.id == group, test_groups.c.plan == plan),
+        f"No test group with id {group} in test plan {plan}.",
+    )
+
+
+async def _case_in(session: AsyncSession, group: int, test_case: int) -> None:
+    await first_or_missing(
+        session,
+        select(group_cases.c.test_case).where(
+            group_cases.c.test_group == group, group_cases.c.test_case == test_case
+        ),
+        f"Test case {test_case} is not in test group {group}.",
+    )
+
+
+def _name(name: str) -> str:
+    name = name.strip()
+    if not name:
+        raise InvalidArgument("name is required and must not be empty.")
+    if len(name) > MAX_NAME:
+        raise InvalidArgument(f"name must be at most {MAX_NAME} characters.")
+    return name
+
+
+def _event(action: str, plan: Row[Any], group: int, name: str, access: Access) -> Event:
+    """``testmgmt.testgroup.<action>``: the feed shows it on the plan."""
+    return Event(
+        f"testmgmt.testgroup.{action}",
+        actor=access.principal.user_id,
+        project=plan.project,
+        object_ids=[plan.id],
+        payload={"testGroup": group, "name": name, "documentKey": plan.document_key},
+    )

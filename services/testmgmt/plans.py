@@ -1,0 +1,141 @@
+"""Test plans: create, change, archive and delete, each with its event."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import Row, delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from plumbline.common import jsonpatch
+from plumbline.common.access import Action
+from plumbline.common.dates import utcnow
+from plumbline.common.fields import SYSTEM_FIELDS, check_fields
+from plumbline.services.testmgmt import remote, store
+from plumbline.services.testmgmt.models import group_cases, records, test_groups
+from plumbline.services.testmgmt.store import PLAN
+
+#: The name of the test group every new plan starts with.
+DEFAULT_GROUP = "Default"
+
+
+class Plans(store.Domain):
+    """The test plans of every project."""
+
+    async def page(self, project: int, start: int, size: int) -> tuple[list[Row[Any]], int]:
+        """``GET /testplans?project=``: a project's plans, oldest first."""
+        access = await self.access.current()
+        access.require(Action.READ, project, f"the test plans of project {project}")
+        where = [records.c.kind == PLAN, records.c.project == project]
+        async with self.db.read() as session:
+            return await store.page(session, records, where, [records.c.id], start, size)
+
+    async def create(self, project: int, values: Any) -> int:
+        """``POST /testplans``: a plan with one default test group."""
+        access = await self.access.current()
+        access.require(Action.WRITE, project, f"the test plans of project {project}")
+        catalog = await self.items.catalog()
+        item_type = await self.items.item_type(remote.PLAN)
+        fields = check_fields(catalog, item_type, values, creating=True)
+        [key] = await self.items.document_keys(project, item_type.id, 1)
+        [plan_id] = await self.items.new_ids(1)
+        caller = access.principal
+        now = utcnow()
+        async with self.outbox.transaction() as session:
+            await session.execute(
+                records.insert().values(
+                    **store.new_record(
+                        plan_id, PLAN, project, item_type.id, key, remote.PLAN, fields, caller, now
+                    )
+                )
+            )
+            await session.execute(
+                test_groups.insert().values(plan=plan_id, name=DEFAULT_GROUP, sort_order=0)
+            )
+            row = await store.load(session, plan_id, PLAN, access)
+            await self.outbox.add(
+                session,
+                store.record_event(
+                    "created", PLAN, plan_id, project, caller, 1, store.summary(row)
+                ),
+            )
+        return plan_id
+
+    async def update(self, plan_id: int, values: Any) -> None:
+        """``PUT /testplans/{id}``: the fields sent replace the plan's editable fields."""
+        access = await self.access.current()
+        catalog = await self.items.catalog()
+        item_type = await self.items.item_type(remote.PLAN)
+        fields = check_fields(catalog, item_type, values, creating=True)
+        async with self.outbox.transaction() as session:
+            row = await store.load(session, plan_id, PLAN, access, Action.WRITE, for_update=True)
+            store.check_lock(row, access.principal)
+            await self._write(session, row, fields, access.principal)
+
+    async def patch(self, plan_id: int, operations: Any) -> None:
+        """``PATCH /testplans/{id}``: operations on the PUT request object."""
+        access = await self.access.current()
+        async with self.db.read() as session:
+            row = await store.load(session, plan_id, PLAN, access, Action.WRITE)
+        document = {"project": row.project, "fields": editable(row)}
+        patched = jsonpatch.apply(document, operations)
+        await self.update(plan_id, patched.get("fields") or {})
+
+    async def _write(
+        self, session: AsyncSession, row: Row[Any], fields: dict[str, Any], caller: Any
+    ) -> None:
+        version = await store.touch(session, row, caller, utcnow(), fields_json=json.dumps(fields))
+        await self.outbox.add(
+            session,
+            store.record_event(
+                "updated", PLAN, row.id, row.project, caller, version, store.summary(row, fields)
+            ),
+        )
+
+    async def set_archived(self, plan_id: int, archived: bool) -> None:
+        """``PUT /testplans/{id}/archived``."""
+        access = await self.access.current()
+        async with self.outbox.transaction() as session:
+            row = await store.load(session, plan_id, PLAN, access, Action.WRITE, for_update=True)
+            store.check_lock(row, access.principal)
+            version = await store.touch(session, row, access.principal, utcnow(), archived=archived)
+            payload = {**store.summary(row), "archived": archived}
+            await self.outbox.add(
+                session,
+                store.record_event(
+                    "updated", PLAN, plan_id, row.project, access.principal, version, payload
+                ),
+            )
+
+    async def delete(self, plan_id: int) -> None:
+        """``DELETE /testplans/{id}``: the plan with its groups, cycles and runs."""
+        access = await self.access.current()
+        async with self.outbox.transaction() as session:
+            row = await store.load(session, plan_id, PLAN, access, Action.WRITE, for_update=True)
+            store.check_lock(row, access.principal)
+            groups = select(test_groups.c.id).where(test_groups.c.plan == plan_id)
+            await session.execute(delete(group_cases).where(group_cases.c.test_group.in_(groups)))
+            await session.execute(delete(test_groups).where(test_groups.c.plan == plan_id))
+            await session.execute(
+                delete(records).where(records.c.plan == plan_id, records.c.kind != PLAN)
+            )
+            await session.execute(delete(records).where(records.c.id == plan_id))
+            await self.outbox.add(
+                session,
+                store.record_event(
+                    "deleted",
+                    PLAN,
+                    plan_id,
+                    row.project,
+                    access.principal,
+                    row.version + 1,
+                    store.summary(row),
+                ),
+            )
+
+
+def editable(row: Row[Any]) -> dict[str, Any]:
+    """A record's stored fields as its PUT request object holds them."""
+    fields: dict[str, Any] = json.loads(row.fields_json)
+    return {k: v for k, v in fields.items() if k not in SYSTEM_FIELDS}

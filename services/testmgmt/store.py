@@ -1,0 +1,161 @@
+"""Reads and events shared by plans, cycles and runs."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, Row, Table, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from plumbline.common.access import Access, AccessCache, Action
+from plumbline.common.context import Principal
+from plumbline.common.db import Database, first_or_missing
+from plumbline.common.errors import FailedPrecondition
+from plumbline.common.events import Event
+from plumbline.common.outbox import Outbox
+from plumbline.services.testmgmt import remote
+from plumbline.services.testmgmt.models import records
+
+PLAN, CYCLE, RUN = "plan", "cycle", "run"
+NOUNS = {PLAN: "test plan", CYCLE: "test cycle", RUN: "test run"}
+#: Event entities and the activity feed's object types, by kind.
+ENTITIES = {PLAN: "testplan", CYCLE: "testcycle", RUN: "testrun"}
+
+
+class Domain:
+    """What every resource family of testmgmt works with."""
+
+    def __init__(
+        self, db: Database, outbox: Outbox, items: remote.Items, access: AccessCache
+    ) -> None:
+        self.db = db
+        self.outbox = outbox
+        self.items = items
+        self.access = access
+
+
+async def page(
+    session: AsyncSession,
+    table: Table,
+    where: list[ColumnElement[bool]],
+    order: list[Any],
+    start: int,
+    size: int,
+) -> tuple[list[Row[Any]], int]:
+    """One page of ``table``'s rows that match, and how many match in all."""
+    total = await session.scalar(select(func.count()).select_from(table).where(*where))
+    rows = (
+        await session.execute(
+            select(table).where(*where).order_by(*order).offset(start).limit(size)
+        )
+    ).all()
+    return list(rows), int(total or 0)
+
+
+def new_record(
+    record_id: int,
+    kind: str,
+    project: int,
+    item_type: int,
+    key: str,
+    type_key: str,
+    fields: dict[str, Any],
+    caller: Principal,
+    now: datetime,
+) -> dict[str, Any]:
+    """The insert values every new record has; the caller adds its kind's own."""
+    return {
+        "id": record_id,
+        "kind": kind,
+        "project": project,
+        "item_type": item_type,
+        "document_key": key,
+        "global_id": f"GID-{type_key}-{record_id}",
+        "fields_json": json.dumps(fields),
+        "archived": False,
+        "locked": False,
+        "version": 1,
+        "created_by": caller.user_id,
+        "modified_by": caller.user_id,
+        "created_at": now,
+        "modified_at": now,
+        "last_activity_at": now,
+    }
+
+
+async def load(
+    session: AsyncSession,
+    record_id: int,
+    kind: str,
+    access: Access,
+    action: Action = Action.READ,
+    *,
+    for_update: bool = False,
+) -> Row[Any]:
+    """One record of ``kind`` the caller may ``action``, or NotFound / PermissionDenied."""
+    statement = select(records).where(records.c.id == record_id, records.c.kind == kind)
+    if for_update:
+        statement = statement.with_for_update()
+    row = await first_or_missing(session, statement, f"No {NOUNS[kind]} with id {record_id}.")
+    access.require(action, row.project, f"{NOUNS[kind]} {record_id}")
+    return row
+
+
+def check_lock(row: Row[Any], caller: Principal) -> None:
+    """A record locked by someone else is theirs to change."""
+    if row.locked and row.locked_by != caller.user_id:
+        raise FailedPrecondition(
+            f"{NOUNS[row.kind].capitalize()} {row.id} is locked by user {row.locked_by}; "
+            "only they can change it."
+        )
+
+
+async def touch(
+    session: AsyncSession, row: Row[Any], caller: Principal, now: datetime, **values: Any
+) -> int:
+    """Writes ``values`` with the change's system members; the new version number."""
+    version = int(row.version) + 1
+    await session.execute(
+        update(records)
+        .where(records.c.id == row.id)
+        .values(
+            version=version,
+            modified_by=caller.user_id,
+            modified_at=now,
+            last_activity_at=now,
+            **values,
+        )
+    )
+    return version
+
+
+def record_event(
+    action: str,
+    kind: str,
+    record_id: int,
+    project: int,
+    actor: Principal,
+    version: int,
+    payload: dict[str, Any],
+) -> Event:
+    """``testmgmt.<testplan|testcycle|testrun>.<action>`` with what the feed shows."""
+    return Event(
+        f"testmgmt.{ENTITIES[kind]}.{action}",
+        actor=actor.user_id,
+        project=project,
+        object_ids=[record_id],
+        version=version,
+        payload=payload,
+    )
+
+
+def summary(row: Row[Any], fields: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The payload members every record event carries."""
+    shown = json.loads(row.fields_json) if fields is None else fields
+    return {
+        "itemType": row.item_type,
+        "name": shown.get("name", ""),
+        "documentKey": row.document_key,
+    }
