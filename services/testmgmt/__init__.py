@@ -1,0 +1,1 @@
+"""Test management: plans, groups, cycles and runs."""
