@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from plumbline.common.errors import InvalidArgument
 
 #: The service config of a balanced channel: round robin over the addresses whose gRPC
-#: health (the whole process's, name "") says SERVING, so a replica that is starting, or
-#: draining after SIGTERM, gets no calls while it is connected.
+#: health (the whole process's, name "") says SERVING, so a replica draining after SIGTERM
+#: gets no more calls while it is still connected. (A starting process reports SERVING
+#: from the moment its server binds; in Kubernetes a headless Service lists ready pods only.)
 ROUND_ROBIN = json.dumps(
     {"loadBalancingConfig": [{"round_robin": {}}], "healthCheckConfig": {"serviceName": ""}}
 )
@@ -111,8 +112,7 @@ def _ip_list(text: str, version: int | None) -> str:
             ip = ipaddress.ip_address(host)
         except ValueError:
             raise _Invalid(
-                f"a comma list must name IP addresses, and {entry!r} names a host; for "
-                f"every address of one name write dns:///{host}:{port}"
+                f"a comma list must name IP addresses, and {entry!r} names a host"
             ) from None
         hosts.append((ip, port))
     versions = {ip.version for ip, _ in hosts}
