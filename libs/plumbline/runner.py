@@ -19,7 +19,8 @@ from plumbline.common import telemetry
 from plumbline.common.bus import create_bus
 from plumbline.common.db import check_url, is_sqlite
 from plumbline.common.errors import InvalidArgument
-from plumbline.common.rpc import GrpcServer
+from plumbline.common.rpc import GrpcServer, target_of
+from plumbline.common.settings import SERVICES as SETTINGS_SERVICES
 from plumbline.common.settings import Settings
 from plumbline.health import ProcessState, base_app
 from plumbline.httpproto import http_protocol
@@ -47,6 +48,15 @@ def check_topology(settings: Settings, targets: tuple[str, ...]) -> bool:
             "the memory:// bus only works when every target runs in one process "
             "(--target all); set PLUMBLINE_BUS_URL=nats://host:4222 to split the services"
         )
+    for service in SETTINGS_SERVICES:
+        address = settings.address_of(service)
+        if address is not None:
+            try:
+                target_of(service, address)
+            except InvalidArgument as exc:
+                # Checked here, not when a channel opens: some open at the first request.
+                setting = f"PLUMBLINE_{service.upper()}_ADDR"
+                raise InvalidArgument(f"{setting}: {exc.message}") from None
     all_sqlite = all(is_sqlite(settings.database_url_for(s)) for s in local_services)
     return set(targets) == set(ALL) and settings.bus_is_memory and all_sqlite
 

@@ -1,5 +1,6 @@
 """gRPC helpers: the server with health and interceptors, and the client channel."""
 
+from plumbline.common.rpc._address import Target, target_of
 from plumbline.common.rpc._client import ClientInterceptor, connect, wait_ready
 from plumbline.common.rpc._server import (
     Context,
@@ -16,10 +17,12 @@ __all__ = [
     "Context",
     "GrpcServer",
     "ServerInterceptor",
+    "Target",
     "connect",
     "optional",
     "page_info",
     "page_of",
     "service_name",
+    "target_of",
     "wait_ready",
 ]

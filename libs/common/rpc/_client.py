@@ -21,6 +21,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from plumbline.common import telemetry
 from plumbline.common.context import to_metadata
 from plumbline.common.errors import Internal, PlumblineError, Unavailable, from_grpc
+from plumbline.common.rpc._address import ROUND_ROBIN, target_of
 
 log = logging.getLogger(__name__)
 
@@ -92,14 +93,23 @@ def _too_large(exc: grpc.aio.AioRpcError) -> bool:
 
 
 def connect(service: str, address: str, max_message: int = MAX_MESSAGE) -> grpc.aio.Channel:
-    """An insecure channel (the mesh or network policy secures the pod network)."""
+    """An insecure channel (the mesh or network policy secures the pod network).
+
+    ``address`` is one ``host:port``, a comma list of IP addresses or ``dns:///name:port``;
+    the last two balance calls round robin over every address (see ``_address``).
+    InvalidArgument when it is none of these.
+    """
+    target = target_of(service, address)
+    options: list[tuple[str, str | int]] = [
+        ("grpc.keepalive_time_ms", 30_000),
+        ("grpc.max_receive_message_length", max_message),
+        ("grpc.max_send_message_length", max_message),
+    ]
+    if target.round_robin:
+        options.append(("grpc.service_config", ROUND_ROBIN))
     return grpc.aio.insecure_channel(
-        address,
-        options=[
-            ("grpc.keepalive_time_ms", 30_000),
-            ("grpc.max_receive_message_length", max_message),
-            ("grpc.max_send_message_length", max_message),
-        ],
+        target.uri,
+        options=options,
         interceptors=[ClientInterceptor(service, max_message)],
     )
 
@@ -107,7 +117,9 @@ def connect(service: str, address: str, max_message: int = MAX_MESSAGE) -> grpc.
 async def wait_ready(channel: grpc.aio.Channel, what: str, timeout: float) -> None:
     """Waits until the gRPC health of the process behind ``channel`` says SERVING.
 
-    ``what`` names it in the error ("the items service at 10.0.0.7:9090").
+    ``what`` names it in the error ("the items service at 10.0.0.7:9090"). On a balanced
+    channel each check goes to the next connected address, so this returns once one of
+    them serves: the others join the rotation as they connect.
     """
     stub = health_pb2_grpc.HealthStub(channel)
     loop = asyncio.get_running_loop()

@@ -25,6 +25,13 @@ Servicer = TypeVar("Servicer")
 #: The context argument of every servicer method.
 Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
 
+#: Seconds before a client is asked (GOAWAY) to reconnect. grpc re-resolves a dns:///
+#: name only when a connection ends, so without this a caller balancing over a headless
+#: Service would never send to replicas added after it connected (an HPA scaling out).
+MAX_CONNECTION_AGE = 60.0
+#: Seconds calls in flight on an aged connection may still take (the default deadline is 30).
+CONNECTION_AGE_GRACE = 60.0
+
 GRPC_SECONDS = Histogram("plumbline_grpc_server_seconds", "gRPC handling time", ["method", "code"])
 
 
@@ -114,13 +121,21 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):
 class GrpcServer:
     """The process's gRPC server; modules add their servicers before ``start``."""
 
-    def __init__(self, host: str, port: int, max_message: int = MAX_MESSAGE) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        max_message: int = MAX_MESSAGE,
+        max_connection_age: float = MAX_CONNECTION_AGE,
+    ) -> None:
         self.server = grpc.aio.server(
             interceptors=[ServerInterceptor()],
             options=[
                 ("grpc.so_reuseport", 0),
                 ("grpc.max_receive_message_length", max_message),
                 ("grpc.max_send_message_length", max_message),
+                ("grpc.max_connection_age_ms", int(max_connection_age * 1000)),
+                ("grpc.max_connection_age_grace_ms", int(CONNECTION_AGE_GRACE * 1000)),
             ],
         )
         self.health = health.aio.HealthServicer()

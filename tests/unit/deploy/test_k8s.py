@@ -11,10 +11,28 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from plumbline.common.rpc import target_of
+
 ROOT = Path(__file__).resolve().parents[3] / "deploy" / "k8s"
 KUBERNETES_VERSION = "1.33.0"
-APP_SERVICES = ("identity", "items", "activity", "gateway")
-WITH_DATABASE = ("identity", "items", "activity")
+APP_SERVICES = ("identity", "items", "testmgmt", "activity", "gateway")
+WITH_DATABASE = ("identity", "items", "testmgmt", "activity")
+#: Deployments an HPA scales (the stateless ones).
+AUTOSCALED = ("gateway", "testmgmt")
+#: Where the gateway finds each service (testmgmt: every pod, round robin).
+GATEWAY_UPSTREAMS = {
+    "identity": "identity:9090",
+    "items": "items:9090",
+    "activity": "activity:9090",
+    "testmgmt": "dns:///testmgmt-headless:9090",
+}
+#: What a policy rule without a pod or namespace selector lets through (outside the cluster).
+ANYWHERE = "anywhere"
+#: Scrapers run in namespaces labelled so.
+METRICS = "metrics namespace"
+#: The in-cluster PostgreSQL and NATS of the dev overlay.
+BACKENDS = ("postgres", "nats")
+NAME = "app.kubernetes.io/name"
 OVERLAYS = ("dev", "prod")
 
 
@@ -103,25 +121,177 @@ def test_configuration_reaches_the_right_services(
         assert "PLUMBLINE_DATABASE_URL" in env(name)
     assert "PLUMBLINE_ADMIN_PASSWORD" in env("identity")
     assert "PLUMBLINE_DATABASE_URL" not in env("gateway")
-    for upstream in ("identity", "items", "activity"):
-        assert env("gateway")[f"PLUMBLINE_{upstream.upper()}_ADDR"]["value"] == f"{upstream}:9090"
+    for upstream, address in GATEWAY_UPSTREAMS.items():
+        assert env("gateway")[f"PLUMBLINE_{upstream.upper()}_ADDR"]["value"] == address
+    assert env("testmgmt")["PLUMBLINE_IDENTITY_ADDR"]["value"] == "identity:9090"
+    assert env("testmgmt")["PLUMBLINE_ITEMS_ADDR"]["value"] == "items:9090"
+    assert "PLUMBLINE_ADMIN_PASSWORD" not in env("testmgmt")
+    for name in APP_SERVICES:
+        for variable, value in env(name).items():
+            if variable.endswith("_ADDR"):
+                service = variable.removeprefix("PLUMBLINE_").removesuffix("_ADDR").lower()
+                target_of(service, value["value"])  # the form the process will accept
     for name in APP_SERVICES:
         assert env(name)["OTEL_SERVICE_NAME"]["value"] == f"plumbline-{name}"
         assert env(name)["PLUMBLINE_HOST"]["value"] == "0.0.0.0"
 
 
-def test_components(rendered: tuple[str, list[dict[str, Any]]]) -> None:
+def _matches(selector: dict[str, Any], app: str) -> bool:
+    """Whether a pod selector picks the pods of ``app`` (labelled with its name)."""
+    labels = {NAME: app}
+    if any(labels.get(key) != value for key, value in selector.get("matchLabels", {}).items()):
+        return False
+    for expression in selector.get("matchExpressions", []):
+        assert expression["operator"] == "In", "teach _matches the other operators"
+        if labels.get(expression["key"]) not in expression["values"]:
+            return False
+    return True
+
+
+def _admits_peer(peer: dict[str, Any], other: str) -> bool:
+    """Whether one ``from``/``to`` entry names ``other`` (an app, METRICS or ANYWHERE)."""
+    if "ipBlock" in peer:
+        return other == ANYWHERE
+    if "namespaceSelector" in peer:
+        assert "podSelector" not in peer, "teach _admits_peer namespace and pod selectors"
+        return other == METRICS
+    return other not in (METRICS, ANYWHERE) and _matches(peer["podSelector"], other)
+
+
+def _admits(rule: dict[str, Any], peers: str, other: str, port: int, protocol: str) -> bool:
+    ports = rule.get("ports")
+    if ports is not None and not any(
+        p["port"] == port and p.get("protocol", "TCP") == protocol for p in ports
+    ):
+        return False
+    return not rule.get(peers) or any(_admits_peer(peer, other) for peer in rule[peers])
+
+
+def _allows(
+    policies: dict[str, dict[str, Any]],
+    direction: str,
+    app: str,
+    other: str,
+    port: int,
+    protocol: str,
+) -> bool:
+    """Whether ``app``'s pods may take traffic from ``other`` (ingress) or send it there
+    (egress): free unless a policy of that direction selects them, else one rule must admit."""
+    kind = direction.capitalize()
+    selecting = [
+        p["spec"]
+        for p in policies.values()
+        if kind in p["spec"]["policyTypes"] and _matches(p["spec"]["podSelector"], app)
+    ]
+    peers = "from" if direction == "ingress" else "to"
+    return not selecting or any(
+        _admits(rule, peers, other, port, protocol)
+        for spec in selecting
+        for rule in spec.get(direction, [])
+    )
+
+
+def can_reach(
+    policies: dict[str, dict[str, Any]], source: str, target: str, port: int, protocol: str = "TCP"
+) -> bool:
+    """Whether the source's egress and the target's ingress both let a connection through."""
+    leaves = source in (METRICS, ANYWHERE) or _allows(
+        policies, "egress", source, target, port, protocol
+    )
+    enters = target == ANYWHERE or _allows(policies, "ingress", target, source, port, protocol)
+    return leaves and enters
+
+
+def _sources(policies: dict[str, dict[str, Any]], target: str, port: int) -> set[str]:
+    return {s for s in (*APP_SERVICES, *BACKENDS, METRICS) if can_reach(policies, s, target, port)}
+
+
+def test_services_take_grpc_only_from_their_callers(
+    rendered: tuple[str, list[dict[str, Any]]],
+) -> None:
     _overlay, docs = rendered
     policies = _of_kind(docs, "NetworkPolicy")
     assert set(APP_SERVICES) <= set(policies)
     assert policies["default-deny-ingress"]["spec"]["podSelector"] == {}
-    identity_sources = {
-        rule["podSelector"]["matchLabels"]["app.kubernetes.io/name"]
-        for rule in policies["identity"]["spec"]["ingress"][0]["from"]
+    callers = {name: _sources(policies, name, 9090) for name in APP_SERVICES}
+    assert callers == {
+        "identity": {"gateway", "items", "testmgmt", "activity"},
+        "items": {"gateway", "testmgmt", "activity"},
+        "testmgmt": {"gateway"},
+        "activity": {"gateway"},
+        "gateway": set(),
     }
-    assert identity_sources == {"gateway", "activity", "items"}
+    for name in APP_SERVICES:
+        if name == "gateway":  # the API, from anywhere
+            assert _allows(policies, "ingress", name, ANYWHERE, 8080, "TCP")
+        else:  # health and metrics
+            assert _sources(policies, name, 8080) == {METRICS}, name
+
+
+def test_testmgmt_reaches_exactly_what_it_uses(
+    rendered: tuple[str, list[dict[str, Any]]],
+) -> None:
+    overlay, docs = rendered
+    policies = _of_kind(docs, "NetworkPolicy")
+    assert {t for t in APP_SERVICES if can_reach(policies, "testmgmt", t, 9090)} == {
+        "identity",
+        "items",
+    }
+    assert not can_reach(policies, "testmgmt", "gateway", 8080)
+    used = {(5432, "TCP"), (4222, "TCP"), (53, "UDP"), (53, "TCP"), (4318, "TCP")}
+    for port, protocol in used:
+        assert can_reach(policies, "testmgmt", ANYWHERE, port, protocol), (port, protocol)
+    for port, protocol in {(443, "TCP"), (80, "TCP"), (8080, "TCP"), (9090, "TCP"), (53, "SCTP")}:
+        assert not can_reach(policies, "testmgmt", ANYWHERE, port, protocol), (port, protocol)
+    if overlay == "dev":
+        assert can_reach(policies, "testmgmt", "postgres", 5432)
+        assert can_reach(policies, "testmgmt", "nats", 4222)
+
+
+def test_the_in_cluster_backends_admit_their_clients(
+    rendered: tuple[str, list[dict[str, Any]]],
+) -> None:
+    overlay, docs = rendered
+    if overlay != "dev":
+        pytest.skip("prod's PostgreSQL and NATS are outside the cluster")
+    policies = _of_kind(docs, "NetworkPolicy")
+    assert _sources(policies, "postgres", 5432) == set(WITH_DATABASE)
+    assert _sources(policies, "nats", 4222) == set(APP_SERVICES)
+
+
+def test_testmgmt_has_a_headless_service_for_the_gateway(
+    rendered: tuple[str, list[dict[str, Any]]],
+) -> None:
+    _overlay, docs = rendered
+    services = _of_kind(docs, "Service")
+    headless = services["testmgmt-headless"]["spec"]
+    assert headless["clusterIP"] == "None"
+    assert headless["selector"] == {NAME: "testmgmt"}
+    assert [(p["port"], p["targetPort"]) for p in headless["ports"]] == [(9090, "grpc")]
+    assert services["testmgmt"]["spec"].get("clusterIP") is None  # the ordinary one stays
+    target = target_of("testmgmt", GATEWAY_UPSTREAMS["testmgmt"])
+    assert target.round_robin
+    assert target.uri == "dns:///testmgmt-headless:9090"
+
+
+def test_the_stateless_services_autoscale_on_cpu(
+    rendered: tuple[str, list[dict[str, Any]]],
+) -> None:
+    _overlay, docs = rendered
     hpas = _of_kind(docs, "HorizontalPodAutoscaler")
-    assert hpas["gateway"]["spec"]["scaleTargetRef"]["name"] == "gateway"
+    deployments = _of_kind(docs, "Deployment")
+    assert set(hpas) == set(AUTOSCALED)
+    for name in AUTOSCALED:
+        spec = hpas[name]["spec"]
+        assert spec["scaleTargetRef"] == {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "name": name,
+        }
+        assert [m["resource"]["name"] for m in spec["metrics"]] == ["cpu"]
+        assert spec["minReplicas"] >= 2
+        [container] = deployments[name]["spec"]["template"]["spec"]["containers"]
+        assert "cpu" in container["resources"]["requests"]  # utilisation is relative to it
     assert set(_of_kind(docs, "PodDisruptionBudget")) == set(APP_SERVICES)
 
 

@@ -65,3 +65,21 @@ def test_a_per_service_override_is_checked(tmp_path: Path, monkeypatch: pytest.M
     assert check_topology(settings, resolve("items")) is False
     with pytest.raises(InvalidArgument, match="unsupported database URL"):
         check_topology(settings, resolve("activity"))
+
+
+@pytest.mark.parametrize(
+    "address", ["items:9090", "10.0.0.7:9090,10.0.0.8:9090", "dns:///items-headless:9090"]
+)
+def test_every_address_form_is_accepted(address: str) -> None:
+    settings = Settings(bus_url="nats://x:4222", items_addr=address, testmgmt_addr=address)
+    assert check_topology(settings, resolve("gateway")) is False
+
+
+def test_an_invalid_address_is_refused_before_anything_starts() -> None:
+    settings = Settings(bus_url="nats://x:4222", testmgmt_addr="testmgmt-0:9090,testmgmt-1:9090")
+    with pytest.raises(InvalidArgument) as info:
+        check_topology(settings, resolve("gateway"))
+    assert info.value.message.startswith(
+        "PLUMBLINE_TESTMGMT_ADDR: The testmgmt service's address "
+        "'testmgmt-0:9090,testmgmt-1:9090' is not valid: a comma list must name IP addresses"
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -277,3 +278,37 @@ async def test_messages_up_to_the_limit_pass() -> None:
     finally:
         await channel.close()
         await server.stop(0)
+
+
+@dataclass
+class PeerIdSpace(FakeIdSpace):
+    """Records the client end (address and port) of each call's connection."""
+
+    peers: list[str] = field(default_factory=list)
+
+    async def GetIdOwner(self, request: core_pb2.Id, context: Context) -> items_pb2.IdOwner:
+        self.peers.append(context.peer())
+        return items_pb2.IdOwner(owner="items")
+
+
+@pytest.mark.parametrize(("age", "reconnects"), [(0.1, True), (60.0, False)])
+async def test_connections_age_out_without_failing_calls(age: float, reconnects: bool) -> None:
+    """The server sends GOAWAY after ``max_connection_age`` so that callers reconnect and
+    re-resolve (a dns:/// name gains the replicas an HPA adds); no call may notice."""
+    servicer = PeerIdSpace()
+    server = GrpcServer("127.0.0.1", 0, max_connection_age=age)
+    server.add(items_pb2_grpc.add_IdSpaceServicer_to_server, servicer)
+    port = await server.start()
+    await server.set_serving(True)
+    channel = connect("items", f"127.0.0.1:{port}")
+    client = items_pb2_grpc.IdSpaceStub(channel)
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 1.0
+        while loop.time() < deadline:
+            assert (await client.GetIdOwner(core_pb2.Id(id=1))).owner == "items"
+            await asyncio.sleep(0.01)
+    finally:
+        await channel.close()
+        await server.stop(0)
+    assert (len(set(servicer.peers)) > 1) is reconnects
