@@ -1,8 +1,8 @@
 """Starts Plumbline the two ways it runs, and the helpers every e2e module drives it with.
 
 ``Embedded``: ``plumbline run --target all`` on SQLite and the memory bus.
-``Distributed``: ``plumbline migrate``, then identity, items and activity as separate
-processes on PostgreSQL (a database per service, unique names) and NATS JetStream (a
+``Distributed``: ``plumbline migrate``, then identity, items, testmgmt (two replicas) and
+activity as separate processes on PostgreSQL (a database per service, unique names) and NATS JetStream (a
 unique stream and subject prefix), then the gateway pointed at them.
 
 The helpers at the end (unique names, new projects and users, the error check, polling)
@@ -33,6 +33,8 @@ PG_ADMIN_URL = os.environ.get("PLUMBLINE_TEST_PG", "postgresql://postgres@127.0.
 NATS_URL = os.environ.get("PLUMBLINE_TEST_NATS", "nats://127.0.0.1:4222")
 ADMIN_PASSWORD = "admin-test-password"
 SERVICES = ("identity", "items", "testmgmt", "activity")
+#: Services the distributed topology runs as several processes.
+REPLICAS = {"testmgmt": 2}
 
 Scalar: TypeAlias = str | int | float | bool | None
 Query: TypeAlias = Mapping[str, Scalar | Sequence[Scalar]] | list[tuple[str, Scalar]]
@@ -195,9 +197,12 @@ def start_distributed(workdir: Path) -> System:
         # identity first: the others fetch access from it.
         addresses = dict(env)
         for service in SERVICES:
-            process = start_process(service, ["--target", service], addresses, workdir)
-            system.processes.append(process)
-            addresses[f"PLUMBLINE_{service.upper()}_ADDR"] = f"127.0.0.1:{process.grpc_port}"
+            # testmgmt runs as two replicas: the gateway balances over both.
+            for replica in range(REPLICAS.get(service, 1)):
+                name = service if replica == 0 else f"{service}-{replica + 1}"
+                process = start_process(name, ["--target", service], addresses, workdir)
+                system.processes.append(process)
+            addresses[f"PLUMBLINE_{service.upper()}_ADDR"] = address_of(system, service)
         system.processes.append(start_gateway(system, "gateway"))
     except Exception:
         system.stop()
@@ -209,10 +214,21 @@ def start_distributed(workdir: Path) -> System:
 def start_gateway(system: System, name: str) -> Process:
     """Another gateway replica of a distributed system (the caller stops it)."""
     env = dict(system.env)
-    for process in system.processes:
-        if process.name in SERVICES:
-            env[f"PLUMBLINE_{process.name.upper()}_ADDR"] = f"127.0.0.1:{process.grpc_port}"
+    for service in SERVICES:
+        env[f"PLUMBLINE_{service.upper()}_ADDR"] = address_of(system, service)
     return start_process(name, ["--target", "gateway"], env, system.workdir)
+
+
+def replicas_of(system: System, service: str) -> list[Process]:
+    """The processes that serve ``service`` (``testmgmt``, ``testmgmt-2``...)."""
+    return [
+        p for p in system.processes if p.name == service or p.name.startswith(f"{service}-")
+    ]
+
+
+def address_of(system: System, service: str) -> str:
+    """The service's address setting: every replica's, comma separated."""
+    return ",".join(f"127.0.0.1:{p.grpc_port}" for p in replicas_of(system, service))
 
 
 def cleanup_distributed(system: System) -> None:
