@@ -42,6 +42,7 @@ __all__ = [
     "Case",
     "JUnitParser",
     "Status",
+    "named_references",
     "parse",
     "parse_async",
     "references",
@@ -80,12 +81,17 @@ class Case:
 
 def references(case: Case) -> list[str]:
     """What ``case`` refers to, from its ``REFERENCE_PROPERTIES``, first first, no repeats."""
-    found: dict[str, None] = {}
-    for name in REFERENCE_PROPERTIES:
-        for value in _SEPARATORS.split(case.properties.get(name, "")):
-            if value:
-                found.setdefault(value)
-    return list(found)
+    return list(dict.fromkeys(value for _, value in named_references(case)))
+
+
+def named_references(case: Case) -> list[tuple[str, str]]:
+    """(property name, reference) pairs of ``case``, in ``REFERENCE_PROPERTIES`` order."""
+    return [
+        (name, value)
+        for name in REFERENCE_PROPERTIES
+        for value in _SEPARATORS.split(case.properties.get(name, ""))
+        if value
+    ]
 
 
 def parse(source: bytes | Iterable[bytes]) -> list[Case]:

@@ -15,6 +15,7 @@ from plumbline.services.testmgmt.api.groups import TestGroupsServicer
 from plumbline.services.testmgmt.api.messages import RecordMessages
 from plumbline.services.testmgmt.api.plans import TestPlansServicer
 from plumbline.services.testmgmt.api.records import TestRecordsServicer
+from plumbline.services.testmgmt.api.results import ResultsServicer
 from plumbline.services.testmgmt.api.runs import TestRunsServicer
 from plumbline.services.testmgmt.api.watermarks import WatermarksServicer
 from plumbline.services.testmgmt.cycles import Cycles
@@ -22,6 +23,7 @@ from plumbline.services.testmgmt.groups import Groups
 from plumbline.services.testmgmt.models import outbox
 from plumbline.services.testmgmt.plans import Plans
 from plumbline.services.testmgmt.records import Records
+from plumbline.services.testmgmt.results import Results
 from plumbline.services.testmgmt.runs import Runs
 from plumbline.testmgmt.v1 import testmgmt_pb2_grpc as rpc
 
@@ -57,10 +59,9 @@ class TestmgmtModule(Module):
             rpc.add_TestCyclesServicer_to_server,
             TestCyclesServicer(Cycles(self.db, self.outbox, items, self.access), render),
         )
-        grpc.add(
-            rpc.add_TestRunsServicer_to_server,
-            TestRunsServicer(Runs(self.db, self.outbox, items, self.access), render),
-        )
+        runs = Runs(self.db, self.outbox, items, self.access)
+        grpc.add(rpc.add_TestRunsServicer_to_server, TestRunsServicer(runs, render))
+        grpc.add(rpc.add_ResultsServicer_to_server, ResultsServicer(Results(runs)))
         grpc.add(rpc.add_WatermarksServicer_to_server, WatermarksServicer(self.outbox))
         self.subscription: Subscription | None = None
 

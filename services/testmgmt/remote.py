@@ -38,6 +38,8 @@ class TestCase:
     item_type: int
     version: int
     fields: dict[str, Any]
+    document_key: str = ""
+    global_id: str = ""
 
 
 class Items:
@@ -145,6 +147,8 @@ class Items:
                     item.item_type,
                     item.version or 1,
                     json.loads(item.fields_json or b"{}"),
+                    item.document_key,
+                    item.global_id,
                 )
         return found
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import Row, delete, func, select
+from sqlalchemy import Row, bindparam, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common import jsonpatch
@@ -68,7 +69,7 @@ class Change:
 
 
 def apply_execution(
-    catalog: Catalog, run_type: ItemType, row: Row[Any], values: Any, today: str
+    catalog: Catalog, run_type: ItemType, row: Any, values: Any, today: str
 ) -> Change:
     """``row`` with the execution members of ``values`` applied."""
     if not isinstance(values, dict):
@@ -196,47 +197,78 @@ class Runs(store.Domain):
         if len(updates) > MAX_BATCH:
             raise InvalidArgument(f"at most {MAX_BATCH} test runs can be updated in one call.")
         access = await self.access.current()
+        async with self.outbox.transaction() as session:
+            return await self.record(session, access, updates, single=single)
+
+    async def record(
+        self,
+        session: AsyncSession,
+        access: Access,
+        updates: list[tuple[int, Any]],
+        *,
+        single: bool = False,
+    ) -> list[Outcome]:
+        """Applies execution results in the caller's transaction: one UPDATE for all the
+        runs and one INSERT for their events, whatever their number. A run named twice
+        takes both changes in order."""
         catalog = await self.items.catalog()
         run_type = await self.items.item_type(remote.RUN)
         now = utcnow()
         today = now.date().isoformat()
+        found = {
+            r.id: SimpleNamespace(**r._mapping)
+            for r in (
+                await session.execute(
+                    select(records)
+                    .where(records.c.id.in_({i for i, _ in updates}), records.c.kind == RUN)
+                    .with_for_update()
+                )
+            ).all()
+        }
+        changed: dict[int, SimpleNamespace] = {}
+        events: list[Event] = []
         outcomes: list[Outcome] = []
-        async with self.outbox.transaction() as session:
-            ids = [i for i, _ in updates]
-            found = {
-                r.id: r
-                for r in (
-                    await session.execute(
-                        select(records)
-                        .where(records.c.id.in_(ids), records.c.kind == RUN)
-                        .with_for_update()
-                    )
-                ).all()
-            }
-            events: list[Event] = []
-            for run_id, values in updates:
-                try:
-                    row = found.get(run_id)
-                    if row is None:
-                        raise NotFound(f"No test run with id {run_id}.")
-                    access.require(Action.EXECUTE, row.project, f"test run {run_id}")
-                    store.check_lock(row, access.principal)
-                    change = apply_execution(catalog, run_type, row, values, today)
-                    version = await store.touch(
-                        session,
-                        row,
-                        access.principal,
-                        now,
-                        fields_json=json.dumps(change.fields),
-                        status=change.status,
-                    )
-                    events.append(_event("updated", row, change, version, access))
-                    outcomes.append(Outcome(run_id, 200, "OK", change.status))
-                except PlumblineError as exc:
-                    if single:
-                        raise
-                    outcomes.append(Outcome(run_id, exc.http_status, exc.message))
-            await self.outbox.add_all(session, events)
+        for run_id, values in updates:
+            try:
+                row = found.get(run_id)
+                if row is None:
+                    raise NotFound(f"No test run with id {run_id}.")
+                access.require(Action.EXECUTE, row.project, f"test run {run_id}")
+                store.check_lock(row, access.principal)
+                change = apply_execution(catalog, run_type, row, values, today)
+                row.fields_json = json.dumps(change.fields)
+                row.status = change.status
+                row.version += 1
+                changed[run_id] = row
+                events.append(_event("updated", row, change, row.version, access))
+                outcomes.append(Outcome(run_id, 200, "OK", change.status))
+            except PlumblineError as exc:
+                if single:
+                    raise
+                outcomes.append(Outcome(run_id, exc.http_status, exc.message))
+        if changed:
+            await session.execute(
+                update(records)
+                .where(records.c.id == bindparam("b_id"))
+                .values(
+                    fields_json=bindparam("b_fields"),
+                    status=bindparam("b_status"),
+                    version=bindparam("b_version"),
+                    modified_by=access.principal.user_id,
+                    modified_at=now,
+                    last_activity_at=now,
+                ),
+                [
+                    {
+                        "b_id": r.id,
+                        "b_fields": r.fields_json,
+                        "b_status": r.status,
+                        "b_version": r.version,
+                    }
+                    for r in changed.values()
+                ],
+            )
+        await self.outbox.add_all(session, events)
         return outcomes
 
     async def delete(self, run_id: int) -> None:
@@ -302,9 +334,7 @@ class Runs(store.Domain):
         return new_id
 
 
-def _event(
-    action: str, row: Row[Any], change: Change | None, version: int, access: Access
-) -> Event:
+def _event(action: str, row: Any, change: Change | None, version: int, access: Access) -> Event:
     fields = change.fields if change else json.loads(row.fields_json)
     payload: dict[str, Any] = {
         "itemType": row.item_type,

@@ -103,7 +103,7 @@ async def load(
     return row
 
 
-def check_lock(row: Row[Any], caller: Principal) -> None:
+def check_lock(row: Any, caller: Principal) -> None:
     """A record locked by someone else is theirs to change."""
     if row.locked and row.locked_by != caller.user_id:
         raise FailedPrecondition(

@@ -221,9 +221,7 @@ def start_gateway(system: System, name: str) -> Process:
 
 def replicas_of(system: System, service: str) -> list[Process]:
     """The processes that serve ``service`` (``testmgmt``, ``testmgmt-2``...)."""
-    return [
-        p for p in system.processes if p.name == service or p.name.startswith(f"{service}-")
-    ]
+    return [p for p in system.processes if p.name == service or p.name.startswith(f"{service}-")]
 
 
 def address_of(system: System, service: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -35,12 +35,29 @@ Request = TypeVar("Request")
 Response = TypeVar("Response")
 
 
-class ClientInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
-    """Context out as metadata, status codes back as domain errors."""
+class ClientInterceptor(
+    grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.StreamUnaryClientInterceptor
+):
+    """Context out as metadata, status codes back as domain errors (single requests and
+    client-streamed ones)."""
 
     def __init__(self, service: str, max_message: int = MAX_MESSAGE) -> None:
         self.service = service
         self.max_message = max_message
+
+    def _details(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
+        metadata = list(details.metadata or ())
+        metadata.extend(to_metadata())
+        traceparent = telemetry.current_traceparent()
+        if traceparent:
+            metadata.append(("traceparent", traceparent))
+        return grpc.aio.ClientCallDetails(
+            method=details.method,
+            timeout=DEFAULT_TIMEOUT if details.timeout is None else details.timeout,
+            metadata=grpc.aio.Metadata(*metadata),
+            credentials=details.credentials,
+            wait_for_ready=details.wait_for_ready,
+        )
 
     async def intercept_unary_unary(
         self,
@@ -51,20 +68,23 @@ class ClientInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
         details: grpc.aio.ClientCallDetails,
         request: Request,
     ) -> Response | grpc.aio.UnaryUnaryCall[Request, Response]:
-        metadata = list(details.metadata or ())
-        metadata.extend(to_metadata())
-        traceparent = telemetry.current_traceparent()
-        if traceparent:
-            metadata.append(("traceparent", traceparent))
-        details = grpc.aio.ClientCallDetails(
-            method=details.method,
-            timeout=DEFAULT_TIMEOUT if details.timeout is None else details.timeout,
-            metadata=grpc.aio.Metadata(*metadata),
-            credentials=details.credentials,
-            wait_for_ready=details.wait_for_ready,
-        )
         try:
-            call = await continuation(details, request)
+            call = await continuation(self._details(details), request)
+            return await call
+        except grpc.aio.AioRpcError as exc:
+            raise self.error(exc) from None
+
+    async def intercept_stream_unary(
+        self,
+        continuation: Callable[
+            [grpc.aio.ClientCallDetails, Any],
+            Awaitable[grpc.aio.StreamUnaryCall[Request, Response]],
+        ],
+        details: grpc.aio.ClientCallDetails,
+        request_iterator: Any,
+    ) -> Response | grpc.aio.StreamUnaryCall[Request, Response]:
+        try:
+            call = await continuation(self._details(details), request_iterator)
             return await call
         except grpc.aio.AioRpcError as exc:
             raise self.error(exc) from None

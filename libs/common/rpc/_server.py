@@ -74,48 +74,64 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):
         details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler[Any, Any] | None:
         handler = await continuation(details)
-        if handler is None or handler.unary_unary is None:
+        if handler is None:
             return handler
-        # Under grpc.aio the behaviour is a coroutine function taking the aio context; the
-        # stubs describe the synchronous API's.
-        inner = cast(Callable[[Any, Context], Awaitable[Any]], handler.unary_unary)
         method = details.method
         metadata = {k: v for k, v in details.invocation_metadata or () if isinstance(v, str)}
+        # Under grpc.aio the behaviours are coroutine functions taking the aio context;
+        # the stubs describe the synchronous API's.
+        if handler.unary_unary is not None:
+            inner = cast(Callable[[Any, Context], Awaitable[Any]], handler.unary_unary)
+            return grpc.unary_unary_rpc_method_handler(
+                _restoring(inner, method, metadata),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.stream_unary is not None:
+            streamed = cast(Callable[[Any, Context], Awaitable[Any]], handler.stream_unary)
+            return grpc.stream_unary_rpc_method_handler(
+                _restoring(streamed, method, metadata),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler
 
-        async def wrapper(request: Any, context: Context) -> Any:
-            principal, request_id = from_metadata(metadata)
-            p_token = principal_var.set(principal)
-            r_token = request_id_var.set(request_id)
-            t_token = telemetry.attach_traceparent(metadata.get("traceparent"))
-            started = time.perf_counter()
-            code = "OK"
-            try:
-                if telemetry.enabled():
-                    with telemetry.tracer().start_as_current_span(method):
-                        return await inner(request, context)
-                return await inner(request, context)
-            except PlumblineError as exc:
-                code = exc.grpc_code.name
-                await context.abort(exc.grpc_code, exc.message)
-            except grpc.aio.AbortError:
-                raise
-            except Exception:
-                code = "INTERNAL"
-                log.exception("unhandled error in %s", method)
-                await context.abort(
-                    grpc.StatusCode.INTERNAL, "The server could not complete the request."
-                )
-            finally:
-                GRPC_SECONDS.labels(method, code).observe(time.perf_counter() - started)
-                telemetry.detach(t_token)
-                request_id_var.reset(r_token)
-                principal_var.reset(p_token)
 
-        return grpc.unary_unary_rpc_method_handler(
-            wrapper,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
+def _restoring(
+    inner: Callable[[Any, Context], Awaitable[Any]], method: str, metadata: dict[str, str]
+) -> Callable[[Any, Context], Awaitable[Any]]:
+    """``inner`` run in the caller's context, its domain errors as status codes."""
+
+    async def wrapper(request: Any, context: Context) -> Any:
+        principal, request_id = from_metadata(metadata)
+        p_token = principal_var.set(principal)
+        r_token = request_id_var.set(request_id)
+        t_token = telemetry.attach_traceparent(metadata.get("traceparent"))
+        started = time.perf_counter()
+        code = "OK"
+        try:
+            if telemetry.enabled():
+                with telemetry.tracer().start_as_current_span(method):
+                    return await inner(request, context)
+            return await inner(request, context)
+        except PlumblineError as exc:
+            code = exc.grpc_code.name
+            await context.abort(exc.grpc_code, exc.message)
+        except grpc.aio.AbortError:
+            raise
+        except Exception:
+            code = "INTERNAL"
+            log.exception("unhandled error in %s", method)
+            await context.abort(
+                grpc.StatusCode.INTERNAL, "The server could not complete the request."
+            )
+        finally:
+            GRPC_SECONDS.labels(method, code).observe(time.perf_counter() - started)
+            telemetry.detach(t_token)
+            request_id_var.reset(r_token)
+            principal_var.reset(p_token)
+
+    return wrapper
 
 
 class GrpcServer:

@@ -1,0 +1,198 @@
+"""Results from CI in one call: a JUnit XML report applied to a cycle's runs.
+
+Each ``<testcase>`` is matched to the cycle's runs of one test case: first by the
+references in its properties (``junit.REFERENCE_PROPERTIES``: a test case's document key,
+global id or numeric id), else by the run's exact name. Every run of that test case in
+the cycle (one per test group that holds it) gets the case's status as its
+``testRunStatus`` and the case's messages and output as its ``actualResults``; the steps
+keep theirs. A test case reported twice keeps the later result.
+
+The whole report is one transaction. With an idempotency key, the answer is stored in
+that transaction; the same key again answers it and changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from plumbline.common.access import Action
+from plumbline.common.dates import utcnow
+from plumbline.common.errors import AlreadyExists, InvalidArgument
+from plumbline.services.testmgmt import junit, store
+from plumbline.services.testmgmt.models import ingests, records
+from plumbline.services.testmgmt.runs import Runs
+from plumbline.services.testmgmt.store import CYCLE, RUN
+
+MAX_KEY = 200
+
+
+@dataclass
+class Match:
+    """A report's case and the run it set."""
+
+    name: str
+    classname: str
+    test_run: int
+    test_case: int
+    document_key: str
+    matched_by: str
+    status: str
+    summary: str
+
+
+@dataclass
+class Unmatched:
+    """A report's case no run answers to."""
+
+    name: str
+    classname: str
+    references: list[str]
+    status: str
+
+
+@dataclass
+class Answer:
+    """What an ingest did."""
+
+    test_cycle: int
+    test_cases: int
+    matched: list[Match] = field(default_factory=list)
+    unmatched: list[Unmatched] = field(default_factory=list)
+    replayed: bool = False
+
+    def to_json(self) -> str:
+        """The stored form."""
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> Answer:
+        """The stored form read back, marked as a replay."""
+        body = json.loads(text)
+        return cls(
+            test_cycle=body["test_cycle"],
+            test_cases=body["test_cases"],
+            matched=[Match(**m) for m in body["matched"]],
+            unmatched=[Unmatched(**u) for u in body["unmatched"]],
+            replayed=True,
+        )
+
+
+class Results(store.Domain):
+    """JUnit reports applied to test cycles."""
+
+    def __init__(self, runs: Runs) -> None:
+        super().__init__(runs.db, runs.outbox, runs.items, runs.access)
+        self.runs = runs
+
+    async def ingest(self, cycle_id: int, key: str, chunks: AsyncIterator[bytes]) -> Answer:
+        """Parses the report as it arrives and records its results in the cycle's runs."""
+        if len(key) > MAX_KEY:
+            raise InvalidArgument(f"Idempotency-Key must be at most {MAX_KEY} characters.")
+        access = await self.access.current()
+        async with self.db.read() as session:
+            await store.load(session, cycle_id, CYCLE, access, Action.EXECUTE)
+            stored = await self._stored(session, cycle_id, key) if key else None
+        if stored is not None:
+            return stored
+        cases = await junit.parse_async(chunks)
+        async with self.db.read() as session:
+            runs = (
+                await session.execute(
+                    select(records.c.id, records.c.test_case, records.c.fields_json).where(
+                        records.c.kind == RUN, records.c.cycle == cycle_id
+                    )
+                )
+            ).all()
+        test_cases = await self.items.test_cases(sorted({r.test_case for r in runs}))
+        index = _Index(runs, test_cases)
+        answer = Answer(cycle_id, len(cases))
+        updates: dict[int, dict[str, Any]] = {}
+        for case in cases:
+            found = index.match(case)
+            if found is None:
+                answer.unmatched.append(
+                    Unmatched(case.name, case.classname, junit.references(case), case.status)
+                )
+                continue
+            test_case, run_ids, how = found
+            summary = case.message.splitlines()[0][:200] if case.message else ""
+            for run_id in run_ids:
+                updates[run_id] = {"testRunStatus": case.status, "actualResults": case.message}
+                answer.matched.append(
+                    Match(
+                        case.name,
+                        case.classname,
+                        run_id,
+                        test_case,
+                        index.keys.get(test_case, ""),
+                        how,
+                        case.status,
+                        summary,
+                    )
+                )
+        try:
+            async with self.outbox.transaction() as session:
+                await store.load(session, cycle_id, CYCLE, access, Action.EXECUTE, for_update=True)
+                await self.runs.record(session, access, list(updates.items()), single=True)
+                if key:
+                    await session.execute(
+                        ingests.insert().values(
+                            key=f"{cycle_id}:{key}",
+                            cycle=cycle_id,
+                            answer_json=answer.to_json(),
+                            created_at=utcnow(),
+                        )
+                    )
+        except IntegrityError:
+            # The same key, at the same moment: the first one's answer stands.
+            async with self.db.read() as session:
+                stored = await self._stored(session, cycle_id, key)
+            if stored is None:
+                raise AlreadyExists(f"Idempotency-Key {key!r} is in use.") from None
+            return stored
+        return answer
+
+    @staticmethod
+    async def _stored(session: Any, cycle_id: int, key: str) -> Answer | None:
+        text = await session.scalar(
+            select(ingests.c.answer_json).where(ingests.c.key == f"{cycle_id}:{key}")
+        )
+        return Answer.from_json(text) if text is not None else None
+
+
+class _Index:
+    """A cycle's runs by what a report may call their test case."""
+
+    def __init__(self, runs: Any, test_cases: dict[int, Any]) -> None:
+        self.by_case: dict[int, list[int]] = {}
+        self.by_name: dict[str, int] = {}
+        for run in runs:
+            self.by_case.setdefault(run.test_case, []).append(run.id)
+            name = json.loads(run.fields_json).get("name")
+            if isinstance(name, str):
+                self.by_name.setdefault(name, run.test_case)
+        self.keys = {c.id: c.document_key for c in test_cases.values()}
+        self.by_reference: dict[str, int] = {}
+        for case_id in self.by_case:
+            self.by_reference[str(case_id)] = case_id
+            found = test_cases.get(case_id)
+            if found is not None:
+                self.by_reference[found.document_key.lower()] = case_id
+                self.by_reference[found.global_id.lower()] = case_id
+
+    def match(self, case: junit.Case) -> tuple[int, list[int], str] | None:
+        """(test case, its runs, how) for a report's case, or None."""
+        for name, reference in junit.named_references(case):
+            test_case = self.by_reference.get(reference.lower())
+            if test_case is not None:
+                return test_case, self.by_case[test_case], f"property {name}={reference}"
+        test_case = self.by_name.get(case.name)
+        if test_case is not None:
+            return test_case, self.by_case[test_case], "name"
+        return None
