@@ -1,6 +1,6 @@
 """gRPC helpers: the server with health and interceptors, and the client channel."""
 
-from plumbline.common.rpc._address import Target, target_of
+from plumbline.common.rpc._address import Target, replicas_of, target_of
 from plumbline.common.rpc._client import ClientInterceptor, connect, wait_ready
 from plumbline.common.rpc._server import (
     Context,
@@ -22,6 +22,7 @@ __all__ = [
     "optional",
     "page_info",
     "page_of",
+    "replicas_of",
     "service_name",
     "target_of",
     "wait_ready",

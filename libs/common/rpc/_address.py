@@ -15,9 +15,11 @@ had at start-up while the pods behind it come and go.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 import re
+import socket
 from dataclasses import dataclass
 
 from plumbline.common.errors import InvalidArgument
@@ -124,3 +126,23 @@ def _ip_list(text: str, version: int | None) -> str:
     if found == 4:
         return "ipv4:" + ",".join(f"{ip}:{port}" for ip, port in hosts)
     return "ipv6:" + ",".join(f"[{ip}]:{port}" for ip, port in hosts)
+
+
+async def replicas_of(service: str, address: str) -> list[str]:
+    """Every replica ``address`` stands for, one ``host:port`` each: the entries of a
+    list, or what a ``dns:`` name resolves to now. For calls that must reach every
+    replica, not one of them (``Access.Settle``)."""
+    target = target_of(service, address)
+    if not target.round_robin:
+        return [address.strip()]
+    scheme, _, rest = target.uri.partition(":")
+    if scheme in ("ipv4", "ipv6"):
+        return [entry.strip() for entry in rest.split(",")]
+    name = rest[2:].partition("/")[2] if rest.startswith("//") else rest
+    host, port = _host_port(name)
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    found: dict[str, None] = {}
+    for family, _, _, _, sockaddr in infos:
+        ip = str(sockaddr[0])
+        found[f"[{ip}]:{port}" if family == socket.AF_INET6 else f"{ip}:{port}"] = None
+    return list(found)

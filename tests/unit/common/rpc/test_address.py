@@ -14,7 +14,7 @@ import pytest
 
 from plumbline.common import errors
 from plumbline.common.rpc import Context, GrpcServer, connect, wait_ready
-from plumbline.common.rpc._address import ROUND_ROBIN, Target, target_of
+from plumbline.common.rpc._address import ROUND_ROBIN, Target, replicas_of, target_of
 from tests.unit.common.conftest import free_port
 
 
@@ -209,3 +209,18 @@ async def test_a_server_that_stops_serving_leaves_the_rotation(
         await second.set_serving(True)
         await wait_ready(caller.channel, f"items at {caller.address}", 5)
         assert await caller.servers(20) == {"second": 20}
+
+
+@pytest.mark.parametrize(
+    ("address", "replicas"),
+    [
+        ("items:9090", ["items:9090"]),
+        ("10.0.0.7:9090, 10.0.0.8:9091", ["10.0.0.7:9090", "10.0.0.8:9091"]),
+        ("ipv6:[::1]:9090,[::2]:9090", ["[::1]:9090", "[::2]:9090"]),
+        ("dns:///localhost:9090", ["127.0.0.1:9090"]),
+    ],
+)
+async def test_every_replica_of_an_address(address: str, replicas: list[str]) -> None:
+    found = await replicas_of("testmgmt", address)
+    # localhost may also resolve to ::1; every IPv4 answer must be the loopback.
+    assert [r for r in found if not r.startswith("[") or address.startswith("ipv6")] == replicas
