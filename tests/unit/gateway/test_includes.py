@@ -12,7 +12,13 @@ from plumbline.common.errors import InvalidArgument, PermissionDenied
 from plumbline.common.rpc import Context, GrpcServer, connect
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway.includes import LINKS, RESOLVERS, requested, resolve
-from plumbline.gateway.upstreams import ActivityClient, IdentityClient, ItemsClient, Upstreams
+from plumbline.gateway.upstreams import (
+    ActivityClient,
+    IdentityClient,
+    ItemsClient,
+    TestmgmtClient,
+    Upstreams,
+)
 from plumbline.identity.v1 import identity_pb2, identity_pb2_grpc
 from plumbline.items.v1 import items_pb2, items_pb2_grpc
 
@@ -95,6 +101,7 @@ async def rig() -> AsyncIterator[Rig]:
         upstreams = Upstreams(
             identity=IdentityClient(channel),
             items=ItemsClient(channel),
+            testmgmt=TestmgmtClient(channel),
             activity=ActivityClient(channel),
         )
         yield Rig(upstreams, calls)
