@@ -15,10 +15,11 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from plumbline.common.catalog import Catalog
 from plumbline.common.context import require_admin
 from plumbline.common.db import Database, insert_id
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
-from plumbline.services.items.catalog import Catalog, load_catalog
+from plumbline.services.items.catalog import load_catalog
 from plumbline.services.items.configdoc import (
     ConfigDoc,
     FieldDoc,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from plumbline.common.catalog import ItemType
 from plumbline.common.context import Principal
 from plumbline.common.events import Event
-from plumbline.services.items.catalog import ItemType
 
 
 def item_event(

@@ -14,9 +14,9 @@ from typing import Any
 from sqlalchemy import Row
 
 from plumbline.common import int64, jsonpatch
+from plumbline.common.catalog import ItemType
 from plumbline.common.errors import InvalidArgument
-from plumbline.services.items.catalog import ItemType
-from plumbline.services.items.fields import SYSTEM_FIELDS
+from plumbline.common.fields import SYSTEM_FIELDS
 
 
 @dataclass

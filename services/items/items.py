@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common import jsonpatch
 from plumbline.common.access import Access, AccessCache, Action, readable
+from plumbline.common.catalog import Catalog, ItemType
 from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, check_batch, first_or_missing, unique_violation
@@ -27,13 +28,12 @@ from plumbline.common.errors import (
     InvalidArgument,
     NotFound,
 )
+from plumbline.common.fields import check_fields
 from plumbline.common.idblocks import IdAllocator
 from plumbline.common.outbox import Outbox
 from plumbline.services.items import itemdoc, tree, workflow
-from plumbline.services.items.catalog import Catalog, ItemType
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.events import item_event
-from plumbline.services.items.fields import check_fields
 from plumbline.services.items.idspace import IdSpace, next_numbers
 from plumbline.services.items.itemdoc import ItemInput
 from plumbline.services.items.models import items, projects

@@ -9,6 +9,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.access import Access, AccessCache, Action, readable, readable_where
+from plumbline.common.catalog import Catalog
 from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import (
@@ -22,7 +23,6 @@ from plumbline.common.db import (
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
-from plumbline.services.items.catalog import Catalog
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.models import items, projects, relationships
 

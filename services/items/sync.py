@@ -11,10 +11,10 @@ from sqlalchemy import Row, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.access import Action, readable_where
+from plumbline.common.catalog import Catalog
 from plumbline.common.dates import utcnow
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.events import Event
-from plumbline.services.items.catalog import Catalog
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.items import Items
 from plumbline.services.items.models import items

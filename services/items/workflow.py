@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Row
 
 from plumbline.common.access import Action
+from plumbline.common.catalog import Catalog, ItemType, Transition
 from plumbline.common.errors import InvalidArgument
-from plumbline.services.items.catalog import Catalog, ItemType, Transition
 
 if TYPE_CHECKING:  # items.py applies these rules on every write
     from plumbline.services.items.items import Items

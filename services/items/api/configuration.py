@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from plumbline.common.access import AccessCache
+from plumbline.common.catalog import ItemType, Option, PickList, RelationshipType, RuleSet
 from plumbline.common.db import check_batch
 from plumbline.common.errors import NotFound
 from plumbline.common.rpc import Context, page_info, page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
 from plumbline.items.v1 import items_pb2_grpc
-from plumbline.services.items.catalog import ItemType, Option, PickList, RelationshipType, RuleSet
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.configdoc import FieldDoc
 

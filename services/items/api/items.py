@@ -6,15 +6,15 @@ import json
 from typing import Any
 
 from plumbline.common.access import Access, AccessCache
+from plumbline.common.catalog import Catalog
 from plumbline.common.dates import format_datetime, parse_iso
 from plumbline.common.errors import InvalidArgument, PlumblineError
+from plumbline.common.fields import show
 from plumbline.common.rpc import Context, optional, page_info, page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
 from plumbline.items.v1 import items_pb2_grpc
-from plumbline.services.items.catalog import Catalog
 from plumbline.services.items.config import Configuration
-from plumbline.services.items.fields import show
 from plumbline.services.items.itemdoc import ItemInput
 from plumbline.services.items.items import Items
 from plumbline.services.items.links import Links

@@ -47,6 +47,7 @@ def test_the_service_template(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [settings.database_url_for(s) for s in SERVICES] == [
         "postgresql+asyncpg://u@h/pl_identity",
         "postgresql+asyncpg://u@h/pl_items",
+        "postgresql+asyncpg://u@h/pl_testmgmt",
         "postgresql+asyncpg://u@h/pl_activity",
     ]
 

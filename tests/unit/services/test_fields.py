@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from plumbline.common.catalog import Catalog, Field
 from plumbline.common.errors import InvalidArgument
-from plumbline.services.items.catalog import Catalog, Field
-from plumbline.services.items.fields import check_value
+from plumbline.common.fields import check_value
 
 
 def _field(name: str, field_type: str) -> Field:

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from plumbline.common.catalog import Catalog, Field, ItemType, Option, Transition
 from plumbline.common.errors import InvalidArgument
 from plumbline.services.items import workflow
-from plumbline.services.items.catalog import Catalog, Field, ItemType, Option, Transition
 
 DRAFT, REVIEW, DONE = 1, 2, 3
 

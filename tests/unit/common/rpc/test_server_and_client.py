@@ -55,6 +55,11 @@ class FakeIdSpace(items_pb2_grpc.IdSpaceServicer):
             return items_pb2.IdOwner(owner="x" * HUGE_REPLY)
         return items_pb2.IdOwner(owner="items")
 
+    async def ReserveDocumentKeys(
+        self, request: items_pb2.ReserveKeysRequest, context: Context
+    ) -> items_pb2.DocumentKeys:
+        return items_pb2.DocumentKeys(keys=[f"P-T-{n}" for n in range(request.count)])
+
 
 @dataclass
 class Rig:

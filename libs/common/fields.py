@@ -7,8 +7,8 @@ from datetime import date
 from typing import Any
 
 from plumbline.common import int64
+from plumbline.common.catalog import Catalog, Field, ItemType
 from plumbline.common.errors import InvalidArgument
-from plumbline.services.items.catalog import Catalog, Field, ItemType
 
 SYSTEM_FIELDS = ("documentKey", "globalId")
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:T00:00:00(?:\.000)?(?:Z|[+-]00:?00))?$")
