@@ -136,6 +136,9 @@ async def search_runs(
 async def cycle_runs(
     request: Request, testCycleId: int, view: Runs, gw: Gw, page: Paging, _c: Caller
 ) -> Response:
+    # A search leaves out what the caller may not read; the cycle's own list is refused
+    # (or not found) like the cycle itself.
+    await get_records(gw, request, [testCycleId], testmgmt_pb2.CYCLE)
     message = testmgmt_pb2.ListRunsRequest(test_cycles=[testCycleId], page=page.message())
     return await _page(request, view, gw, message)
 

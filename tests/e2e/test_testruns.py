@@ -206,6 +206,10 @@ def test_updated_test_case_makes_a_new_run(
     assert_error(admin.get(f"/testruns/{old['id']}"), 404)
 
 
+def test_runs_of_an_unknown_cycle_are_not_found(admin: httpx.Client, runs: dict[str, Any]) -> None:
+    assert_error(admin.get(f"/testcycles/{runs['plan']}/testruns"), 404, str(runs["plan"]))
+
+
 def test_delete_a_run(admin: httpx.Client, runs: dict[str, Any]) -> None:
     deleted = admin.delete(f"/testruns/{runs['plain']}")
     assert deleted.status_code == 204 and not deleted.content
@@ -310,6 +314,7 @@ def test_abstract_items_find_test_records(
     )
     assert ids_of(runs_only) == [runs["stepped"], runs["plain"]]
     by_name = admin.get("/abstractitems", params={"project": project["id"], "sortBy": "name.asc"})
+    assert by_name.status_code == 200, by_name.text
     names = [r["fields"]["name"] for r in by_name.json()["data"]]
     assert by_name.status_code == 200 and names == sorted(names)
     release = created_id(admin.post("/releases", json={"name": "R1", "project": project["id"]}))
@@ -342,7 +347,7 @@ def test_results_by_role(team: Team, admin: httpx.Client) -> None:
             "put": record(client, run, testRunStatus="PASSED"),
             "patch": client.patch(
                 f"/testruns/{run}",
-                json=[{"op": "replace", "path": "/fields/actualResults", "value": role}],
+                json=[{"op": "add", "path": "/fields/actualResults", "value": role}],
             ),
         }
         writes = {
