@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends
@@ -127,10 +127,6 @@ LastActivity = Annotated[
 ]
 
 
-#: One owner's search: the call under way, and how its reply's records look.
-Search = tuple[Awaitable[Any], Callable[[Any], list[Mapping[str, Any]]]]
-
-
 @router.get(
     "/abstractitems",
     summary="Search items, test records and attachments",
@@ -155,7 +151,7 @@ async def search(
     field, descending = sort
     texts = [c for c in contains if c]
     with_time = dates_with_time(request)
-    # Several owners: each returns its first startAt + maxResults; the merge picks the page.
+    # Each owner returns its first startAt + maxResults; the merge picks the page.
     first = core_pb2.Page(start_at=0, max_results=min(page.start_at + page.max_results, MAX_INT32))
     items = items_pb2.SearchItemsRequest(
         projects=projects,
@@ -182,23 +178,20 @@ async def search(
         _range(created, message, "created")
         _range(modified, message, "modified")
         _range(last_activity, message, "last_activity")
-    searches: list[Search] = [
-        (
-            gw.upstreams.items.items.SearchItems(items),
-            lambda reply: [representations.item(i) for i in reply.items],
-        )
+    if releases:
+        # Test records belong to no release: items alone answers, and pages by itself.
+        items.page.CopyFrom(page.message())
+        reply = await gw.upstreams.items.items.SearchItems(items)
+        return await view.many([representations.item(i) for i in reply.items], reply.page_info)
+    found_items, found_tests = await asyncio.gather(
+        gw.upstreams.items.items.SearchItems(items),
+        gw.upstreams.testmgmt.records.SearchRecords(tests),
+    )
+    streams: list[list[Mapping[str, Any]]] = [
+        [representations.item(i) for i in found_items.items],
+        [representations.test_record(r) for r in found_tests.records],
     ]
-    if not releases:
-        # Test records belong to no release: a release filter leaves them all out.
-        searches.append(
-            (
-                gw.upstreams.testmgmt.records.SearchRecords(tests),
-                lambda reply: [representations.test_record(r) for r in reply.records],
-            )
-        )
-    replies = await asyncio.gather(*(call for call, _ in searches))
-    streams = [render(reply) for (_, render), reply in zip(searches, replies, strict=True)]
-    total = sum(reply.page_info.total_results for reply in replies)
+    total = found_items.page_info.total_results + found_tests.page_info.total_results
     chunk = merge_pages(streams, field, descending, page.start_at, page.max_results)
     return await view.many(
         chunk,
