@@ -423,6 +423,97 @@ class ItemCategoriesBody(Strict):
     remove: list[int] = Field(default_factory=list)
 
 
+class _TestRecordBody(Strict):
+    """The members of a test record's GET ``data`` a client cannot set: accepted, ignored."""
+
+    id: ReadOnly[int | None] = None
+    documentKey: ReadOnly[str | None] = None
+    globalId: ReadOnly[str | None] = None
+    itemType: ReadOnly[int | None] = None
+    createdDate: ReadOnly[str | None] = None
+    modifiedDate: ReadOnly[str | None] = None
+    lastActivityDate: ReadOnly[str | None] = None
+    createdBy: ReadOnly[int | None] = None
+    modifiedBy: ReadOnly[int | None] = None
+    resources: ReadOnly[dict[str, Any] | None] = None
+    type: ReadOnly[str | None] = None
+
+
+class TestPlanBody(_TestRecordBody):
+    """RequestTestPlan: ``project`` only on POST (where it is required)."""
+
+    __test__ = False
+
+    project: RecordId | None = None
+    fields: JsonObject = Field(default_factory=dict)
+    archived: ReadOnly[bool | None] = None
+    lock: ReadOnly[dict[str, Any] | None] = None
+
+
+TestRunStatus = Literal["NOT_RUN", "PASSED", "FAILED", "BLOCKED", "INPROGRESS"]
+
+
+class GenerationConfig(Strict):
+    """TestRunGenerationConfig: which test groups' cases get runs, and (after the first
+    cycle of the plan) which statuses in the previous cycle; absent means all."""
+
+    testGroupsToInclude: list[RecordId] | None = None
+    testRunStatusesToInclude: list[TestRunStatus] | None = None
+
+
+class TestCycleBody(_TestRecordBody):
+    """RequestTestCycle: ``fields`` with name, startDate and endDate (yyyy-MM-dd)."""
+
+    __test__ = False
+
+    fields: JsonObject = Field(default_factory=dict)
+    testRunGenerationConfig: GenerationConfig | None = None
+    project: ReadOnly[int | None] = None
+
+
+class TestRunBody(_TestRecordBody):
+    """RequestTestRun: only the execution fields of ``fields`` are changed.
+
+    Scripts PUT back a whole GET ``data`` object: its other members, and members this
+    model does not know, are ignored rather than refused.
+    """
+
+    __test__ = False
+    model_config = ConfigDict(extra="ignore", strict=True, populate_by_name=True)
+
+    fields: JsonObject = Field(default_factory=dict)
+    project: ReadOnly[int | None] = None
+    testCaseVersionNumber: ReadOnly[int | None] = None
+    sortOrderFromTestGroup: ReadOnly[int | None] = None
+    testGroup: ReadOnly[list[int] | None] = None
+    lock: ReadOnly[dict[str, Any] | None] = None
+
+
+class TestGroupBody(Strict):
+    """RequestTestGroup."""
+
+    __test__ = False
+
+    name: Name
+    assignedTo: RecordId | None = None
+    id: ReadOnly[int | None] = None
+    type: ReadOnly[str | None] = None
+
+
+class TestGroupTestCaseBody(Strict):
+    """RequestTestGroupTestCase: an existing test case."""
+
+    __test__ = False
+
+    testCase: RecordId
+
+
+class ArchivedBody(Strict):
+    """RequestArchivedStatus."""
+
+    archived: bool
+
+
 # Free-form members (an item's ``fields``, a filter's query) travel to the services as JSON.
 
 
@@ -434,6 +525,14 @@ async def read_json(request: Request) -> Any:
     except orjson.JSONDecodeError as exc:
         raise InvalidArgument(f"The request body is not valid JSON ({exc}).") from None
     return body
+
+
+async def read_patch(request: Request) -> bytes:
+    """A PATCH body: a JSON array of operations, as JSON for the service that applies them."""
+    operations = await read_json(request)
+    if not isinstance(operations, list):
+        raise InvalidArgument("The body must be a JSON array of patch operations.")
+    return json_bytes(operations, "the body")
 
 
 def free_json(value: Any, where: str) -> bytes:
@@ -513,6 +612,13 @@ class PatchOperation(TypedDict):
     op: Literal["add", "replace", "remove"]
     path: str
     value: NotRequired[Any]
+
+
+class RunUpdate(TypedDict):
+    """The new execution fields of one test run of a bulk update."""
+
+    id: int
+    fields: dict[str, Any]
 
 
 class ItemPatch(TypedDict):

@@ -22,7 +22,14 @@ from plumbline.gateway.auth import Authenticator, caller
 from plumbline.gateway.catalog import ItemTypeCache
 from plumbline.gateway.cors import CorsPolicy
 from plumbline.gateway.envelope import LinkTemplate, ok
-from plumbline.gateway.includes import LINKS, base_url, links_for, requested, resolve
+from plumbline.gateway.includes import (
+    LINKS,
+    WITH_FIELDS,
+    base_url,
+    links_for,
+    requested,
+    resolve,
+)
 from plumbline.gateway.paging import DEFAULT_MAX_RESULTS, MAX_RESULTS, MAX_START, Page
 from plumbline.gateway.upstreams import Upstreams
 
@@ -145,7 +152,7 @@ INCLUDE = "include"
 def _include(resource: str) -> Callable[..., Awaitable[list[str]]] | None:
     """The ``include`` parameter of a resource's records (None when they link nothing)."""
     links = sorted(LINKS[resource])
-    if resource == "items":
+    if resource in WITH_FIELDS:
         # Item types add a link per reference field, so the values cannot be listed here.
         return query.strings(
             INCLUDE,
@@ -161,15 +168,15 @@ def _include(resource: str) -> Callable[..., Awaitable[list[str]]] | None:
 def view_of(resource: str) -> Callable[..., Awaitable[View]]:
     """Dependency: the View of a route that answers ``resource`` records.
 
-    It declares the route's ``include`` parameter with the links of that resource (item
-    routes add the reference fields of every item type).
+    It declares the route's ``include`` parameter with the links of that resource (routes
+    of records with an item type's fields add the reference fields of every item type).
     """
     include = _include(resource)
 
     async def view(
         request: Request, version: str, gw: Gateway, include: Sequence[str] = ()
     ) -> View:
-        extra = await gw.catalog.field_links() if resource == "items" else None
+        extra = await gw.catalog.field_links() if resource in WITH_FIELDS else None
         return View(request, gw, version, resource, extra, include)
 
     keyword = inspect.Parameter.KEYWORD_ONLY

@@ -14,6 +14,32 @@ from plumbline.gateway import representations
 from plumbline.gateway.envelope import LinkTemplate
 from plumbline.gateway.upstreams import Upstreams
 from plumbline.items.v1 import items_pb2
+from plumbline.testmgmt.v1 import testmgmt_pb2
+
+#: Fields of test records that refer to records. The test run item type does not declare
+#: them (they are the service's, not configuration's), so they link by name.
+TEST_FIELD_LINKS = {
+    "data.fields.testCase": "items",
+    "data.fields.testCycle": "testcycles",
+    "data.fields.testPlan": "testplans",
+}
+
+_ITEMS = {
+    "data.project": "projects",
+    "data.createdBy": "users",
+    "data.modifiedBy": "users",
+    "data.itemType": "itemtypes",
+    "data.childItemType": "itemtypes",
+    "data.location.parent.item": "items",
+    "data.lock.lockedBy": "users",
+}
+
+_TEST_RECORDS = {
+    "data.project": "projects",
+    "data.createdBy": "users",
+    "data.modifiedBy": "users",
+    "data.itemType": "itemtypes",
+}
 
 #: resource type -> {dotted link path -> referenced resource type}
 LINKS: dict[str, dict[str, str]] = {
@@ -61,16 +87,19 @@ LINKS: dict[str, dict[str, str]] = {
     "relationshiprulesets": {"data.rules.relationshipType": "relationshiptypes"},
     "workflowtransitions": {"data.newStatus": "picklistoptions"},
     "locations": {"data.parent.item": "items", "data.parent.project": "projects"},
-    "items": {
-        "data.project": "projects",
-        "data.createdBy": "users",
-        "data.modifiedBy": "users",
-        "data.itemType": "itemtypes",
-        "data.childItemType": "itemtypes",
-        "data.location.parent.item": "items",
-        "data.lock.lockedBy": "users",
-    },
+    "items": _ITEMS,
+    # Items and test records alike (/abstractitems).
+    "abstractitems": {**_ITEMS, **TEST_FIELD_LINKS},
+    "testplans": {**_TEST_RECORDS, "data.lock.lockedBy": "users"},
+    "testcycles": {**_TEST_RECORDS, "data.fields.testPlan": "testplans"},
+    "testruns": {**_TEST_RECORDS, "data.lock.lockedBy": "users", **TEST_FIELD_LINKS},
+    "testgroups": {"data.assignedTo": "users"},
+    "testcycletestgroups": {"data.assignedTo": "users", "data.testCycle": "testcycles"},
 }
+
+#: Resources whose records have an item type's ``fields``: each reference field of any
+#: item type links too (``data.fields.<name>``).
+WITH_FIELDS = ("items", "abstractitems", "testplans", "testcycles", "testruns")
 
 #: Field types whose values refer to records, and the type they refer to.
 FIELD_LINKS = {
@@ -153,6 +182,20 @@ async def _comments(up: Upstreams, ids: list[int]) -> dict[str, Any]:
     return _by_id(reply.comments, representations.comment)
 
 
+async def _test_plans(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await up.testmgmt.records.GetRecords(
+        testmgmt_pb2.GetRecordsRequest(ids=ids, kind=testmgmt_pb2.PLAN, skip_missing=True)
+    )
+    return _by_id(reply.records, representations.test_plan)
+
+
+async def _test_cycles(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+    reply = await up.testmgmt.records.GetRecords(
+        testmgmt_pb2.GetRecordsRequest(ids=ids, kind=testmgmt_pb2.CYCLE, skip_missing=True)
+    )
+    return _by_id(reply.records, representations.test_cycle)
+
+
 #: resource type -> one batch call that reads records of that type by id.
 RESOLVERS: dict[str, Resolver] = {
     "users": _users,
@@ -166,6 +209,8 @@ RESOLVERS: dict[str, Resolver] = {
     "tags": _tags,
     "releases": _releases,
     "comments": _comments,
+    "testplans": _test_plans,
+    "testcycles": _test_cycles,
 }
 
 

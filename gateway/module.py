@@ -35,6 +35,10 @@ from plumbline.gateway.routes import (
     sync,
     system,
     tags,
+    testcycles,
+    testgroups,
+    testplans,
+    testruns,
     usergroups,
     users,
     workflow,
@@ -89,6 +93,10 @@ class GatewayModule(Module):
             abstractitems,
             filters,
             categories,
+            testplans,
+            testgroups,
+            testcycles,
+            testruns,
         ):
             app.include_router(module.router)
         docs.install(app)

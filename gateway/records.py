@@ -247,6 +247,94 @@ class Item(TypedDict):
     type: Literal["items"]
 
 
+class _TestRecord(TypedDict):
+    """What test plans, cycles and runs share with every abstract item."""
+
+    id: int
+    documentKey: str
+    globalId: str
+    project: int
+    itemType: int
+    createdDate: str
+    modifiedDate: str
+    lastActivityDate: str
+    createdBy: int
+    modifiedBy: int
+    fields: dict[str, Any]
+    resources: ItemResources
+
+
+class TestPlan(_TestRecord):
+    """A test plan; ``fields`` holds the values of the test plan item type's fields."""
+
+    archived: bool
+    lock: Lock
+    type: Literal["testplans"]
+
+
+class TestCycle(_TestRecord):
+    """A test cycle of a test plan."""
+
+    type: Literal["testcycles"]
+
+
+class TestRun(_TestRecord):
+    """A test run: one test case's execution in a test cycle.
+
+    ``fields`` carries ``testCase``, ``testCycle``, ``testPlan``, ``testRunStatus``,
+    ``testRunSteps``, ``actualResults``, ``executionDate`` and ``assignedTo``.
+    ``testGroup`` is the test plan's id and the test group's id.
+    """
+
+    testCaseVersionNumber: int
+    sortOrderFromTestGroup: int
+    testGroup: list[int]
+    lock: Lock
+    type: Literal["testruns"]
+
+
+class AbstractItem(_TestRecord):
+    """Any abstract item: an item, a test plan, cycle or run; the members after
+    ``resources`` are those of its own type."""
+
+    type: Literal["items", "testplans", "testcycles", "testruns"]
+    childItemType: NotRequired[int]
+    location: NotRequired[Location]
+    lock: NotRequired[Lock]
+    archived: NotRequired[bool]
+    testCaseVersionNumber: NotRequired[int]
+    sortOrderFromTestGroup: NotRequired[int]
+    testGroup: NotRequired[list[int]]
+
+
+class TestGroup(TypedDict):
+    """A test group of a test plan: the test cases run together."""
+
+    id: int
+    name: str
+    assignedTo: NotRequired[int]
+    type: Literal["testgroups"]
+
+
+class TestCycleTestGroup(TypedDict):
+    """A test group as a test cycle took it."""
+
+    testGroup: int
+    name: str
+    assignedTo: NotRequired[int]
+    testCycle: int
+    type: Literal["testcycletestgroups"]
+
+
+class TestRunResult(TypedDict):
+    """The outcome for one test run of a bulk result update."""
+
+    id: int
+    status: int
+    message: str
+    testRunStatus: str
+
+
 class Relationship(TypedDict):
     """A relationship between two items."""
 

@@ -10,6 +10,7 @@ from plumbline.activity.v1 import activity_pb2
 from plumbline.gateway import records
 from plumbline.identity.v1 import identity_pb2
 from plumbline.items.v1 import items_pb2
+from plumbline.testmgmt.v1 import testmgmt_pb2
 
 
 def user(message: identity_pb2.User) -> records.User:
@@ -182,11 +183,6 @@ def item(message: items_pb2.Item) -> records.Item:
         "sequence": message.location.sequence,
         "parent": parent,
     }
-    lock: records.Lock = {"locked": message.lock.locked}
-    if message.lock.last_locked_date:
-        lock["lastLockedDate"] = message.lock.last_locked_date
-    if message.lock.HasField("locked_by"):
-        lock["lockedBy"] = message.lock.locked_by
     body: records.Item = {
         "id": message.id,
         "documentKey": message.document_key,
@@ -201,11 +197,115 @@ def item(message: items_pb2.Item) -> records.Item:
         "fields": json.loads(message.fields_json or b"{}"),
         "resources": {"self": {"allowed": list(message.allowed)}},
         "location": location,
-        "lock": lock,
+        "lock": _lock(message.lock),
         "type": "items",
     }
     if message.HasField("child_item_type"):
         body["childItemType"] = message.child_item_type
+    return body
+
+
+def _lock(message: items_pb2.ItemLock | testmgmt_pb2.Lock) -> records.Lock:
+    body: records.Lock = {"locked": message.locked}
+    if message.last_locked_date:
+        body["lastLockedDate"] = message.last_locked_date
+    if message.HasField("locked_by"):
+        body["lockedBy"] = message.locked_by
+    return body
+
+
+def test_plan(message: testmgmt_pb2.TestRecord) -> records.TestPlan:
+    """A TestPlan."""
+    return {
+        "id": message.id,
+        "documentKey": message.document_key,
+        "globalId": message.global_id,
+        "project": message.project,
+        "itemType": message.item_type,
+        "createdDate": message.created_date,
+        "modifiedDate": message.modified_date,
+        "lastActivityDate": message.last_activity_date,
+        "createdBy": message.created_by,
+        "modifiedBy": message.modified_by,
+        "fields": json.loads(message.fields_json or b"{}"),
+        "resources": {"self": {"allowed": list(message.allowed)}},
+        "archived": message.archived,
+        "lock": _lock(message.lock),
+        "type": "testplans",
+    }
+
+
+def test_cycle(message: testmgmt_pb2.TestRecord) -> records.TestCycle:
+    """A TestCycle."""
+    return {
+        "id": message.id,
+        "documentKey": message.document_key,
+        "globalId": message.global_id,
+        "project": message.project,
+        "itemType": message.item_type,
+        "createdDate": message.created_date,
+        "modifiedDate": message.modified_date,
+        "lastActivityDate": message.last_activity_date,
+        "createdBy": message.created_by,
+        "modifiedBy": message.modified_by,
+        "fields": json.loads(message.fields_json or b"{}"),
+        "resources": {"self": {"allowed": list(message.allowed)}},
+        "type": "testcycles",
+    }
+
+
+def test_run(message: testmgmt_pb2.TestRecord) -> records.TestRun:
+    """A TestRun."""
+    return {
+        "id": message.id,
+        "documentKey": message.document_key,
+        "globalId": message.global_id,
+        "project": message.project,
+        "itemType": message.item_type,
+        "createdDate": message.created_date,
+        "modifiedDate": message.modified_date,
+        "lastActivityDate": message.last_activity_date,
+        "createdBy": message.created_by,
+        "modifiedBy": message.modified_by,
+        "fields": json.loads(message.fields_json or b"{}"),
+        "resources": {"self": {"allowed": list(message.allowed)}},
+        "testCaseVersionNumber": message.test_case_version_number,
+        "sortOrderFromTestGroup": message.sort_order_from_test_group,
+        "testGroup": [message.test_plan, message.test_group],
+        "lock": _lock(message.lock),
+        "type": "testruns",
+    }
+
+
+def test_record(
+    message: testmgmt_pb2.TestRecord,
+) -> records.TestPlan | records.TestCycle | records.TestRun:
+    """A test plan, cycle or run, by its kind."""
+    if message.kind == testmgmt_pb2.PLAN:
+        return test_plan(message)
+    if message.kind == testmgmt_pb2.CYCLE:
+        return test_cycle(message)
+    return test_run(message)
+
+
+def test_group(message: testmgmt_pb2.TestGroup) -> records.TestGroup:
+    """A TestGroup (``assignedTo`` only when someone is)."""
+    body: records.TestGroup = {"id": message.id, "name": message.name, "type": "testgroups"}
+    if message.HasField("assigned_to"):
+        body["assignedTo"] = message.assigned_to
+    return body
+
+
+def cycle_group(message: testmgmt_pb2.CycleGroup) -> records.TestCycleTestGroup:
+    """A TestCycleTestGroup."""
+    body: records.TestCycleTestGroup = {
+        "testGroup": message.test_group,
+        "name": message.name,
+        "testCycle": message.test_cycle,
+        "type": "testcycletestgroups",
+    }
+    if message.HasField("assigned_to"):
+        body["assignedTo"] = message.assigned_to
     return body
 
 

@@ -99,11 +99,14 @@ def created(shape: type[Any] | None = None, description: str = "Created.") -> Re
     return _json(201, description, _derived(envelope.CreatedResponse, shape, False, "Created"))
 
 
-def updated(shape: type[Any] | None = None, description: str = "Done.") -> Responses:
-    """200 after a PUT or PATCH (with ``data`` of ``shape``)."""
+def updated(
+    shape: type[Any] | None = None, description: str = "Done.", *, many: bool = False
+) -> Responses:
+    """200 after a PUT or PATCH (with ``data`` of ``shape``, or a list of them)."""
     if shape is None:
         return _json(200, description, ref("UpdatedResponse"))
-    return _json(200, description, _derived(envelope.UpdatedResponse, shape, False, "Updated"))
+    suffix = "UpdatedList" if many else "Updated"
+    return _json(200, description, _derived(envelope.UpdatedResponse, shape, many, suffix))
 
 
 def strings(name: str, description: str, *, after_write: bool = False) -> Responses:

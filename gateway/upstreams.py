@@ -13,6 +13,7 @@ from plumbline.core.v1 import core_pb2_grpc as core
 from plumbline.identity.v1 import identity_pb2_grpc as identity
 from plumbline.items.v1 import items_pb2_grpc as items
 from plumbline.runtime import Runtime
+from plumbline.testmgmt.v1 import testmgmt_pb2_grpc as testmgmt
 
 
 class IdentityClient:
@@ -62,12 +63,29 @@ class ActivityClient:
         self.access = core.AccessStub(channel)
 
 
+class TestmgmtClient:
+    """The test management service's stubs."""
+
+    __test__ = False  # a class named Test* is not a test case for pytest
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self.channel = channel
+        self.records = testmgmt.TestRecordsStub(channel)
+        self.plans = testmgmt.TestPlansStub(channel)
+        self.groups = testmgmt.TestGroupsStub(channel)
+        self.cycles = testmgmt.TestCyclesStub(channel)
+        self.runs = testmgmt.TestRunsStub(channel)
+        self.watermarks = testmgmt.WatermarksStub(channel)
+        self.access = core.AccessStub(channel)
+
+
 @dataclass
 class Upstreams:
     """One client per service."""
 
     identity: IdentityClient
     items: ItemsClient
+    testmgmt: TestmgmtClient
     activity: ActivityClient
 
     @classmethod
@@ -76,6 +94,7 @@ class Upstreams:
         return cls(
             identity=IdentityClient(runtime.channel("identity")),
             items=ItemsClient(runtime.channel("items")),
+            testmgmt=TestmgmtClient(runtime.channel("testmgmt")),
             activity=ActivityClient(runtime.channel("activity")),
         )
 
@@ -84,10 +103,14 @@ class Upstreams:
         with identity's outbox before the change answers (see ``plumbline.common.access``).
         """
         mark = await self.identity.watermarks.GetWatermark(core_pb2.Empty())
-        await asyncio.gather(self.items.access.Settle(mark), self.activity.access.Settle(mark))
+        await asyncio.gather(
+            self.items.access.Settle(mark),
+            self.testmgmt.access.Settle(mark),
+            self.activity.access.Settle(mark),
+        )
 
     @staticmethod
     async def wait_ready(runtime: Runtime, timeout: float) -> None:
         """Waits until every service answers SERVING."""
-        for service in ("identity", "items", "activity"):
+        for service in ("identity", "items", "testmgmt", "activity"):
             await runtime.wait_ready(service, timeout)

@@ -1,12 +1,14 @@
 """``/abstractitems``: one search over every service that owns abstract items.
 
 Each owner answers with its first ``startAt + maxResults`` matches in the requested
-order; the gateway merges them and cuts the page. Today the items service is the only
-owner; test records and attachments join when their services exist.
+order; the gateway merges them and cuts the page. The owners are the items service and
+the test management service (test plans, cycles and runs); attachments join when their
+service exists.
 """
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import itertools
 from collections.abc import Callable, Mapping, Sequence
@@ -21,21 +23,35 @@ from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.deps import Caller, Gw, Paging, View, dates_with_time, view_of
+from plumbline.gateway.routes.testrecords import get_records
 from plumbline.items.v1 import items_pb2
+from plumbline.testmgmt.v1 import testmgmt_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["abstractitems"])
 
 Record = TypeVar("Record", bound=Mapping[str, Any])
 
+MAX_INT32 = 2**31 - 1
+
+
+def _tree_order(record: Mapping[str, Any]) -> tuple[int, int, int]:
+    """Items in their project's tree order; records outside the tree (test plans, cycles
+    and runs) after the project's items, by id. The owners sort alike."""
+    location = record.get("location")
+    if location is not None:
+        return (record["project"], 0, location["globalSortOrder"])
+    return (record["project"], 1, record["id"])
+
+
 SORT_KEYS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "id": lambda r: r["id"],
     "documentKey": lambda r: r["documentKey"],
-    "name": lambda r: r["fields"].get("name", ""),
+    "name": lambda r: str(r["fields"].get("name") or ""),
     "createdDate": lambda r: r["createdDate"],
     "modifiedDate": lambda r: r["modifiedDate"],
     "lastActivityDate": lambda r: r["lastActivityDate"],
-    "sequence": lambda r: (r["project"], r["location"]["globalSortOrder"]),
-    "globalSortOrder": lambda r: (r["project"], r["location"]["globalSortOrder"]),
+    "sequence": _tree_order,
+    "globalSortOrder": _tree_order,
 }
 
 
@@ -51,7 +67,9 @@ def _sort(values: Sequence[str]) -> tuple[str, bool]:
 
 
 def _range(
-    dates: query.DateRange | None, message: items_pb2.SearchItemsRequest, prefix: str
+    dates: query.DateRange | None,
+    message: items_pb2.SearchItemsRequest | testmgmt_pb2.SearchRecordsRequest,
+    prefix: str,
 ) -> None:
     if dates is None:
         return
@@ -69,7 +87,7 @@ def _dates(name: str, what: str) -> Any:
     return Depends(query.date_range(name, what))
 
 
-Items = Annotated[View, Depends(view_of("items"))]
+AbstractItems = Annotated[View, Depends(view_of("abstractitems"))]
 SortBy = Annotated[
     tuple[str, bool],
     Depends(
@@ -112,11 +130,11 @@ LastActivity = Annotated[
 @router.get(
     "/abstractitems",
     summary="Search items, test records and attachments",
-    responses=schemas.page(records.Item),
+    responses=schemas.page(records.AbstractItem),
 )
 async def search(
     request: Request,
-    view: Items,
+    view: AbstractItems,
     gw: Gw,
     page: Paging,
     _c: Caller,
@@ -131,30 +149,49 @@ async def search(
     last_activity: LastActivity,
 ) -> Response:
     field, descending = sort
-    message = items_pb2.SearchItemsRequest(
+    texts = [c for c in contains if c]
+    with_time = dates_with_time(request)
+    # Each owner returns its first startAt + maxResults; the merge picks the page.
+    first = core_pb2.Page(start_at=0, max_results=min(page.start_at + page.max_results, MAX_INT32))
+    items = items_pb2.SearchItemsRequest(
         projects=projects,
         item_types=item_types,
         document_keys=document_keys,
         releases=releases,
-        contains=[c for c in contains if c],
+        contains=texts,
         sort_field=field,
         sort_descending=descending,
-        page=page.message(),
-        dates_with_time=dates_with_time(request),
+        page=first,
+        dates_with_time=with_time,
     )
-    _range(created, message, "created")
-    _range(modified, message, "modified")
-    _range(last_activity, message, "last_activity")
-    owners = [gw.upstreams.items.items.SearchItems]
-    if len(owners) == 1:
-        # One owner pages by itself.
-        reply = await owners[0](message)
+    tests = testmgmt_pb2.SearchRecordsRequest(
+        projects=projects,
+        item_types=item_types,
+        document_keys=document_keys,
+        contains=texts,
+        sort_field=field,
+        sort_descending=descending,
+        page=first,
+        dates_with_time=with_time,
+    )
+    for message in (items, tests):
+        _range(created, message, "created")
+        _range(modified, message, "modified")
+        _range(last_activity, message, "last_activity")
+    if releases:
+        # Test records belong to no release: items alone answers, and pages by itself.
+        items.page.CopyFrom(page.message())
+        reply = await gw.upstreams.items.items.SearchItems(items)
         return await view.many([representations.item(i) for i in reply.items], reply.page_info)
-    # Several owners: each returns its first startAt + maxResults; the merge picks the page.
-    message.page.CopyFrom(core_pb2.Page(start_at=0, max_results=page.start_at + page.max_results))
-    replies = [await search_owner(message) for search_owner in owners]
-    streams = [[representations.item(i) for i in r.items] for r in replies]
-    total = sum(r.page_info.total_results for r in replies)
+    found_items, found_tests = await asyncio.gather(
+        gw.upstreams.items.items.SearchItems(items),
+        gw.upstreams.testmgmt.records.SearchRecords(tests),
+    )
+    streams: list[list[Mapping[str, Any]]] = [
+        [representations.item(i) for i in found_items.items],
+        [representations.test_record(r) for r in found_tests.records],
+    ]
+    total = found_items.page_info.total_results + found_tests.page_info.total_results
     chunk = merge_pages(streams, field, descending, page.start_at, page.max_results)
     return await view.many(
         chunk,
@@ -173,13 +210,18 @@ def merge_pages(
 @router.get(
     "/abstractitems/{id}",
     summary="Get any abstract item by id",
-    responses=schemas.one(records.Item),
+    responses=schemas.one(records.AbstractItem),
 )
-async def get_abstract_item(request: Request, id: int, view: Items, gw: Gw, _c: Caller) -> Response:
+async def get_abstract_item(
+    request: Request, id: int, view: AbstractItems, gw: Gw, _c: Caller
+) -> Response:
     owner = (await gw.upstreams.items.ids.GetIdOwner(core_pb2.Id(id=id))).owner
-    if owner != "items":
-        raise NotFound(f"No abstract item with id {id}.")
-    reply = await gw.upstreams.items.items.GetItems(
-        items_pb2.GetItemsRequest(ids=[id], dates_with_time=dates_with_time(request))
-    )
-    return await view.one(representations.item(reply.items[0]))
+    if owner == "items":
+        reply = await gw.upstreams.items.items.GetItems(
+            items_pb2.GetItemsRequest(ids=[id], dates_with_time=dates_with_time(request))
+        )
+        return await view.one(representations.item(reply.items[0]))
+    if owner == "testmgmt":
+        [record] = await get_records(gw, request, [id], testmgmt_pb2.KIND_UNSPECIFIED)
+        return await view.one(representations.test_record(record))
+    raise NotFound(f"No abstract item with id {id}.")

@@ -21,6 +21,7 @@ from plumbline.gateway.bodies import (
     free_json,
     json_bytes,
     read_json,
+    read_patch,
 )
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted, updated
@@ -166,14 +167,9 @@ async def update_item(
 async def patch_item(
     request: Request, id: int, version: Version, gw: Gw, _c: Caller, manually: GlobalIdManually
 ) -> Response:
-    operations = await read_json(request)
-    if not isinstance(operations, list):
-        raise InvalidArgument("The body must be a JSON array of patch operations.")
     await gw.upstreams.items.items.PatchItem(
         items_pb2.PatchItemRequest(
-            id=id,
-            operations_json=json_bytes(operations, "the body"),
-            set_global_id_manually=manually,
+            id=id, operations_json=await read_patch(request), set_global_id_manually=manually
         )
     )
     return updated()

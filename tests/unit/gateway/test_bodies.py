@@ -107,3 +107,37 @@ def test_read_only_members_are_accepted_but_not_described() -> None:
     described = ProjectBody.model_json_schema()["properties"]
     assert "id" not in described and "createdDate" not in described
     assert "fields" in described
+
+
+def test_a_test_run_put_back_whole_keeps_only_its_fields() -> None:
+    """Scripts PUT a GET ``data`` object back, members this model does not know included."""
+    from plumbline.gateway.bodies import TestRunBody
+
+    data = {
+        "id": 12,
+        "documentKey": "P-TSTRN-1",
+        "testGroup": [3, 4],
+        "testCaseCurrentVersionNumber": 2,
+        "lock": {"locked": False},
+        "fields": {"testRunStatus": "PASSED"},
+        "type": "testruns",
+    }
+    body = TestRunBody.model_validate(data)
+    assert body.fields == {"testRunStatus": "PASSED"}
+    assert set(TestRunBody.model_json_schema()["properties"]) == {"fields"}
+
+
+def test_a_cycle_generation_config_refuses_unknown_statuses() -> None:
+    from pydantic import ValidationError
+
+    from plumbline.gateway.bodies import TestCycleBody
+
+    config = {"testGroupsToInclude": [1], "testRunStatusesToInclude": ["PASSED", "FAILED"]}
+    body = TestCycleBody.model_validate({"fields": {}, "testRunGenerationConfig": config})
+    assert body.testRunGenerationConfig is not None
+    assert body.testRunGenerationConfig.model_dump(exclude_none=True) == config
+    assert TestCycleBody.model_validate({"testRunGenerationConfig": {}}).fields == {}
+    with pytest.raises(ValidationError):
+        TestCycleBody.model_validate(
+            {"testRunGenerationConfig": {"testRunStatusesToInclude": ["x"]}}
+        )

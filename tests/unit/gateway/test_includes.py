@@ -12,9 +12,16 @@ from plumbline.common.errors import InvalidArgument, PermissionDenied
 from plumbline.common.rpc import Context, GrpcServer, connect
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway.includes import LINKS, RESOLVERS, requested, resolve
-from plumbline.gateway.upstreams import ActivityClient, IdentityClient, ItemsClient, Upstreams
+from plumbline.gateway.upstreams import (
+    ActivityClient,
+    IdentityClient,
+    ItemsClient,
+    TestmgmtClient,
+    Upstreams,
+)
 from plumbline.identity.v1 import identity_pb2, identity_pb2_grpc
 from plumbline.items.v1 import items_pb2, items_pb2_grpc
+from plumbline.testmgmt.v1 import testmgmt_pb2, testmgmt_pb2_grpc
 
 Calls = list[tuple[str, list[int]]]
 
@@ -78,6 +85,31 @@ class FakeProjects(items_pb2_grpc.ProjectsServicer):
 
 
 @dataclass
+class FakeTestRecords(testmgmt_pb2_grpc.TestRecordsServicer):
+    """Answers every id as a record of the kind asked; counts the batch calls."""
+
+    calls: Calls = field(default_factory=list)
+
+    async def GetRecords(
+        self, request: testmgmt_pb2.GetRecordsRequest, context: Context
+    ) -> testmgmt_pb2.RecordList:
+        assert request.skip_missing, "include= reads leave out what is gone"
+        self.calls.append((testmgmt_pb2.Kind.Name(request.kind), list(request.ids)))
+        return testmgmt_pb2.RecordList(
+            records=[
+                testmgmt_pb2.TestRecord(id=i, kind=request.kind, fields_json=b"{}")
+                for i in request.ids
+            ]
+        )
+
+    async def SearchRecords(self, request: Any, context: Context) -> testmgmt_pb2.RecordPage:
+        raise NotImplementedError
+
+    async def SetLock(self, request: Any, context: Context) -> core_pb2.Empty:
+        raise NotImplementedError
+
+
+@dataclass
 class Rig:
     upstreams: Upstreams
     calls: Calls
@@ -89,12 +121,14 @@ async def rig() -> AsyncIterator[Rig]:
     server = GrpcServer("127.0.0.1", 0)
     server.add(identity_pb2_grpc.add_UsersServicer_to_server, FakeUsers(calls))
     server.add(items_pb2_grpc.add_ProjectsServicer_to_server, FakeProjects(calls))
+    server.add(testmgmt_pb2_grpc.add_TestRecordsServicer_to_server, FakeTestRecords(calls))
     port = await server.start()
     channel = connect("test", f"127.0.0.1:{port}")
     try:
         upstreams = Upstreams(
             identity=IdentityClient(channel),
             items=ItemsClient(channel),
+            testmgmt=TestmgmtClient(channel),
             activity=ActivityClient(channel),
         )
         yield Rig(upstreams, calls)
@@ -119,6 +153,20 @@ async def test_one_call_per_type_with_unique_ids(rig: Rig) -> None:
     assert set(linked["users"]) == {"1", "2", "3"}
     assert linked["users"]["2"]["username"] == "u2"
     assert set(linked["projects"]) == {"10"}
+
+
+async def test_test_runs_link_their_plan_and_cycle_by_kind(rig: Rig) -> None:
+    runs: list[dict[str, Any]] = [
+        {"fields": {"testPlan": 5, "testCycle": 7, "testCase": 9}},
+        {"fields": {"testPlan": 5, "testCycle": 8}},
+    ]
+    linked = await resolve(
+        rig.upstreams, "testruns", ["data.fields.testPlan", "data.fields.testCycle"], runs
+    )
+    assert sorted(rig.calls) == [("CYCLE", [7, 8]), ("PLAN", [5])]
+    assert linked is not None
+    assert linked["testplans"]["5"]["type"] == "testplans"
+    assert {c["type"] for c in linked["testcycles"].values()} == {"testcycles"}
 
 
 async def test_a_reference_the_caller_may_not_see_is_left_out(rig: Rig) -> None:

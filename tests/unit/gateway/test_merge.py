@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plumbline.gateway.routes.abstractitems import merge_pages
+from plumbline.gateway.routes.abstractitems import SORT_KEYS, merge_pages
 
 
 def _record(n: int) -> dict[str, Any]:
@@ -44,3 +45,37 @@ def test_merge_equals_sorting_everything(
     ]
     page = merge_pages(streams, "id", descending, start, size)
     assert [r["id"] for r in page] == everything[start : start + size]
+
+
+def _test_record(n: int, project: int) -> dict[str, Any]:
+    return {"id": n, "documentKey": f"T-{n:05d}", "fields": {"name": None}, "project": project}
+
+
+@given(
+    st.lists(st.tuples(st.integers(1, 3), st.integers(1, 10_000)), unique_by=lambda t: t[1]),
+    st.lists(st.tuples(st.integers(1, 3), st.integers(10_001, 20_000)), unique_by=lambda t: t[1]),
+    st.sampled_from(["sequence", "name", "id"]),
+    st.booleans(),
+)
+def test_test_records_merge_with_items_in_tree_order(
+    items: list[tuple[int, int]],
+    tests: list[tuple[int, int]],
+    field: str,
+    descending: bool,
+) -> None:
+    """Test records have no location: in tree order they follow their project's items, by
+    id; a name that is null sorts as empty. Nothing about them breaks the merge."""
+    item_records = [{**_record(n), "project": p} for p, n in items]
+    test_records = [_test_record(n, p) for p, n in tests]
+    key = SORT_KEYS[field]
+    streams = [
+        sorted(item_records, key=key, reverse=descending),
+        sorted(test_records, key=key, reverse=descending),
+    ]
+    page = merge_pages(streams, field, descending, 0, 50)
+    expected = sorted(item_records + test_records, key=key, reverse=descending)[:50]
+    assert [key(r) for r in page] == [key(r) for r in expected]
+    if field == "sequence" and not descending:
+        for before, after in itertools.pairwise(page):
+            if before["project"] == after["project"] and "location" not in before:
+                assert "location" not in after, "an item after a test record of its project"
