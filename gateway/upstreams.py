@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import grpc
@@ -76,7 +77,12 @@ class TestmgmtClient:
         self.cycles = testmgmt.TestCyclesStub(channel)
         self.runs = testmgmt.TestRunsStub(channel)
         self.watermarks = testmgmt.WatermarksStub(channel)
+        self.results = testmgmt.ResultsStub(channel)
         self.access = core.AccessStub(channel)
+
+
+#: The services that check access, and so keep a cache that ``Settle`` brings up to date.
+GUARDED = ("items", "testmgmt", "activity")
 
 
 @dataclass
@@ -87,6 +93,8 @@ class Upstreams:
     items: ItemsClient
     testmgmt: TestmgmtClient
     activity: ActivityClient
+    #: A channel to each replica of a service (``Runtime.replica_channels``).
+    replicas: Callable[[str], Awaitable[list[grpc.aio.Channel]]]
 
     @classmethod
     def connect(cls, runtime: Runtime) -> Upstreams:
@@ -96,18 +104,18 @@ class Upstreams:
             items=ItemsClient(runtime.channel("items")),
             testmgmt=TestmgmtClient(runtime.channel("testmgmt")),
             activity=ActivityClient(runtime.channel("activity")),
+            replicas=runtime.replica_channels,
         )
 
     async def settle_access(self) -> None:
-        """After a change of access: every service that checks access has caught up
-        with identity's outbox before the change answers (see ``plumbline.common.access``).
+        """After a change of access: every replica of every service that checks access
+        has caught up with identity's outbox before the change answers (see
+        ``plumbline.common.access``). A balanced channel would reach one replica only,
+        so each replica is called on its own channel.
         """
         mark = await self.identity.watermarks.GetWatermark(core_pb2.Empty())
-        await asyncio.gather(
-            self.items.access.Settle(mark),
-            self.testmgmt.access.Settle(mark),
-            self.activity.access.Settle(mark),
-        )
+        channels = [c for service in GUARDED for c in await self.replicas(service)]
+        await asyncio.gather(*(core.AccessStub(c).Settle(mark) for c in channels))
 
     @staticmethod
     async def wait_ready(runtime: Runtime, timeout: float) -> None:

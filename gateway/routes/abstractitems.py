@@ -34,13 +34,13 @@ Record = TypeVar("Record", bound=Mapping[str, Any])
 MAX_INT32 = 2**31 - 1
 
 
-def _tree_order(record: Mapping[str, Any]) -> tuple[int, int, int]:
+def _tree_order(record: Mapping[str, Any]) -> tuple[int, int, int | str, int]:
     """Items in their project's tree order; records outside the tree (test plans, cycles
-    and runs) after the project's items, by id. The owners sort alike."""
+    and runs) after the project's items, as created. The owners sort alike."""
     location = record.get("location")
     if location is not None:
-        return (record["project"], 0, location["globalSortOrder"])
-    return (record["project"], 1, record["id"])
+        return (record["project"], 0, location["globalSortOrder"], record["id"])
+    return (record["project"], 1, record["createdDate"], record["id"])
 
 
 SORT_KEYS: dict[str, Callable[[Mapping[str, Any]], Any]] = {

@@ -51,6 +51,7 @@ async def _positions(upstreams: Upstreams) -> list[core_pb2.Watermark]:
     replies = await asyncio.gather(
         upstreams.identity.watermarks.GetWatermark(core_pb2.Empty()),
         upstreams.items.watermarks.GetWatermark(core_pb2.Empty()),
+        upstreams.testmgmt.watermarks.GetWatermark(core_pb2.Empty()),
     )
     return list(replies)
 

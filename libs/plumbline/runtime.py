@@ -10,7 +10,7 @@ from grpc import aio
 from plumbline.common.access import AccessCache, AccessServicer, identity_fetch
 from plumbline.common.bus import Bus
 from plumbline.common.errors import InvalidArgument
-from plumbline.common.rpc import GrpcServer, connect, wait_ready
+from plumbline.common.rpc import GrpcServer, connect, replicas_of, target_of, wait_ready
 from plumbline.common.settings import Settings
 from plumbline.core.v1 import core_pb2_grpc
 
@@ -49,6 +49,22 @@ class Runtime:
         self.channels[service] = channel
         self.addresses[service] = address
         return channel
+
+    async def replica_channels(self, service: str) -> list[aio.Channel]:
+        """A channel to each replica of ``service`` as its address names them now (the
+        entries of a list, what a ``dns:`` name resolves to), for calls every replica
+        must get; one channel, :meth:`channel`'s, when the address is a single one."""
+        shared = self.channel(service)
+        address = self.addresses[service]
+        if not target_of(service, address).round_robin:
+            return [shared]
+        found = []
+        for replica in await replicas_of(service, address):
+            key = f"{service}@{replica}"
+            if key not in self.channels:
+                self.channels[key] = connect(service, replica, self.settings.grpc_max_message_bytes)
+            found.append(self.channels[key])
+        return found
 
     def access(self) -> AccessCache:
         """This process's cache of who may do what, shared by its modules.

@@ -70,7 +70,8 @@ class Cycles(store.Domain):
         where = [records.c.kind == CYCLE, records.c.plan == plan]
         async with self.db.read() as session:
             await store.load(session, plan, PLAN, access)
-            return await store.page(session, records, where, [records.c.id], start, size)
+            order = [records.c.created_at, records.c.id]
+            return await store.page(session, records, where, order, start, size)
 
     async def _fields(self, values: Any) -> tuple[int, dict[str, Any]]:
         catalog = await self.items.catalog()
@@ -91,9 +92,10 @@ class Cycles(store.Domain):
         async with self.db.read() as session:
             plan = await store.load(session, plan_id, PLAN, access, Action.WRITE)
             wanted = await generation.wanted_runs(session, plan_id, None, config)
-        new_runs = await self._new_runs(plan.project, wanted)
-        [key] = await self.items.document_keys(plan.project, item_type, 1)
+        # The cycle's id and key come before its runs' (abstract items sort by them).
         [cycle_id] = await self.items.new_ids(1)
+        [key] = await self.items.document_keys(plan.project, item_type, 1)
+        new_runs = await self._new_runs(plan.project, wanted)
         caller = access.principal
         now = utcnow()
         async with self.outbox.transaction() as session:
@@ -189,6 +191,7 @@ class Cycles(store.Domain):
                 caller,
                 now,
                 fields_json=json.dumps(fields),
+                name=str(fields.get("name", ""))[:255],
                 generation_json=config.to_json(),
             )
             payload = {**store.summary(cycle, fields), "testPlan": cycle.plan}

@@ -163,11 +163,17 @@ async def wanted_runs(
 async def _previous_statuses(
     session: AsyncSession, plan: int, cycle: int | None
 ) -> dict[tuple[int, int], str]:
-    """(group, test case) and (0, test case) to its status in the previous cycle."""
-    older = select(records.c.id).where(records.c.kind == CYCLE, records.c.plan == plan)
-    if cycle is not None:
-        older = older.where(records.c.id < cycle)
-    previous = await session.scalar(older.order_by(records.c.id.desc()).limit(1))
+    """(group, test case) and (0, test case) to its status in the previous cycle: the
+    newest created before ``cycle`` (or the newest, for a new cycle)."""
+    cycles = (
+        await session.scalars(
+            select(records.c.id)
+            .where(records.c.kind == CYCLE, records.c.plan == plan)
+            .order_by(records.c.created_at, records.c.id)
+        )
+    ).all()
+    before = cycles[: cycles.index(cycle)] if cycle in cycles else cycles
+    previous = before[-1] if before else None
     if previous is None:
         raise InvalidArgument(
             "testRunGenerationConfig.testRunStatusesToInclude needs a previous test cycle; "

@@ -37,6 +37,8 @@ records = Table(
     Column("item_type", BigInteger, nullable=False),
     Column("document_key", String(64), nullable=False),
     Column("global_id", String(255), nullable=False),
+    # fields.name, kept beside the map for sorting by name
+    Column("name", String(255), nullable=False, default=""),
     Column("fields_json", Text, nullable=False, default="{}"),
     # cycles and runs: their plan; runs: their cycle, test case and place in the plan
     Column("plan", BigInteger, nullable=True),

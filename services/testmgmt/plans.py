@@ -29,7 +29,8 @@ class Plans(store.Domain):
         access.require(Action.READ, project, f"the test plans of project {project}")
         where = [records.c.kind == PLAN, records.c.project == project]
         async with self.db.read() as session:
-            return await store.page(session, records, where, [records.c.id], start, size)
+            order = [records.c.created_at, records.c.id]
+            return await store.page(session, records, where, order, start, size)
 
     async def create(self, project: int, values: Any) -> int:
         """``POST /testplans``: a plan with one default test group."""
@@ -85,7 +86,14 @@ class Plans(store.Domain):
     async def _write(
         self, session: AsyncSession, row: Row[Any], fields: dict[str, Any], caller: Any
     ) -> None:
-        version = await store.touch(session, row, caller, utcnow(), fields_json=json.dumps(fields))
+        version = await store.touch(
+            session,
+            row,
+            caller,
+            utcnow(),
+            fields_json=json.dumps(fields),
+            name=str(fields.get("name", ""))[:255],
+        )
         await self.outbox.add(
             session,
             store.record_event(

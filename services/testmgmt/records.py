@@ -22,12 +22,14 @@ from plumbline.services.testmgmt.store import NOUNS, PLAN, RUN
 SORTS: dict[str, tuple[KeyedColumnElement[Any], ...]] = {
     "id": (records.c.id,),
     "documentKey": (records.c.document_key,),
+    "name": (records.c.name,),
     "createdDate": (records.c.created_at,),
     "modifiedDate": (records.c.modified_at,),
     "lastActivityDate": (records.c.last_activity_at,),
-    # Test records have no place in the item tree: by project, then as created.
-    "sequence": (records.c.project, records.c.id),
-    "globalSortOrder": (records.c.project, records.c.id),
+    # Test records have no place in the item tree: by project, then as created (ids come
+    # from each replica's own block, so they are not in creation order).
+    "sequence": (records.c.project, records.c.created_at),
+    "globalSortOrder": (records.c.project, records.c.created_at),
 }
 
 

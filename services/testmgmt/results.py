@@ -4,8 +4,9 @@ Each ``<testcase>`` is matched to the cycle's runs of one test case: first by th
 references in its properties (``junit.REFERENCE_PROPERTIES``: a test case's document key,
 global id or numeric id), else by the run's exact name. Every run of that test case in
 the cycle (one per test group that holds it) gets the case's status as its
-``testRunStatus`` and the case's messages and output as its ``actualResults``; the steps
-keep theirs. A test case reported twice keeps the later result.
+``testRunStatus`` (each of its steps gets that status, since a run with steps takes its
+status from them) and the case's messages and output as its ``actualResults``. A test
+case reported twice keeps the later result.
 
 The whole report is one transaction. With an idempotency key, the answer is stored in
 that transaction; the same key again answers it and changes nothing.
@@ -123,7 +124,12 @@ class Results(store.Domain):
             test_case, run_ids, how = found
             summary = case.message.splitlines()[0][:200] if case.message else ""
             for run_id in run_ids:
-                updates[run_id] = {"testRunStatus": case.status, "actualResults": case.message}
+                updates[run_id] = {
+                    "testRunStatus": case.status,
+                    "actualResults": case.message,
+                    # A run with steps takes its status from them: each step gets the case's.
+                    "testRunSteps": [{"status": case.status}] * index.steps[run_id],
+                }
                 answer.matched.append(
                     Match(
                         case.name,
@@ -172,9 +178,12 @@ class _Index:
     def __init__(self, runs: Any, test_cases: dict[int, Any]) -> None:
         self.by_case: dict[int, list[int]] = {}
         self.by_name: dict[str, int] = {}
+        self.steps: dict[int, int] = {}
         for run in runs:
             self.by_case.setdefault(run.test_case, []).append(run.id)
-            name = json.loads(run.fields_json).get("name")
+            fields = json.loads(run.fields_json)
+            self.steps[run.id] = len(fields.get("testRunSteps") or [])
+            name = fields.get("name")
             if isinstance(name, str):
                 self.by_name.setdefault(name, run.test_case)
         self.keys = {c.id: c.document_key for c in test_cases.values()}

@@ -5,8 +5,9 @@ Only execution fields change through PUT and PATCH: the steps' ``status`` and
 custom fields. Everything else a client sends back (name, steps' texts, the test case,
 document key, a whole GET ``data``) is ignored.
 
-``testRunStatus`` follows the steps when a change sets step statuses; a change that
-sets only ``testRunStatus`` (or a run without steps) records the status as sent.
+``testRunStatus`` follows the steps of a run that has steps (any FAILED, else any
+BLOCKED, all PASSED, some set INPROGRESS, none NOT_RUN); a run without steps takes the
+status it is sent.
 ``executionDate`` is the day a result was last recorded, and cleared with NOT_RUN.
 """
 
@@ -40,6 +41,7 @@ SHOWN = frozenset((*SYSTEM_FIELDS, "testCase", "testCycle", "testPlan"))
 SORTS = {
     "documentKey": (func.length(records.c.document_key), records.c.document_key),
     "id": (records.c.id,),
+    "name": (records.c.name,),
     "createdDate": (records.c.created_at,),
     "modifiedDate": (records.c.modified_at,),
     "lastActivityDate": (records.c.last_activity_at,),
@@ -100,7 +102,7 @@ def apply_execution(
                 fields[name] = checked
     steps = fields.get("testRunSteps") or []
     steps_changed = steps_set and steps != (stored.get("testRunSteps") or [])
-    if steps_changed:
+    if steps:
         status = generation.derive(steps)
     result_changed = (
         status != (row.status or NOT_RUN)

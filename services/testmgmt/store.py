@@ -74,6 +74,7 @@ def new_record(
         "document_key": key,
         "global_id": f"GID-{type_key}-{record_id}",
         "fields_json": json.dumps(fields),
+        "name": str(fields.get("name", ""))[:255],
         "archived": False,
         "locked": False,
         "version": 1,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc
 import pytest
 
 from plumbline.common.errors import InvalidArgument, PermissionDenied
@@ -115,6 +116,13 @@ class Rig:
     calls: Calls
 
 
+def _one_replica(channel: grpc.aio.Channel) -> Callable[[str], Awaitable[list[grpc.aio.Channel]]]:
+    async def replicas(service: str) -> list[grpc.aio.Channel]:
+        return [channel]
+
+    return replicas
+
+
 @pytest.fixture
 async def rig() -> AsyncIterator[Rig]:
     calls: Calls = []
@@ -130,6 +138,7 @@ async def rig() -> AsyncIterator[Rig]:
             items=ItemsClient(channel),
             testmgmt=TestmgmtClient(channel),
             activity=ActivityClient(channel),
+            replicas=_one_replica(channel),
         )
         yield Rig(upstreams, calls)
     finally:

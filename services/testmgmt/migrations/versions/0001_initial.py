@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 02:05:20.798529
+Create Date: 2026-11-24 02:18:46.017678
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ def upgrade() -> None:
     sa.Column('item_type', sa.BigInteger(), nullable=False),
     sa.Column('document_key', sa.String(length=64), nullable=False),
     sa.Column('global_id', sa.String(length=255), nullable=False),
+    sa.Column('name', sa.String(length=255), nullable=False),
     sa.Column('fields_json', sa.Text(), nullable=False),
     sa.Column('plan', sa.BigInteger(), nullable=True),
     sa.Column('cycle', sa.BigInteger(), nullable=True),

@@ -90,10 +90,14 @@ def test_step_texts_sent_back_are_ignored() -> None:
     assert change.status == "PASSED"
 
 
+def test_a_run_with_steps_ignores_a_status_the_steps_do_not_give() -> None:
+    change = apply_execution(CATALOG, RUN_TYPE, _run(), {"testRunStatus": "PASSED"}, TODAY)
+    assert change.status == "NOT_RUN"
+    assert not change.result_changed
+
+
 def test_a_run_without_steps_takes_the_status_sent() -> None:
-    change = apply_execution(
-        CATALOG, RUN_TYPE, _run(steps=0), {"testRunStatus": "BLOCKED"}, TODAY
-    )
+    change = apply_execution(CATALOG, RUN_TYPE, _run(steps=0), {"testRunStatus": "BLOCKED"}, TODAY)
     assert change.status == "BLOCKED"
     assert change.fields["executionDate"] == TODAY
 
