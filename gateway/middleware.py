@@ -42,7 +42,7 @@ IN_FLIGHT = Gauge("plumbline_http_in_flight", "API requests being handled")
 THROTTLED = Counter("plumbline_http_throttled_total", "API requests answered 429")
 
 # Bodies that are not JSON by contract.
-_NON_JSON_SUFFIXES = ("/file",)
+_NON_JSON_SUFFIXES = ("/file", "/results")
 _NON_JSON_PATHS = ("/rest/oauth/token", "/api-docs/login")
 _PUBLIC_PATHS = ("/rest/oauth/token",)
 _UNLOGGED = ("/healthz", "/readyz", "/metrics")

@@ -31,6 +31,7 @@ from plumbline.gateway.routes import (
     projects,
     relationships,
     releases,
+    results,
     roles,
     sync,
     system,
@@ -97,6 +98,7 @@ class GatewayModule(Module):
             testgroups,
             testcycles,
             testruns,
+            results,
         ):
             app.include_router(module.router)
         docs.install(app)

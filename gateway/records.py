@@ -335,6 +335,42 @@ class TestRunResult(TypedDict):
     testRunStatus: str
 
 
+class IngestMatch(TypedDict):
+    """A report's test case and the run it set."""
+
+    name: str
+    classname: str
+    testRun: int
+    testCase: int
+    documentKey: str
+    #: ``property <name>=<value>`` or ``name``
+    matchedBy: str
+    testRunStatus: str
+    #: The first line of what went to actualResults.
+    summary: str
+
+
+class IngestUnmatched(TypedDict):
+    """A report's test case no run of the cycle answers to."""
+
+    name: str
+    classname: str
+    references: list[str]
+    status: str
+
+
+class IngestAnswer(TypedDict):
+    """What a JUnit report did to a test cycle."""
+
+    testCycle: int
+    #: How many <testcase> elements the report held.
+    testCases: int
+    matched: list[IngestMatch]
+    unmatched: list[IngestUnmatched]
+    #: The stored answer of an earlier upload with the same Idempotency-Key.
+    replayed: bool
+
+
 class Relationship(TypedDict):
     """A relationship between two items."""
 

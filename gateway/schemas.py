@@ -145,6 +145,23 @@ def array_body(shape: type[Any], max_items: int | None = None) -> dict[str, Any]
     return {"requestBody": {"required": True, "content": {JSON: {"schema": schema}}}}
 
 
+def report_body() -> dict[str, Any]:
+    """``openapi_extra`` of a route that reads an XML report itself, whole or as a form's
+    ``file`` part."""
+    xml = {"type": "string", "description": "The JUnit XML report."}
+    form = {
+        "type": "object",
+        "required": ["file"],
+        "properties": {"file": {"type": "string", "format": "binary"}},
+    }
+    content = {
+        "application/xml": {"schema": xml},
+        "text/xml": {"schema": xml},
+        "multipart/form-data": {"schema": form},
+    }
+    return {"requestBody": {"required": True, "content": content}}
+
+
 def form_body(shape: type[Any]) -> dict[str, Any]:
     """``openapi_extra`` of a route that reads a url-encoded form of ``shape`` itself."""
     content = {"application/x-www-form-urlencoded": {"schema": ref(_record(shape))}}

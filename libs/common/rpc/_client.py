@@ -35,11 +35,8 @@ Request = TypeVar("Request")
 Response = TypeVar("Response")
 
 
-class ClientInterceptor(
-    grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.StreamUnaryClientInterceptor
-):
-    """Context out as metadata, status codes back as domain errors (single requests and
-    client-streamed ones)."""
+class _Context:
+    """Context out as metadata, status codes back as domain errors."""
 
     def __init__(self, service: str, max_message: int = MAX_MESSAGE) -> None:
         self.service = service
@@ -59,6 +56,25 @@ class ClientInterceptor(
             wait_for_ready=details.wait_for_ready,
         )
 
+    def error(self, exc: grpc.aio.AioRpcError) -> PlumblineError:
+        """The domain error a failed call stands for."""
+        if exc.code() == grpc.StatusCode.UNAVAILABLE:
+            return Unavailable(f"The {self.service} service is unavailable; try again shortly.")
+        if _too_large(exc):
+            log.warning(
+                "%s: %s (limit here %d bytes)", self.service, exc.details(), self.max_message
+            )
+            return Internal(
+                f"A message to or from the {self.service} service is larger than the "
+                "services accept; ask for fewer records (a smaller maxResults)."
+            )
+        return from_grpc(exc.code(), exc.details() or "")
+
+
+class ClientInterceptor(_Context, grpc.aio.UnaryUnaryClientInterceptor):
+    """The context on single-request calls (grpc.aio files an interceptor under one kind
+    only, so each kind of call has its own class)."""
+
     async def intercept_unary_unary(
         self,
         continuation: Callable[
@@ -74,6 +90,10 @@ class ClientInterceptor(
         except grpc.aio.AioRpcError as exc:
             raise self.error(exc) from None
 
+
+class StreamingClientInterceptor(_Context, grpc.aio.StreamUnaryClientInterceptor):
+    """The context on client-streamed calls."""
+
     async def intercept_stream_unary(
         self,
         continuation: Callable[
@@ -83,25 +103,14 @@ class ClientInterceptor(
         details: grpc.aio.ClientCallDetails,
         request_iterator: Any,
     ) -> Response | grpc.aio.StreamUnaryCall[Request, Response]:
+        # grpc.aio awaits what a stream interceptor returns: the call itself, awaited
+        # here first so that its failure becomes the domain error.
+        call = await continuation(self._details(details), request_iterator)
         try:
-            call = await continuation(self._details(details), request_iterator)
-            return await call
+            await call
         except grpc.aio.AioRpcError as exc:
             raise self.error(exc) from None
-
-    def error(self, exc: grpc.aio.AioRpcError) -> PlumblineError:
-        """The domain error a failed call stands for."""
-        if exc.code() == grpc.StatusCode.UNAVAILABLE:
-            return Unavailable(f"The {self.service} service is unavailable; try again shortly.")
-        if _too_large(exc):
-            log.warning(
-                "%s: %s (limit here %d bytes)", self.service, exc.details(), self.max_message
-            )
-            return Internal(
-                f"A message to or from the {self.service} service is larger than the "
-                "services accept; ask for fewer records (a smaller maxResults)."
-            )
-        return from_grpc(exc.code(), exc.details() or "")
+        return call
 
 
 def _too_large(exc: grpc.aio.AioRpcError) -> bool:
@@ -130,7 +139,10 @@ def connect(service: str, address: str, max_message: int = MAX_MESSAGE) -> grpc.
     return grpc.aio.insecure_channel(
         target.uri,
         options=options,
-        interceptors=[ClientInterceptor(service, max_message)],
+        interceptors=[
+            ClientInterceptor(service, max_message),
+            StreamingClientInterceptor(service, max_message),
+        ],
     )
 
 
