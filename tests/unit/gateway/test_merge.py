@@ -48,7 +48,15 @@ def test_merge_equals_sorting_everything(
 
 
 def _test_record(n: int, project: int) -> dict[str, Any]:
-    return {"id": n, "documentKey": f"T-{n:05d}", "fields": {"name": None}, "project": project}
+    # Created in an order of their own: their ids come from each replica's block.
+    created = f"2026-01-01T00:00:{(n * 7919) % 60:02d}.000+0000"
+    return {
+        "id": n,
+        "documentKey": f"T-{n:05d}",
+        "fields": {"name": None},
+        "project": project,
+        "createdDate": created,
+    }
 
 
 @given(
@@ -63,8 +71,8 @@ def test_test_records_merge_with_items_in_tree_order(
     field: str,
     descending: bool,
 ) -> None:
-    """Test records have no location: in tree order they follow their project's items, by
-    id; a name that is null sorts as empty. Nothing about them breaks the merge."""
+    """Test records have no location: in tree order they follow their project's items, as
+    created; a name that is null sorts as empty. Nothing about them breaks the merge."""
     item_records = [{**_record(n), "project": p} for p, n in items]
     test_records = [_test_record(n, p) for p, n in tests]
     key = SORT_KEYS[field]
