@@ -1,14 +1,31 @@
-"""The real public client, unmodified, in Basic and in OAuth mode: users, projects, items."""
+"""The real public client, unmodified, in Basic and in OAuth mode: users, projects, items,
+test management."""
 
 from __future__ import annotations
 
+import json
 import logging
 
 import httpx
 import pytest
 from py_jama_rest_client.client import JamaClient
 
-from tests.e2e.harness import System, api_credentials, new_project, project_key, unique
+from tests.e2e.harness import (
+    System,
+    api_credentials,
+    item_types,
+    new_project,
+    project_key,
+    unique,
+)
+from tests.e2e.testrecords import (
+    add_cases,
+    default_group,
+    new_group,
+    new_plan,
+    new_test_case,
+    steps,
+)
 
 
 @pytest.fixture(params=["basic", "oauth"])
@@ -170,3 +187,60 @@ def test_oauth_with_wrong_secret_is_refused(system: System) -> None:
     client_id, _secret = api_credentials(system)
     with pytest.raises(APIException):
         JamaClient(system.url, credentials=(client_id, "not-the-secret"), oauth=True)
+
+
+def test_test_management(jama: JamaClient, admin: httpx.Client) -> None:
+    """The client's test-management calls: cycles made from a plan, their runs paged
+    through, results PUT as a JSON string, and the runs found among abstract items."""
+    from py_jama_rest_client.client import APIException
+
+    key = project_key("JT")
+    project = {"id": new_project(admin, key), "types": item_types(admin)}
+    cases = [new_test_case(admin, project, f"Case {n}", steps("open")) for n in range(23)]
+    plan = new_plan(admin, project, "Release plan")
+    group = default_group(admin, plan)
+    add_cases(admin, plan, group, *cases[:21])
+    other = new_group(admin, plan, "Smoke", *cases[21:])
+
+    cycle = jama.post_testplans_testcycles(plan, "Sprint 1", "2026-01-05", "2026-01-16")
+    assert isinstance(cycle, int)
+    assert jama.get_test_cycle(cycle)["fields"]["name"] == "Sprint 1"
+    runs = jama.get_testruns(cycle)
+    assert len(runs) == 23 and len({r["id"] for r in runs}) == 23, "a page was returned twice"
+    assert [r["fields"]["testCase"] for r in runs] == cases
+
+    failed, passed = runs[0], runs[1]
+    body = {"fields": {"testRunSteps": [{"status": "FAILED", "result": "crashed"}]}}
+    jama.put_test_run(failed["id"], data=json.dumps(body))
+    jama.put_test_run(
+        passed["id"],
+        data=json.dumps(
+            passed
+            | {
+                "fields": {
+                    **passed["fields"],
+                    "testRunSteps": [{**passed["fields"]["testRunSteps"][0], "status": "PASSED"}],
+                }
+            }
+        ),
+    )
+    statuses = {r["id"]: r["fields"]["testRunStatus"] for r in jama.get_testruns(cycle)}
+    assert statuses[failed["id"]] == "FAILED" and statuses[passed["id"]] == "PASSED"
+
+    only_smoke = jama.post_testplans_testcycles(
+        plan, "Smoke only", "2026-01-19", "2026-01-20", testgroups_to_include=[other]
+    )
+    assert [r["fields"]["testCase"] for r in jama.get_testruns(only_smoke)] == cases[21:]
+    reruns = jama.post_testplans_testcycles(
+        plan, "Failures again", "2026-01-21", "2026-01-22", testrun_status_to_include=["FAILED"]
+    )
+    # The previous cycle is "Smoke only", whose runs were not run.
+    assert jama.get_testruns(reruns) == []
+
+    found = jama.get_abstract_items(
+        project=[project["id"]], item_type=[project["types"]["TSTRN"]["id"]]
+    )
+    assert len(found) == 23 + 2 and all(r["type"] == "testruns" for r in found)
+
+    with pytest.raises(APIException):
+        jama.post_testplans_testcycles(plan, "Backwards", "2026-02-10", "2026-02-01")
