@@ -196,7 +196,7 @@ def test_test_management(jama: JamaClient, admin: httpx.Client) -> None:
     from py_jama_rest_client.client import APIException
 
     key = project_key("JT")
-    project = {"id": new_project(admin, key), "types": item_types(admin)}
+    project: dict[str, Any] = {"id": new_project(admin, key), "types": item_types(admin)}
     cases = [new_test_case(admin, project, f"Case {n}", steps("open")) for n in range(23)]
     plan = new_plan(admin, project, "Release plan")
     group = default_group(admin, plan)
