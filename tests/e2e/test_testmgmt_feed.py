@@ -18,7 +18,10 @@ from tests.e2e.testrecords import (
 
 
 def _feed(admin: httpx.Client, project: int, *object_types: str) -> list[dict[str, Any]]:
-    params: list[tuple[str, str | int]] = [("project", project), ("maxResults", 50)]
+    params: list[tuple[str, str | int | float | bool | None]] = [
+        ("project", project),
+        ("maxResults", 50),
+    ]
     params += [("objectType", t) for t in object_types]
     response = admin.get("/activities", params=params)
     assert response.status_code == 200, response.text

@@ -36,9 +36,9 @@ def _served(process: Process) -> float:
     )
 
 
-def _admin_metadata(admin: httpx.Client) -> list[tuple[str, str]]:
+def _admin_metadata(admin: httpx.Client) -> tuple[tuple[str, str | bytes], ...]:
     me = admin.get("/users/current").json()["data"]
-    return [(USER_ID_KEY, str(me["id"])), (USERNAME_KEY, me["username"]), (ROLES_KEY, ORG_ADMIN)]
+    return ((USER_ID_KEY, str(me["id"])), (USERNAME_KEY, me["username"]), (ROLES_KEY, ORG_ADMIN))
 
 
 def test_both_replicas_serve_and_share_their_data(
