@@ -38,6 +38,7 @@ from plumbline.gateway.routes import (
     testcycles,
     testgroups,
     testplans,
+    testrecords,
     testruns,
     usergroups,
     users,
@@ -97,6 +98,7 @@ class GatewayModule(Module):
             testgroups,
             testcycles,
             testruns,
+            testrecords,
         ):
             app.include_router(module.router)
         docs.install(app)
