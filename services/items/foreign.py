@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from plumbline.common.access import Access, Action, readable_where
 from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument, NotFound
+from plumbline.common.events import Event
 from plumbline.services.items.idspace import owner_in
 from plumbline.services.items.models import (
     comments,
@@ -124,6 +125,22 @@ def project_of(item: Any) -> Any:
     own = select(items.c.project).where(items.c.id == item).scalar_subquery()
     other = select(foreign_items.c.project).where(foreign_items.c.id == item).scalar_subquery()
     return func.coalesce(own, other)
+
+
+#: The events whose records take what hangs on them along (``<prefix>.`` before it).
+DELETED = "testmgmt.*.deleted"
+_RECORDS = ("testplan", "testcycle", "testrun")
+
+
+async def on_deleted(db: Database, event: Event) -> None:
+    """A test plan, cycle or run was deleted: its tags, links, comments and relationships
+    go, as do those of the cycles and runs a plan took along (repeating it changes
+    nothing)."""
+    if event.entity not in _RECORDS:
+        return
+    ids = [*event.object_ids, *event.payload.get("records", [])]
+    async with db.transaction() as session:
+        await forget(session, ids)
 
 
 async def forget(session: AsyncSession, ids: list[int]) -> None:

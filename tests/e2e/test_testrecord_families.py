@@ -14,6 +14,7 @@ from tests.e2e.harness import (
     assert_error,
     create_item,
     created_id,
+    eventually,
     grant,
     ids_of,
     new_project,
@@ -233,3 +234,34 @@ def test_access(team: Team, records: dict[str, int]) -> None:
     assert runner.put(run_lock, json={"locked": True}).status_code == 200
     assert runner.put(run_lock, json={"locked": False}).status_code == 200
     assert_error(runner.put(f"/testplans/{records['testplans']}/lock", json={"locked": True}), 401)
+
+
+@pytest.mark.parametrize("deleted", ["testruns", "testplans", "testcycles"])
+def test_deleting_a_record_takes_what_hangs_on_it_along(
+    admin: httpx.Client, project: dict[str, Any], records: dict[str, int], deleted: str
+) -> None:
+    plan, run = records["testplans"], records["testruns"]
+    item = create_item(admin, project, "Requirement")
+    tag = _tag(admin, project["id"])
+    hanging = {}
+    for base, record in (("testplans", plan), ("testruns", run)):
+        admin.post(f"/{base}/{record}/tags", json={"tag": tag})
+        hanging[record] = created_id(_comment(admin, record, "on it"))
+        _relate(admin, item, record)
+    cycle = int(admin.get(f"/testruns/{run}").json()["data"]["fields"]["testCycle"])
+    target = {"testruns": run, "testplans": plan, "testcycles": cycle}[deleted]
+    assert admin.delete(f"/{deleted}/{target}").status_code == 204
+    gone = {run} if deleted != "testplans" else {plan, run}
+
+    def remaining() -> set[int]:
+        rels = admin.get(f"/items/{item}/downstreamrelationships").json()["data"]
+        return {r["toItem"] for r in rels}
+
+    assert eventually(lambda: remaining() == {plan, run} - gone), remaining()
+    for record in gone:
+        assert_error(admin.get(f"/comments/{hanging[record]}"), 404)
+    tagged = admin.get(f"/tags/{tag}").status_code
+    assert tagged == 200
+    if deleted != "testplans":
+        assert ids_of(admin.get(f"/testplans/{plan}/tags")) == [tag]
+        assert ids_of(admin.get(f"/testplans/{plan}/comments")) == [hanging[plan]]
