@@ -247,55 +247,35 @@ async def _related_records(
     return await view.many(data, reply.page_info)
 
 
-def _record_routes(base: str, kind: Kind) -> None:
-    """The same four views of a test plan or run; related records may be items or test
+def _record_routes(base: str, kind: Kind, upstream: bool) -> None:
+    """The views of a test plan or run one way: related records may be items or test
     records."""
     noun = NOUNS[kind]
+    way, where = ("upstream", "into") if upstream else ("downstream", "out of")
 
     @router.get(
-        f"/{base}/{{id}}/upstreamrelationships",
-        summary=f"Relationships into a {noun}",
+        f"/{base}/{{id}}/{way}relationships",
+        summary=f"Relationships {where} a {noun}",
         responses=schemas.page(records.Relationship),
     )
-    async def record_upstream_relationships(
+    async def record_relationships(
         id: int, view: Relationships, gw: Gw, page: Paging, _c: Caller
     ) -> Response:
         foreign = [await foreign_item(gw, id, kind)]
-        return await _item_relationships(id, view, gw, page, True, foreign)
+        return await _item_relationships(id, view, gw, page, upstream, foreign)
 
     @router.get(
-        f"/{base}/{{id}}/downstreamrelationships",
-        summary=f"Relationships out of a {noun}",
-        responses=schemas.page(records.Relationship),
-    )
-    async def record_downstream_relationships(
-        id: int, view: Relationships, gw: Gw, page: Paging, _c: Caller
-    ) -> Response:
-        foreign = [await foreign_item(gw, id, kind)]
-        return await _item_relationships(id, view, gw, page, False, foreign)
-
-    @router.get(
-        f"/{base}/{{id}}/upstreamrelated",
-        summary=f"Items and test records upstream of a {noun}",
+        f"/{base}/{{id}}/{way}related",
+        summary=f"Items and test records {way} of a {noun}",
         responses=schemas.page(records.AbstractItem),
     )
-    async def record_upstream_related(
+    async def record_related(
         request: Request, id: int, view: AbstractItems, gw: Gw, page: Paging, _c: Caller
     ) -> Response:
         foreign = [await foreign_item(gw, id, kind)]
-        return await _related_records(request, id, view, gw, page, True, foreign)
-
-    @router.get(
-        f"/{base}/{{id}}/downstreamrelated",
-        summary=f"Items and test records downstream of a {noun}",
-        responses=schemas.page(records.AbstractItem),
-    )
-    async def record_downstream_related(
-        request: Request, id: int, view: AbstractItems, gw: Gw, page: Paging, _c: Caller
-    ) -> Response:
-        foreign = [await foreign_item(gw, id, kind)]
-        return await _related_records(request, id, view, gw, page, False, foreign)
+        return await _related_records(request, id, view, gw, page, upstream, foreign)
 
 
 for _base, _kind in FAMILY_BASES:
-    _record_routes(_base, _kind)
+    for _upstream in (True, False):
+        _record_routes(_base, _kind, _upstream)
