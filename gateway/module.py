@@ -39,6 +39,7 @@ from plumbline.gateway.routes import (
     testcycles,
     testgroups,
     testplans,
+    testrecords,
     testruns,
     usergroups,
     users,
@@ -98,6 +99,7 @@ class GatewayModule(Module):
             testgroups,
             testcycles,
             testruns,
+            testrecords,
             results,
         ):
             app.include_router(module.router)

@@ -370,3 +370,8 @@ def comment(message: items_pb2.Comment) -> records.Comment:
 def lock(item_body: records.Item) -> records.Lock:
     """An item's Lock (taken from its record)."""
     return item_body["lock"]
+
+
+def record_lock(message: testmgmt_pb2.TestRecord) -> records.Lock:
+    """A test plan's or run's Lock."""
+    return _lock(message.lock)

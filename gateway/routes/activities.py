@@ -1,4 +1,4 @@
-"""``/activities``."""
+"""``/activities``, and those of a test plan or run."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from plumbline.core.v1 import core_pb2
 from plumbline.gateway import params, query, records, representations, schemas
 from plumbline.gateway.bodies import RecordId
 from plumbline.gateway.deps import Caller, Gw, Paging, View, labs_version, view_of
+from plumbline.gateway.routes.testrecords import FAMILY_BASES, NOUNS, Kind, foreign_item
 from plumbline.gateway.upstreams import Upstreams
 
 router = APIRouter(prefix="/rest/{version}", tags=["activities"])
@@ -167,3 +168,25 @@ async def get_activity(activityId: RecordId, view: Activities, gw: Gw, _c: Calle
     message.wait_for.extend(await _positions(gw.upstreams))
     data = representations.activity(await gw.upstreams.activity.activities.GetActivity(message))
     return await view.one(data)
+
+
+def _record_routes(base: str, kind: Kind) -> None:
+    """A test plan's or run's activities: the project feed's records about it."""
+
+    @router.get(
+        f"/{base}/{{id}}/activities",
+        summary=f"A {NOUNS[kind]}'s activities",
+        responses=schemas.page(records.Activity),
+    )
+    async def record_activities(
+        id: int, view: Activities, gw: Gw, page: Paging, _c: Caller
+    ) -> Response:
+        record = await foreign_item(gw, id, kind)
+        message = activity_pb2.ListActivitiesRequest(
+            project=record.project, item=id, page=page.message()
+        )
+        return await _page(view, gw, message)
+
+
+for _base, _kind in FAMILY_BASES:
+    _record_routes(_base, _kind)

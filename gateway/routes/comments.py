@@ -13,6 +13,13 @@ from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import CommentBody
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created
+from plumbline.gateway.routes.testrecords import (
+    FAMILY_BASES,
+    NOUNS,
+    Kind,
+    foreign_item,
+    foreign_items,
+)
 from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["comments"])
@@ -55,6 +62,8 @@ async def create_comment(
     if body.location is not None:
         if body.location.item is not None:
             message.item = body.location.item
+            # A comment on a test plan or run: the items service keeps it, testmgmt vouches.
+            message.foreign.extend(await foreign_items(gw, {"location.item": message.item}))
         if body.location.project is not None:
             message.project = body.location.project
     reply = await gw.upstreams.items.comments.CreateComment(message)
@@ -87,3 +96,23 @@ async def item_comments(
 ) -> Response:
     message = items_pb2.ListCommentsRequest(item=id, page=page.message())
     return await _comment_page(view, gw, message, root_only)
+
+
+def _record_routes(base: str, kind: Kind) -> None:
+    """A test plan's or run's comments (made with ``POST /comments``)."""
+
+    @router.get(
+        f"/{base}/{{id}}/comments",
+        summary=f"A {NOUNS[kind]}'s comments",
+        responses=schemas.page(records.Comment),
+    )
+    async def record_comments(
+        id: int, view: Comments, gw: Gw, page: Paging, _c: Caller, root_only: RootCommentsOnly
+    ) -> Response:
+        foreign = [await foreign_item(gw, id, kind)]
+        message = items_pb2.ListCommentsRequest(item=id, page=page.message(), foreign=foreign)
+        return await _comment_page(view, gw, message, root_only)
+
+
+for _base, _kind in FAMILY_BASES:
+    _record_routes(_base, _kind)

@@ -14,6 +14,7 @@ from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import ItemTagBody, TagBody
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted, updated
+from plumbline.gateway.routes.testrecords import FAMILY_BASES, NOUNS, Kind, foreign_item
 from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["tags"])
@@ -91,9 +92,42 @@ async def tagged_items(
     return await view.many([representations.item(i) for i in reply.items], reply.page_info)
 
 
+Foreign = list[items_pb2.ForeignItem]
+
+
+async def _tags_of(view: View, gw: Gw, page: Paging, id: int, foreign: Foreign) -> Response:
+    message = items_pb2.ListTagsRequest(item=id, page=page.message(), foreign=foreign)
+    return await _tag_page(view, gw, message)
+
+
+async def _add(
+    request: Request, version: str, gw: Gw, base: str, id: int, tag: int, foreign: Foreign
+) -> Response:
+    view = View(request, gw, version, "tags")
+    await gw.upstreams.items.tags.TagItem(items_pb2.ItemTag(item=id, tag=tag, foreign=foreign))
+    return created(tag, view.location(f"{base}/{id}/tags/{tag}"))
+
+
+async def _one(view: View, gw: Gw, noun: str, id: int, tag: int, foreign: Foreign) -> Response:
+    reply = await gw.upstreams.items.tags.ListTags(
+        items_pb2.ListTagsRequest(
+            item=id, page=core_pb2.Page(start_at=0, max_results=1000), foreign=foreign
+        )
+    )
+    found = next((t for t in reply.tags if t.id == tag), None)
+    if found is None:
+        raise NotFound(f"{noun.capitalize()} {id} does not have tag {tag}.")
+    return await view.one(representations.tag(found))
+
+
+async def _remove(gw: Gw, id: int, tag: int, foreign: Foreign) -> Response:
+    await gw.upstreams.items.tags.UntagItem(items_pb2.ItemTag(item=id, tag=tag, foreign=foreign))
+    return deleted()
+
+
 @router.get("/items/{id}/tags", summary="An item's tags", responses=schemas.page(records.Tag))
 async def item_tags(id: int, view: Tags, gw: Gw, page: Paging, _c: Caller) -> Response:
-    return await _tag_page(view, gw, items_pb2.ListTagsRequest(item=id, page=page.message()))
+    return await _tags_of(view, gw, page, id, [])
 
 
 @router.post(
@@ -102,22 +136,14 @@ async def item_tags(id: int, view: Tags, gw: Gw, page: Paging, _c: Caller) -> Re
 async def tag_item(
     request: Request, id: int, body: ItemTagBody, version: Version, gw: Gw, _c: Caller
 ) -> Response:
-    view = View(request, gw, version, "tags")
-    await gw.upstreams.items.tags.TagItem(items_pb2.ItemTag(item=id, tag=body.tag))
-    return created(body.tag, view.location(f"items/{id}/tags/{body.tag}"))
+    return await _add(request, version, gw, "items", id, body.tag, [])
 
 
 @router.get(
     "/items/{id}/tags/{tagId}", summary="One tag of an item", responses=schemas.one(records.Tag)
 )
 async def item_tag(id: int, tagId: int, view: Tags, gw: Gw, _c: Caller) -> Response:
-    reply = await gw.upstreams.items.tags.ListTags(
-        items_pb2.ListTagsRequest(item=id, page=core_pb2.Page(start_at=0, max_results=1000))
-    )
-    found = next((t for t in reply.tags if t.id == tagId), None)
-    if found is None:
-        raise NotFound(f"Item {id} does not have tag {tagId}.")
-    return await view.one(representations.tag(found))
+    return await _one(view, gw, "item", id, tagId, [])
 
 
 @router.delete(
@@ -127,5 +153,48 @@ async def item_tag(id: int, tagId: int, view: Tags, gw: Gw, _c: Caller) -> Respo
     responses=schemas.deleted(),
 )
 async def untag_item(id: int, tagId: int, version: Version, gw: Gw, _c: Caller) -> Response:
-    await gw.upstreams.items.tags.UntagItem(items_pb2.ItemTag(item=id, tag=tagId))
-    return deleted()
+    return await _remove(gw, id, tagId, [])
+
+
+def _record_routes(base: str, kind: Kind) -> None:
+    """The same four for test plans or runs, which the items service tags as well."""
+    noun = NOUNS[kind]
+
+    @router.get(
+        f"/{base}/{{id}}/tags", summary=f"A {noun}'s tags", responses=schemas.page(records.Tag)
+    )
+    async def record_tags(id: int, view: Tags, gw: Gw, page: Paging, _c: Caller) -> Response:
+        return await _tags_of(view, gw, page, id, [await foreign_item(gw, id, kind)])
+
+    @router.post(
+        f"/{base}/{{id}}/tags",
+        status_code=201,
+        summary=f"Tag a {noun}",
+        responses=schemas.created(),
+    )
+    async def tag_record(
+        request: Request, id: int, body: ItemTagBody, version: Version, gw: Gw, _c: Caller
+    ) -> Response:
+        foreign = [await foreign_item(gw, id, kind)]
+        return await _add(request, version, gw, base, id, body.tag, foreign)
+
+    @router.get(
+        f"/{base}/{{id}}/tags/{{tagId}}",
+        summary=f"One tag of a {noun}",
+        responses=schemas.one(records.Tag),
+    )
+    async def record_tag(id: int, tagId: int, view: Tags, gw: Gw, _c: Caller) -> Response:
+        return await _one(view, gw, noun, id, tagId, [await foreign_item(gw, id, kind)])
+
+    @router.delete(
+        f"/{base}/{{id}}/tags/{{tagId}}",
+        status_code=204,
+        summary=f"Remove a tag from a {noun}",
+        responses=schemas.deleted(),
+    )
+    async def untag_record(id: int, tagId: int, version: Version, gw: Gw, _c: Caller) -> Response:
+        return await _remove(gw, id, tagId, [await foreign_item(gw, id, kind)])
+
+
+for _base, _kind in FAMILY_BASES:
+    _record_routes(_base, _kind)

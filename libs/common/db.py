@@ -11,7 +11,9 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
-from sqlalchemy import BigInteger, Integer, Row, Select, event
+from sqlalchemy import BigInteger, Integer, Row, Select, Table, event
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import CursorResult, make_url
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import (
@@ -114,6 +116,11 @@ class Database:
         """A session for reads only."""
         async with self.sessions() as session:
             yield session
+
+    def insert_ignoring_duplicates(self, table: Table) -> Insert:
+        """``INSERT ... ON CONFLICT DO NOTHING`` in this database's dialect."""
+        insert = sqlite_insert if self.sqlite else postgresql_insert
+        return insert(table).on_conflict_do_nothing()
 
     async def close(self) -> None:
         """Releases every connection."""

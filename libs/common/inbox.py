@@ -11,10 +11,7 @@ import asyncio
 import time
 
 from sqlalchemy import Column, DateTime, MetaData, String, Table, select
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.sql.dml import Insert
 
 from plumbline.common.dates import utcnow
 from plumbline.common.db import ID, Database, affected
@@ -58,7 +55,7 @@ class Inbox:
         """
         claimed = await affected(
             session,
-            self._ignoring_duplicates(self.consumed).values(
+            self.db.insert_ignoring_duplicates(self.consumed).values(
                 event_id=event.id, consumed_at=utcnow()
             ),
         )
@@ -81,15 +78,10 @@ class Inbox:
         if moved == 0:
             # The first event of this source, or an older one arriving late: a no-op then.
             await session.execute(
-                self._ignoring_duplicates(self.positions).values(
+                self.db.insert_ignoring_duplicates(self.positions).values(
                     source=event.source, position=event.position
                 )
             )
-
-    def _ignoring_duplicates(self, table: Table) -> Insert:
-        """``INSERT ... ON CONFLICT DO NOTHING`` in this database's dialect."""
-        insert = sqlite_insert if self.db.sqlite else postgresql_insert
-        return insert(table).on_conflict_do_nothing()
 
     async def committed(self, event: Event) -> None:
         """Call after the consuming transaction committed: wakes waiting readers."""

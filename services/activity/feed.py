@@ -29,6 +29,8 @@ class ActivityQuery:
     project: int
     #: The organisation feed instead of the project's.
     organization: bool = False
+    #: Only the activities of this abstract item (of ``project``).
+    item: int | None = None
     event_types: list[str] = field(default_factory=list)
     object_types: list[str] = field(default_factory=list)
     item_types: list[int] = field(default_factory=list)
@@ -94,6 +96,8 @@ class Feed:
                 activities.c.project == query.project,
                 activities.c.organization.is_(False),
             ]
+            if query.item is not None:
+                conditions.append(activities.c.item == query.item)
         if query.event_types:
             conditions.append(activities.c.event_type.in_(query.event_types))
         if query.object_types:

@@ -40,6 +40,8 @@ activities = Table(
     Column("organization", Boolean, nullable=False, default=False, server_default=false()),
     Index("ix_activities_project_id", "project", "id"),
     Index("ix_activities_organization_id", "organization", "id"),
+    # The activities of one test plan or run (``/testplans/{id}/activities``).
+    Index("ix_activities_item_id", "item", "id"),
 )
 
 consumed_events, consumer_positions = inbox_tables(metadata)

@@ -9,10 +9,12 @@ from sqlalchemy import Row, and_, func, select
 from plumbline.common.access import Access, AccessCache, Action, readable, readable_where
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, check_batch, first_or_missing, insert_id
-from plumbline.common.errors import InvalidArgument, NotFound
+from plumbline.common.errors import InvalidArgument
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
-from plumbline.services.items.models import comments, items, projects
+from plumbline.services.items.foreign import NONE, Foreign, Subject, subject
+from plumbline.services.items.idspace import owner_in
+from plumbline.services.items.models import comments, projects
 
 COMMENT_TYPES = (
     "GENERAL",
@@ -46,9 +48,10 @@ class Comments:
         root_only: bool,
         start_at: int,
         max_results: int,
+        foreign: Foreign = NONE,
     ) -> tuple[list[Row[Any]], int]:
-        """All comments the caller may read, an item's, or a comment's replies, oldest
-        first."""
+        """All comments the caller may read, an (abstract) item's, or a comment's replies,
+        oldest first."""
         access = await self.access.current()
         conditions: list[Any] = [
             comments.c.deleted.is_(False),
@@ -56,12 +59,7 @@ class Comments:
         ]
         async with self.db.read() as session:
             if item is not None:
-                project = await session.scalar(
-                    select(items.c.project).where(items.c.id == item, items.c.active.is_(True))
-                )
-                if project is None:
-                    raise NotFound(f"No item with id {item}.")
-                access.require(Action.READ, project, f"item {item}")
+                await subject(session, item, foreign, access)
                 conditions.append(comments.c.item == item)
             if in_reply_to is not None:
                 await self._one(session, in_reply_to, access)
@@ -111,8 +109,10 @@ class Comments:
         item: int | None,
         project: int | None,
         in_reply_to: int | None,
+        foreign: Foreign = NONE,
     ) -> int:
-        """``POST /comments``: on an item, on a project, or in reply to a comment."""
+        """``POST /comments``: on an (abstract) item, on a project, or in reply to a
+        comment."""
         access = await self.access.current()
         caller = access.principal
         if not text.strip():
@@ -134,21 +134,23 @@ class Comments:
                 if parent is None:
                     raise InvalidArgument(f"inReplyTo: no comment with id {in_reply_to}.")
                 access.require(Action.READ, parent.project, f"comment {in_reply_to}")
-                item = parent.item if item is None else item
+                if item is None and parent.item is not None:
+                    item = parent.item
+                    if await owner_in(session, item) != "items":
+                        # Vouched for when the comment replied to was made.
+                        foreign = {
+                            **foreign,
+                            item: Subject(item, parent.project, "abstract item", True),
+                        }
                 project = parent.project if project is None else project
+            where = f"project {project}"
             if item is not None:
-                row = (
-                    await session.execute(
-                        select(items.c.id, items.c.project).where(
-                            items.c.id == item, items.c.active.is_(True)
-                        )
-                    )
-                ).first()
-                if row is None:
-                    raise InvalidArgument(f"location.item: no item with id {item}.")
+                row = await subject(session, item, foreign, member="location.item")
                 if project is not None and project != row.project:
-                    raise InvalidArgument("location.project does not match the item's project.")
-                project = row.project
+                    raise InvalidArgument(
+                        f"location.project does not match the {row.noun}'s project."
+                    )
+                project, where = row.project, str(row)
             elif project is not None:
                 if (
                     await session.scalar(select(projects.c.id).where(projects.c.id == project))
@@ -157,7 +159,6 @@ class Comments:
                     raise InvalidArgument(f"location.project: no project with id {project}.")
             else:
                 raise InvalidArgument("location needs an item or a project (or inReplyTo).")
-            where = f"item {item}" if item is not None else f"project {project}"
             access.require(Action.WRITE, project, f"the comments of {where}")
             comment_id = await insert_id(
                 session,

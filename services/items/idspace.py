@@ -39,6 +39,18 @@ async def next_numbers(session: AsyncSession, project: int, item_type: int, coun
     return int(current)
 
 
+async def owner_in(session: AsyncSession, item_id: int) -> str:
+    """The service that owns ``item_id``, read in ``session``; NotFound when none does."""
+    try:
+        block = block_of(item_id)
+    except ValueError as exc:
+        raise NotFound(str(exc)) from None
+    owner = await session.scalar(select(id_blocks.c.owner).where(id_blocks.c.block == block))
+    if owner is None:
+        raise NotFound(f"No abstract item with id {item_id}.")
+    return str(owner)
+
+
 class IdSpace:
     """Allocates blocks and answers who owns an id."""
 
@@ -64,17 +76,8 @@ class IdSpace:
 
     async def owner_of(self, item_id: int) -> str:
         """The service that owns ``item_id``."""
-        try:
-            block = block_of(item_id)
-        except ValueError as exc:
-            raise NotFound(str(exc)) from None
         async with self.db.read() as session:
-            owner = await session.scalar(
-                select(id_blocks.c.owner).where(id_blocks.c.block == block)
-            )
-        if owner is None:
-            raise NotFound(f"No abstract item with id {item_id}.")
-        return str(owner)
+            return await owner_in(session, item_id)
 
     async def reserve_keys(self, project: int, item_type: int, count: int) -> list[str]:
         """``count`` document keys for records of ``item_type`` another service creates."""

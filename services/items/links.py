@@ -12,6 +12,7 @@ from plumbline.common.access import Access, Action
 from plumbline.common.db import affected, insert_id
 from plumbline.common.errors import FailedPrecondition, InvalidArgument, NotFound
 from plumbline.common.events import Event
+from plumbline.services.items.foreign import NONE, Foreign, Subject, subject
 from plumbline.services.items.itemdoc import ItemInput
 from plumbline.services.items.items import Items
 from plumbline.services.items.models import item_links, item_tags, items
@@ -29,7 +30,7 @@ def _check_url(url: str) -> str:
     return url
 
 
-def _event(action: str, owner: Row[Any], link: int, url: str, actor: int) -> Event:
+def _event(action: str, owner: Subject, link: int, url: str, actor: int) -> Event:
     """``items.itemlink.<action>``: the activity feed shows it as a URL of the item."""
     return Event(
         f"items.itemlink.{action}",
@@ -47,18 +48,23 @@ class Links:
         self.items = items_
         self.db = items_.db
 
-    async def _writable(self, item: int) -> tuple[Access, Row[Any]]:
-        """The caller's access and the item, if the caller may change it (WRITE)."""
+    async def _owner(self, item: int, foreign: Foreign, action: Action) -> tuple[Access, Subject]:
+        """The caller's access and the (abstract) item, if the caller may ``action`` it."""
         access = await self.items.access.current()
-        [owner] = await self.items.get_many([item])
-        access.require(Action.WRITE, owner.project, f"item {item}")
+        async with self.db.read() as session:
+            owner = await subject(session, item, foreign, access, action)
         return access, owner
 
     async def page(
-        self, item: int, link: int | None, start_at: int, max_results: int
+        self,
+        item: int,
+        link: int | None,
+        start_at: int,
+        max_results: int,
+        foreign: Foreign = NONE,
     ) -> tuple[list[Row[Any]], int]:
-        """An item's links (or one of them): READ on the item."""
-        await self.items.get_many([item])
+        """An (abstract) item's links (or one of them): READ on the item."""
+        _, owner = await self._owner(item, foreign, Action.READ)
         where = item_links.c.item == item
         if link is not None:
             where = where & (item_links.c.id == link)
@@ -74,12 +80,12 @@ class Links:
                 )
             ).all()
         if link is not None and not rows:
-            raise NotFound(f"Item {item} has no link {link}.")
+            raise NotFound(f"{str(owner).capitalize()} has no link {link}.")
         return list(rows), int(total or 0)
 
-    async def create(self, item: int, url: str, description: str) -> int:
-        """``POST /items/{id}/links``."""
-        access, owner = await self._writable(item)
+    async def create(self, item: int, url: str, description: str, foreign: Foreign = NONE) -> int:
+        """``POST /items/{id}/links`` (and test plans' and runs')."""
+        access, owner = await self._owner(item, foreign, Action.WRITE)
         caller = access.principal
         url = _check_url(url)
         async with self.items.outbox.transaction() as session:
@@ -91,9 +97,11 @@ class Links:
             )
         return link
 
-    async def update(self, item: int, link: int, url: str, description: str) -> None:
-        """``PUT /items/{id}/links/{linkId}``."""
-        access, owner = await self._writable(item)
+    async def update(
+        self, item: int, link: int, url: str, description: str, foreign: Foreign = NONE
+    ) -> None:
+        """``PUT /items/{id}/links/{linkId}`` (and test plans' and runs')."""
+        access, owner = await self._owner(item, foreign, Action.WRITE)
         caller = access.principal
         url = _check_url(url)
         async with self.items.outbox.transaction() as session:
@@ -104,21 +112,21 @@ class Links:
                 .values(url=url, description=description),
             )
             if changed == 0:
-                raise NotFound(f"Item {item} has no link {link}.")
+                raise NotFound(f"{str(owner).capitalize()} has no link {link}.")
             await self.items.outbox.add(
                 session, _event("updated", owner, link, url, caller.user_id)
             )
 
-    async def delete(self, item: int, link: int) -> None:
-        """``DELETE /items/{id}/links/{linkId}``."""
-        access, owner = await self._writable(item)
+    async def delete(self, item: int, link: int, foreign: Foreign = NONE) -> None:
+        """``DELETE /items/{id}/links/{linkId}`` (and test plans' and runs')."""
+        access, owner = await self._owner(item, foreign, Action.WRITE)
         caller = access.principal
         async with self.items.outbox.transaction() as session:
             url = await session.scalar(
                 select(item_links.c.url).where(item_links.c.item == item, item_links.c.id == link)
             )
             if url is None:
-                raise NotFound(f"Item {item} has no link {link}.")
+                raise NotFound(f"{str(owner).capitalize()} has no link {link}.")
             await session.execute(item_links.delete().where(item_links.c.id == link))
             await self.items.outbox.add(
                 session, _event("deleted", owner, link, url, caller.user_id)

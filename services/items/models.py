@@ -224,6 +224,14 @@ tags = Table(
     sqlite_autoincrement=True,
 )
 
+#: Abstract items other services own (test plans and runs) that a relationship has named,
+#: with the project their owner gave: relationship reads check both ends' projects.
+foreign_items = Table(
+    "foreign_items",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=False),
+    Column("project", BigInteger, nullable=False, index=True),
+)
 item_tags = Table(
     "item_tags",
     metadata,

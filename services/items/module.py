@@ -5,15 +5,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from functools import partial
 
 from sqlalchemy.exc import IntegrityError
 
+from plumbline.common.bus import Subscription
 from plumbline.common.db import Database
 from plumbline.common.migrations import upgrade
 from plumbline.common.outbox import Outbox
+from plumbline.common.telemetry import traced_handler
 from plumbline.items.v1 import items_pb2_grpc as rpc
 from plumbline.runtime import Module, Runtime
-from plumbline.services.items import configdoc
+from plumbline.services.items import configdoc, foreign
 from plumbline.services.items.api.categories import CategoriesServicer
 from plumbline.services.items.api.comments import CommentsServicer
 from plumbline.services.items.api.configuration import ConfigurationServicer
@@ -46,6 +49,8 @@ from plumbline.services.items.tags import Tags
 from plumbline.services.items.workflow import Workflow
 
 log = logging.getLogger(__name__)
+#: The durable consumer of other services' events (test records deleted).
+CONSUMER = "items"
 
 
 class ItemsModule(Module):
@@ -99,10 +104,16 @@ class ItemsModule(Module):
         grpc.add(rpc.add_FiltersServicer_to_server, FiltersServicer(filters, items, render))
         categories = Categories(self.db, self.access)
         grpc.add(rpc.add_CategoriesServicer_to_server, CategoriesServicer(categories))
+        self.subscription: Subscription | None = None
 
     async def serve(self, runtime: Runtime) -> None:
         self.outbox.start(runtime.bus)
         await self.access.watch(runtime.bus)
+        self.subscription = await runtime.bus.subscribe(
+            f"{runtime.bus.prefix}.{foreign.DELETED}",
+            traced_handler(partial(foreign.on_deleted, self.db)),
+            durable=CONSUMER,
+        )
         self.placing = asyncio.create_task(self._sync_placements(), name="items-placements")
 
     async def _sync_placements(self) -> None:
@@ -122,6 +133,8 @@ class ItemsModule(Module):
             self.placing.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self.placing
+        if self.subscription is not None:
+            await self.subscription.stop()
         await self.outbox.stop()
         await self.db.close()
 

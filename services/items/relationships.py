@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Row, and_, func, select, update
+from sqlalchemy import Row, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -24,6 +24,16 @@ from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
 from plumbline.services.items.config import Configuration
+from plumbline.services.items.foreign import (
+    NONE,
+    Foreign,
+    Subject,
+    ends,
+    project_of,
+    readable_ids,
+    remember,
+    subject,
+)
 from plumbline.services.items.models import items, projects, relationships
 
 #: Relationships whose two ends are both active items (``visible`` is kept so by item
@@ -35,19 +45,20 @@ def _both_ends_readable(access: Access, query: Any) -> Any:
     """``query`` without the relationships one of whose items the caller may not read."""
     if access.readable() is None:
         return query
-    readable_items = select(items.c.id).where(readable_where(access, items.c.project))
+    readable = readable_ids(access)
     return query.where(
-        relationships.c.from_item.in_(readable_items), relationships.c.to_item.in_(readable_items)
+        relationships.c.from_item.in_(readable), relationships.c.to_item.in_(readable)
     )
 
 
 class Relationships:
     """Relationship rules and storage.
 
-    A relationship belongs to its from-item's project. Reading one needs READ on the
-    projects of both its items; creating, changing or deleting one needs WRITE on the
-    from-item's project and READ on the to-item's (a relationship across projects: WRITE
-    where it starts, READ where it ends).
+    Either end may be an item or an abstract item another service owns (a test plan or
+    run, see ``foreign``). A relationship belongs to its from-item's project. Reading one
+    needs READ on the projects of both its items; creating, changing or deleting one needs
+    WRITE on the from-item's project and READ on the to-item's (a relationship across
+    projects: WRITE where it starts, READ where it ends).
     """
 
     def __init__(
@@ -67,13 +78,14 @@ class Relationships:
         max_results: int,
         last_id: int | None = None,
         omit_count: bool = False,
+        foreign: Foreign = NONE,
     ) -> tuple[list[Row[Any]], int]:
         """A project's relationships by id, or one item's up- or downstream ones (those
         whose other item the caller may not read left out)."""
         access = await self.access.current()
         async with self.db.read() as session:
             if item is not None:
-                await self._item(session, item, "item", access)
+                await subject(session, item, foreign, access)
                 column = relationships.c.to_item if upstream else relationships.c.from_item
                 query = _VISIBLE.where(column == item)
             else:
@@ -103,41 +115,48 @@ class Relationships:
             total = await session.scalar(select(func.count()).select_from(query.subquery()))
         return rows, int(total or 0)
 
-    async def related_ids(
-        self, item: int, upstream: bool, start_at: int, max_results: int
-    ) -> tuple[list[int], int]:
-        """Ids of the items up- or downstream of ``item`` (each once) that the caller may
-        read, and their total."""
+    async def related(
+        self,
+        item: int,
+        upstream: bool,
+        start_at: int,
+        max_results: int,
+        foreign: Foreign = NONE,
+        items_only: bool = False,
+    ) -> tuple[list[tuple[int, bool]], int]:
+        """The abstract items up- or downstream of ``item`` (each once) that the caller may
+        read, as (id, owned by another service), and their total; ``items_only`` leaves
+        out those of other services."""
         access = await self.access.current()
         async with self.db.read() as session:
-            await self._item(session, item, "item", access)
+            await subject(session, item, foreign, access)
             mine, other = (
                 (relationships.c.to_item, relationships.c.from_item)
                 if upstream
                 else (relationships.c.from_item, relationships.c.to_item)
             )
+            end = ends(items_only)
             related = (
-                select(other.label("id"))
-                .join(items, and_(items.c.id == other, items.c.active.is_(True)))
-                .where(mine == item)
-                .where(readable_where(access, items.c.project))
+                select(end.c.id, end.c.foreign)
+                .join(relationships, end.c.id == other)
+                .where(mine == item, relationships.c.visible.is_(True))
+                .where(readable_where(access, end.c.project))
                 .distinct()
                 .subquery()
             )
             total = await session.scalar(select(func.count()).select_from(related))
-            ids = (
-                await session.scalars(
-                    select(related.c.id).order_by(related.c.id).offset(start_at).limit(max_results)
+            rows = (
+                await session.execute(
+                    select(related).order_by(related.c.id).offset(start_at).limit(max_results)
                 )
             ).all()
-        return [int(i) for i in ids], int(total or 0)
+        return [(int(r.id), bool(r.foreign)) for r in rows], int(total or 0)
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
         """Relationships the caller may read (both items), by id; a single unknown id is
         NotFound, a single one the caller may not read PermissionDenied."""
         access = await self.access.current()
-        ends = select(items.c.project).where(items.c.id == relationships.c.to_item)
-        query = _VISIBLE.add_columns(ends.scalar_subquery().label("to_project"))
+        query = _VISIBLE.add_columns(project_of(relationships.c.to_item).label("to_project"))
         async with self.db.read() as session:
             rows = (await session.execute(query.where(relationships.c.id.in_(ids)))).all()
         check_batch(rows, ids, "relationship")
@@ -149,41 +168,26 @@ class Relationships:
         kept = readable(access, list(rows), ids, "relationship", deciding)
         return sorted(kept, key=lambda r: r.id)
 
-    async def _item(
-        self,
-        session: AsyncSession,
-        item_id: int,
-        name: str,
-        access: Access | None = None,
-        action: Action = Action.READ,
-    ) -> Any:
-        row = (
-            await session.execute(
-                select(items.c.id, items.c.project, items.c.item_type).where(
-                    items.c.id == item_id, items.c.active.is_(True)
-                )
-            )
-        ).first()
-        if row is None:
-            if name == "item":
-                raise NotFound(f"No item with id {item_id}.")
-            raise InvalidArgument(f"{name}: no item with id {item_id}.")
-        if access is not None:
-            access.require(action, row.project, f"item {item_id}")
-        return row
-
     def _type(self, catalog: Catalog, wanted: int | None) -> int:
         # The contract: a missing or invalid type means the default one.
         if wanted is not None and wanted in catalog.relationship_types:
             return wanted
         return catalog.default_relationship_type().id
 
-    async def create(self, from_item: int, to_item: int, relationship_type: int | None) -> int:
+    async def create(
+        self,
+        from_item: int,
+        to_item: int,
+        relationship_type: int | None,
+        foreign: Foreign = NONE,
+    ) -> int:
         """``POST /relationships``."""
-        [new_id] = await self.create_many([(from_item, to_item, relationship_type)])
+        [new_id] = await self.create_many([(from_item, to_item, relationship_type)], foreign)
         return new_id
 
-    async def create_many(self, batch: list[tuple[int, int, int | None]]) -> list[int]:
+    async def create_many(
+        self, batch: list[tuple[int, int, int | None]], foreign: Foreign = NONE
+    ) -> list[int]:
         """Creates (from, to, type) relationships in one transaction: all or none."""
         access = await self.access.current()
         caller = access.principal
@@ -198,24 +202,27 @@ class Relationships:
         try:
             async with self.outbox.transaction() as session:
                 # One read for the whole batch's items, rather than two per relationship.
-                found = {
-                    row.id: row
+                named = {i for pair in checked for i in pair[:2]}
+                found: dict[int, Subject] = {
+                    row.id: Subject(row.id, row.project)
                     for row in (
                         await session.execute(
                             select(items.c.id, items.c.project).where(
-                                items.c.id.in_({i for pair in checked for i in pair[:2]}),
-                                items.c.active.is_(True),
+                                items.c.id.in_(named - set(foreign)), items.c.active.is_(True)
                             )
                         )
                     ).all()
                 }
+                for wanted in named & set(foreign):
+                    found[wanted] = await subject(session, wanted, foreign)
+                await remember(self.db, session, found.values())
                 for from_item, to_item, rel_type in checked:
                     for name, wanted in (("fromItem", from_item), ("toItem", to_item)):
                         if wanted not in found:
                             raise InvalidArgument(f"{name}: no item with id {wanted}.")
                     source = found[from_item]
-                    access.require(Action.WRITE, source.project, f"item {from_item}")
-                    access.require(Action.READ, found[to_item].project, f"item {to_item}")
+                    access.require(Action.WRITE, source.project, str(source))
+                    access.require(Action.READ, found[to_item].project, str(found[to_item]))
                     new_id = await insert_id(
                         session,
                         relationships.insert().values(
@@ -248,7 +255,12 @@ class Relationships:
         return ids
 
     async def update(
-        self, rel_id: int, from_item: int, to_item: int, relationship_type: int | None
+        self,
+        rel_id: int,
+        from_item: int,
+        to_item: int,
+        relationship_type: int | None,
+        foreign: Foreign = NONE,
     ) -> None:
         """``PUT /relationships/{id}``: WRITE on the current from-item's project and on the
         new one's, READ on the new to-item's."""
@@ -261,8 +273,11 @@ class Relationships:
         try:
             async with self.outbox.transaction() as session:
                 await self._existing(session, rel_id, access)
-                source = await self._item(session, from_item, "fromItem", access, Action.WRITE)
-                await self._item(session, to_item, "toItem", access)
+                source = await subject(
+                    session, from_item, foreign, access, Action.WRITE, "fromItem"
+                )
+                target = await subject(session, to_item, foreign, access, Action.READ, "toItem")
+                await remember(self.db, session, (source, target))
                 await session.execute(
                     update(relationships)
                     .where(relationships.c.id == rel_id)

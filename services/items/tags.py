@@ -14,6 +14,7 @@ from plumbline.common.db import Database, affected, check_batch, insert_id, uniq
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
+from plumbline.services.items.foreign import NONE, Foreign, subject
 from plumbline.services.items.models import item_tags, items, projects, tags
 
 
@@ -35,13 +36,18 @@ class Tags:
         self.access = access
 
     async def page(
-        self, project: int | None, item: int | None, start_at: int, max_results: int
+        self,
+        project: int | None,
+        item: int | None,
+        start_at: int,
+        max_results: int,
+        foreign: Foreign = NONE,
     ) -> tuple[list[Row[Any]], int]:
-        """A project's tags or an item's, by name."""
+        """A project's tags or an (abstract) item's, by name."""
         access = await self.access.current()
         async with self.db.read() as session:
             if item is not None:
-                await _active_item(session, item, access, Action.READ)
+                await subject(session, item, foreign, access)
                 query = (
                     select(tags)
                     .join(item_tags, item_tags.c.tag == tags.c.id)
@@ -111,38 +117,40 @@ class Tags:
             await session.execute(tags.delete().where(tags.c.id == tag_id))
             await self.outbox.add(session, _event("deleted", tag_id, row.project, caller, row.name))
 
-    async def tag_item(self, item: int, tag_id: int) -> None:
-        """``POST /items/{id}/tags``: WRITE on the item (the tag is of its project)."""
+    async def tag_item(self, item: int, tag_id: int, foreign: Foreign = NONE) -> None:
+        """``POST /items/{id}/tags`` (and test plans' and runs'): WRITE on the item (the tag
+        is of its project)."""
         access = await self.access.current()
         caller = access.principal
         async with self.outbox.transaction() as session:
-            row = await _active_item(session, item, access, Action.WRITE)
+            row = await subject(session, item, foreign, access, Action.WRITE)
             tag = await _tag(session, tag_id, for_input=True)
             if tag.project != row.project:
                 raise InvalidArgument(
-                    f"tag {tag_id} belongs to project {tag.project}, not the item's."
+                    f"tag {tag_id} belongs to project {tag.project}, not the {row.noun}'s."
                 )
             exists = await session.scalar(
                 select(item_tags.c.tag).where(item_tags.c.item == item, item_tags.c.tag == tag_id)
             )
             if exists is not None:
-                raise AlreadyExists(f"Item {item} already has the tag {tag.name!r}.")
+                raise AlreadyExists(f"{str(row).capitalize()} already has the tag {tag.name!r}.")
             await session.execute(item_tags.insert().values(item=item, tag=tag_id))
             await self.outbox.add(session, _item_event("created", item, row.project, caller, tag))
 
-    async def untag_item(self, item: int, tag_id: int) -> None:
-        """``DELETE /items/{id}/tags/{tagId}``: WRITE on the item."""
+    async def untag_item(self, item: int, tag_id: int, foreign: Foreign = NONE) -> None:
+        """``DELETE /items/{id}/tags/{tagId}`` (and test plans' and runs'): WRITE on the
+        item."""
         access = await self.access.current()
         caller = access.principal
         async with self.outbox.transaction() as session:
-            row = await _active_item(session, item, access, Action.WRITE)
+            row = await subject(session, item, foreign, access, Action.WRITE)
             tag = await _tag(session, tag_id)
             removed = await affected(
                 session,
                 item_tags.delete().where(item_tags.c.item == item, item_tags.c.tag == tag_id),
             )
             if removed == 0:
-                raise NotFound(f"Item {item} does not have tag {tag_id}.")
+                raise NotFound(f"{str(row).capitalize()} does not have tag {tag_id}.")
             await self.outbox.add(session, _item_event("deleted", item, row.project, caller, tag))
 
     async def tagged_item_ids(
@@ -198,21 +206,6 @@ async def _tag(
         raise NotFound(f"No tag with id {tag_id}.")
     if access is not None:
         access.require(action, row.project, f"tag {tag_id}")
-    return row
-
-
-async def _active_item(session: AsyncSession, item: int, access: Access, action: Action) -> Any:
-    """An active item, refused unless the caller may ``action`` it."""
-    row = (
-        await session.execute(
-            select(items.c.id, items.c.project, items.c.item_type).where(
-                items.c.id == item, items.c.active.is_(True)
-            )
-        )
-    ).first()
-    if row is None:
-        raise NotFound(f"No item with id {item}.")
-    access.require(action, row.project, f"item {item}")
     return row
 
 

@@ -122,6 +122,12 @@ class Plans(store.Domain):
         async with self.outbox.transaction() as session:
             row = await store.load(session, plan_id, PLAN, access, Action.WRITE, for_update=True)
             store.check_lock(row, access.principal)
+            # Its cycles and runs go with it, without events of their own: the plan's names
+            # them, so that what other services keep for them can go too.
+            removed = await session.scalars(
+                select(records.c.id).where(records.c.plan == plan_id, records.c.kind != PLAN)
+            )
+            payload = {**store.summary(row), "records": [int(i) for i in removed]}
             groups = select(test_groups.c.id).where(test_groups.c.plan == plan_id)
             await session.execute(delete(group_cases).where(group_cases.c.test_group.in_(groups)))
             await session.execute(delete(test_groups).where(test_groups.c.plan == plan_id))
@@ -138,7 +144,7 @@ class Plans(store.Domain):
                     row.project,
                     access.principal,
                     row.version + 1,
-                    store.summary(row),
+                    payload,
                 ),
             )
 

@@ -109,8 +109,9 @@ class Records:
         async with self.db.read() as session:
             return await store.page(session, records, where, [*order, records.c.id], start, size)
 
-    async def set_lock(self, record_id: int, locked: bool) -> None:
-        """``PUT /testplans/{id}/lock`` and ``/testruns/{id}/lock``."""
+    async def set_lock(self, record_id: int, locked: bool, kind: str | None = None) -> None:
+        """``PUT /testplans/{id}/lock`` and ``/testruns/{id}/lock`` (``kind`` is the
+        path's)."""
         access = await self.access.current()
         caller = access.principal
         async with self.outbox.transaction() as session:
@@ -119,8 +120,9 @@ class Records:
                     select(records).where(records.c.id == record_id).with_for_update()
                 )
             ).first()
-            if row is None or row.kind not in (PLAN, RUN):
-                raise NotFound(f"No test plan or test run with id {record_id}.")
+            if row is None or row.kind not in (PLAN, RUN) or kind not in (None, row.kind):
+                noun = NOUNS[kind] if kind else "test plan or test run"
+                raise NotFound(f"No {noun} with id {record_id}.")
             action = Action.EXECUTE if row.kind == RUN else Action.WRITE
             access.require(action, row.project, f"{NOUNS[row.kind]} {record_id}")
             if row.locked and row.locked_by != caller.user_id and not caller.is_admin:

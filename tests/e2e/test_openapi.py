@@ -342,7 +342,19 @@ def _seed(admin: httpx.Client) -> dict[str, int]:
     dates = {"name": "Cycle", "startDate": "2024-01-01", "endDate": "2024-01-31"}
     cycle = created(admin.post(f"/testplans/{plan}/testcycles", json={"fields": dates}))
     run = first(f"/testcycles/{cycle}/testruns")
+    # Test plans and runs have tags, links, comments and relationships as items do.
+    own: dict[str, int] = {}
+    for base, record in (("testplans", plan), ("testruns", run)):
+        admin.post(f"/{base}/{record}/tags", json={"tag": tag})
+        own[f"{base}.linkId"] = created(
+            admin.post(f"/{base}/{record}/links", json={"url": "https://example.com"})
+        )
+        created(
+            admin.post("/comments", json={"body": {"text": "hi"}, "location": {"item": record}})
+        )
+        created(admin.post("/relationships", json={"fromItem": child, "toItem": record}))
     return {
+        **own,
         "project": project,
         "projectId": project,
         "item": child,
@@ -422,8 +434,10 @@ def test_every_read_answers_with_what_the_page_fills_in(
         for parameter in operation.get("parameters", []):
             name = parameter["name"]
             if parameter["in"] == "path":
-                record = name if name != "id" else ID_BY_RESOURCE[path.split("/")[1]]
-                url = url.replace(f"{{{name}}}", str(records[record]))
+                resource = path.split("/")[1]
+                record = name if name != "id" else ID_BY_RESOURCE[resource]
+                value = records.get(f"{resource}.{name}", records[record])
+                url = url.replace(f"{{{name}}}", str(value))
             elif parameter["required"]:
                 query[name] = records[name]
             elif "default" in parameter["schema"]:

@@ -7,7 +7,7 @@ from typing import Any
 from plumbline.activity.v1 import activity_pb2 as pb
 from plumbline.activity.v1 import activity_pb2_grpc
 from plumbline.common.dates import format_datetime, parse_iso
-from plumbline.common.rpc import Context, page_info, page_of
+from plumbline.common.rpc import Context, optional, page_info, page_of
 from plumbline.services.activity.feed import ActivityQuery, Feed
 
 
@@ -48,6 +48,7 @@ class ActivitiesServicer(activity_pb2_grpc.ActivitiesServicer):
             ActivityQuery(
                 project=request.project,
                 organization=request.organization,
+                item=optional(request, "item"),
                 event_types=list(request.event_types),
                 object_types=list(request.object_types),
                 item_types=list(request.item_types),

@@ -10,6 +10,7 @@ from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
 from plumbline.items.v1 import items_pb2_grpc
 from plumbline.services.items.comments import Comments
+from plumbline.services.items.foreign import vouched
 
 
 def comment_message(row: Any) -> pb.Comment:
@@ -47,6 +48,7 @@ class CommentsServicer(items_pb2_grpc.CommentsServicer):
             request.root_only,
             start,
             size,
+            vouched(request.foreign),
         )
         return pb.CommentPage(
             comments=[comment_message(r) for r in rows],
@@ -64,5 +66,6 @@ class CommentsServicer(items_pb2_grpc.CommentsServicer):
             optional(request, "item"),
             optional(request, "project"),
             optional(request, "in_reply_to"),
+            vouched(request.foreign),
         )
         return core_pb2.Created(id=new_id)

@@ -6,6 +6,7 @@ from plumbline.common.rpc import Context, optional, page_info, page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
 from plumbline.items.v1 import items_pb2_grpc
+from plumbline.services.items.foreign import vouched
 from plumbline.services.items.links import Links
 
 
@@ -18,7 +19,9 @@ class LinksServicer(items_pb2_grpc.LinksServicer):
     async def ListLinks(self, request: pb.ListLinksRequest, context: Context) -> pb.LinkPage:
         start, size = page_of(request.page)
         link = optional(request, "link")
-        rows, total = await self.links.page(request.item, link, start, size)
+        rows, total = await self.links.page(
+            request.item, link, start, size, vouched(request.foreign)
+        )
         return pb.LinkPage(
             links=[
                 pb.Link(id=r.id, item=r.item, url=r.url, description=r.description) for r in rows
@@ -28,13 +31,21 @@ class LinksServicer(items_pb2_grpc.LinksServicer):
 
     async def CreateLink(self, request: pb.LinkInput, context: Context) -> core_pb2.Created:
         return core_pb2.Created(
-            id=await self.links.create(request.item, request.url, request.description)
+            id=await self.links.create(
+                request.item, request.url, request.description, vouched(request.foreign)
+            )
         )
 
     async def UpdateLink(self, request: pb.LinkInput, context: Context) -> core_pb2.Empty:
-        await self.links.update(request.item, request.link, request.url, request.description)
+        await self.links.update(
+            request.item,
+            request.link,
+            request.url,
+            request.description,
+            vouched(request.foreign),
+        )
         return core_pb2.Empty()
 
     async def DeleteLink(self, request: pb.LinkInput, context: Context) -> core_pb2.Empty:
-        await self.links.delete(request.item, request.link)
+        await self.links.delete(request.item, request.link, vouched(request.foreign))
         return core_pb2.Empty()

@@ -9,6 +9,7 @@ from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
 from plumbline.items.v1 import items_pb2_grpc
 from plumbline.services.items.api.items import ItemMessages
+from plumbline.services.items.foreign import vouched
 from plumbline.services.items.items import Items
 from plumbline.services.items.relationships import Relationships
 
@@ -44,6 +45,7 @@ class RelationshipsServicer(items_pb2_grpc.RelationshipsServicer):
             size,
             optional(request, "last_id"),
             request.omit_count,
+            vouched(request.foreign),
         )
         info = page_info(start, len(rows), total)
         return pb.RelationshipPage(
@@ -60,7 +62,9 @@ class RelationshipsServicer(items_pb2_grpc.RelationshipsServicer):
         self, request: pb.RelationshipInput, context: Context
     ) -> core_pb2.Created:
         rel_type = optional(request, "relationship_type")
-        new_id = await self.relationships.create(request.from_item, request.to_item, rel_type)
+        new_id = await self.relationships.create(
+            request.from_item, request.to_item, rel_type, vouched(request.foreign)
+        )
         return core_pb2.Created(id=new_id)
 
     async def CreateRelationships(
@@ -74,7 +78,8 @@ class RelationshipsServicer(items_pb2_grpc.RelationshipsServicer):
                     optional(m, "relationship_type"),
                 )
                 for m in request.relationships
-            ]
+            ],
+            vouched(f for m in request.relationships for f in m.foreign),
         )
         return core_pb2.IdList(ids=ids)
 
@@ -82,7 +87,9 @@ class RelationshipsServicer(items_pb2_grpc.RelationshipsServicer):
         self, request: pb.RelationshipInput, context: Context
     ) -> core_pb2.Empty:
         rel_type = optional(request, "relationship_type")
-        await self.relationships.update(request.id, request.from_item, request.to_item, rel_type)
+        await self.relationships.update(
+            request.id, request.from_item, request.to_item, rel_type, vouched(request.foreign)
+        )
         return core_pb2.Empty()
 
     async def DeleteRelationship(self, request: core_pb2.Id, context: Context) -> core_pb2.Empty:
@@ -97,10 +104,23 @@ class RelationshipsServicer(items_pb2_grpc.RelationshipsServicer):
         self, request: pb.ListRelationshipsRequest, context: Context
     ) -> pb.ItemPage:
         start, size = page_of(request.page)
-        ids, total = await self.relationships.related_ids(
-            request.item, request.upstream, start, size
+        related, total = await self.relationships.related(
+            request.item, request.upstream, start, size, vouched(request.foreign), items_only=True
         )
+        ids = [i for i, _ in related]
         rows = await self.items.get_many(ids) if ids else []
         items = await self.render(rows, request.dates_with_time)
         info = page_info(start, len(items), total)
         return pb.ItemPage(items=items, page_info=info)
+
+    async def ListRelated(
+        self, request: pb.ListRelationshipsRequest, context: Context
+    ) -> pb.RelatedPage:
+        start, size = page_of(request.page)
+        related, total = await self.relationships.related(
+            request.item, request.upstream, start, size, vouched(request.foreign)
+        )
+        return pb.RelatedPage(
+            related=[pb.Related(id=i, foreign=foreign) for i, foreign in related],
+            page_info=page_info(start, len(related), total),
+        )

@@ -9,6 +9,7 @@ from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
 from plumbline.items.v1 import items_pb2_grpc
 from plumbline.services.items.api.items import ItemMessages
+from plumbline.services.items.foreign import vouched
 from plumbline.services.items.items import Items
 from plumbline.services.items.tags import Tags
 
@@ -33,6 +34,7 @@ class TagsServicer(items_pb2_grpc.TagsServicer):
             optional(request, "item"),
             start,
             size,
+            vouched(request.foreign),
         )
         return pb.TagPage(
             tags=[tag_message(r) for r in rows], page_info=page_info(start, len(rows), total)
@@ -55,11 +57,11 @@ class TagsServicer(items_pb2_grpc.TagsServicer):
         return core_pb2.Empty()
 
     async def TagItem(self, request: pb.ItemTag, context: Context) -> core_pb2.Empty:
-        await self.tags.tag_item(request.item, request.tag)
+        await self.tags.tag_item(request.item, request.tag, vouched(request.foreign))
         return core_pb2.Empty()
 
     async def UntagItem(self, request: pb.ItemTag, context: Context) -> core_pb2.Empty:
-        await self.tags.untag_item(request.item, request.tag)
+        await self.tags.untag_item(request.item, request.tag, vouched(request.foreign))
         return core_pb2.Empty()
 
     async def ListTaggedItems(

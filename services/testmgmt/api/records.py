@@ -47,5 +47,5 @@ class TestRecordsServicer(testmgmt_pb2_grpc.TestRecordsServicer):
         return await self.render.page(rows, start, total, request.dates_with_time)
 
     async def SetLock(self, request: pb.SetLockRequest, context: Context) -> core_pb2.Empty:
-        await self.records.set_lock(request.id, request.locked)
+        await self.records.set_lock(request.id, request.locked, kind_of(request.kind))
         return core_pb2.Empty()
