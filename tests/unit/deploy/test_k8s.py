@@ -248,13 +248,14 @@ def test_testmgmt_reaches_exactly_what_it_uses(
         assert can_reach(policies, "testmgmt", "nats", 4222)
 
 
-def test_the_in_cluster_backends_admit_their_clients(
-    rendered: tuple[str, list[dict[str, Any]]],
-) -> None:
-    overlay, docs = rendered
-    if overlay != "dev":
-        pytest.skip("prod's PostgreSQL and NATS are outside the cluster")
-    policies = _of_kind(docs, "NetworkPolicy")
+@pytest.fixture(scope="module")
+def dev() -> list[dict[str, Any]]:
+    """The dev overlay alone: the one with PostgreSQL and NATS in the cluster."""
+    return _render("dev")
+
+
+def test_the_in_cluster_backends_admit_their_clients(dev: list[dict[str, Any]]) -> None:
+    policies = _of_kind(dev, "NetworkPolicy")
     assert _sources(policies, "postgres", 5432) == set(WITH_DATABASE)
     assert _sources(policies, "nats", 4222) == set(APP_SERVICES)
 
