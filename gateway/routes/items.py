@@ -12,19 +12,10 @@ from starlette.responses import Response
 from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import query, records, representations, schemas
-from plumbline.gateway.bodies import (
-    DuplicateBody,
-    ItemBody,
-    ItemPatch,
-    LockBody,
-    PatchOperation,
-    free_json,
-    json_bytes,
-    read_json,
-    read_patch,
-)
+from plumbline.gateway.bodies import DuplicateBody, ItemBody, ItemPatch, LockBody, PatchOperation
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted, updated
+from plumbline.gateway.jsonbody import free_json, json_bytes, read_json, read_patch
 from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["items"])

@@ -18,9 +18,9 @@ from starlette.responses import Response
 from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import schemas
-from plumbline.gateway.bodies import read_json
 from plumbline.gateway.deps import Caller, Gw, Version, View, view_of
 from plumbline.gateway.envelope import ok, updated
+from plumbline.gateway.jsonbody import read_json
 from plumbline.identity.v1 import identity_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["system"])

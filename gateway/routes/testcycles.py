@@ -10,15 +10,10 @@ from starlette.responses import Response
 
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import records, representations, schemas
-from plumbline.gateway.bodies import (
-    GenerationConfig,
-    PatchOperation,
-    TestCycleBody,
-    free_json,
-    read_patch,
-)
+from plumbline.gateway.bodies import GenerationConfig, PatchOperation, TestCycleBody
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted, updated
+from plumbline.gateway.jsonbody import free_json, read_patch
 from plumbline.gateway.routes.testrecords import get_records
 from plumbline.testmgmt.v1 import testmgmt_pb2
 

@@ -13,14 +13,7 @@ from plumbline.common import int64
 from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import query, records, representations, schemas
-from plumbline.gateway.bodies import (
-    PatchOperation,
-    RunUpdate,
-    TestRunBody,
-    free_json,
-    read_json,
-    read_patch,
-)
+from plumbline.gateway.bodies import PatchOperation, RunUpdate, TestRunBody
 from plumbline.gateway.deps import (
     Caller,
     Gw,
@@ -32,6 +25,7 @@ from plumbline.gateway.deps import (
     view_of,
 )
 from plumbline.gateway.envelope import created, deleted, updated
+from plumbline.gateway.jsonbody import free_json, read_json, read_patch
 from plumbline.gateway.routes.testrecords import get_records
 from plumbline.testmgmt.v1 import testmgmt_pb2
 

@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from plumbline.common.errors import InvalidArgument
-from plumbline.gateway.bodies import FilterBody, ItemBody, ProjectBody, free_json, json_bytes
+from plumbline.gateway.bodies import FilterBody, ItemBody, ProjectBody
+from plumbline.gateway.jsonbody import free_json, json_bytes
 
 # What fits: 64-bit integers, text without NUL (PostgreSQL cannot store it).
 storable_text = st.text(
