@@ -20,7 +20,7 @@ import json
 import random
 import resource
 import time
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -96,7 +96,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             if status >= 400:
                 failures[str(status)] += 1
 
-    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    idle: deque[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = deque()
     opened = 0
     late = 0.0
 
@@ -106,8 +106,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         item = rng.choice(ids)
         path = args.path.replace("{id}", str(item)).replace("{n}", str(n))
         body = body_template.replace("{id}", str(item)).replace("{n}", str(n)).encode()
+        # The longest idle connection first: each stays in use, so none reaches the
+        # server's keep-alive timeout; one the server closed anyway is dropped.
+        while idle and idle[0][0].at_eof():
+            idle.popleft()[1].close()
         if idle:
-            reader, writer = idle.pop()
+            reader, writer = idle.popleft()
         else:
             opened += 1
             try:
@@ -148,7 +152,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             late = max(late, time.perf_counter() - due)
             pending.append(asyncio.create_task(paced(n, due)))
         await asyncio.gather(*pending)
-        connections = idle
+        connections = list(idle)
     else:
         remaining = args.requests
         await asyncio.gather(*(worker(slot) for slot in range(args.concurrency)))

@@ -152,3 +152,26 @@ async def test_a_slow_server_gets_more_connections_and_the_wait_counts(tmp_path:
     # One connection answers 20 a second; at 200 a second about ten are busy at once.
     assert result["extra_connections"] >= 5
     assert result["p50_ms"] >= 50
+
+
+async def test_paced_requests_drop_connections_the_server_closed(tmp_path: Path) -> None:
+    """A keep-alive connection the server closed while it sat idle is not used again."""
+    ids = tmp_path / "ids.json"
+    ids.write_text(json.dumps([1]))
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        result = await run(
+            _args(port, "/x/{id}", ids, concurrency=3, requests=10, warmup=0, rate=50.0)
+        )
+    assert result["requests"] == 10 and result["errors"] == 0
