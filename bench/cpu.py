@@ -69,6 +69,16 @@ def outside_processes(database_prefix: str) -> dict[int, str]:
     return found
 
 
+def machine_busy(stat: str | None = None, ticks: int = TICKS) -> float:
+    """CPU seconds every core of the machine has been busy (not idle nor waiting for I/O)
+    since boot, from the first line of ``/proc/stat``."""
+    text = stat if stat is not None else (PROC / "stat").read_text()
+    fields = [int(v) for v in text.splitlines()[0].split()[1:]]
+    # user nice system idle iowait irq softirq steal guest guest_nice; guest time is
+    # already counted in user.
+    return (sum(fields[:8]) - fields[3] - fields[4]) / ticks
+
+
 def sample(pids: Mapping[int, str]) -> dict[int, float]:
     """CPU seconds so far of each pid still running."""
     seconds = {}
