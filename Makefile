@@ -43,8 +43,8 @@ lint: setup ## ruff, and mypy --strict over the code, tests and bench
 	$(PY) -m plumbline.typetree . build/typecheck >/dev/null
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
 
-bench: setup ## benchmarks (TOPOLOGY=embedded|distributed)
-	$(PY) -m bench --topology $${TOPOLOGY:-embedded} --size $${SIZE:-normal}
+bench: setup ## benchmarks (TOPOLOGY=embedded|distributed, SIZE=small|normal|large, ONLY=items|testmgmt)
+	$(PY) -m bench --topology $${TOPOLOGY:-embedded} --size $${SIZE:-normal} --only $${ONLY:-all}
 
 browser: ## install Chromium for the docs UI browser test if it is missing
 	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)

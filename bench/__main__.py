@@ -1,6 +1,7 @@
 """``make bench``: seeds, drives load from a separate process, prints and saves the table.
 
-python -m bench [--topology embedded|distributed] [--size normal|large]
+python -m bench [--topology embedded|distributed] [--size small|normal|large]
+    [--only all|items|testmgmt]
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from typing import Any
 
 import httpx
 
+from bench import testmgmt as tm
+from bench.drive import REQUESTS, analyze, drive, wait_for_feed
 from bench.seed import WORDS, Seeder
-from tests.e2e.harness import SERVICES, cleanup_distributed, start_distributed, start_embedded
+from tests.e2e.harness import cleanup_distributed, start_distributed, start_embedded
 
 RESULTS = Path(__file__).parent / "results"
 SIZES = {
@@ -32,7 +35,6 @@ SIZES = {
     "normal": (2_000, 20_000),
     "large": (2_000, 20_000, 200_000),
 }
-REQUESTS = {1: 600, 32: 1500}
 GROUP_ITEM = "GET /items/{id} (role through a group)"
 GROUP_SEARCH = "GET /abstractitems?contains= (role through a group)"
 #: The word searched for: 2% of the requirements hold it (see bench.seed.WORDS).
@@ -43,40 +45,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _drive(
-    url: str,
-    path: str,
-    concurrency: int,
-    ids: Path,
-    method: str = "GET",
-    body: str | None = None,
-    auth: str | None = None,
-) -> dict[str, float]:
-    command = [
-        sys.executable,
-        "-m",
-        "bench.load",
-        "--url",
-        url,
-        "--path",
-        path,
-        "--method",
-        method,
-        "--concurrency",
-        str(concurrency),
-        "--requests",
-        str(REQUESTS[concurrency]),
-        "--ids",
-        str(ids),
-    ]
-    if body:
-        command += ["--body", body]
-    if auth:
-        command += ["--authorization", auth]
-    result = subprocess.run(command, capture_output=True, text=True, check=True, timeout=600)
-    return dict(json.loads(result.stdout))
 
 
 OVERLOAD_SECONDS = 15.0
@@ -178,49 +146,6 @@ def _group_member(url: str, admin: str, projects: list[int]) -> str:
                 json=[{"userGroup": group, "role": "READ_ONLY"}],
             ).raise_for_status()
     return "Basic " + base64.b64encode(f"bench-member:{password}".encode()).decode()
-
-
-def _wait_for_feed(url: str, project: int, auth: str) -> float:
-    """Waits until the activity feed has consumed every change made so far.
-
-    ``GET /activities`` answers 503 while the feed is behind the services' outboxes, so
-    its first 200 means the background work of the seed is done and will not compete
-    with the measurements. Returns the seconds waited.
-    """
-    started = time.monotonic()
-    while time.monotonic() - started < 1800:
-        response = httpx.get(
-            f"{url}/rest/v1/activities",
-            params={"project": project, "maxResults": 1},
-            headers={"Authorization": auth},
-            timeout=60,
-        )
-        if response.status_code == 200:
-            return time.monotonic() - started
-        if response.status_code != 503:
-            response.raise_for_status()
-    raise RuntimeError("the activity feed did not catch up within 30 minutes")
-
-
-async def _analyze(database_url: str) -> float:
-    """PostgreSQL: VACUUM ANALYZE every service database after a bulk load.
-
-    Autovacuum does the same within a minute or so of a load this size; until it has,
-    the planner still believes the tables are empty (it estimated 11 rows for a project
-    of 14,000) and sorts whole projects for a first page. The bench measures the steady
-    state, so it does not wait for the daemon. Returns the seconds it took.
-    """
-    import asyncpg
-
-    started = time.monotonic()
-    for service in SERVICES:
-        url = database_url.replace("{service}", service).replace("+asyncpg", "")
-        conn = await asyncpg.connect(url)
-        try:
-            await conn.execute("VACUUM ANALYZE")
-        finally:
-            await conn.close()
-    return time.monotonic() - started
 
 
 @dataclass(frozen=True)
@@ -372,15 +297,19 @@ def _targets(
     rows: list[dict[str, Any]],
     sizes: tuple[int, ...],
     overload: list[dict[str, Any]] | None = None,
+    testmgmt: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """The issue's targets, each with the measured figure and whether it is met."""
-    size = sizes[-1]
+    """The issue's targets, each with the measured figure and whether it is met (None
+    for a figure reported without a limit)."""
+    size = sizes[-1] if sizes else 0
     targets: list[dict[str, Any]] = []
 
-    def add(name: str, measured: float | None, limit: float, higher_is_better: bool) -> None:
+    def add(name: str, measured: float | None, limit: float | None, higher_is_better: bool) -> None:
         if measured is None:
             return
-        met = measured >= limit if higher_is_better else measured <= limit
+        met = (
+            None if limit is None else measured >= limit if higher_is_better else measured <= limit
+        )
         targets.append({"target": name, "measured": measured, "limit": limit, "met": met})
 
     item = _find(rows, "GET /items/{id}", size, 32)
@@ -442,11 +371,16 @@ def _targets(
             0.8,
             True,
         )
+    for target in tm.targets(testmgmt) if testmgmt else []:
+        add(*target)
     return targets
 
 
 def _report(
-    rows: list[dict[str, Any]], sizes: tuple[int, ...], overload: list[dict[str, Any]]
+    rows: list[dict[str, Any]],
+    sizes: tuple[int, ...],
+    overload: list[dict[str, Any]],
+    testmgmt: dict[str, Any] | None = None,
 ) -> str:
     """Growth and targets, after the per-size tables."""
     lines = []
@@ -463,8 +397,9 @@ def _report(
                 f"{g['rps_large']:>11.0f} {g['growth']:>7.2f} {g['growth_vs_bare']:>8.2f}"
             )
     lines += ["", f"{'target':54} {'measured':>9}  met"]
-    for t in _targets(rows, sizes, overload):
-        lines.append(f"{t['target']:54} {t['measured']:>9.2f}  {'yes' if t['met'] else 'NO'}")
+    for t in _targets(rows, sizes, overload, testmgmt):
+        verdict = "-" if t["met"] is None else "yes" if t["met"] else "NO"
+        lines.append(f"{t['target']:54} {t['measured']:>9.2f}  {verdict}")
     return "\n".join(lines)
 
 
@@ -476,13 +411,21 @@ def main() -> None:
         default=os.environ.get("TOPOLOGY", "embedded"),
     )
     parser.add_argument("--size", choices=list(SIZES), default=os.environ.get("SIZE", "normal"))
+    parser.add_argument(
+        "--only",
+        choices=["all", "items", "testmgmt"],
+        default=os.environ.get("ONLY", "all"),
+        help="items: the item rows and overload; testmgmt: the test management rows",
+    )
     args = parser.parse_args()
+    sizes = SIZES[args.size] if args.only != "testmgmt" else ()
     workdir = Path(tempfile.mkdtemp(prefix="plumbline-bench-"))
     started = time.monotonic()
     system = start_embedded(workdir) if args.topology == "embedded" else start_distributed(workdir)
     bare_process = None
     rows: list[dict[str, Any]] = []
     overload: list[dict[str, Any]] = []
+    testmgmt: dict[str, Any] | None = None
     try:
         items_port = next(p for p in system.processes if p.name in ("all", "items")).grpc_port
         basic = "Basic " + base64.b64encode(f"admin:{system.admin_password}".encode()).decode()
@@ -536,14 +479,14 @@ def main() -> None:
             folder=seeder.folders[seeder.data.big_project][0],
         )
 
-        for size in SIZES[args.size]:
+        for size in sizes:
             seed_started = time.monotonic()
             loop.run_until_complete(seeder.grow_to(size))
             seeded = time.monotonic() - seed_started
-            waited = _wait_for_feed(system.url, seeder.data.big_project, basic)
+            waited = wait_for_feed(system.url, seeder.data.big_project, basic)
             analyzed = (
                 f"; VACUUM ANALYZE took "
-                f"{loop.run_until_complete(_analyze(env['PLUMBLINE_DATABASE_URL'])):.0f}s"
+                f"{loop.run_until_complete(analyze(env['PLUMBLINE_DATABASE_URL'])):.0f}s"
                 if args.topology == "distributed"
                 else ""
             )
@@ -555,7 +498,7 @@ def main() -> None:
             ids = workdir / "ids.json"
             ids.write_text(json.dumps(seeder.data.leaves[-2000:]))
             bare = {
-                c: _drive(f"http://127.0.0.1:{bare_port}", "/bare/items/{id}", c, ids)
+                c: drive(f"http://127.0.0.1:{bare_port}", "/bare/items/{id}", c, ids)
                 for c in REQUESTS
             }
             for c, result in bare.items():
@@ -569,15 +512,15 @@ def main() -> None:
                     }
                 )
             for name, method, path, body, auth, read in _operations(targets, basic, bearer, member):
-                if not read and size != SIZES[args.size][-1]:
+                if not read and size != sizes[-1]:
                     continue
                 if "startAt=10000" in path and size < 12_000:
                     continue
                 for c in REQUESTS:
                     # The bare endpoint again, right before: this machine's speed drifts
                     # during a run, and a ratio is only fair between neighbours in time.
-                    neighbour = _drive(f"http://127.0.0.1:{bare_port}", "/bare/items/{id}", c, ids)
-                    result = _drive(system.url, path, c, ids, method, body, auth)
+                    neighbour = drive(f"http://127.0.0.1:{bare_port}", "/bare/items/{id}", c, ids)
+                    result = drive(system.url, path, c, ids, method, body, auth)
                     rows.append(
                         {
                             "operation": name,
@@ -592,9 +535,13 @@ def main() -> None:
                         }
                     )
             print(_table([r for r in rows if r["size"] == size]), flush=True)
-        overload = _overload(system.url, basic, workdir / "ids.json")
-        print(_overload_table(overload), flush=True)
-        print(_report(rows, SIZES[args.size], overload), flush=True)
+        if sizes:
+            overload = _overload(system.url, basic, workdir / "ids.json")
+            print(_overload_table(overload), flush=True)
+        if args.only != "items":
+            testmgmt = tm.measure(system, loop, seeder, basic, workdir, args.size)
+            print(tm.report(testmgmt), flush=True)
+        print(_report(rows, sizes, overload, testmgmt), flush=True)
         loop.run_until_complete(seeder.close())
         loop.close()
     finally:
@@ -611,6 +558,7 @@ def main() -> None:
             {
                 "topology": args.topology,
                 "size": args.size,
+                "only": args.only,
                 "machine": {
                     "cpus": os.cpu_count(),
                     "python": platform.python_version(),
@@ -618,13 +566,10 @@ def main() -> None:
                 },
                 "seconds": time.monotonic() - started,
                 "rows": rows,
-                "growth": [
-                    g
-                    for large in SIZES[args.size][1:]
-                    for g in _growth(rows, SIZES[args.size][0], large)
-                ],
+                "growth": [g for large in sizes[1:] for g in _growth(rows, sizes[0], large)],
                 "overload": overload,
-                "targets": _targets(rows, SIZES[args.size], overload),
+                "testmgmt": testmgmt,
+                "targets": _targets(rows, sizes, overload, testmgmt),
             },
             indent=1,
         )

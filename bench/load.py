@@ -1,8 +1,15 @@
 """The load driver: a separate process speaking HTTP/1.1 keep-alive over raw sockets.
 
-It sends a fixed number of requests with a fixed number of connections and prints one
-JSON line: requests per second, p50, p99, errors, and how busy the driver itself was
-(its CPU time over wall time), so a reader can see it was not the bottleneck.
+Closed loop (the default): a fixed number of requests over a fixed number of
+connections, each sending its next request when the answer to the last arrives.
+Paced (``--rate R``, open loop): request i is sent at i / R seconds, whether or not earlier
+ones were answered; a request that finds every connection busy opens another, and its
+latency runs from the moment it was due, so a server that falls behind shows in the
+percentiles instead of slowing the sender (no coordinated omission).
+
+Either prints one JSON line: requests per second, p50, p99, errors, and how busy the
+driver itself was (its CPU time over wall time), so a reader can see it was not the
+bottleneck.
 """
 
 from __future__ import annotations
@@ -13,7 +20,9 @@ import json
 import random
 import resource
 import time
+from collections import Counter, deque
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 
@@ -39,19 +48,34 @@ def _raw(method: str, host: str, path: str, headers: dict[str, str], body: bytes
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
 
-async def run(args: argparse.Namespace) -> dict[str, float]:
+def schedule(rate: float, count: int) -> list[float]:
+    """When each of ``count`` paced requests is due, in seconds from the start."""
+    if rate <= 0:
+        raise ValueError(f"the rate must be positive, got {rate}")
+    return [i / rate for i in range(count)]
+
+
+def percentile(sorted_values: list[float], p: float) -> float:
+    """The value at fraction ``p`` of ``sorted_values`` (seconds), in milliseconds."""
+    if not sorted_values:
+        return 0.0
+    return sorted_values[min(len(sorted_values) - 1, int(p * len(sorted_values)))] * 1000
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
     url = urlparse(args.url)
     host, port = url.hostname or "127.0.0.1", url.port or 80
     ids = json.loads(Path(args.ids).read_text()) if args.ids else [0]
     body_template = args.body or ""
     headers = {"Authorization": args.authorization} if args.authorization else {}
     latencies: list[float] = []
-    errors = 0
+    #: Failed requests by kind: an HTTP status of 400 or more, or "broken" (connection).
+    failures: Counter[str] = Counter()
     remaining = 0
     rng = random.Random(7)
 
     async def worker(slot: int) -> None:
-        nonlocal remaining, errors
+        nonlocal remaining
         reader, writer = connections[slot]
         while remaining > 0:
             remaining -= 1
@@ -64,13 +88,49 @@ async def run(args: argparse.Namespace) -> dict[str, float]:
                     reader, writer, _raw(args.method, url.netloc, path, headers, body)
                 )
             except (OSError, asyncio.IncompleteReadError):
-                errors += 1
+                failures["broken"] += 1
                 writer.close()
                 reader, writer = connections[slot] = await asyncio.open_connection(host, port)
                 continue
             latencies.append(time.perf_counter() - started)
             if status >= 400:
-                errors += 1
+                failures[str(status)] += 1
+
+    idle: deque[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = deque()
+    opened = 0
+    late = 0.0
+
+    async def paced(n: int, due: float) -> None:
+        """Request ``n``, due at ``due``: on an idle connection, or a new one."""
+        nonlocal opened
+        item = rng.choice(ids)
+        path = args.path.replace("{id}", str(item)).replace("{n}", str(n))
+        body = body_template.replace("{id}", str(item)).replace("{n}", str(n)).encode()
+        # The longest idle connection first: each stays in use, so none reaches the
+        # server's keep-alive timeout; one the server closed anyway is dropped.
+        while idle and idle[0][0].at_eof():
+            idle.popleft()[1].close()
+        if idle:
+            reader, writer = idle.popleft()
+        else:
+            opened += 1
+            try:
+                reader, writer = await asyncio.open_connection(host, port)
+            except OSError:
+                failures["broken"] += 1
+                return
+        try:
+            status = await _request(
+                reader, writer, _raw(args.method, url.netloc, path, headers, body)
+            )
+        except (OSError, asyncio.IncompleteReadError):
+            failures["broken"] += 1
+            writer.close()
+            return
+        latencies.append(time.perf_counter() - due)
+        idle.append((reader, writer))
+        if status >= 400:
+            failures[str(status)] += 1
 
     # Connections are opened, and each serves a few requests, before the clock starts:
     # what is measured is the steady state, not connection set-up or cold caches.
@@ -78,31 +138,44 @@ async def run(args: argparse.Namespace) -> dict[str, float]:
     remaining = args.warmup * args.concurrency
     await asyncio.gather(*(worker(slot) for slot in range(args.concurrency)))
     latencies.clear()
-    errors = 0
-    remaining = args.requests
+    failures.clear()
+    idle.extend(connections)
     cpu_before = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()
-    await asyncio.gather(*(worker(slot) for slot in range(args.concurrency)))
+    if args.rate:
+        pending = []
+        for n, offset in enumerate(schedule(args.rate, args.requests)):
+            due = started + offset
+            wait = due - time.perf_counter()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            late = max(late, time.perf_counter() - due)
+            pending.append(asyncio.create_task(paced(n, due)))
+        await asyncio.gather(*pending)
+        connections = list(idle)
+    else:
+        remaining = args.requests
+        await asyncio.gather(*(worker(slot) for slot in range(args.concurrency)))
     wall = time.perf_counter() - started
     for _, writer in connections:
         writer.close()
     cpu_after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
     latencies.sort()
-
-    def pct(p: float) -> float:
-        return (
-            latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 1000 if latencies else 0.0
-        )
-
-    return {
+    result: dict[str, Any] = {
         "requests": len(latencies),
         "rps": len(latencies) / wall if wall else 0.0,
-        "p50_ms": pct(0.50),
-        "p99_ms": pct(0.99),
-        "errors": errors,
+        "p50_ms": percentile(latencies, 0.50),
+        "p99_ms": percentile(latencies, 0.99),
+        "errors": sum(failures.values()),
+        "error_kinds": dict(failures),
         "driver_cpu": cpu / wall if wall else 0.0,
     }
+    if args.rate:
+        # Connections opened because every other was busy, and how late the driver
+        # itself sent the latest request (a late sender would flatter the server).
+        result.update(rate=args.rate, extra_connections=opened, max_late_ms=late * 1000)
+    return result
 
 
 def main() -> None:
@@ -113,9 +186,17 @@ def main() -> None:
     parser.add_argument("--body")
     parser.add_argument("--ids")
     parser.add_argument("--authorization")
-    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument(
+        "--concurrency", type=int, default=1, help="connections (paced: those opened first)"
+    )
     parser.add_argument("--requests", type=int, default=500)
     parser.add_argument("--warmup", type=int, default=5, help="untimed requests per connection")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="paced: requests per second, sent on schedule whatever the answers",
+    )
     args = parser.parse_args()
     print(json.dumps(asyncio.run(run(args))))
 

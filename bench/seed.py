@@ -202,5 +202,35 @@ class Seeder:
             )
             self.data.leaves.extend(leaves)
 
+    async def test_cases(self, project: int, count: int, prefix: str) -> list[int]:
+        """``count`` test cases (item type TC) of three steps each, named
+        ``{prefix} {n}``, through the bulk create; returns their ids in order."""
+        created: list[int] = []
+        for first in range(0, count, BATCH):
+            batch = [
+                items_pb2.ItemInput(
+                    project=project,
+                    item_type=self.types["TC"],
+                    fields_json=json.dumps(
+                        {
+                            "name": f"{prefix} {n}",
+                            "testCaseSteps": [
+                                {
+                                    "action": f"Step {s} of {prefix} {n}",
+                                    "expectedResult": f"Step {s} works",
+                                    "notes": f"note {s}",
+                                }
+                                for s in range(1, 4)
+                            ],
+                        }
+                    ).encode(),
+                )
+                for n in range(first, min(first + BATCH, count))
+            ]
+            reply = await self.client.items.CreateItems(items_pb2.ItemInputList(items=batch))
+            created.extend(reply.ids)
+        self.data.items += len(created)
+        return created
+
     async def close(self) -> None:
         await self.client.channel.close()

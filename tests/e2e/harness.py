@@ -211,11 +211,16 @@ def start_distributed(workdir: Path) -> System:
     return system
 
 
-def start_gateway(system: System, name: str) -> Process:
-    """Another gateway replica of a distributed system (the caller stops it)."""
+def start_gateway(system: System, name: str, overrides: Mapping[str, str] | None = None) -> Process:
+    """Another gateway replica of a distributed system (the caller stops it).
+
+    ``overrides`` replace settings of its environment (a ``PLUMBLINE_TESTMGMT_ADDR`` of
+    one replica, say).
+    """
     env = dict(system.env)
     for service in SERVICES:
         env[f"PLUMBLINE_{service.upper()}_ADDR"] = address_of(system, service)
+    env.update(overrides or {})
     return start_process(name, ["--target", "gateway"], env, system.workdir)
 
 

@@ -7,7 +7,9 @@ import asyncio
 import json
 from pathlib import Path
 
-from bench.load import run
+import pytest
+
+from bench.load import percentile, run, schedule
 
 
 async def _server(seen: list[str], close_after: int | None = None) -> asyncio.Server:
@@ -51,6 +53,7 @@ def _args(port: int, path: str, ids: Path, **overrides: object) -> argparse.Name
         "concurrency": 4,
         "requests": 40,
         "warmup": 3,
+        "rate": 0.0,
     }
     values.update(overrides)
     return argparse.Namespace(**values)
@@ -87,3 +90,88 @@ async def test_error_statuses_and_dropped_connections_count_as_errors(tmp_path: 
         result = await run(_args(port, "/items/{id}", ids, concurrency=1, requests=20))
     assert result["errors"] == 1  # the dropped request; the driver reconnected
     assert result["requests"] == 19
+
+
+def test_a_paced_schedule_spaces_requests_evenly_from_zero() -> None:
+    assert schedule(4.0, 5) == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert schedule(100.0, 0) == []
+    with pytest.raises(ValueError, match="positive"):
+        schedule(0.0, 3)
+
+
+def test_percentiles_are_in_milliseconds_and_never_past_the_end() -> None:
+    values = [i / 1000 for i in range(1, 101)]  # 1 ms to 100 ms
+    assert percentile(values, 0.5) == 51.0
+    assert percentile(values, 0.99) == 100.0
+    assert percentile(values, 1.0) == 100.0
+    assert percentile([], 0.99) == 0.0
+
+
+async def test_paced_requests_go_out_on_schedule_whatever_the_answers(tmp_path: Path) -> None:
+    ids = tmp_path / "ids.json"
+    ids.write_text(json.dumps([1]))
+    seen: list[str] = []
+    server = await _server(seen)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        result = await run(
+            _args(port, "/items/{id}", ids, concurrency=2, requests=30, warmup=1, rate=100.0)
+        )
+    # 30 requests at 100/s take 0.29 s from the first to the last being sent.
+    assert result["requests"] == 30 and result["errors"] == 0
+    assert result["rate"] == 100.0
+    assert 60 <= result["rps"] <= 104
+    assert result["max_late_ms"] < 100
+    assert len(seen) == 30 + 2
+
+
+async def test_a_slow_server_gets_more_connections_and_the_wait_counts(tmp_path: Path) -> None:
+    """Requests due while every connection waits open new ones, and their latency runs
+    from when they were due (a closed loop would have waited and hidden it)."""
+    ids = tmp_path / "ids.json"
+    ids.write_text(json.dumps([1]))
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                break
+            await asyncio.sleep(0.05)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        result = await run(
+            _args(port, "/x/{id}", ids, concurrency=1, requests=20, warmup=0, rate=200.0)
+        )
+    assert result["requests"] == 20 and result["errors"] == 0
+    # One connection answers 20 a second; at 200 a second about ten are busy at once.
+    assert result["extra_connections"] >= 5
+    assert result["p50_ms"] >= 50
+
+
+async def test_paced_requests_drop_connections_the_server_closed(tmp_path: Path) -> None:
+    """A keep-alive connection the server closed while it sat idle is not used again."""
+    ids = tmp_path / "ids.json"
+    ids.write_text(json.dumps([1]))
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        result = await run(
+            _args(port, "/x/{id}", ids, concurrency=3, requests=10, warmup=0, rate=50.0)
+        )
+    assert result["requests"] == 10 and result["errors"] == 0

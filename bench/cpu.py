@@ -1,0 +1,101 @@
+"""CPU seconds of the processes that serve a measurement, from ``/proc/<pid>/stat``.
+
+A run is bracketed by two samples; what each process used in between shows which one
+bounds the throughput. PostgreSQL and NATS are found by their process names: the
+backends of the system under test by its databases' names (``pl_<tag>_<service>``),
+everything else of PostgreSQL (checkpointer, WAL writer, other clients' backends) as one
+shared row.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+TICKS = os.sysconf("SC_CLK_TCK")
+PROC = Path("/proc")
+
+
+def cpu_seconds(stat: str, ticks: int = TICKS) -> float:
+    """utime + stime of a ``/proc/<pid>/stat`` line, in seconds.
+
+    The command name (field 2) is in parentheses and may hold spaces, so the fields are
+    counted from the last ``)``: utime and stime are fields 14 and 15.
+    """
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def _read(pid: int, name: str) -> str | None:
+    try:
+        return (PROC / str(pid) / name).read_text()
+    except OSError:
+        return None
+
+
+def process_seconds(pid: int) -> float | None:
+    """The CPU seconds ``pid`` has used so far; None once it is gone."""
+    stat = _read(pid, "stat")
+    return cpu_seconds(stat) if stat else None
+
+
+def database_label(cmdline: str, database_prefix: str) -> str | None:
+    """The row a PostgreSQL or NATS process counts in, from its command line (NUL
+    separated), or None when it is neither."""
+    words = cmdline.replace("\0", " ").split()
+    if not words:
+        return None
+    if words[0] == "postgres:" or words[0].endswith("/postgres"):
+        for word in words:
+            if word.startswith(database_prefix):
+                return f"PostgreSQL backends: {word[len(database_prefix) :]}"
+        return "PostgreSQL, rest (shared)"
+    if words[0].endswith("nats-server"):
+        return "NATS (shared)"
+    return None
+
+
+def outside_processes(database_prefix: str) -> dict[int, str]:
+    """PostgreSQL's and NATS's processes on this machine, each with its row."""
+    found = {}
+    for entry in PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        cmdline = _read(int(entry.name), "cmdline")
+        label = database_label(cmdline, database_prefix) if cmdline else None
+        if label:
+            found[int(entry.name)] = label
+    return found
+
+
+def machine_busy(stat: str | None = None, ticks: int = TICKS) -> float:
+    """CPU seconds every core of the machine has been busy (not idle nor waiting for I/O)
+    since boot, from the first line of ``/proc/stat``."""
+    text = stat if stat is not None else (PROC / "stat").read_text()
+    fields = [int(v) for v in text.splitlines()[0].split()[1:]]
+    # user nice system idle iowait irq softirq steal guest guest_nice; guest time is
+    # already counted in user.
+    return (sum(fields[:8]) - fields[3] - fields[4]) / ticks
+
+
+def sample(pids: Mapping[int, str]) -> dict[int, float]:
+    """CPU seconds so far of each pid still running."""
+    seconds = {}
+    for pid in pids:
+        used = process_seconds(pid)
+        if used is not None:
+            seconds[pid] = used
+    return seconds
+
+
+def used_between(
+    labels: Mapping[int, str], before: Mapping[int, float], after: Mapping[int, float]
+) -> dict[str, float]:
+    """CPU seconds per row between two samples (a pid born in between counts from 0;
+    several pids of one row add up)."""
+    rows: dict[str, float] = {}
+    for pid, label in labels.items():
+        if pid in after:
+            rows[label] = rows.get(label, 0.0) + after[pid] - before.get(pid, 0.0)
+    return rows
