@@ -35,6 +35,9 @@ from plumbline.common.telemetry import current_traceparent
 
 log = logging.getLogger(__name__)
 
+#: Most events one relay transaction reads and publishes.
+RELAY_BATCH = 200
+
 
 def outbox_table(metadata: MetaData) -> Table:
     """The ``outbox`` table in a service's own metadata."""
@@ -150,13 +153,15 @@ class Outbox:
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 5.0)
                 continue
-            if sent == 0:
+            if sent < RELAY_BATCH:
+                # Everything committed before the read is sent; a commit since has set
+                # the wake-up again. Reading once more now would find nothing.
                 try:
                     await asyncio.wait_for(self._wake.wait(), timeout=1.0)
                 except TimeoutError:
                     pass
 
-    async def relay_once(self, batch: int = 200) -> int:
+    async def relay_once(self, batch: int = RELAY_BATCH) -> int:
         """Publishes up to ``batch`` unsent events in order; returns how many."""
         assert self.bus is not None
         async with self.db.transaction() as session:

@@ -36,6 +36,8 @@ records = Table(
     Column("project", BigInteger, nullable=False),
     Column("item_type", BigInteger, nullable=False),
     Column("document_key", String(64), nullable=False),
+    # The document key in natural order (its number zero-padded): runs sort by it.
+    Column("key_sort", String(96), nullable=False, default=""),
     Column("global_id", String(255), nullable=False),
     # fields.name, kept beside the map for sorting by name
     Column("name", String(255), nullable=False, default=""),
@@ -64,7 +66,7 @@ records = Table(
     Column("last_activity_at", DateTime(timezone=True), nullable=False),
     Index("ix_records_project_kind", "project", "kind", "id"),
     Index("ix_records_plan_kind", "plan", "kind", "id"),
-    Index("ix_records_cycle", "cycle", "document_key"),
+    Index("ix_records_cycle_key", "cycle", "key_sort", "id"),
     Index("ix_records_test_case", "test_case"),
     Index("ix_records_document_key", "document_key"),
 )

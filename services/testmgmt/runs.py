@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import Row, bindparam, delete, func, select, update
+from sqlalchemy import Row, bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common import jsonpatch
@@ -39,7 +39,7 @@ FIXED = frozenset(("name", "description", "testRunStatus", "testRunSteps", "exec
 SHOWN = frozenset((*SYSTEM_FIELDS, "testCase", "testCycle", "testPlan"))
 #: How runs may be sorted, and the column behind each.
 SORTS = {
-    "documentKey": (func.length(records.c.document_key), records.c.document_key),
+    "documentKey": (records.c.key_sort,),
     "id": (records.c.id,),
     "name": (records.c.name,),
     "createdDate": (records.c.created_at,),

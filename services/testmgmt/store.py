@@ -54,6 +54,12 @@ async def page(
     return list(rows), int(total or 0)
 
 
+def key_sort(key: str) -> str:
+    """``key`` in natural order: ``P-TSTRN-9`` before ``P-TSTRN-10``."""
+    prefix, _, number = key.rpartition("-")
+    return f"{prefix}-{int(number):012d}" if number.isdigit() else key
+
+
 def new_record(
     record_id: int,
     kind: str,
@@ -72,6 +78,7 @@ def new_record(
         "project": project,
         "item_type": item_type,
         "document_key": key,
+        "key_sort": key_sort(key),
         "global_id": f"GID-{type_key}-{record_id}",
         "fields_json": json.dumps(fields),
         "name": str(fields.get("name", ""))[:255],

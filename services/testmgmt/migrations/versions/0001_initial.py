@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 02:18:46.017678
+Create Date: 2026-11-24 03:24:21.473731
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ def upgrade() -> None:
     sa.Column('project', sa.BigInteger(), nullable=False),
     sa.Column('item_type', sa.BigInteger(), nullable=False),
     sa.Column('document_key', sa.String(length=64), nullable=False),
+    sa.Column('key_sort', sa.String(length=96), nullable=False),
     sa.Column('global_id', sa.String(length=255), nullable=False),
     sa.Column('name', sa.String(length=255), nullable=False),
     sa.Column('fields_json', sa.Text(), nullable=False),
@@ -68,7 +69,7 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id')
     )
     with op.batch_alter_table('records', schema=None) as batch_op:
-        batch_op.create_index('ix_records_cycle', ['cycle', 'document_key'], unique=False)
+        batch_op.create_index('ix_records_cycle_key', ['cycle', 'key_sort', 'id'], unique=False)
         batch_op.create_index('ix_records_document_key', ['document_key'], unique=False)
         batch_op.create_index('ix_records_plan_kind', ['plan', 'kind', 'id'], unique=False)
         batch_op.create_index('ix_records_project_kind', ['project', 'kind', 'id'], unique=False)
@@ -116,7 +117,7 @@ def downgrade() -> None:
         batch_op.drop_index('ix_records_project_kind')
         batch_op.drop_index('ix_records_plan_kind')
         batch_op.drop_index('ix_records_document_key')
-        batch_op.drop_index('ix_records_cycle')
+        batch_op.drop_index('ix_records_cycle_key')
 
     op.drop_table('records')
     with op.batch_alter_table('outbox', schema=None) as batch_op:

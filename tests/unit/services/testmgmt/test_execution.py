@@ -12,6 +12,7 @@ from plumbline.common.catalog import Catalog, Field, ItemType
 from plumbline.common.errors import InvalidArgument
 from plumbline.services.testmgmt.generation import Config, derive, parse_config
 from plumbline.services.testmgmt.runs import apply_execution
+from plumbline.services.testmgmt.store import key_sort
 
 TODAY = "2026-11-24"
 
@@ -153,3 +154,14 @@ def test_the_generation_config() -> None:
         parse_config({"testGroupsToInclude": ["a"]})
     with pytest.raises(InvalidArgument, match="'GREEN' is not a test run status"):
         parse_config({"testRunStatusesToInclude": ["GREEN"]})
+
+
+def test_document_keys_sort_in_natural_order() -> None:
+    keys = ["P-TSTRN-10", "P-TSTRN-9", "Q-TSTRN-1", "P-TSTRN-100", "odd"]
+    assert sorted(keys, key=key_sort) == [
+        "P-TSTRN-9",
+        "P-TSTRN-10",
+        "P-TSTRN-100",
+        "Q-TSTRN-1",
+        "odd",
+    ]
