@@ -139,8 +139,9 @@ class Groups(store.Domain):
                         sort_order=0 if last is None else last + 1,
                     )
                 )
-                event = _event("updated", row, group, found_group.name, access)
-                event.payload["testCaseAdded"] = test_case
+                event = _event(
+                    "updated", row, group, found_group.name, access, testCaseAdded=test_case
+                )
                 await self.outbox.add(session, event)
         except IntegrityError:
             raise AlreadyExists(
@@ -160,8 +161,9 @@ class Groups(store.Domain):
                     group_cases.c.test_group == group, group_cases.c.test_case == test_case
                 )
             )
-            event = _event("updated", row, group, found_group.name, access)
-            event.payload["testCaseRemoved"] = test_case
+            event = _event(
+                "updated", row, group, found_group.name, access, testCaseRemoved=test_case
+            )
             await self.outbox.add(session, event)
 
     async def forget_case(self, test_case: int) -> None:
@@ -198,12 +200,15 @@ def _name(name: str) -> str:
     return name
 
 
-def _event(action: str, plan: Row[Any], group: int, name: str, access: Access) -> Event:
-    """``testmgmt.testgroup.<action>``: the feed shows it on the plan."""
+def _event(
+    action: str, plan: Row[Any], group: int, name: str, access: Access, **change: int
+) -> Event:
+    """``testmgmt.testgroup.<action>``: the feed shows it on the plan; ``change`` names the
+    test case added or removed."""
     return Event(
         f"testmgmt.testgroup.{action}",
         actor=access.principal.user_id,
         project=plan.project,
         object_ids=[plan.id],
-        payload={"testGroup": group, "name": name, "documentKey": plan.document_key},
+        payload={"testGroup": group, "name": name, "documentKey": plan.document_key, **change},
     )
