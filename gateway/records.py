@@ -247,7 +247,7 @@ class Item(TypedDict):
     type: Literal["items"]
 
 
-class _TestRecord(TypedDict):
+class TestRecordBase(TypedDict):
     """What test plans, cycles and runs share with every abstract item."""
 
     id: int
@@ -264,7 +264,7 @@ class _TestRecord(TypedDict):
     resources: ItemResources
 
 
-class TestPlan(_TestRecord):
+class TestPlan(TestRecordBase):
     """A test plan; ``fields`` holds the values of the test plan item type's fields."""
 
     archived: bool
@@ -272,13 +272,13 @@ class TestPlan(_TestRecord):
     type: Literal["testplans"]
 
 
-class TestCycle(_TestRecord):
+class TestCycle(TestRecordBase):
     """A test cycle of a test plan."""
 
     type: Literal["testcycles"]
 
 
-class TestRun(_TestRecord):
+class TestRun(TestRecordBase):
     """A test run: one test case's execution in a test cycle.
 
     ``fields`` carries ``testCase``, ``testCycle``, ``testPlan``, ``testRunStatus``,
@@ -293,7 +293,7 @@ class TestRun(_TestRecord):
     type: Literal["testruns"]
 
 
-class AbstractItem(_TestRecord):
+class AbstractItem(TestRecordBase):
     """Any abstract item: an item, a test plan, cycle or run; the members after
     ``resources`` are those of its own type."""
 

@@ -214,8 +214,8 @@ def _lock(message: items_pb2.ItemLock | testmgmt_pb2.Lock) -> records.Lock:
     return body
 
 
-def test_plan(message: testmgmt_pb2.TestRecord) -> records.TestPlan:
-    """A TestPlan."""
+def _test_record(message: testmgmt_pb2.TestRecord) -> records.TestRecordBase:
+    """The members every test plan, cycle and run has."""
     return {
         "id": message.id,
         "documentKey": message.document_key,
@@ -229,6 +229,13 @@ def test_plan(message: testmgmt_pb2.TestRecord) -> records.TestPlan:
         "modifiedBy": message.modified_by,
         "fields": json.loads(message.fields_json or b"{}"),
         "resources": {"self": {"allowed": list(message.allowed)}},
+    }
+
+
+def test_plan(message: testmgmt_pb2.TestRecord) -> records.TestPlan:
+    """A TestPlan."""
+    return {
+        **_test_record(message),
         "archived": message.archived,
         "lock": _lock(message.lock),
         "type": "testplans",
@@ -237,38 +244,13 @@ def test_plan(message: testmgmt_pb2.TestRecord) -> records.TestPlan:
 
 def test_cycle(message: testmgmt_pb2.TestRecord) -> records.TestCycle:
     """A TestCycle."""
-    return {
-        "id": message.id,
-        "documentKey": message.document_key,
-        "globalId": message.global_id,
-        "project": message.project,
-        "itemType": message.item_type,
-        "createdDate": message.created_date,
-        "modifiedDate": message.modified_date,
-        "lastActivityDate": message.last_activity_date,
-        "createdBy": message.created_by,
-        "modifiedBy": message.modified_by,
-        "fields": json.loads(message.fields_json or b"{}"),
-        "resources": {"self": {"allowed": list(message.allowed)}},
-        "type": "testcycles",
-    }
+    return {**_test_record(message), "type": "testcycles"}
 
 
 def test_run(message: testmgmt_pb2.TestRecord) -> records.TestRun:
     """A TestRun."""
     return {
-        "id": message.id,
-        "documentKey": message.document_key,
-        "globalId": message.global_id,
-        "project": message.project,
-        "itemType": message.item_type,
-        "createdDate": message.created_date,
-        "modifiedDate": message.modified_date,
-        "lastActivityDate": message.last_activity_date,
-        "createdBy": message.created_by,
-        "modifiedBy": message.modified_by,
-        "fields": json.loads(message.fields_json or b"{}"),
-        "resources": {"self": {"allowed": list(message.allowed)}},
+        **_test_record(message),
         "testCaseVersionNumber": message.test_case_version_number,
         "sortOrderFromTestGroup": message.sort_order_from_test_group,
         "testGroup": [message.test_plan, message.test_group],
