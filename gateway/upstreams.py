@@ -26,7 +26,7 @@ class IdentityClient:
         self.users = identity.UsersStub(channel)
         self.groups = identity.GroupsStub(channel)
         self.permissions = identity.PermissionsStub(channel)
-        self.watermarks = identity.WatermarksStub(channel)
+        self.watermarks = core.WatermarksStub(channel)
         self.roles = identity.RolesStub(channel)
         self.credentials = identity.CredentialsStub(channel)
         self.cors = identity.CorsSettingsStub(channel)
@@ -39,7 +39,7 @@ class ItemsClient:
         self.channel = channel
         self.projects = items.ProjectsStub(channel)
         self.ids = items.IdSpaceStub(channel)
-        self.watermarks = items.WatermarksStub(channel)
+        self.watermarks = core.WatermarksStub(channel)
         self.configuration = items.ConfigurationStub(channel)
         self.items = items.ItemsStub(channel)
         self.moves = items.MovesStub(channel)
@@ -76,7 +76,7 @@ class TestmgmtClient:
         self.groups = testmgmt.TestGroupsStub(channel)
         self.cycles = testmgmt.TestCyclesStub(channel)
         self.runs = testmgmt.TestRunsStub(channel)
-        self.watermarks = testmgmt.WatermarksStub(channel)
+        self.watermarks = core.WatermarksStub(channel)
         self.results = testmgmt.ResultsStub(channel)
         self.access = core.AccessStub(channel)
 
@@ -113,7 +113,7 @@ class Upstreams:
         ``plumbline.common.access``). A balanced channel would reach one replica only,
         so each replica is called on its own channel.
         """
-        mark = await self.identity.watermarks.GetWatermark(core_pb2.Empty())
+        mark = await self.identity.watermarks.GetWatermark(core_pb2.Watermark(source="identity"))
         channels = [c for service in GUARDED for c in await self.replicas(service)]
         await asyncio.gather(*(core.AccessStub(c).Settle(mark) for c in channels))
 

@@ -50,9 +50,9 @@ OBJECT_TYPES = (
 async def _positions(upstreams: Upstreams) -> list[core_pb2.Watermark]:
     """Where each event source is now: the feed must have caught up with it."""
     replies = await asyncio.gather(
-        upstreams.identity.watermarks.GetWatermark(core_pb2.Empty()),
-        upstreams.items.watermarks.GetWatermark(core_pb2.Empty()),
-        upstreams.testmgmt.watermarks.GetWatermark(core_pb2.Empty()),
+        upstreams.identity.watermarks.GetWatermark(core_pb2.Watermark(source="identity")),
+        upstreams.items.watermarks.GetWatermark(core_pb2.Watermark(source="items")),
+        upstreams.testmgmt.watermarks.GetWatermark(core_pb2.Watermark(source="testmgmt")),
     )
     return list(replies)
 

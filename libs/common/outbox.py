@@ -30,8 +30,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from plumbline.common.bus import Bus
 from plumbline.common.dates import utcnow
 from plumbline.common.db import ID, Database
+from plumbline.common.errors import NotFound
 from plumbline.common.events import Event
+from plumbline.common.rpc import Context
 from plumbline.common.telemetry import current_traceparent
+from plumbline.core.v1 import core_pb2, core_pb2_grpc
 
 log = logging.getLogger(__name__)
 
@@ -185,3 +188,18 @@ class Outbox:
                 .values(published_at=utcnow())
             )
         return len(rows)
+
+
+class WatermarksServicer(core_pb2_grpc.WatermarksServicer):
+    """``plumbline.core.v1.Watermarks``: how far each outbox of this process has got."""
+
+    def __init__(self) -> None:
+        self.outboxes: dict[str, Outbox] = {}
+
+    async def GetWatermark(
+        self, request: core_pb2.Watermark, context: Context
+    ) -> core_pb2.Watermark:
+        outbox = self.outboxes.get(request.source)
+        if outbox is None:
+            raise NotFound(f"This process writes no events of {request.source!r}.")
+        return core_pb2.Watermark(source=request.source, position=await outbox.watermark())

@@ -10,6 +10,7 @@ from grpc import aio
 from plumbline.common.access import AccessCache, AccessServicer, identity_fetch
 from plumbline.common.bus import Bus
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.outbox import Outbox, WatermarksServicer
 from plumbline.common.rpc import GrpcServer, connect, replicas_of, target_of, wait_ready
 from plumbline.common.settings import Settings
 from plumbline.core.v1 import core_pb2_grpc
@@ -28,6 +29,7 @@ class Runtime:
     channels: dict[str, aio.Channel] = field(default_factory=dict)
     addresses: dict[str, str] = field(default_factory=dict)
     access_cache: AccessCache | None = None
+    watermarks: WatermarksServicer | None = None
 
     def channel(self, service: str) -> aio.Channel:
         """A channel to ``service``: its configured address, or this process's own port.
@@ -65,6 +67,14 @@ class Runtime:
                 self.channels[key] = connect(service, replica, self.settings.grpc_max_message_bytes)
             found.append(self.channels[key])
         return found
+
+    def publishes(self, outbox: Outbox) -> None:
+        """Serves the position of ``outbox`` (``plumbline.core.v1.Watermarks``, one
+        servicer per process answering for each of its services' outboxes)."""
+        if self.watermarks is None:
+            self.watermarks = WatermarksServicer()
+            self.grpc.add(core_pb2_grpc.add_WatermarksServicer_to_server, self.watermarks)
+        self.watermarks.outboxes[outbox.service] = outbox
 
     def access(self) -> AccessCache:
         """This process's cache of who may do what, shared by its modules.

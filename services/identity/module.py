@@ -17,7 +17,6 @@ from plumbline.services.identity.api.groups import GroupsServicer
 from plumbline.services.identity.api.permissions import PermissionsServicer
 from plumbline.services.identity.api.roles import RolesServicer
 from plumbline.services.identity.api.users import UsersServicer
-from plumbline.services.identity.api.watermarks import WatermarksServicer
 from plumbline.services.identity.cors import CorsOrigins
 from plumbline.services.identity.credentials import Credentials
 from plumbline.services.identity.crypto import Passwords
@@ -75,9 +74,7 @@ class IdentityModule(Module):
             identity_pb2_grpc.add_PermissionsServicer_to_server,
             PermissionsServicer(self.permissions),
         )
-        grpc.add(
-            identity_pb2_grpc.add_WatermarksServicer_to_server, WatermarksServicer(self.outbox)
-        )
+        runtime.publishes(self.outbox)
         roles = Roles(self.db, self.outbox)
         grpc.add(identity_pb2_grpc.add_RolesServicer_to_server, RolesServicer(roles))
         credentials = Credentials(self.db, self.outbox, settings.token_ttl)

@@ -30,7 +30,6 @@ from plumbline.services.items.api.relationships import RelationshipsServicer
 from plumbline.services.items.api.releases import ReleasesServicer
 from plumbline.services.items.api.sync import SyncServicer
 from plumbline.services.items.api.tags import TagsServicer
-from plumbline.services.items.api.watermarks import WatermarksServicer
 from plumbline.services.items.api.workflow import WorkflowServicer
 from plumbline.services.items.categories import Categories
 from plumbline.services.items.comments import Comments
@@ -80,7 +79,7 @@ class ItemsModule(Module):
         grpc = runtime.grpc
         grpc.add(rpc.add_ProjectsServicer_to_server, ProjectsServicer(self.projects))
         grpc.add(rpc.add_IdSpaceServicer_to_server, IdSpaceServicer(self.ids))
-        grpc.add(rpc.add_WatermarksServicer_to_server, WatermarksServicer(self.outbox))
+        runtime.publishes(self.outbox)
         grpc.add(
             rpc.add_ConfigurationServicer_to_server, ConfigurationServicer(self.config, self.access)
         )

@@ -17,7 +17,6 @@ from plumbline.services.testmgmt.api.plans import TestPlansServicer
 from plumbline.services.testmgmt.api.records import TestRecordsServicer
 from plumbline.services.testmgmt.api.results import ResultsServicer
 from plumbline.services.testmgmt.api.runs import TestRunsServicer
-from plumbline.services.testmgmt.api.watermarks import WatermarksServicer
 from plumbline.services.testmgmt.cycles import Cycles
 from plumbline.services.testmgmt.groups import Groups
 from plumbline.services.testmgmt.models import outbox
@@ -62,7 +61,7 @@ class TestmgmtModule(Module):
         runs = Runs(self.db, self.outbox, items, self.access)
         grpc.add(rpc.add_TestRunsServicer_to_server, TestRunsServicer(runs, render))
         grpc.add(rpc.add_ResultsServicer_to_server, ResultsServicer(Results(runs)))
-        grpc.add(rpc.add_WatermarksServicer_to_server, WatermarksServicer(self.outbox))
+        runtime.publishes(self.outbox)
         self.subscription: Subscription | None = None
 
     async def serve(self, runtime: Runtime) -> None:
