@@ -40,10 +40,18 @@ class IdAllocator:
 
     async def next_id(self) -> int:
         """A fresh id."""
+        [value] = await self.next_ids(1)
+        return value
+
+    async def next_ids(self, count: int) -> list[int]:
+        """``count`` fresh ids, in increasing order (taking new blocks as needed)."""
+        ids: list[int] = []
         async with self._lock:
-            if self._next >= self._end:
-                first, size = await self._fetch_block()
-                self._next, self._end = first, first + size
-            value = self._next
-            self._next += 1
-            return value
+            while len(ids) < count:
+                if self._next >= self._end:
+                    first, size = await self._fetch_block()
+                    self._next, self._end = first, first + size
+                take = min(count - len(ids), self._end - self._next)
+                ids.extend(range(self._next, self._next + take))
+                self._next += take
+        return ids

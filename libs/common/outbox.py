@@ -70,13 +70,7 @@ class Outbox:
 
     async def add(self, session: AsyncSession, event: Event) -> None:
         """Stores ``event`` in the caller's transaction."""
-        if event.traceparent is None:
-            event = dataclasses.replace(event, traceparent=current_traceparent())
-        await session.execute(
-            self.table.insert().values(
-                event_id=event.id, body=event.to_json().decode(), created_at=utcnow()
-            )
-        )
+        await self.add_all(session, [event])
 
     async def add_all(self, session: AsyncSession, events: list[Event]) -> None:
         """Stores several events in the caller's transaction, in one statement."""

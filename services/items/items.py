@@ -156,7 +156,7 @@ class Items:
         access = await self.access.current()
         catalog = await self.config.catalog()
         checked = [self._checked(catalog, data) for data in batch]
-        ids = [await self.allocator.next_id() for _ in batch]
+        ids = await self.allocator.next_ids(len(batch))
         now = utcnow()
         try:
             async with self.outbox.transaction() as session:

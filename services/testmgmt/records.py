@@ -11,7 +11,7 @@ from sqlalchemy.sql.elements import KeyedColumnElement
 
 from plumbline.common.access import AccessCache, Action, readable, readable_where
 from plumbline.common.dates import utcnow
-from plumbline.common.db import Database
+from plumbline.common.db import Database, check_batch
 from plumbline.common.errors import FailedPrecondition, InvalidArgument, NotFound
 from plumbline.common.outbox import Outbox
 from plumbline.services.testmgmt import store
@@ -74,11 +74,10 @@ class Records:
         async with self.db.read() as session:
             rows = (await session.execute(select(records).where(*where))).all()
         noun = NOUNS[kind] if kind else "abstract item"
-        if len(ids) == 1 and not rows and not skip_missing:
-            raise NotFound(f"No {noun} with id {ids[0]}.")
         if skip_missing:
             rows = [r for r in rows if access.may(Action.READ, r.project)]
         else:
+            check_batch(rows, ids, noun)
             rows = readable(access, list(rows), ids, noun)
         by_id = {r.id: r for r in rows}
         return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]

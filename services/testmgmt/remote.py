@@ -63,7 +63,7 @@ class Items:
 
     async def new_ids(self, count: int) -> list[int]:
         """``count`` fresh abstract-item ids."""
-        return [await self.ids.next_id() for _ in range(count)]
+        return await self.ids.next_ids(count)
 
     async def document_keys(self, project: int, item_type: int, count: int) -> list[str]:
         """``count`` document keys of ``item_type`` in ``project`` (an unknown project

@@ -63,6 +63,18 @@ async def test_ids_are_consecutive_and_cross_block_boundaries() -> None:
     assert len(calls) == 2  # one fetch per block, none before it is needed
 
 
+async def test_many_ids_at_once_span_blocks_like_one_at_a_time() -> None:
+    calls, allocator = _fetcher(
+        [(first_id_of(0), BLOCK_SIZE), (first_id_of(5), BLOCK_SIZE), (first_id_of(9), BLOCK_SIZE)]
+    )
+    assert await allocator.next_id() == 1
+    ids = await allocator.next_ids(BLOCK_SIZE + 2)
+    assert ids == [*range(2, BLOCK_SIZE + 1), 5001, 5002, 5003]
+    assert await allocator.next_ids(0) == []
+    assert await allocator.next_id() == 5004
+    assert len(calls) == 2
+
+
 async def test_no_fetch_before_the_first_id() -> None:
     calls, allocator = _fetcher([(1, BLOCK_SIZE)])
     assert calls == []
