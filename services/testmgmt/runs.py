@@ -177,8 +177,7 @@ class Runs(store.Domain):
 
     async def update(self, run_id: int, values: Any) -> None:
         """``PUT /testruns/{id}``: execution results."""
-        [outcome] = await self.update_many([(run_id, values)], single=True)
-        del outcome
+        await self.update_many([(run_id, values)], single=True)
 
     async def patch(self, run_id: int, operations: Any) -> None:
         """``PATCH /testruns/{id}``: operations on the PUT request object."""
