@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,8 +16,8 @@ from plumbline.common.rpc import target_of
 
 ROOT = Path(__file__).resolve().parents[3] / "deploy" / "k8s"
 KUBERNETES_VERSION = "1.33.0"
-APP_SERVICES = ("identity", "items", "testmgmt", "activity", "gateway")
-WITH_DATABASE = ("identity", "items", "testmgmt", "activity")
+APP_SERVICES = ("identity", "items", "testmgmt", "activity", "attachments", "gateway")
+WITH_DATABASE = ("identity", "items", "testmgmt", "activity", "attachments")
 #: Deployments an HPA scales (the stateless ones).
 AUTOSCALED = ("gateway", "testmgmt")
 #: Where the gateway finds each service (testmgmt: every pod, round robin).
@@ -25,6 +26,20 @@ GATEWAY_UPSTREAMS = {
     "items": "items:9090",
     "activity": "activity:9090",
     "testmgmt": "dns:///testmgmt-headless:9090",
+    "attachments": "attachments:9090",
+}
+#: Where attachments keeps the file bytes by default: its volume, mounted there.
+FILES_PATH = "/var/lib/plumbline/files"
+#: The s3-blobs component's Secret and ConfigMap (the overlay provides the ConfigMap).
+S3_SECRET = "attachments-s3"
+S3_CONFIG = "attachments-s3-config"
+#: What a service whose egress is held may send anywhere: its database, the bus, the
+#: OpenTelemetry collector and DNS.
+BACKEND_PORTS = {(5432, "TCP"), (4222, "TCP"), (4318, "TCP"), (53, "UDP"), (53, "TCP")}
+#: Ports such a service may not send anywhere (the object store's among them, by default).
+UNUSED_PORTS = {
+    *((port, "TCP") for port in (443, 80, 8333, 8080, 9090)),
+    (53, "SCTP"),
 }
 #: What a policy rule without a pod or namespace selector lets through (outside the cluster).
 ANYWHERE = "anywhere"
@@ -36,10 +51,12 @@ NAME = "app.kubernetes.io/name"
 OVERLAYS = ("dev", "prod")
 
 
-def _render(overlay: str) -> list[dict[str, Any]]:
+def _render(overlay: str | Path) -> list[dict[str, Any]]:
+    """The documents of an overlay of ours (by name) or of any kustomization directory."""
+    directory = ROOT / "overlays" / overlay if isinstance(overlay, str) else overlay
     kubectl = Path(sys.executable).parent / "kubectl"
     result = subprocess.run(
-        [str(kubectl), "kustomize", str(ROOT / "overlays" / overlay)],
+        [str(kubectl), "kustomize", str(directory)],
         capture_output=True,
         text=True,
         check=True,
@@ -126,6 +143,12 @@ def test_configuration_reaches_the_right_services(
     assert env("testmgmt")["PLUMBLINE_IDENTITY_ADDR"]["value"] == "identity:9090"
     assert env("testmgmt")["PLUMBLINE_ITEMS_ADDR"]["value"] == "items:9090"
     assert "PLUMBLINE_ADMIN_PASSWORD" not in env("testmgmt")
+    assert env("attachments")["PLUMBLINE_ITEMS_ADDR"]["value"] == "items:9090"
+    assert "PLUMBLINE_IDENTITY_ADDR" not in env("attachments")
+    assert env("attachments")["PLUMBLINE_BLOB_URL"]["value"] == f"file://{FILES_PATH}"
+    # Both read the upload limit; they must agree on it (1 GiB).
+    for name in ("gateway", "attachments"):
+        assert env(name)["PLUMBLINE_MAX_UPLOAD_BYTES"]["value"] == str(1 << 30), name
     for name in APP_SERVICES:
         for variable, value in env(name).items():
             if variable.endswith("_ADDR"):
@@ -216,9 +239,10 @@ def test_services_take_grpc_only_from_their_callers(
     callers = {name: _sources(policies, name, 9090) for name in APP_SERVICES}
     assert callers == {
         "identity": {"gateway", "items", "testmgmt", "activity"},
-        "items": {"gateway", "testmgmt", "activity"},
+        "items": {"gateway", "testmgmt", "activity", "attachments"},
         "testmgmt": {"gateway"},
         "activity": {"gateway"},
+        "attachments": {"gateway"},
         "gateway": set(),
     }
     for name in APP_SERVICES:
@@ -228,24 +252,34 @@ def test_services_take_grpc_only_from_their_callers(
             assert _sources(policies, name, 8080) == {METRICS}, name
 
 
-def test_testmgmt_reaches_exactly_what_it_uses(
-    rendered: tuple[str, list[dict[str, Any]]],
+def _assert_egress(
+    policies: dict[str, dict[str, Any]],
+    source: str,
+    upstreams: set[str],
+    outside: set[tuple[int, str]],
+) -> None:
+    """``source`` reaches exactly ``upstreams`` over gRPC, and of the ports tried, exactly
+    ``outside`` anywhere else."""
+    assert {t for t in APP_SERVICES if can_reach(policies, source, t, 9090)} == upstreams
+    assert not can_reach(policies, source, "gateway", 8080)
+    for port, protocol in BACKEND_PORTS | UNUSED_PORTS:
+        assert can_reach(policies, source, ANYWHERE, port, protocol) == (
+            (port, protocol) in outside
+        ), (source, port, protocol)
+
+
+@pytest.mark.parametrize(
+    ("source", "upstreams"), [("testmgmt", {"identity", "items"}), ("attachments", {"items"})]
+)
+def test_held_egress_reaches_exactly_what_is_used(
+    rendered: tuple[str, list[dict[str, Any]]], source: str, upstreams: set[str]
 ) -> None:
     overlay, docs = rendered
     policies = _of_kind(docs, "NetworkPolicy")
-    assert {t for t in APP_SERVICES if can_reach(policies, "testmgmt", t, 9090)} == {
-        "identity",
-        "items",
-    }
-    assert not can_reach(policies, "testmgmt", "gateway", 8080)
-    used = {(5432, "TCP"), (4222, "TCP"), (53, "UDP"), (53, "TCP"), (4318, "TCP")}
-    for port, protocol in used:
-        assert can_reach(policies, "testmgmt", ANYWHERE, port, protocol), (port, protocol)
-    for port, protocol in {(443, "TCP"), (80, "TCP"), (8080, "TCP"), (9090, "TCP"), (53, "SCTP")}:
-        assert not can_reach(policies, "testmgmt", ANYWHERE, port, protocol), (port, protocol)
+    _assert_egress(policies, source, upstreams, BACKEND_PORTS)
     if overlay == "dev":
-        assert can_reach(policies, "testmgmt", "postgres", 5432)
-        assert can_reach(policies, "testmgmt", "nats", 4222)
+        assert can_reach(policies, source, "postgres", 5432)
+        assert can_reach(policies, source, "nats", 4222)
 
 
 @pytest.fixture(scope="module")
@@ -310,4 +344,152 @@ def test_dev_runs_its_own_backends_and_prod_does_not(
         assert statefulsets == set()
         assert _of_kind(docs, "Secret") == {}
         replicas = {n: d["spec"]["replicas"] for n, d in _of_kind(docs, "Deployment").items()}
+        assert replicas.pop("attachments") == 1  # its volume is ReadWriteOnce
         assert set(replicas.values()) == {2}
+
+
+def _attachments_pod(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    pod: dict[str, Any] = _of_kind(docs, "Deployment")["attachments"]["spec"]["template"]["spec"]
+    return pod
+
+
+def test_attachments_keeps_its_files_on_one_volume(
+    rendered: tuple[str, list[dict[str, Any]]],
+) -> None:
+    _overlay, docs = rendered
+    deployment = _of_kind(docs, "Deployment")["attachments"]
+    # ReadWriteOnce: one pod, and the old one gone before the new one mounts the volume.
+    assert deployment["spec"]["replicas"] == 1
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+    claim = _of_kind(docs, "PersistentVolumeClaim")["attachments-files"]
+    assert claim["spec"]["accessModes"] == ["ReadWriteOnce"]
+    pod = _attachments_pod(docs)
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    [container] = pod["containers"]
+    [files] = [m for m in container["volumeMounts"] if m["mountPath"] == FILES_PATH]
+    assert volumes[files["name"]]["persistentVolumeClaim"] == {"claimName": "attachments-files"}
+    assert not files.get("readOnly", False)
+    for init in pod["initContainers"]:  # migrating needs no files
+        assert FILES_PATH not in {m["mountPath"] for m in init["volumeMounts"]}
+    assert "attachments" not in _of_kind(docs, "HorizontalPodAutoscaler")
+
+
+def _with_s3_blobs(directory: Path, object_store_port: int | None = None) -> Path:
+    """A copy of the prod overlay in ``directory`` with the s3-blobs component after its
+    others, the settings ConfigMap it needs, and (if given) the README's patch of the
+    object store's port."""
+    overlay = ROOT / "overlays" / "prod"
+    kustomization = yaml.safe_load((overlay / "kustomization.yaml").read_text())
+
+    def moved(path: str) -> str:  # kustomize takes relative paths only
+        return os.path.relpath((overlay / path).resolve(), directory)
+
+    kustomization["resources"] = [moved(p) for p in kustomization["resources"]]
+    kustomization["components"] = [
+        *(moved(p) for p in kustomization["components"]),
+        os.path.relpath(ROOT / "components" / "s3-blobs", directory),
+    ]
+    kustomization["configMapGenerator"].append(
+        {
+            "name": S3_CONFIG,
+            "literals": [
+                "blob_url=s3://plumbline-files",
+                "endpoint=https://objects.example.internal",
+                "region=eu-central-1",
+            ],
+        }
+    )
+    if object_store_port is not None:
+        kustomization["patches"] = [
+            {
+                "target": {"kind": "NetworkPolicy", "name": "attachments"},
+                "patch": (
+                    "- {op: test, path: /spec/egress/3/ports/0/port, value: 443}\n"
+                    f"- {{op: replace, path: /spec/egress/3/ports/0/port, value: {object_store_port}}}\n"
+                ),
+            }
+        ]
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
+    return directory
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    """prod with the s3-blobs component."""
+    return _render(_with_s3_blobs(tmp_path_factory.mktemp("prod-s3")))
+
+
+def test_s3_blobs_is_schema_valid(s3: list[dict[str, Any]]) -> None:
+    for doc in s3:
+        kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+
+
+def test_s3_blobs_takes_its_credentials_from_the_secret(s3: list[dict[str, Any]]) -> None:
+    [container] = _attachments_pod(s3)["containers"]
+    env = {e["name"]: e for e in container["env"]}
+    assert len(env) == len(container["env"])  # no variable twice
+    for name, key in {
+        "PLUMBLINE_S3_ACCESS_KEY_ID": "access_key_id",
+        "PLUMBLINE_S3_SECRET_ACCESS_KEY": "secret_access_key",
+    }.items():
+        assert env[name] == {
+            "name": name,
+            "valueFrom": {"secretKeyRef": {"name": S3_SECRET, "key": key}},
+        }
+    [config] = [n for n in _of_kind(s3, "ConfigMap") if n.startswith(f"{S3_CONFIG}-")]
+    for name, key in {
+        "PLUMBLINE_BLOB_URL": "blob_url",
+        "PLUMBLINE_S3_ENDPOINT": "endpoint",
+        "PLUMBLINE_S3_REGION": "region",
+    }.items():
+        assert env[name] == {
+            "name": name,
+            "valueFrom": {"configMapKeyRef": {"name": config, "key": key}},
+        }
+    assert _of_kind(s3, "ConfigMap")[config]["data"]["blob_url"].startswith("s3://")
+    assert _of_kind(s3, "Secret") == {}  # created out of band
+    for name in _of_kind(s3, "ConfigMap"):  # nothing secret in plain configuration
+        assert "secret" not in str(_of_kind(s3, "ConfigMap")[name]["data"]).lower()
+
+
+def test_s3_blobs_drops_the_volume(s3: list[dict[str, Any]]) -> None:
+    pod = _attachments_pod(s3)
+    assert "attachments-files" not in _of_kind(s3, "PersistentVolumeClaim")
+    assert not any("persistentVolumeClaim" in v for v in pod["volumes"])
+    for container in pod["containers"] + pod["initContainers"]:
+        assert FILES_PATH not in {m["mountPath"] for m in container["volumeMounts"]}
+    # Stateless now: the ordinary rolling update.
+    assert _of_kind(s3, "Deployment")["attachments"]["spec"]["strategy"]["type"] == (
+        "RollingUpdate"
+    )
+
+
+def test_s3_blobs_lets_attachments_out_to_the_object_store(s3: list[dict[str, Any]]) -> None:
+    policies = _of_kind(s3, "NetworkPolicy")
+    _assert_egress(policies, "attachments", {"items"}, BACKEND_PORTS | {(443, "TCP")})
+    # The rest is as without the component.
+    _assert_egress(policies, "testmgmt", {"identity", "items"}, BACKEND_PORTS)
+    assert _sources(policies, "attachments", 9090) == {"gateway"}
+
+
+def test_the_object_store_port_is_patched_as_documented(tmp_path: Path) -> None:
+    docs = _render(_with_s3_blobs(tmp_path / "prod-s3", object_store_port=8333))
+    policies = _of_kind(docs, "NetworkPolicy")
+    _assert_egress(policies, "attachments", {"items"}, BACKEND_PORTS | {(8333, "TCP")})
+
+
+def test_s3_blobs_without_network_policies_holds_nothing(tmp_path: Path) -> None:
+    """Its policy rule patches the network-policies component's; alone it adds no policy
+    (which would hold all of attachments' other egress)."""
+    (tmp_path / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "resources": [os.path.relpath(ROOT / "base", tmp_path)],
+                "components": [os.path.relpath(ROOT / "components" / "s3-blobs", tmp_path)],
+            }
+        )
+    )
+    docs = _render(tmp_path)
+    assert _of_kind(docs, "NetworkPolicy") == {}
+    assert FILES_PATH not in str(_attachments_pod(docs))
