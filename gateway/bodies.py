@@ -530,3 +530,15 @@ class ItemPatch(TypedDict):
 
     id: int
     operations: list[PatchOperation]
+
+
+class AttachmentBody(Strict):
+    """RequestAttachment: ``fields`` holds ``name`` (required) and ``description``."""
+
+    fields: JsonObject = Field(default_factory=dict)
+
+
+class ItemAttachmentBody(Strict):
+    """RequestItemAttachment: an existing attachment of the same project."""
+
+    attachment: RecordId

@@ -93,6 +93,7 @@ LINKS: dict[str, dict[str, str]] = {
     "testplans": {**_TEST_RECORDS, "data.lock.lockedBy": "users"},
     "testcycles": {**_TEST_RECORDS, "data.fields.testPlan": "testplans"},
     "testruns": {**_TEST_RECORDS, "data.lock.lockedBy": "users", **TEST_FIELD_LINKS},
+    "attachments": {**_TEST_RECORDS, "data.lock.lockedBy": "users"},
     "testgroups": {"data.assignedTo": "users"},
     "testcycletestgroups": {"data.assignedTo": "users", "data.testCycle": "testcycles"},
 }

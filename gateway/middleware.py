@@ -1,6 +1,7 @@
 """One ASGI layer in front of the routes: request ids, logs, metrics, throttling,
 credentials (before routing, so unknown paths answer 401 too), the body's size and time
-limits, trusted Host names, trailing slashes and the JSON content-type rule.
+limits (file uploads excepted: they stream), trusted Host names, trailing slashes and the
+JSON content-type rule.
 
 An API request passes, in order: an early 429 when the queue is already too deep (nothing
 else spent on it); credentials (a 401 costs no slot and reads no body); the header checks
@@ -23,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from plumbline.common import telemetry
 from plumbline.common.context import request_id_var
-from plumbline.common.errors import PlumblineError, Throttled
+from plumbline.common.errors import PlumblineError, Throttled, size_text
 from plumbline.gateway import cors
 from plumbline.gateway.auth import challenge
 from plumbline.gateway.envelope import error
@@ -45,6 +46,9 @@ THROTTLED = Counter("plumbline_http_throttled_total", "API requests answered 429
 _NON_JSON_SUFFIXES = ("/file", "/results")
 _NON_JSON_PATHS = ("/rest/oauth/token", "/api-docs/login")
 _PUBLIC_PATHS = ("/rest/oauth/token",)
+# Bodies that flow on to a service as they arrive (files): the route reads them and holds
+# them to their own limit (PLUMBLINE_MAX_UPLOAD_BYTES).
+_STREAMED = re.compile(r"/rest/[^/]+/attachments/[^/]+/file")
 _UNLOGGED = ("/healthz", "/readyz", "/metrics")
 # A client's X-Request-Id is kept only when it is this tame; otherwise one is generated.
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
@@ -207,9 +211,11 @@ class GatewayMiddleware:
             await self._throttled(scope, receive, send, pending)
             return
         refused = await _authenticate(scope, path)
-        if refused is None and pending:
+        # A file upload's body is the route's to stream; any other is read here first.
+        streamed = scope["method"] == "PUT" and _STREAMED.fullmatch(path) is not None
+        if refused is None and pending and not streamed:
             refused = self._header_problem(scope, path)
-        if refused is None and pending:
+        if refused is None and pending and not streamed:
             body = await self._read_body(receive)
             if body is None:
                 return
@@ -318,8 +324,7 @@ class GatewayMiddleware:
         return None
 
     def _too_large(self, length: int | None) -> str:
-        limit = self.max_body
-        shown = f"{limit} bytes" + (f" ({limit / 2**20:g} MiB)" if limit >= 2**20 else "")
+        shown = size_text(self.max_body)
         got = f"; this one has {length} bytes" if length is not None else ""
         return f"The request body must be at most {shown}{got}."
 

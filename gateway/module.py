@@ -17,10 +17,12 @@ from plumbline.gateway.middleware import GatewayMiddleware
 from plumbline.gateway.routes import (
     abstractitems,
     activities,
+    attachments,
     categories,
     comments,
     configuration,
     credentials,
+    files,
     filters,
     items,
     links,
@@ -101,6 +103,8 @@ class GatewayModule(Module):
             testruns,
             testrecords,
             results,
+            attachments,
+            files,
         ):
             app.include_router(module.router)
         docs.install(app)

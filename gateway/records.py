@@ -293,11 +293,22 @@ class TestRun(TestRecordBase):
     type: Literal["testruns"]
 
 
-class AbstractItem(TestRecordBase):
-    """Any abstract item: an item, a test plan, cycle or run; the members after
-    ``resources`` are those of its own type."""
+class Attachment(TestRecordBase):
+    """An attachment: ``fields`` holds ``name`` and ``description``; the file's name,
+    content type and size are empty and 0 until a file is uploaded."""
 
-    type: Literal["items", "testplans", "testcycles", "testruns"]
+    lock: Lock
+    fileName: str
+    mimeType: str
+    fileSize: int
+    type: Literal["attachments"]
+
+
+class AbstractItem(TestRecordBase):
+    """Any abstract item: an item, a test plan, cycle or run, or an attachment; the
+    members after ``resources`` are those of its own type."""
+
+    type: Literal["items", "testplans", "testcycles", "testruns", "attachments"]
     childItemType: NotRequired[int]
     location: NotRequired[Location]
     lock: NotRequired[Lock]
@@ -305,6 +316,9 @@ class AbstractItem(TestRecordBase):
     testCaseVersionNumber: NotRequired[int]
     sortOrderFromTestGroup: NotRequired[int]
     testGroup: NotRequired[list[int]]
+    fileName: NotRequired[str]
+    mimeType: NotRequired[str]
+    fileSize: NotRequired[int]
 
 
 class TestGroup(TypedDict):

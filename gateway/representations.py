@@ -7,6 +7,7 @@ import json
 from typing import Any, cast
 
 from plumbline.activity.v1 import activity_pb2
+from plumbline.attachments.v1 import attachments_pb2
 from plumbline.gateway import records
 from plumbline.identity.v1 import identity_pb2
 from plumbline.items.v1 import items_pb2
@@ -205,7 +206,7 @@ def item(message: items_pb2.Item) -> records.Item:
     return body
 
 
-def _lock(message: items_pb2.ItemLock | testmgmt_pb2.Lock) -> records.Lock:
+def _lock(message: items_pb2.ItemLock | testmgmt_pb2.Lock | attachments_pb2.Lock) -> records.Lock:
     body: records.Lock = {"locked": message.locked}
     if message.last_locked_date:
         body["lastLockedDate"] = message.last_locked_date
@@ -214,8 +215,10 @@ def _lock(message: items_pb2.ItemLock | testmgmt_pb2.Lock) -> records.Lock:
     return body
 
 
-def _test_record(message: testmgmt_pb2.TestRecord) -> records.TestRecordBase:
-    """The members every test plan, cycle and run has."""
+def _test_record(
+    message: testmgmt_pb2.TestRecord | attachments_pb2.Attachment,
+) -> records.TestRecordBase:
+    """The members every test plan, cycle and run, and every attachment, has."""
     return {
         "id": message.id,
         "documentKey": message.document_key,
@@ -230,6 +233,23 @@ def _test_record(message: testmgmt_pb2.TestRecord) -> records.TestRecordBase:
         "fields": json.loads(message.fields_json or b"{}"),
         "resources": {"self": {"allowed": list(message.allowed)}},
     }
+
+
+def attachment(message: attachments_pb2.Attachment) -> records.Attachment:
+    """An Attachment."""
+    return {
+        **_test_record(message),
+        "lock": _lock(message.lock),
+        "fileName": message.file_name,
+        "mimeType": message.mime_type,
+        "fileSize": message.file_size,
+        "type": "attachments",
+    }
+
+
+def attachment_lock(message: attachments_pb2.Attachment) -> records.Lock:
+    """An attachment's Lock."""
+    return _lock(message.lock)
 
 
 def test_plan(message: testmgmt_pb2.TestRecord) -> records.TestPlan:

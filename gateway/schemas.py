@@ -40,6 +40,11 @@ ERRORS: dict[int, tuple[str, str]] = {
         "MethodNotAllowed",
         "The service behind the operation does not offer it (during an upgrade, for one).",
     ),
+    413: (
+        "PayloadTooLarge",
+        "The body or file is larger than allowed; the message says the limit.",
+    ),
+    416: ("RangeNotSatisfiable", "The byte range asked for lies outside the file."),
     429: ("TooManyRequests", "Too many requests are waiting; retry after Retry-After seconds."),
     503: ("ServiceUnavailable", "A service the request needs cannot be reached; retry later."),
 }

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import grpc
 
 from plumbline.activity.v1 import activity_pb2_grpc as activity
+from plumbline.attachments.v1 import attachments_pb2_grpc as attachments
 from plumbline.core.v1 import core_pb2
 from plumbline.core.v1 import core_pb2_grpc as core
 from plumbline.identity.v1 import identity_pb2_grpc as identity
@@ -81,8 +82,20 @@ class TestmgmtClient:
         self.access = core.AccessStub(channel)
 
 
+class AttachmentsClient:
+    """The attachments service's stubs."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self.channel = channel
+        self.attachments = attachments.AttachmentsStub(channel)
+        self.files = attachments.FilesStub(channel)
+        self.links = attachments.AttachmentLinksStub(channel)
+        self.watermarks = core.WatermarksStub(channel)
+        self.access = core.AccessStub(channel)
+
+
 #: The services that check access, and so keep a cache that ``Settle`` brings up to date.
-GUARDED = ("items", "testmgmt", "activity")
+GUARDED = ("items", "testmgmt", "attachments", "activity")
 
 
 @dataclass
@@ -92,6 +105,7 @@ class Upstreams:
     identity: IdentityClient
     items: ItemsClient
     testmgmt: TestmgmtClient
+    attachments: AttachmentsClient
     activity: ActivityClient
     #: A channel to each replica of a service (``Runtime.replica_channels``).
     replicas: Callable[[str], Awaitable[list[grpc.aio.Channel]]]
@@ -103,6 +117,7 @@ class Upstreams:
             identity=IdentityClient(runtime.channel("identity")),
             items=ItemsClient(runtime.channel("items")),
             testmgmt=TestmgmtClient(runtime.channel("testmgmt")),
+            attachments=AttachmentsClient(runtime.channel("attachments")),
             activity=ActivityClient(runtime.channel("activity")),
             replicas=runtime.replica_channels,
         )
@@ -120,5 +135,5 @@ class Upstreams:
     @staticmethod
     async def wait_ready(runtime: Runtime, timeout: float) -> None:
         """Waits until every service answers SERVING."""
-        for service in ("identity", "items", "testmgmt", "activity"):
+        for service in ("identity", "items", "testmgmt", "attachments", "activity"):
             await runtime.wait_ready(service, timeout)

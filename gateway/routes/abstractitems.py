@@ -2,8 +2,7 @@
 
 Each owner answers with its first ``startAt + maxResults`` matches in the requested
 order; the gateway merges them and cuts the page. The owners are the items service and
-the test management service (test plans, cycles and runs); attachments join when their
-service exists.
+the test management service (test plans, cycles and runs) and the attachments service.
 """
 
 from __future__ import annotations
@@ -18,11 +17,13 @@ from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
+from plumbline.attachments.v1 import attachments_pb2
 from plumbline.common.dates import format_datetime
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.deps import Caller, Gw, Paging, View, dates_with_time, view_of
+from plumbline.gateway.routes.attachments import get_attachments
 from plumbline.gateway.routes.testrecords import get_records
 from plumbline.items.v1 import items_pb2
 from plumbline.testmgmt.v1 import testmgmt_pb2
@@ -68,7 +69,9 @@ def _sort(values: Sequence[str]) -> tuple[str, bool]:
 
 def _range(
     dates: query.DateRange | None,
-    message: items_pb2.SearchItemsRequest | testmgmt_pb2.SearchRecordsRequest,
+    message: items_pb2.SearchItemsRequest
+    | testmgmt_pb2.SearchRecordsRequest
+    | attachments_pb2.SearchAttachmentsRequest,
     prefix: str,
 ) -> None:
     if dates is None:
@@ -174,7 +177,17 @@ async def search(
         page=first,
         dates_with_time=with_time,
     )
-    for message in (items, tests):
+    files = attachments_pb2.SearchAttachmentsRequest(
+        projects=projects,
+        item_types=item_types,
+        document_keys=document_keys,
+        contains=texts,
+        sort_field=field,
+        sort_descending=descending,
+        page=first,
+        dates_with_time=with_time,
+    )
+    for message in (items, tests, files):
         _range(created, message, "created")
         _range(modified, message, "modified")
         _range(last_activity, message, "last_activity")
@@ -183,15 +196,17 @@ async def search(
         items.page.CopyFrom(page.message())
         reply = await gw.upstreams.items.items.SearchItems(items)
         return await view.many([representations.item(i) for i in reply.items], reply.page_info)
-    found_items, found_tests = await asyncio.gather(
+    found_items, found_tests, found_files = await asyncio.gather(
         gw.upstreams.items.items.SearchItems(items),
         gw.upstreams.testmgmt.records.SearchRecords(tests),
+        gw.upstreams.attachments.attachments.SearchAttachments(files),
     )
     streams: list[list[Mapping[str, Any]]] = [
         [representations.item(i) for i in found_items.items],
         [representations.test_record(r) for r in found_tests.records],
+        [representations.attachment(a) for a in found_files.attachments],
     ]
-    total = found_items.page_info.total_results + found_tests.page_info.total_results
+    total = sum(found.page_info.total_results for found in (found_items, found_tests, found_files))
     chunk = merge_pages(streams, field, descending, page.start_at, page.max_results)
     return await view.many(
         chunk,
@@ -224,4 +239,7 @@ async def get_abstract_item(
     if owner == "testmgmt":
         [record] = await get_records(gw, request, [id], testmgmt_pb2.KIND_UNSPECIFIED)
         return await view.one(representations.test_record(record))
+    if owner == "attachments":
+        [attachment] = await get_attachments(gw, request, [id])
+        return await view.one(representations.attachment(attachment))
     raise NotFound(f"No abstract item with id {id}.")

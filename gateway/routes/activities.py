@@ -53,6 +53,7 @@ async def _positions(upstreams: Upstreams) -> list[core_pb2.Watermark]:
         upstreams.identity.watermarks.GetWatermark(core_pb2.Watermark(source="identity")),
         upstreams.items.watermarks.GetWatermark(core_pb2.Watermark(source="items")),
         upstreams.testmgmt.watermarks.GetWatermark(core_pb2.Watermark(source="testmgmt")),
+        upstreams.attachments.watermarks.GetWatermark(core_pb2.Watermark(source="attachments")),
     )
     return list(replies)
 

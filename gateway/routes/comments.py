@@ -13,6 +13,7 @@ from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import CommentBody
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created
+from plumbline.gateway.routes.attachments import vouched_attachment
 from plumbline.gateway.routes.testrecords import (
     FAMILY_BASES,
     NOUNS,
@@ -116,3 +117,16 @@ def _record_routes(base: str, kind: Kind) -> None:
 
 for _base, _kind in FAMILY_BASES:
     _record_routes(_base, _kind)
+
+
+@router.get(
+    "/attachments/{attachmentId}/comments",
+    summary="An attachment's comments",
+    responses=schemas.page(records.Comment),
+)
+async def attachment_comments(
+    attachmentId: int, view: Comments, gw: Gw, page: Paging, _c: Caller, root_only: RootCommentsOnly
+) -> Response:
+    foreign = [await vouched_attachment(gw, attachmentId)]
+    message = items_pb2.ListCommentsRequest(item=attachmentId, page=page.message(), foreign=foreign)
+    return await _comment_page(view, gw, message, root_only)

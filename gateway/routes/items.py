@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
+from plumbline.attachments.v1 import attachments_pb2
 from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import query, records, representations, schemas
@@ -294,4 +295,13 @@ async def duplicate(
             include_links=body.includeLinks,
         )
     )
+    if body.includeAttachments:
+        # The copy hangs on the same attachments (the attachments service keeps them).
+        found = await gw.upstreams.items.items.GetItems(
+            items_pb2.GetItemsRequest(ids=[id, reply.id])
+        )
+        source, copy = (attachments_pb2.Owner(id=i.id, project=i.project) for i in found.items)
+        await gw.upstreams.attachments.links.CopyLinks(
+            attachments_pb2.CopyLinksRequest(source=source, target=copy)
+        )
     return created(reply.id, view.location(f"items/{reply.id}"))

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
+from plumbline.attachments.v1 import attachments_pb2
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import records, representations, schemas
@@ -67,6 +68,18 @@ async def foreign_items(gw: Gateway, named: dict[str, int]) -> list[items_pb2.Fo
         try:
             owner = (await gw.upstreams.items.ids.GetIdOwner(core_pb2.Id(id=id))).owner
         except NotFound:
+            continue
+        if owner == "attachments":
+            reply_a = await gw.upstreams.attachments.attachments.GetAttachments(
+                attachments_pb2.GetAttachmentsRequest(ids=[id], skip_missing=True)
+            )
+            if not reply_a.attachments:
+                raise InvalidArgument(f"{member}: no attachment with id {id}.")
+            found.append(
+                items_pb2.ForeignItem(
+                    id=id, project=reply_a.attachments[0].project, noun="attachment"
+                )
+            )
             continue
         if owner != "testmgmt":
             continue

@@ -79,6 +79,19 @@ class MethodNotAllowed(PlumblineError):
     grpc_code = grpc.StatusCode.UNIMPLEMENTED
 
 
+class TooLarge(PlumblineError):
+    """A body or file over its limit; the message says the limit."""
+
+    http_status = 413
+    grpc_code = grpc.StatusCode.OUT_OF_RANGE
+
+
+def size_text(limit: int) -> str:
+    """A size limit as people read it: ``8388608 bytes (8 MiB)``."""
+    shown = f"{limit} bytes"
+    return shown + (f" ({limit / 2**20:g} MiB)" if limit >= 2**20 else "")
+
+
 class Throttled(PlumblineError):
     """Too many requests in flight, or too many failed logins; ``retry_after`` seconds."""
 
@@ -109,6 +122,7 @@ _ERRORS: tuple[type[PlumblineError], ...] = (
     Unauthenticated,
     PermissionDenied,
     MethodNotAllowed,
+    TooLarge,
     Throttled,
     Unavailable,
     Internal,
@@ -122,7 +136,7 @@ FROM_GRPC: dict[grpc.StatusCode, type[PlumblineError]] = {
     grpc.StatusCode.INVALID_ARGUMENT: InvalidArgument,
     grpc.StatusCode.ALREADY_EXISTS: AlreadyExists,
     grpc.StatusCode.FAILED_PRECONDITION: FailedPrecondition,
-    grpc.StatusCode.OUT_OF_RANGE: InvalidArgument,
+    grpc.StatusCode.OUT_OF_RANGE: TooLarge,
     grpc.StatusCode.NOT_FOUND: NotFound,
     grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
     grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,

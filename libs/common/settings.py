@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-SERVICES = ("identity", "items", "testmgmt", "activity")
+SERVICES = ("identity", "items", "testmgmt", "attachments", "activity")
 
 
 class Settings(BaseSettings):
@@ -39,6 +39,7 @@ class Settings(BaseSettings):
     items_addr: str | None = None
     activity_addr: str | None = None
     testmgmt_addr: str | None = None
+    attachments_addr: str | None = None
     admin_password: str | None = None
     token_ttl: int = 3600
     tenant: str = "default"
@@ -112,6 +113,32 @@ class Settings(BaseSettings):
             "connection reached."
         ),
     )
+    blob_url: str | None = Field(
+        default=None,
+        description=(
+            "Where attachment files live: file:///absolute/dir, s3://bucket or "
+            "s3://bucket/prefix. Default: file://<data dir>/files."
+        ),
+    )
+    s3_endpoint: str | None = Field(
+        default=None,
+        description="S3 endpoint URL, e.g. http://127.0.0.1:8333; default: AWS.",
+    )
+    s3_region: str = Field(default="us-east-1", description="S3 region.")
+    s3_access_key_id: str | None = Field(
+        default=None,
+        description="S3 access key id; default: the AWS_* environment or instance role.",
+    )
+    s3_secret_access_key: str | None = Field(
+        default=None,
+        repr=False,
+        description="S3 secret access key; never logged.",
+    )
+    max_upload_bytes: int = Field(
+        default=1024 * 1024 * 1024,
+        gt=0,
+        description="Largest attachment file, bytes; a larger upload answers 413.",
+    )
 
     def database_url_for(self, service: str) -> str:
         """The database URL of one service."""
@@ -121,6 +148,12 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url.replace("{service}", service)
         return f"sqlite+aiosqlite:///{self.data_dir.resolve() / (service + '.db')}"
+
+    def blob_url_resolved(self) -> str:
+        """The blob store URL: ``blob_url``, or a ``files`` directory in the data dir."""
+        if self.blob_url:
+            return self.blob_url
+        return (self.data_dir.resolve() / "files").as_uri()
 
     def address_of(self, service: str) -> str | None:
         """The configured gRPC address of a service, if any."""

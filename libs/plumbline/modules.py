@@ -31,6 +31,12 @@ def _testmgmt() -> Module:
     return TestmgmtModule()
 
 
+def _attachments() -> Module:
+    from plumbline.services.attachments.module import AttachmentsModule
+
+    return AttachmentsModule()
+
+
 def _activity() -> Module:
     from plumbline.services.activity.module import ActivityModule
 
@@ -48,11 +54,12 @@ MODULES: dict[str, tuple[Callable[[], Module], tuple[str, ...]]] = {
     "identity": (_identity, ()),
     "items": (_items, ()),
     "testmgmt": (_testmgmt, ("identity", "items")),
-    "activity": (_activity, ("identity", "items", "testmgmt")),
-    "gateway": (_gateway, ("identity", "items", "testmgmt", "activity")),
+    "attachments": (_attachments, ("identity", "items")),
+    "activity": (_activity, ("identity", "items", "testmgmt", "attachments")),
+    "gateway": (_gateway, ("identity", "items", "testmgmt", "attachments", "activity")),
 }
 
-SERVICES = ("identity", "items", "testmgmt", "activity")
+SERVICES = ("identity", "items", "testmgmt", "attachments", "activity")
 ALL = tuple(MODULES)
 
 

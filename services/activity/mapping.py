@@ -15,6 +15,8 @@ _EVENT_TYPES = {
     "member_removed": "UPDATE",
     "deleted": "DELETE",
     "revoked": "DELETE",
+    "linked": "UPDATE",
+    "unlinked": "UPDATE",
 }
 
 _OBJECT_TYPES = {
@@ -36,9 +38,10 @@ _OBJECT_TYPES = {
     ("testmgmt", "testgroup"): "TEST_PLAN",
     ("testmgmt", "testcycle"): "TEST_CYCLE",
     ("testmgmt", "testrun"): "TEST_RUN",
+    ("attachments", "attachment"): "ITEM_ATTACHMENT",
 }
 #: Object types whose activities name the record in ``item``.
-_RECORDS = ("ITEM", "TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "TEST_RESULT")
+_RECORDS = ("ITEM", "TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "TEST_RESULT", "ITEM_ATTACHMENT")
 
 #: How details name an entity, where not by its object type.
 _WHAT = {
@@ -82,6 +85,9 @@ def describe(event: Event) -> ActivityDraft | None:
     what = _WHAT.get(event.entity, object_type.replace("_", " ").lower())
     verb = event.action.replace("_", " ")
     details = f"{what} {label!s} {verb}".replace("  ", " ").strip()
+    if event.action in ("linked", "unlinked"):
+        direction = "attached to" if event.action == "linked" else "detached from"
+        details = f"attachment {label} {direction} {payload.get('owner')}"
     if event.action in ("member_added", "member_removed"):
         direction = "added to" if event.action == "member_added" else "removed from"
         details = f"user {payload.get('user')} {direction} user group {label}"

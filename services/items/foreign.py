@@ -127,15 +127,16 @@ def project_of(item: Any) -> Any:
     return func.coalesce(own, other)
 
 
-#: The events whose records take what hangs on them along (``<prefix>.`` before it).
-DELETED = "testmgmt.*.deleted"
-_RECORDS = ("testplan", "testcycle", "testrun")
+#: The events whose records take what hangs on them along (``<prefix>.`` before it), and
+#: the durable consumer of each.
+DELETED = {"testmgmt.*.deleted": "items", "attachments.attachment.deleted": "items-attachments"}
+_RECORDS = ("testplan", "testcycle", "testrun", "attachment")
 
 
 async def on_deleted(db: Database, event: Event) -> None:
-    """A test plan, cycle or run was deleted: its tags, links, comments and relationships
-    go, as do those of the cycles and runs a plan took along (repeating it changes
-    nothing)."""
+    """A test plan, cycle or run, or an attachment, was deleted: its tags, links,
+    comments and relationships go, as do those of the cycles and runs a plan took along
+    (repeating it changes nothing)."""
     if event.entity not in _RECORDS:
         return
     ids = [*event.object_ids, *event.payload.get("records", [])]

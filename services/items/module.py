@@ -48,8 +48,6 @@ from plumbline.services.items.tags import Tags
 from plumbline.services.items.workflow import Workflow
 
 log = logging.getLogger(__name__)
-#: The durable consumer of other services' events (test records deleted).
-CONSUMER = "items"
 
 
 class ItemsModule(Module):
@@ -103,16 +101,19 @@ class ItemsModule(Module):
         grpc.add(rpc.add_FiltersServicer_to_server, FiltersServicer(filters, items, render))
         categories = Categories(self.db, self.access)
         grpc.add(rpc.add_CategoriesServicer_to_server, CategoriesServicer(categories))
-        self.subscription: Subscription | None = None
+        self.subscriptions: list[Subscription] = []
 
     async def serve(self, runtime: Runtime) -> None:
         self.outbox.start(runtime.bus)
         await self.access.watch(runtime.bus)
-        self.subscription = await runtime.bus.subscribe(
-            f"{runtime.bus.prefix}.{foreign.DELETED}",
-            traced_handler(partial(foreign.on_deleted, self.db)),
-            durable=CONSUMER,
-        )
+        for subject, durable in foreign.DELETED.items():
+            self.subscriptions.append(
+                await runtime.bus.subscribe(
+                    f"{runtime.bus.prefix}.{subject}",
+                    traced_handler(partial(foreign.on_deleted, self.db)),
+                    durable=durable,
+                )
+            )
         self.placing = asyncio.create_task(self._sync_placements(), name="items-placements")
 
     async def _sync_placements(self) -> None:
@@ -132,8 +133,8 @@ class ItemsModule(Module):
             self.placing.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self.placing
-        if self.subscription is not None:
-            await self.subscription.stop()
+        for subscription in self.subscriptions:
+            await subscription.stop()
         await self.outbox.stop()
         await self.db.close()
 

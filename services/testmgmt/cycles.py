@@ -17,6 +17,7 @@ from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.fields import check_fields
+from plumbline.common.recordsearch import page
 from plumbline.services.testmgmt import generation, remote, store
 from plumbline.services.testmgmt.generation import Wanted
 from plumbline.services.testmgmt.groups import group_of
@@ -71,7 +72,7 @@ class Cycles(store.Domain):
         async with self.db.read() as session:
             await store.load(session, plan, PLAN, access)
             order = [records.c.created_at, records.c.id]
-            return await store.page(session, records, where, order, start, size)
+            return await page(session, records, where, order, start, size)
 
     async def _fields(self, values: Any) -> tuple[int, dict[str, Any]]:
         catalog = await self.items.catalog()

@@ -12,6 +12,7 @@ from plumbline.common.access import Access, Action
 from plumbline.common.db import first_or_missing, insert_id
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
 from plumbline.common.events import Event
+from plumbline.common.recordsearch import page
 from plumbline.services.testmgmt import remote, store
 from plumbline.services.testmgmt.models import group_cases, test_groups
 from plumbline.services.testmgmt.store import PLAN
@@ -29,7 +30,7 @@ class Groups(store.Domain):
         order = [test_groups.c.sort_order, test_groups.c.id]
         async with self.db.read() as session:
             await store.load(session, plan, PLAN, access)
-            return await store.page(session, test_groups, where, order, start, size)
+            return await page(session, test_groups, where, order, start, size)
 
     async def get(self, plan: int, group: int) -> Row[Any]:
         """One group of a plan."""
@@ -96,7 +97,7 @@ class Groups(store.Domain):
         async with self.db.read() as session:
             await store.load(session, plan, PLAN, access)
             await group_of(session, plan, group)
-            rows, total = await store.page(session, group_cases, where, order, start, size)
+            rows, total = await page(session, group_cases, where, order, start, size)
         return [int(r.test_case) for r in rows], total
 
     async def check_case(self, plan: int, group: int, test_case: int) -> None:

@@ -12,6 +12,7 @@ from plumbline.common import jsonpatch
 from plumbline.common.access import Action
 from plumbline.common.dates import utcnow
 from plumbline.common.fields import SYSTEM_FIELDS, check_fields
+from plumbline.common.recordsearch import page
 from plumbline.services.testmgmt import remote, store
 from plumbline.services.testmgmt.models import group_cases, records, test_groups
 from plumbline.services.testmgmt.store import PLAN
@@ -30,7 +31,7 @@ class Plans(store.Domain):
         where = [records.c.kind == PLAN, records.c.project == project]
         async with self.db.read() as session:
             order = [records.c.created_at, records.c.id]
-            return await store.page(session, records, where, order, start, size)
+            return await page(session, records, where, order, start, size)
 
     async def create(self, project: int, values: Any) -> int:
         """``POST /testplans``: a plan with one default test group."""

@@ -28,6 +28,7 @@ from plumbline.common.dates import utcnow
 from plumbline.common.errors import InvalidArgument, NotFound, PlumblineError
 from plumbline.common.events import Event
 from plumbline.common.fields import SYSTEM_FIELDS, check_value
+from plumbline.common.recordsearch import page
 from plumbline.services.testmgmt import generation, remote, store
 from plumbline.services.testmgmt.generation import NOT_RUN, Wanted
 from plumbline.services.testmgmt.models import records
@@ -173,7 +174,7 @@ class Runs(store.Domain):
             where.append(records.c.test_case.in_(cases))
         order = [c.desc() if descending else c.asc() for c in SORTS[sort]]
         async with self.db.read() as session:
-            return await store.page(session, records, where, [*order, records.c.id], start, size)
+            return await page(session, records, where, [*order, records.c.id], start, size)
 
     async def update(self, run_id: int, values: Any) -> None:
         """``PUT /testruns/{id}``: execution results."""

@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, Table, func, select, update
+from sqlalchemy import Row, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.access import Access, AccessCache, Action
@@ -34,24 +34,6 @@ class Domain:
         self.outbox = outbox
         self.items = items
         self.access = access
-
-
-async def page(
-    session: AsyncSession,
-    table: Table,
-    where: list[ColumnElement[bool]],
-    order: list[Any],
-    start: int,
-    size: int,
-) -> tuple[list[Row[Any]], int]:
-    """One page of ``table``'s rows that match, and how many match in all."""
-    total = await session.scalar(select(func.count()).select_from(table).where(*where))
-    rows = (
-        await session.execute(
-            select(table).where(*where).order_by(*order).offset(start).limit(size)
-        )
-    ).all()
-    return list(rows), int(total or 0)
 
 
 def key_sort(key: str) -> str:

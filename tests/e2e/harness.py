@@ -32,7 +32,7 @@ PLUMBLINE = [sys.executable, "-m", "plumbline.cli"]
 PG_ADMIN_URL = os.environ.get("PLUMBLINE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 NATS_URL = os.environ.get("PLUMBLINE_TEST_NATS", "nats://127.0.0.1:4222")
 ADMIN_PASSWORD = "admin-test-password"
-SERVICES = ("identity", "items", "testmgmt", "activity")
+SERVICES = ("identity", "items", "testmgmt", "attachments", "activity")
 #: Services the distributed topology runs as several processes.
 REPLICAS = {"testmgmt": 2}
 
@@ -141,6 +141,8 @@ def base_env(workdir: Path) -> dict[str, str]:
     # Every test connects from 127.0.0.1: the suite's wrong passwords would add up and
     # refuse the address. test_frontdoor checks the per-address limit with its own process.
     env["PLUMBLINE_LOGIN_FAILURES_PER_ADDRESS"] = "100000"
+    # Small enough that test_attachments sends a file over it quickly.
+    env["PLUMBLINE_MAX_UPLOAD_BYTES"] = str(5 * 2**20)
     return env
 
 

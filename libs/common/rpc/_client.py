@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
@@ -113,6 +113,34 @@ class StreamingClientInterceptor(_Context, grpc.aio.StreamUnaryClientInterceptor
         return call
 
 
+class ServerStreamingClientInterceptor(_Context, grpc.aio.UnaryStreamClientInterceptor):
+    """The context on server-streamed calls; a failure, before or amid the messages,
+    raises the domain error from the iteration."""
+
+    async def intercept_unary_stream(
+        self,
+        continuation: Callable[
+            [grpc.aio.ClientCallDetails, Request],
+            Awaitable[grpc.aio.UnaryStreamCall[Request, Response]],
+        ],
+        details: grpc.aio.ClientCallDetails,
+        request: Request,
+    ) -> AsyncIterator[Response]:
+        call = await continuation(self._details(details), request)
+        return self._messages(call)
+
+    async def _messages(
+        self, call: grpc.aio.UnaryStreamCall[Request, Response]
+    ) -> AsyncIterator[Response]:
+        try:
+            async for message in call:
+                yield message
+        except grpc.aio.AioRpcError as exc:
+            raise self.error(exc) from None
+        finally:
+            call.cancel()
+
+
 def _too_large(exc: grpc.aio.AioRpcError) -> bool:
     # gRPC's own size check ("Received/Sent message larger than max (n vs. m)") shares
     # RESOURCE_EXHAUSTED with throttling; it is no reason to retry.
@@ -142,6 +170,7 @@ def connect(service: str, address: str, max_message: int = MAX_MESSAGE) -> grpc.
         interceptors=[
             ClientInterceptor(service, max_message),
             StreamingClientInterceptor(service, max_message),
+            ServerStreamingClientInterceptor(service, max_message),
         ],
     )
 

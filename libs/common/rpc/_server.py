@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeAlias, TypeVar, cast
 
 import grpc
@@ -94,7 +94,52 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
+        if handler.unary_stream is not None:
+            streaming = cast(Callable[[Any, Context], AsyncIterator[Any]], handler.unary_stream)
+            return grpc.unary_stream_rpc_method_handler(
+                _restoring_stream(streaming, method, metadata),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
         return handler
+
+
+def _restoring_stream(
+    inner: Callable[[Any, Context], AsyncIterator[Any]], method: str, metadata: dict[str, str]
+) -> Callable[[Any, Context], AsyncIterator[Any]]:
+    """A server-streaming ``inner`` run in the caller's context, its domain errors as
+    status codes (before or after it has sent messages)."""
+
+    async def wrapper(request: Any, context: Context) -> AsyncIterator[Any]:
+        principal, request_id = from_metadata(metadata)
+        p_token = principal_var.set(principal)
+        r_token = request_id_var.set(request_id)
+        started = time.perf_counter()
+        code = "OK"
+        try:
+            streamed = inner(request, context)
+            if hasattr(streamed, "__aiter__"):
+                async for message in streamed:
+                    yield message
+            else:  # a handler that writes with context.write (grpc's health Watch)
+                await cast(Awaitable[None], streamed)
+        except PlumblineError as exc:
+            code = exc.grpc_code.name
+            await context.abort(exc.grpc_code, exc.message)
+        except grpc.aio.AbortError:
+            raise
+        except Exception:
+            code = "INTERNAL"
+            log.exception("unhandled error in %s", method)
+            await context.abort(
+                grpc.StatusCode.INTERNAL, "The server could not complete the request."
+            )
+        finally:
+            GRPC_SECONDS.labels(method, code).observe(time.perf_counter() - started)
+            request_id_var.reset(r_token)
+            principal_var.reset(p_token)
+
+    return wrapper
 
 
 def _restoring(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from plumbline.common.dates import parse_datetime
+from plumbline.common.recordsearch import Search
 from plumbline.common.rpc import Context, page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.services.testmgmt.api.messages import RecordMessages, kind_of
-from plumbline.services.testmgmt.records import Records, Search
+from plumbline.services.testmgmt.records import Records
 from plumbline.testmgmt.v1 import testmgmt_pb2 as pb
 from plumbline.testmgmt.v1 import testmgmt_pb2_grpc
 
@@ -28,22 +28,7 @@ class TestRecordsServicer(testmgmt_pb2_grpc.TestRecordsServicer):
         self, request: pb.SearchRecordsRequest, context: Context
     ) -> pb.RecordPage:
         start, size = page_of(request.page)
-        search = Search(
-            projects=list(request.projects),
-            item_types=list(request.item_types),
-            document_keys=list(request.document_keys),
-            contains=list(request.contains),
-            sort=request.sort_field or "sequence",
-            descending=request.sort_descending,
-        )
-        for name in ("created", "modified", "last_activity"):
-            low, high = getattr(request, f"{name}_from"), getattr(request, f"{name}_to")
-            if low or high:
-                search.dates[name] = (
-                    parse_datetime(low, name) if low else None,
-                    parse_datetime(high, name) if high else None,
-                )
-        rows, total = await self.records.search(search, start, size)
+        rows, total = await self.records.search(Search.of(request), start, size)
         return await self.render.page(rows, start, total, request.dates_with_time)
 
     async def SetLock(self, request: pb.SetLockRequest, context: Context) -> core_pb2.Empty:

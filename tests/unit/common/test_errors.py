@@ -23,7 +23,7 @@ GENERIC = "The server could not complete the request."
 
 def test_every_domain_error_is_in_the_table() -> None:
     assert set(errors.GRPC_CODES) == set(DOMAIN_ERRORS)
-    assert len(DOMAIN_ERRORS) == 10
+    assert len(DOMAIN_ERRORS) == 11
 
 
 @pytest.mark.parametrize("error", MAPPED, ids=lambda e: e.__name__)
@@ -53,7 +53,6 @@ def test_http_status_covers_exactly_the_mapped_codes() -> None:
 @pytest.mark.parametrize(
     ("code", "error"),
     [
-        (grpc.StatusCode.OUT_OF_RANGE, errors.InvalidArgument),
         (grpc.StatusCode.DEADLINE_EXCEEDED, errors.Unavailable),
     ],
 )
@@ -73,6 +72,7 @@ def test_codes_no_service_raises_still_map(
         (errors.Unauthenticated, 401),
         (errors.PermissionDenied, 401),  # the contract has no 403
         (errors.MethodNotAllowed, 405),
+        (errors.TooLarge, 413),
         (errors.Throttled, 429),
         (errors.Unavailable, 503),
         (errors.Internal, 500),

@@ -15,6 +15,7 @@ from plumbline.core.v1 import core_pb2
 from plumbline.gateway.includes import LINKS, RESOLVERS, requested, resolve
 from plumbline.gateway.upstreams import (
     ActivityClient,
+    AttachmentsClient,
     IdentityClient,
     ItemsClient,
     TestmgmtClient,
@@ -137,6 +138,7 @@ async def rig() -> AsyncIterator[Rig]:
             identity=IdentityClient(channel),
             items=ItemsClient(channel),
             testmgmt=TestmgmtClient(channel),
+            attachments=AttachmentsClient(channel),
             activity=ActivityClient(channel),
             replicas=_one_replica(channel),
         )

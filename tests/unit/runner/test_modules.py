@@ -12,11 +12,22 @@ from plumbline.modules import ALL, MODULES, SERVICES, resolve
 
 def test_all_is_every_module_with_the_gateway_last() -> None:
     order = resolve("all")
-    assert set(order) == set(MODULES) == {"identity", "items", "testmgmt", "activity", "gateway"}
+    assert (
+        set(order)
+        == set(MODULES)
+        == {
+            "identity",
+            "items",
+            "testmgmt",
+            "attachments",
+            "activity",
+            "gateway",
+        }
+    )
     assert order[-1] == "gateway"
     assert order.index("activity") > order.index("identity")
     assert order.index("activity") > order.index("items")
-    assert order == ("identity", "items", "testmgmt", "activity", "gateway")
+    assert order == ("identity", "items", "testmgmt", "attachments", "activity", "gateway")
 
 
 def test_a_subset_keeps_dependency_order() -> None:
@@ -54,7 +65,7 @@ def test_an_unknown_target_lists_the_valid_ones() -> None:
     with pytest.raises(InvalidArgument) as info:
         resolve("items,reports")
     assert "'reports'" in info.value.message
-    assert "all, identity, items, testmgmt, activity, gateway" in info.value.message
+    assert "all, identity, items, testmgmt, attachments, activity, gateway" in info.value.message
 
 
 @pytest.mark.parametrize("spec", ["", " , ", ","])

@@ -12,12 +12,13 @@ from google.protobuf.descriptor import ServiceDescriptor
 
 from plumbline import services
 from plumbline.activity.v1 import activity_pb2
+from plumbline.attachments.v1 import attachments_pb2
 from plumbline.common.rpc import service_name
 from plumbline.identity.v1 import identity_pb2
 from plumbline.items.v1 import items_pb2
 from plumbline.testmgmt.v1 import testmgmt_pb2
 
-PROTO_FILES = (activity_pb2, identity_pb2, items_pb2, testmgmt_pb2)
+PROTO_FILES = (activity_pb2, attachments_pb2, identity_pb2, items_pb2, testmgmt_pb2)
 
 
 def _services() -> list[ServiceDescriptor]:
@@ -60,7 +61,12 @@ def test_every_rpc_is_implemented_by_one_servicer(service: ServiceDescriptor) ->
     assert len(classes) == 1, f"{service.full_name} is implemented by {classes}"
     [cls] = classes
     missing = [
-        m.name for m in service.methods if not inspect.iscoroutinefunction(cls.__dict__.get(m.name))
+        m.name
+        for m in service.methods
+        if not (
+            inspect.iscoroutinefunction(cls.__dict__.get(m.name))
+            or inspect.isasyncgenfunction(cls.__dict__.get(m.name))
+        )
     ]
     assert missing == [], f"{cls.__name__} does not implement {missing}"
 
