@@ -8,6 +8,8 @@ control keep a few chunks in memory at most, whatever the file's size.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 from collections.abc import AsyncIterator
 from typing import Annotated
@@ -19,10 +21,13 @@ from starlette.responses import Response, StreamingResponse
 
 from plumbline.attachments.v1 import attachments_pb2 as pb
 from plumbline.common.errors import InvalidArgument, TooLarge, size_text
+from plumbline.core.v1 import core_pb2
 from plumbline.gateway import schemas
 from plumbline.gateway.deps import Caller, Gw, Version
 from plumbline.gateway.envelope import error, updated
 from plumbline.gateway.uploads import FileUpload
+
+log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/rest/{version}", tags=["attachments"])
 
@@ -62,8 +67,13 @@ async def upload(
     length = request.headers.get("content-length", "").strip()
     if length.isdigit() and int(length) > limit + FORM_SLACK:
         raise TooLarge(f"A file must be at most {size_text(limit)}; this body has {length} bytes.")
+    # Refused before any of the body is read, let alone stored.
+    await gw.upstreams.attachments.files.CheckUpload(core_pb2.Id(id=attachmentId))
     form = FileUpload(request)
     await form.open()
+    # gRPC cancels the call when the messages fail (a malformed form, a client that left):
+    # that failure, not the cancellation, is the answer.
+    failed: list[Exception] = []
 
     async def messages() -> AsyncIterator[pb.UploadChunk]:
         yield pb.UploadChunk(
@@ -71,10 +81,25 @@ async def upload(
                 attachment=attachmentId, file_name=form.file_name, mime_type=form.content_type
             )
         )
-        async for data in form.chunks():
-            yield pb.UploadChunk(data=data)
+        size = 0
+        try:
+            async for data in form.chunks():
+                size += len(data)
+                if size > limit:
+                    raise TooLarge(f"A file must be at most {size_text(limit)}.")
+                yield pb.UploadChunk(data=data)
+        except Exception as exc:
+            log.info("upload to attachment %d ended early: %s", attachmentId, exc)
+            failed.append(exc)
+            raise
 
-    await gw.upstreams.attachments.files.Upload(messages())
+    try:
+        await gw.upstreams.attachments.files.Upload(messages())
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if failed and task is not None and not task.cancelling():
+            raise failed[0] from None
+        raise
     return updated()
 
 

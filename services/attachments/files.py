@@ -93,6 +93,13 @@ class Files(Domain):
         self.store = store
         self.max_bytes = max_bytes
 
+    async def check_upload(self, attachment_id: int) -> None:
+        """Refuses unless the caller may upload a file to the attachment now."""
+        access = await self.access.current()
+        async with self.db.read() as session:
+            row = await load(session, attachment_id, access, Action.WRITE)
+        check_lock(row, access.principal)
+
     async def upload(
         self, attachment_id: int, given_name: str, given_type: str, data: AsyncIterable[bytes]
     ) -> FileInfo:
@@ -101,8 +108,7 @@ class Files(Domain):
         access = await self.access.current()
         caller = access.principal
         name, kind = file_name(given_name), mime_type(given_type)
-        async with self.db.read() as session:
-            check_lock(await load(session, attachment_id, access, Action.WRITE), caller)
+        await self.check_upload(attachment_id)
         key = f"{attachment_id}/{uuid.uuid4().hex}"
         async with self.db.transaction() as session:
             await session.execute(blobs.insert().values(key=key, state="uploading", since=utcnow()))

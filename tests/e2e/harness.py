@@ -1,9 +1,11 @@
 """Starts Plumbline the two ways it runs, and the helpers every e2e module drives it with.
 
 ``Embedded``: ``plumbline run --target all`` on SQLite and the memory bus.
-``Distributed``: ``plumbline migrate``, then identity, items, testmgmt (two replicas) and
-activity as separate processes on PostgreSQL (a database per service, unique names) and NATS JetStream (a
-unique stream and subject prefix), then the gateway pointed at them.
+``Distributed``: ``plumbline migrate``, then identity, items, testmgmt (two replicas),
+attachments and activity as separate processes on PostgreSQL (a database per service,
+unique names) and NATS JetStream (a unique stream and subject prefix), attachment files in
+a real S3-compatible store (a private SeaweedFS, a unique bucket), then the gateway
+pointed at them.
 
 The helpers at the end (unique names, new projects and users, the error check, polling)
 are shared by the e2e modules; a module keeps only what is particular to its resource.
@@ -27,6 +29,10 @@ from pathlib import Path
 from typing import Any, Protocol, TypeAlias
 
 import httpx
+
+from plumbline.common.blobs import BlobStore
+from plumbline.common.settings import Settings
+from tests.seaweed import SeaweedFS
 
 PLUMBLINE = [sys.executable, "-m", "plumbline.cli"]
 PG_ADMIN_URL = os.environ.get("PLUMBLINE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
@@ -141,8 +147,8 @@ def base_env(workdir: Path) -> dict[str, str]:
     # Every test connects from 127.0.0.1: the suite's wrong passwords would add up and
     # refuse the address. test_frontdoor checks the per-address limit with its own process.
     env["PLUMBLINE_LOGIN_FAILURES_PER_ADDRESS"] = "100000"
-    # Small enough that test_attachments sends a file over it quickly.
-    env["PLUMBLINE_MAX_UPLOAD_BYTES"] = str(5 * 2**20)
+    # Above test_attachment_files' 200 MB file, low enough to send a file over it quickly.
+    env["PLUMBLINE_MAX_UPLOAD_BYTES"] = str(256 * 2**20)
     return env
 
 
@@ -155,6 +161,8 @@ class System:
     admin_password: str
     processes: list[Process] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    #: The S3-compatible store of the distributed topology's attachment files.
+    weed: SeaweedFS | None = None
 
     @property
     def gateway(self) -> Process:
@@ -193,9 +201,19 @@ def start_distributed(workdir: Path) -> System:
     env["PLUMBLINE_BUS_SUBJECT_PREFIX"] = f"pl{tag}"
     env["PLUMBLINE_ADMIN_PASSWORD"] = ADMIN_PASSWORD
     env["PLUMBLINE_HOST"] = "127.0.0.1"
-    subprocess.run([*PLUMBLINE, "migrate"], env=env, check=True, cwd=workdir, capture_output=True)
-    system = System("distributed", workdir, ADMIN_PASSWORD, [], env)
+    weed = SeaweedFS()
+    weed.start()
+    system = System("distributed", workdir, ADMIN_PASSWORD, [], env, weed)
     try:
+        weed.create_bucket(f"pl-{tag}")
+        env["PLUMBLINE_BLOB_URL"] = f"s3://pl-{tag}/files"
+        env["PLUMBLINE_S3_ENDPOINT"] = weed.endpoint
+        env["PLUMBLINE_S3_REGION"] = weed.region
+        env["PLUMBLINE_S3_ACCESS_KEY_ID"] = weed.access_key_id
+        env["PLUMBLINE_S3_SECRET_ACCESS_KEY"] = weed.secret_access_key
+        subprocess.run(
+            [*PLUMBLINE, "migrate"], env=env, check=True, cwd=workdir, capture_output=True
+        )
         # identity first: the others fetch access from it.
         addresses = dict(env)
         for service in SERVICES:
@@ -236,8 +254,17 @@ def address_of(system: System, service: str) -> str:
     return ",".join(f"127.0.0.1:{p.grpc_port}" for p in replicas_of(system, service))
 
 
+def blob_store(system: System) -> BlobStore:
+    """The store of the system's attachment files, as its attachments service sees it."""
+    names = "data_dir blob_url s3_endpoint s3_region s3_access_key_id s3_secret_access_key"
+    given = {
+        n: system.env[v] for n in names.split() if (v := f"PLUMBLINE_{n.upper()}") in system.env
+    }
+    return BlobStore.from_settings(Settings.model_validate(given))
+
+
 def cleanup_distributed(system: System) -> None:
-    """Drops the databases and the stream the system used."""
+    """Drops the databases, the stream and the bucket the system used; stops its S3."""
     import asyncpg
     import nats
 
@@ -256,6 +283,10 @@ def cleanup_distributed(system: System) -> None:
         await nc.close()
 
     asyncio.run(drop())
+    if system.weed is not None:
+        with contextlib.suppress(Exception):
+            system.weed.delete_bucket(f"pl-{tag.lower()}")
+        system.weed.stop()
 
 
 # Helpers the e2e modules share.

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -237,3 +239,39 @@ def test_test_management(jama: JamaClient, admin: httpx.Client) -> None:
 
     with pytest.raises(APIException):
         jama.post_testplans_testcycles(plan, "Backwards", "2026-02-10", "2026-02-01")
+
+
+def test_attachments(jama: JamaClient, admin: httpx.Client, system: System, tmp_path: Path) -> None:
+    project_id = new_project(admin, project_key("JA"))
+    attachment = jama.post_project_attachment(project_id, "Evidence", "the run's log")
+    assert isinstance(attachment, int)
+    content = os.urandom(1_500_000) + "ünïcode tail".encode()
+    path = tmp_path / "run log (1).txt"
+    path.write_bytes(content)
+    assert jama.put_attachments_file(attachment, str(path)) == 200
+    record = jama.get_attachment(attachment)
+    assert record["fileName"] == "run log (1).txt" and record["fileSize"] == len(content)
+    assert record["fields"]["name"] == "Evidence"
+
+    item = admin.post(
+        "/items",
+        json={
+            "project": project_id,
+            "itemType": item_types(admin)["REQ"]["id"],
+            "location": {"parent": {"project": project_id}},
+            "fields": {"name": "With evidence"},
+        },
+    ).json()["meta"]["id"]
+    assert jama.post_item_attachment(item, attachment) == 201
+    [attached] = admin.get(f"/items/{item}/attachments").json()["data"]
+    assert attached["id"] == attachment
+
+    # The download, through the client's own session and credentials.
+    core = jama._JamaClient__core
+    direct = core.get(f"attachments/{attachment}/file")
+    assert direct.status_code == 200 and direct.content == content
+    url = f"{system.url}/rest/v1/attachments/{attachment}/file"
+    by_url = core.get("files", params={"url": url})
+    assert by_url.status_code == 200 and by_url.content == content
+    found = jama.get_abstract_items(project=[project_id], contains=["Evidence"])
+    assert [r["id"] for r in found if r["type"] == "attachments"] == [attachment]

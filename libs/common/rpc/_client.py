@@ -110,6 +110,16 @@ class StreamingClientInterceptor(_Context, grpc.aio.StreamUnaryClientInterceptor
             await call
         except grpc.aio.AioRpcError as exc:
             raise self.error(exc) from None
+        except asyncio.CancelledError:
+            # grpc.aio cancels the call when writing a message fails, even when the
+            # server had already answered: that answer, if there was one, is the error.
+            task = asyncio.current_task()
+            if task is None or task.cancelling() or not call.done():
+                raise
+            code = await call.code()
+            if code in (grpc.StatusCode.OK, grpc.StatusCode.CANCELLED):
+                raise
+            raise from_grpc(code, await call.details() or "") from None
         return call
 
 

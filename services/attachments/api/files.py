@@ -8,6 +8,7 @@ from plumbline.attachments.v1 import attachments_pb2 as pb
 from plumbline.attachments.v1 import attachments_pb2_grpc
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.rpc import Context, optional
+from plumbline.core.v1 import core_pb2
 from plumbline.services.attachments.files import FileInfo, Files
 
 
@@ -22,6 +23,10 @@ class FilesServicer(attachments_pb2_grpc.FilesServicer):
 
     def __init__(self, files: Files) -> None:
         self.files = files
+
+    async def CheckUpload(self, request: core_pb2.Id, context: Context) -> core_pb2.Empty:
+        await self.files.check_upload(request.id)
+        return core_pb2.Empty()
 
     async def Upload(
         self, request_iterator: AsyncIterator[pb.UploadChunk], context: Context
