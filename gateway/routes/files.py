@@ -174,7 +174,7 @@ _FILE_RESPONSES = {
         "description": "The bytes of the range asked for.",
         "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
     },
-    **schemas.errors(404, 416),
+    **schemas.errors(400, 404, 416),
 }
 
 RangeHeader = Annotated[
@@ -209,7 +209,7 @@ async def download(
     description="The file of an attachment by the URL this service gives it "
     "(…/rest/v1/attachments/{id}/file, or …/attachment/{id}/…).",
     response_class=Response,
-    responses={**_FILE_RESPONSES, **schemas.errors(400)},
+    responses=_FILE_RESPONSES,
 )
 async def download_by_url(
     request: Request,

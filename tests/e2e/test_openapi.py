@@ -233,7 +233,7 @@ def test_responses_describe_the_envelope_and_the_errors(system: System) -> None:
             assert {"401", "405", "429"} <= statuses, (method, path)
         if operation.get("parameters") or "requestBody" in operation:
             assert "400" in statuses, (method, path)
-        for status in statuses - {"200", "201", "204"}:
+        for status in statuses - {"200", "201", "204", "206"}:
             (reference,) = operation["responses"][status].values()
             assert reference.startswith("#/components/responses/"), (method, path, status)
     created = operations[("post", "/projects")]["responses"]["201"]
@@ -269,7 +269,7 @@ def test_parameters_are_read_after_authentication(anonymous: httpx.Client) -> No
 # -- schemathesis --------------------------------------------------------------------
 
 
-def _seed(admin: httpx.Client) -> dict[str, int]:
+def _seed(admin: httpx.Client) -> dict[str, Any]:
     """Records for the run to find, so that it reaches more than 404s."""
 
     def created(response: httpx.Response) -> int:
@@ -353,6 +353,13 @@ def _seed(admin: httpx.Client) -> dict[str, int]:
             admin.post("/comments", json={"body": {"text": "hi"}, "location": {"item": record}})
         )
         created(admin.post("/relationships", json={"fromItem": child, "toItem": record}))
+    # An attachment with a file, on the item, the plan and the run.
+    attachment = created(
+        admin.post(f"/projects/{project}/attachments", json={"fields": {"name": "Evidence"}})
+    )
+    admin.put(f"/attachments/{attachment}/file", files={"file": ("a.txt", b"bytes", "text/plain")})
+    for base, record in (("items", child), ("testplans", plan), ("testruns", run)):
+        created(admin.post(f"/{base}/{record}/attachments", json={"attachment": attachment}))
     return {
         **own,
         "project": project,
@@ -384,6 +391,9 @@ def _seed(admin: httpx.Client) -> dict[str, int]:
         "testGroupId": test_group,
         "testCaseId": test_case,
         "run": run,
+        "attachmentId": attachment,
+        # GET /files: the file's own URL.
+        "url": f"{str(admin.base_url).rstrip('/')}/attachments/{attachment}/file",
     }
 
 
@@ -406,6 +416,7 @@ PATH_NAMES = (
     "testCycleId",
     "testGroupId",
     "testCaseId",
+    "attachmentId",
 )
 ID_BY_RESOURCE = {
     "items": "item",
@@ -447,7 +458,7 @@ def test_every_read_answers_with_what_the_page_fills_in(
         assert response.status_code == 200, (path, query, response.text)
 
 
-def _config(records: dict[str, int], version: str) -> str:
+def _config(records: dict[str, Any], version: str) -> str:
     """schemathesis.toml: the seeded ids for parameters, ``id`` by the path it is in."""
     lines = ["[parameters]", f'"query.project" = {records["project"]}']
     lines += [f'"path.{name}" = {records[name]}' for name in PATH_NAMES]
@@ -462,7 +473,7 @@ def _config(records: dict[str, int], version: str) -> str:
 
 
 def _schemathesis(
-    system: System, version: str, workdir: Path, records: dict[str, int], *options: str
+    system: System, version: str, workdir: Path, records: dict[str, Any], *options: str
 ) -> float:
     """Runs schemathesis; fails with its report on any failure. Returns the seconds it took."""
     if not ST.exists():
