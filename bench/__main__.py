@@ -566,6 +566,8 @@ def main() -> None:
         system.stop()
         if args.topology == "distributed":
             cleanup_distributed(system)
+        if args.only in ("all", "attachments"):
+            att.cleanup(system)
     RESULTS.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     out = RESULTS / f"{stamp}-{args.topology}.json"

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import statistics
 import subprocess
 import threading
@@ -315,6 +316,13 @@ def measure(system: System, auth: str, workdir: Path) -> dict[str, Any]:
             transfers.close()
         path.unlink()
     return out
+
+
+def cleanup(system: System) -> None:
+    """Removes the stopped system's ``file://`` blobs (eight files of each size, 800 MiB
+    and more); the rest of the work directory (logs) stays."""
+    if "PLUMBLINE_BLOB_URL" not in system.env:
+        shutil.rmtree(Path(system.env["PLUMBLINE_DATA_DIR"]) / "files", ignore_errors=True)
 
 
 def _find(att: dict[str, Any], operation: str, label: str, c: int) -> dict[str, Any] | None:
