@@ -1,7 +1,7 @@
 """``make bench``: seeds, drives load from a separate process, prints and saves the table.
 
 python -m bench [--topology embedded|distributed] [--size small|normal|large]
-    [--only all|items|testmgmt]
+    [--only all|items|testmgmt|attachments]
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx
 
+from bench import attachments as att
 from bench import testmgmt as tm
 from bench.drive import REQUESTS, analyze, drive, wait_for_feed
 from bench.seed import WORDS, Seeder
@@ -298,6 +299,7 @@ def _targets(
     sizes: tuple[int, ...],
     overload: list[dict[str, Any]] | None = None,
     testmgmt: dict[str, Any] | None = None,
+    attachments: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The issue's targets, each with the measured figure and whether it is met (None
     for a figure reported without a limit)."""
@@ -373,6 +375,8 @@ def _targets(
         )
     for target in tm.targets(testmgmt) if testmgmt else []:
         add(*target)
+    for target in att.targets(attachments) if attachments else []:
+        add(*target)
     return targets
 
 
@@ -381,6 +385,7 @@ def _report(
     sizes: tuple[int, ...],
     overload: list[dict[str, Any]],
     testmgmt: dict[str, Any] | None = None,
+    attachments: dict[str, Any] | None = None,
 ) -> str:
     """Growth and targets, after the per-size tables."""
     lines = []
@@ -397,7 +402,7 @@ def _report(
                 f"{g['rps_large']:>11.0f} {g['growth']:>7.2f} {g['growth_vs_bare']:>8.2f}"
             )
     lines += ["", f"{'target':54} {'measured':>9}  met"]
-    for t in _targets(rows, sizes, overload, testmgmt):
+    for t in _targets(rows, sizes, overload, testmgmt, attachments):
         verdict = "-" if t["met"] is None else "yes" if t["met"] else "NO"
         lines.append(f"{t['target']:54} {t['measured']:>9.2f}  {verdict}")
     return "\n".join(lines)
@@ -413,19 +418,27 @@ def main() -> None:
     parser.add_argument("--size", choices=list(SIZES), default=os.environ.get("SIZE", "normal"))
     parser.add_argument(
         "--only",
-        choices=["all", "items", "testmgmt"],
+        choices=["all", "items", "testmgmt", "attachments"],
         default=os.environ.get("ONLY", "all"),
-        help="items: the item rows and overload; testmgmt: the test management rows",
+        help="items: the item rows and overload; testmgmt: the test management rows; "
+        "attachments: file uploads and downloads",
     )
     args = parser.parse_args()
-    sizes = SIZES[args.size] if args.only != "testmgmt" else ()
+    sizes = SIZES[args.size] if args.only in ("all", "items") else ()
     workdir = Path(tempfile.mkdtemp(prefix="plumbline-bench-"))
     started = time.monotonic()
-    system = start_embedded(workdir) if args.topology == "embedded" else start_distributed(workdir)
+    # The e2e harness lowers the upload limit; the bench sends files above it.
+    overrides = {"PLUMBLINE_MAX_UPLOAD_BYTES": str(att.MAX_UPLOAD)}
+    system = (
+        start_embedded(workdir, overrides)
+        if args.topology == "embedded"
+        else start_distributed(workdir, overrides)
+    )
     bare_process = None
     rows: list[dict[str, Any]] = []
     overload: list[dict[str, Any]] = []
     testmgmt: dict[str, Any] | None = None
+    attachments: dict[str, Any] | None = None
     try:
         items_port = next(p for p in system.processes if p.name in ("all", "items")).grpc_port
         basic = "Basic " + base64.b64encode(f"admin:{system.admin_password}".encode()).decode()
@@ -538,10 +551,13 @@ def main() -> None:
         if sizes:
             overload = _overload(system.url, basic, workdir / "ids.json")
             print(_overload_table(overload), flush=True)
-        if args.only != "items":
+        if args.only in ("all", "testmgmt"):
             testmgmt = tm.measure(system, loop, seeder, basic, workdir, args.size)
             print(tm.report(testmgmt), flush=True)
-        print(_report(rows, sizes, overload, testmgmt), flush=True)
+        if args.only in ("all", "attachments"):
+            attachments = att.measure(system, basic, workdir)
+            print(att.report(attachments), flush=True)
+        print(_report(rows, sizes, overload, testmgmt, attachments), flush=True)
         loop.run_until_complete(seeder.close())
         loop.close()
     finally:
@@ -550,6 +566,8 @@ def main() -> None:
         system.stop()
         if args.topology == "distributed":
             cleanup_distributed(system)
+        if args.only in ("all", "attachments"):
+            att.cleanup(system)
     RESULTS.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     out = RESULTS / f"{stamp}-{args.topology}.json"
@@ -569,7 +587,8 @@ def main() -> None:
                 "growth": [g for large in sizes[1:] for g in _growth(rows, sizes[0], large)],
                 "overload": overload,
                 "testmgmt": testmgmt,
-                "targets": _targets(rows, sizes, overload, testmgmt),
+                "attachments": attachments,
+                "targets": _targets(rows, sizes, overload, testmgmt, attachments),
             },
             indent=1,
         )

@@ -183,17 +183,21 @@ class System:
         return {p.name: p.stop() for p in reversed(self.processes)}
 
 
-def start_embedded(workdir: Path) -> System:
-    """``--target all`` on SQLite with the memory bus."""
+def start_embedded(workdir: Path, overrides: Mapping[str, str] | None = None) -> System:
+    """``--target all`` on SQLite with the memory bus; ``overrides`` replace settings of
+    ``base_env`` (the bench's ``PLUMBLINE_MAX_UPLOAD_BYTES``, say)."""
     env = base_env(workdir)
+    env.update(overrides or {})
     process = start_process("all", ["--target", "all"], env, workdir)
     return System("embedded", workdir, "admin", [process], env)
 
 
-def start_distributed(workdir: Path) -> System:
-    """One process per service on PostgreSQL and NATS, then the gateway."""
+def start_distributed(workdir: Path, overrides: Mapping[str, str] | None = None) -> System:
+    """One process per service on PostgreSQL and NATS, then the gateway; ``overrides``
+    replace settings of ``base_env``."""
     tag = uuid.uuid4().hex[:10]
     env = base_env(workdir)
+    env.update(overrides or {})
     host_part = PG_ADMIN_URL.split("://", 1)[1].rsplit("/", 1)[0]
     env["PLUMBLINE_DATABASE_URL"] = f"postgresql+asyncpg://{host_part}/pl_{tag}_{{service}}"
     env["PLUMBLINE_BUS_URL"] = NATS_URL
