@@ -21,6 +21,7 @@ from starlette.responses import Response, StreamingResponse
 
 from plumbline.attachments.v1 import attachments_pb2 as pb
 from plumbline.common.errors import InvalidArgument, TooLarge, size_text
+from plumbline.common.streams import read_ahead
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import schemas
 from plumbline.gateway.deps import Caller, Gw, Version
@@ -83,7 +84,7 @@ async def upload(
         )
         size = 0
         try:
-            async for data in form.chunks():
+            async for data in read_ahead(form.chunks(1024 * 1024)):
                 size += len(data)
                 if size > limit:
                     raise TooLarge(f"A file must be at most {size_text(limit)}.")
@@ -157,7 +158,7 @@ async def _download(
         headers["Content-Range"] = f"bytes {served.start}-{served.end - 1}/{served.file.size}"
 
     async def body() -> AsyncIterator[bytes]:
-        async for message in messages:
+        async for message in read_ahead(messages):
             yield message.data
 
     return StreamingResponse(

@@ -31,6 +31,8 @@ PART_BYTES = 5 * 1024 * 1024
 MAX_CONCURRENCY = 2
 # A get yields chunks of at least this size (except the last), a few hundred KiB at most.
 READ_CHUNK_BYTES = 256 * 1024
+# A local get reads the file in pieces of this size.
+LOCAL_READ_BYTES = 1024 * 1024
 
 
 class BlobMissing(Exception):
@@ -207,6 +209,10 @@ class BlobStore:
             if await self.size(key) is None:
                 raise BlobMissing(key)
             return
+        if isinstance(self._store, LocalStore) and self._store.prefix is not None:
+            async for piece in _read_local(self._store.prefix / key, start, end):
+                yield piece
+            return
         options: GetOptions = {}
         if end is not None:
             options["range"] = (start, end)
@@ -254,3 +260,29 @@ class BlobStore:
                 if meta["path"].startswith(prefix) and _is_key(meta["path"])
             )
         return sorted(found)
+
+
+async def _read_local(path: Path, start: int, end: int | None) -> AsyncIterator[bytes]:
+    """Bytes ``[start, end)`` of a local file, read in a thread a MiB at a time.
+
+    obstore's local stream hands over small pieces at about 150 MB/s; plain reads of one
+    open file go at the disk's speed. The file stays open to the end, so a blob removed
+    meanwhile (its file replaced and committed) is still read whole.
+    """
+    try:
+        handle = await asyncio.to_thread(path.open, "rb")
+    except FileNotFoundError:
+        raise BlobMissing(str(path.name)) from None
+    try:
+        await asyncio.to_thread(handle.seek, start)
+        left = None if end is None else end - start
+        while left is None or left > 0:
+            size = LOCAL_READ_BYTES if left is None else min(LOCAL_READ_BYTES, left)
+            piece = await asyncio.to_thread(handle.read, size)
+            if not piece:
+                return
+            if left is not None:
+                left -= len(piece)
+            yield piece
+    finally:
+        handle.close()
