@@ -84,7 +84,7 @@ async def upload(
         )
         size = 0
         try:
-            async for data in read_ahead(form.chunks(1024 * 1024)):
+            async for data in read_ahead(form.chunks(1024 * 1024), depth=2):
                 size += len(data)
                 if size > limit:
                     raise TooLarge(f"A file must be at most {size_text(limit)}.")

@@ -8,6 +8,7 @@ from plumbline.attachments.v1 import attachments_pb2 as pb
 from plumbline.attachments.v1 import attachments_pb2_grpc
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.rpc import Context, optional
+from plumbline.common.streams import read_ahead
 from plumbline.core.v1 import core_pb2
 from plumbline.services.attachments.files import FileInfo, Files
 
@@ -37,7 +38,7 @@ class FilesServicer(attachments_pb2_grpc.FilesServicer):
         header = first.header
 
         async def data() -> AsyncIterator[bytes]:
-            async for chunk in request_iterator:
+            async for chunk in read_ahead(request_iterator, depth=2):
                 if chunk.WhichOneof("part") != "data":
                     raise InvalidArgument("An upload has one header, then data.")
                 yield chunk.data
@@ -66,5 +67,5 @@ class FilesServicer(attachments_pb2_grpc.FilesServicer):
             )
         )
         if chunks is not None:
-            async for chunk in chunks:
+            async for chunk in read_ahead(chunks):
                 yield pb.DownloadChunk(data=chunk)
