@@ -1,5 +1,8 @@
 """A multipart form read as it arrives: the file part's name, type and bytes, streamed.
 
+Uploads are exempt from the gateway's whole-body timeout (they may take long); instead
+each piece of the body must arrive within ``idle_timeout`` of the previous one.
+
 Starlette's ``request.form()`` spools a whole file before the route sees it; an upload
 must instead flow on to the service chunk by chunk, so the gateway parses the body with
 python-multipart's push parser as it reads it and hands the file part's bytes on.
@@ -7,6 +10,7 @@ python-multipart's push parser as it reads it and hands the file part's bytes on
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -15,11 +19,17 @@ from urllib.parse import unquote
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.requests import ClientDisconnect, Request
 
-from plumbline.common.errors import InvalidArgument
+from plumbline.common.errors import InvalidArgument, PlumblineError
 
 #: Browsers and requests escape these in a quoted file name (HTML's form encoding).
 _ESCAPES = {"%22": '"', "%0D": "\r", "%0A": "\n", "%0d": "\r", "%0a": "\n"}
 _EXTENDED = re.compile(r"filename\*\s*=\s*([^;]+)", re.IGNORECASE)
+
+
+class BodyStalled(PlumblineError):
+    """The client stopped sending an upload's body (408; the connection is closed)."""
+
+    http_status = 408
 
 
 @dataclass
@@ -59,7 +69,7 @@ class FileUpload:
     """The ``file`` part of a multipart body (the first file part when none is called
     ``file``), read from the connection as the caller asks for its bytes."""
 
-    def __init__(self, request: Request, form_name: str = "file") -> None:
+    def __init__(self, request: Request, idle_timeout: float, form_name: str = "file") -> None:
         content_type = request.headers.get("content-type", "")
         kind, options = parse_options_header(content_type)
         if kind != b"multipart/form-data" or b"boundary" not in options:
@@ -68,6 +78,7 @@ class FileUpload:
                 f"(got Content-Type: {content_type or 'none'})."
             )
         self.form_name = form_name
+        self.idle_timeout = idle_timeout
         self.file_name = ""
         self.content_type = ""
         self._request = request
@@ -117,9 +128,15 @@ class FileUpload:
             if self._done:
                 return []
             try:
-                chunk = await anext(self._body, None)
+                async with asyncio.timeout(self.idle_timeout):
+                    chunk = await anext(self._body, None)
             except ClientDisconnect:
                 raise InvalidArgument("The client left before the file arrived.") from None
+            except TimeoutError:
+                raise BodyStalled(
+                    f"No part of the file arrived for {self.idle_timeout:g} seconds; "
+                    "an upload must keep sending."
+                ) from None
             if chunk is None:
                 self._done = True
                 break

@@ -70,7 +70,7 @@ async def upload(
         raise TooLarge(f"A file must be at most {size_text(limit)}; this body has {length} bytes.")
     # Refused before any of the body is read, let alone stored.
     await gw.upstreams.attachments.files.CheckUpload(core_pb2.Id(id=attachmentId))
-    form = FileUpload(request)
+    form = FileUpload(request, gw.settings.body_timeout)
     await form.open()
     # gRPC cancels the call when the messages fail (a malformed form, a client that left):
     # that failure, not the cancellation, is the answer.

@@ -60,7 +60,8 @@ class Settings(BaseSettings):
         gt=0,
         description=(
             "Seconds an API request's whole body may take to arrive after its headers; "
-            "a slower one answers 408 and its connection is closed."
+            "a slower one answers 408 and its connection is closed. A file upload may "
+            "take longer, but no more than this between two pieces of it."
         ),
     )
     header_timeout: float = Field(

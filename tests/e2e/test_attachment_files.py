@@ -203,3 +203,22 @@ def test_a_file_over_the_limit_is_413_and_changes_nothing(
             answer += piece
     assert answer.startswith("HTTP/1.1 413"), answer
     assert str(limit) in answer
+
+
+def test_a_stalled_upload_is_408_and_changes_nothing(
+    system: System, admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    attachment = new_attachment(admin, project)
+    assert upload(admin, attachment, b"kept").status_code == 200
+    [kept] = _keys(system, attachment)
+    head = b'--b\r\nContent-Disposition: form-data; name="file"; filename="slow.bin"\r\n\r\n'
+    idle = float(system.env.get("PLUMBLINE_BODY_TIMEOUT", "10"))
+    started = time.monotonic()
+    with _connect(system, attachment, "b", len(head) + 10 * MB) as connection:
+        connection.sendall(head + BLOCK)  # then nothing more
+        connection.settimeout(idle + 20)
+        answer = connection.recv(65536).decode("latin-1")
+    assert answer.startswith("HTTP/1.1 408"), answer
+    assert idle <= time.monotonic() - started < idle + 20
+    assert admin.get(f"/attachments/{attachment}/file").content == b"kept"
+    assert eventually(lambda: _keys(system, attachment) == [kept])
