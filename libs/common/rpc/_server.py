@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -104,40 +105,51 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):
         return handler
 
 
+@contextlib.asynccontextmanager
+async def _serving(
+    method: str, metadata: dict[str, str], context: Context, traced: bool
+) -> AsyncIterator[None]:
+    """One call in the caller's context (principal, request id and, when ``traced``, the
+    trace), timed, its domain errors as status codes and anything else as INTERNAL."""
+    principal, request_id = from_metadata(metadata)
+    p_token = principal_var.set(principal)
+    r_token = request_id_var.set(request_id)
+    t_token = telemetry.attach_traceparent(metadata.get("traceparent")) if traced else None
+    started = time.perf_counter()
+    code = "OK"
+    try:
+        yield
+    except PlumblineError as exc:
+        code = exc.grpc_code.name
+        await context.abort(exc.grpc_code, exc.message)
+    except grpc.aio.AbortError:
+        raise
+    except Exception:
+        code = "INTERNAL"
+        log.exception("unhandled error in %s", method)
+        await context.abort(grpc.StatusCode.INTERNAL, "The server could not complete the request.")
+    finally:
+        GRPC_SECONDS.labels(method, code).observe(time.perf_counter() - started)
+        telemetry.detach(t_token)
+        request_id_var.reset(r_token)
+        principal_var.reset(p_token)
+
+
 def _restoring_stream(
     inner: Callable[[Any, Context], AsyncIterator[Any]], method: str, metadata: dict[str, str]
 ) -> Callable[[Any, Context], AsyncIterator[Any]]:
     """A server-streaming ``inner`` run in the caller's context, its domain errors as
-    status codes (before or after it has sent messages)."""
+    status codes (before or after it has sent messages). Untraced: a span cannot stay
+    current across the yields."""
 
     async def wrapper(request: Any, context: Context) -> AsyncIterator[Any]:
-        principal, request_id = from_metadata(metadata)
-        p_token = principal_var.set(principal)
-        r_token = request_id_var.set(request_id)
-        started = time.perf_counter()
-        code = "OK"
-        try:
+        async with _serving(method, metadata, context, traced=False):
             streamed = inner(request, context)
             if hasattr(streamed, "__aiter__"):
                 async for message in streamed:
                     yield message
             else:  # a handler that writes with context.write (grpc's health Watch)
                 await cast(Awaitable[None], streamed)
-        except PlumblineError as exc:
-            code = exc.grpc_code.name
-            await context.abort(exc.grpc_code, exc.message)
-        except grpc.aio.AbortError:
-            raise
-        except Exception:
-            code = "INTERNAL"
-            log.exception("unhandled error in %s", method)
-            await context.abort(
-                grpc.StatusCode.INTERNAL, "The server could not complete the request."
-            )
-        finally:
-            GRPC_SECONDS.labels(method, code).observe(time.perf_counter() - started)
-            request_id_var.reset(r_token)
-            principal_var.reset(p_token)
 
     return wrapper
 
@@ -148,33 +160,11 @@ def _restoring(
     """``inner`` run in the caller's context, its domain errors as status codes."""
 
     async def wrapper(request: Any, context: Context) -> Any:
-        principal, request_id = from_metadata(metadata)
-        p_token = principal_var.set(principal)
-        r_token = request_id_var.set(request_id)
-        t_token = telemetry.attach_traceparent(metadata.get("traceparent"))
-        started = time.perf_counter()
-        code = "OK"
-        try:
+        async with _serving(method, metadata, context, traced=True):
             if telemetry.enabled():
                 with telemetry.tracer().start_as_current_span(method):
                     return await inner(request, context)
             return await inner(request, context)
-        except PlumblineError as exc:
-            code = exc.grpc_code.name
-            await context.abort(exc.grpc_code, exc.message)
-        except grpc.aio.AbortError:
-            raise
-        except Exception:
-            code = "INTERNAL"
-            log.exception("unhandled error in %s", method)
-            await context.abort(
-                grpc.StatusCode.INTERNAL, "The server could not complete the request."
-            )
-        finally:
-            GRPC_SECONDS.labels(method, code).observe(time.perf_counter() - started)
-            telemetry.detach(t_token)
-            request_id_var.reset(r_token)
-            principal_var.reset(p_token)
 
     return wrapper
 
