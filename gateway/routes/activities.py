@@ -1,4 +1,4 @@
-"""``/activities``, and those of a test plan or run."""
+"""``/activities``, and those of an item, a test plan or a test run."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from plumbline.gateway.bodies import RecordId
 from plumbline.gateway.deps import Caller, Gw, Paging, View, labs_version, view_of
 from plumbline.gateway.routes.testrecords import FAMILY_BASES, NOUNS, Kind, foreign_item
 from plumbline.gateway.upstreams import Upstreams
+from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["activities"])
 
@@ -169,6 +170,20 @@ async def get_activity(activityId: RecordId, view: Activities, gw: Gw, _c: Calle
     message.wait_for.extend(await _positions(gw.upstreams))
     data = representations.activity(await gw.upstreams.activity.activities.GetActivity(message))
     return await view.one(data)
+
+
+@router.get(
+    "/items/{id}/activities",
+    summary="An item's activities",
+    responses=schemas.page(records.Activity),
+)
+async def item_activities(id: int, view: Activities, gw: Gw, page: Paging, _c: Caller) -> Response:
+    # Read first: 404 for no such item, 401 without access to it.
+    reply = await gw.upstreams.items.items.GetItems(items_pb2.GetItemsRequest(ids=[id]))
+    message = activity_pb2.ListActivitiesRequest(
+        project=reply.items[0].project, item=id, page=page.message()
+    )
+    return await _page(view, gw, message)
 
 
 def _record_routes(base: str, kind: Kind) -> None:

@@ -15,9 +15,11 @@ from tests.e2e.harness import (
     MakeUser,
     Query,
     assert_error,
+    create_item,
     grant,
     new_project,
     project_key,
+    total_of,
     unique,
 )
 
@@ -266,3 +268,20 @@ def test_normal_users_read_the_feed_and_anonymous_callers_do_not(
     assert feed.status_code == 200 and len(feed.json()["data"]) == 1
     assert_error(anonymous.get("/activities", params={"project": project}), 401)
     assert_error(anonymous.get("/activities/1"), 401)
+
+
+def test_an_items_activities(admin: httpx.Client, project: dict[str, Any]) -> None:
+    item = create_item(admin, project, "Watched")
+    other = create_item(admin, project, "Elsewhere")
+    renamed = admin.patch(
+        f"/items/{item}",
+        json=[{"op": "replace", "path": "/fields/name", "value": "Watched, renamed"}],
+    )
+    assert renamed.status_code == 200, renamed.text
+    response = admin.get(f"/items/{item}/activities")
+    assert response.status_code == 200, response.text
+    feed = response.json()["data"]
+    assert {a["item"] for a in feed} == {item} and other != item
+    assert [a["eventType"] for a in feed] == ["UPDATE", "CREATE"]
+    assert total_of(response) == 2
+    assert_error(admin.get("/items/9000000000000/activities"), 404)
