@@ -291,7 +291,6 @@ async def duplicate(
         items_pb2.DuplicateRequest(
             item=id,
             include_tags=body.includeTags,
-            include_attachments=body.includeAttachments,
             include_links=body.includeLinks,
         )
     )
