@@ -132,18 +132,14 @@ def _disposition(name: str) -> str:
 async def _download(
     gw: Gw, attachment: int, range_header: str | None, if_range: str | None
 ) -> Response:
-    asked = _range(range_header)
-    call = gw.upstreams.attachments.files.Download(
-        pb.DownloadRequest(attachment=attachment, **asked)
-    )
-    messages = aiter(call)
-    first = await anext(messages)
-    served = first.served
-    etag = f'"{served.file.sha256}"'
-    if asked and if_range is not None and if_range.strip() != etag:
-        await messages.aclose()  # type: ignore[attr-defined]
-        return await _download(gw, attachment, None, None)
-    headers = {"ETag": etag, "Accept-Ranges": "bytes"}
+    request = pb.DownloadRequest(attachment=attachment)
+    for member, value in _range(range_header).items():
+        setattr(request, member, value)
+    if if_range is not None:
+        request.if_range = if_range
+    messages = aiter(gw.upstreams.attachments.files.Download(request))
+    served = (await anext(messages)).served
+    headers = {"ETag": f'"{served.file.sha256}"', "Accept-Ranges": "bytes"}
     if served.unsatisfiable:
         headers["Content-Range"] = f"bytes */{served.file.size}"
         message = (

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import Row, delete, select, update
+from sqlalchemy import Row, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbline.common.access import Access, AccessCache, Action, readable
+from plumbline.common import records as shared
+from plumbline.common.access import Access, AccessCache, Action
 from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
-from plumbline.common.db import Database, check_batch, first_or_missing
-from plumbline.common.errors import FailedPrecondition
+from plumbline.common.db import Database
 from plumbline.common.events import Event
 from plumbline.common.fields import check_fields
 from plumbline.common.itemsclient import ItemsClient
@@ -20,8 +20,8 @@ from plumbline.common.outbox import Outbox
 from plumbline.common.recordsearch import Search, page
 from plumbline.services.attachments.models import attachment_links, attachments, blobs
 
-#: The item type key of attachments.
-ATTACHMENT = "ATT"
+#: The item type key of attachments, and how messages name one.
+ATTACHMENT, NOUN = "ATT", "attachment"
 
 
 class Domain:
@@ -45,20 +45,14 @@ async def load(
     for_update: bool = False,
 ) -> Row[Any]:
     """One attachment the caller may ``action``, or NotFound / PermissionDenied."""
-    statement = select(attachments).where(attachments.c.id == attachment_id)
-    if for_update:
-        statement = statement.with_for_update()
-    row = await first_or_missing(session, statement, f"No attachment with id {attachment_id}.")
-    access.require(action, row.project, f"attachment {attachment_id}")
-    return row
+    return await shared.load(
+        session, attachments, attachment_id, NOUN, access, action, for_update=for_update
+    )
 
 
 def check_lock(row: Any, caller: Principal) -> None:
     """An attachment locked by someone else is theirs to change."""
-    if row.locked and row.locked_by != caller.user_id:
-        raise FailedPrecondition(
-            f"Attachment {row.id} is locked by user {row.locked_by}; only they can change it."
-        )
+    shared.check_lock(row, caller, NOUN)
 
 
 def event(action: str, row: Any, actor: Principal, version: int, **extra: Any) -> Event:
@@ -81,20 +75,7 @@ def event(action: str, row: Any, actor: Principal, version: int, **extra: Any) -
 
 async def touch(session: AsyncSession, row: Row[Any], caller: Principal, **values: Any) -> int:
     """Writes ``values`` with the change's system members; the new version number."""
-    version = int(row.version) + 1
-    now = utcnow()
-    await session.execute(
-        update(attachments)
-        .where(attachments.c.id == row.id)
-        .values(
-            version=version,
-            modified_by=caller.user_id,
-            modified_at=now,
-            last_activity_at=now,
-            **values,
-        )
-    )
-    return version
+    return await shared.touch(session, attachments, row, caller, utcnow(), **values)
 
 
 class Records(Domain):
@@ -144,13 +125,7 @@ class Records(Domain):
             rows = list(
                 (await session.execute(select(attachments).where(attachments.c.id.in_(ids)))).all()
             )
-        if skip_missing:
-            rows = [r for r in rows if access.may(Action.READ, r.project)]
-        else:
-            check_batch(rows, ids, "attachment")
-            rows = readable(access, rows, ids, "attachment")
-        by_id = {r.id: r for r in rows}
-        return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+        return shared.by_ids(rows, ids, access, NOUN, skip_missing)
 
     async def search(self, search: Search, start: int, size: int) -> tuple[list[Row[Any]], int]:
         """``/abstractitems``: the readable attachments that match, in the order asked."""
@@ -165,20 +140,7 @@ class Records(Domain):
         caller = access.principal
         async with self.outbox.transaction() as session:
             row = await load(session, attachment_id, access, Action.WRITE, for_update=True)
-            if row.locked and row.locked_by != caller.user_id and not caller.is_admin:
-                raise FailedPrecondition(
-                    f"Attachment {attachment_id} is locked by user {row.locked_by}; "
-                    "only they can change the lock."
-                )
-            values: dict[str, Any] = {
-                "locked": locked,
-                "locked_by": caller.user_id if locked else None,
-            }
-            if locked:
-                values["last_locked_at"] = utcnow()
-            await session.execute(
-                attachments.update().where(attachments.c.id == attachment_id).values(**values)
-            )
+            await shared.write_lock(session, attachments, row, locked, caller, NOUN, utcnow())
 
     async def delete(self, attachment_id: int) -> str | None:
         """``DELETE /rest/labs/attachments/{id}``: the record and its links; the blob key

@@ -6,10 +6,11 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Row, select
 
-from plumbline.common.access import AccessCache, Action, readable
+from plumbline.common import records as shared
+from plumbline.common.access import AccessCache, Action
 from plumbline.common.dates import utcnow
-from plumbline.common.db import Database, check_batch
-from plumbline.common.errors import FailedPrecondition, NotFound
+from plumbline.common.db import Database
+from plumbline.common.errors import NotFound
 from plumbline.common.outbox import Outbox
 from plumbline.common.recordsearch import Search, page
 from plumbline.services.testmgmt.models import records
@@ -37,13 +38,7 @@ class Records:
         async with self.db.read() as session:
             rows = (await session.execute(select(records).where(*where))).all()
         noun = NOUNS[kind] if kind else "abstract item"
-        if skip_missing:
-            rows = [r for r in rows if access.may(Action.READ, r.project)]
-        else:
-            check_batch(rows, ids, noun)
-            rows = readable(access, list(rows), ids, noun)
-        by_id = {r.id: r for r in rows}
-        return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+        return shared.by_ids(rows, ids, access, noun, skip_missing)
 
     async def search(self, search: Search, start: int, size: int) -> tuple[list[Row[Any]], int]:
         """The readable test records that match, in the order asked."""
@@ -68,17 +63,6 @@ class Records:
                 raise NotFound(f"No {noun} with id {record_id}.")
             action = Action.EXECUTE if row.kind == RUN else Action.WRITE
             access.require(action, row.project, f"{NOUNS[row.kind]} {record_id}")
-            if row.locked and row.locked_by != caller.user_id and not caller.is_admin:
-                raise FailedPrecondition(
-                    f"{NOUNS[row.kind].capitalize()} {record_id} is locked by user "
-                    f"{row.locked_by}; only they can change the lock."
-                )
-            values: dict[str, Any] = {
-                "locked": locked,
-                "locked_by": caller.user_id if locked else None,
-            }
-            if locked:
-                values["last_locked_at"] = utcnow()
-            await session.execute(
-                records.update().where(records.c.id == record_id).values(**values)
+            await shared.write_lock(
+                session, records, row, locked, caller, NOUNS[row.kind], utcnow()
             )

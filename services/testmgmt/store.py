@@ -6,13 +6,13 @@ import json
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, select, update
+from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from plumbline.common import records as shared
 from plumbline.common.access import Access, AccessCache, Action
 from plumbline.common.context import Principal
-from plumbline.common.db import Database, first_or_missing
-from plumbline.common.errors import FailedPrecondition
+from plumbline.common.db import Database
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
 from plumbline.services.testmgmt import remote
@@ -85,40 +85,28 @@ async def load(
     for_update: bool = False,
 ) -> Row[Any]:
     """One record of ``kind`` the caller may ``action``, or NotFound / PermissionDenied."""
-    statement = select(records).where(records.c.id == record_id, records.c.kind == kind)
-    if for_update:
-        statement = statement.with_for_update()
-    row = await first_or_missing(session, statement, f"No {NOUNS[kind]} with id {record_id}.")
-    access.require(action, row.project, f"{NOUNS[kind]} {record_id}")
-    return row
+    return await shared.load(
+        session,
+        records,
+        record_id,
+        NOUNS[kind],
+        access,
+        action,
+        for_update=for_update,
+        where=[records.c.kind == kind],
+    )
 
 
 def check_lock(row: Any, caller: Principal) -> None:
     """A record locked by someone else is theirs to change."""
-    if row.locked and row.locked_by != caller.user_id:
-        raise FailedPrecondition(
-            f"{NOUNS[row.kind].capitalize()} {row.id} is locked by user {row.locked_by}; "
-            "only they can change it."
-        )
+    shared.check_lock(row, caller, NOUNS[row.kind])
 
 
 async def touch(
     session: AsyncSession, row: Row[Any], caller: Principal, now: datetime, **values: Any
 ) -> int:
     """Writes ``values`` with the change's system members; the new version number."""
-    version = int(row.version) + 1
-    await session.execute(
-        update(records)
-        .where(records.c.id == row.id)
-        .values(
-            version=version,
-            modified_by=caller.user_id,
-            modified_at=now,
-            last_activity_at=now,
-            **values,
-        )
-    )
-    return version
+    return await shared.touch(session, records, row, caller, now, **values)
 
 
 def record_event(

@@ -56,6 +56,7 @@ class FilesServicer(attachments_pb2_grpc.FilesServicer):
             optional(request, "first"),
             optional(request, "last"),
             optional(request, "suffix_length"),
+            optional(request, "if_range"),
         )
         yield pb.DownloadChunk(
             served=pb.Served(
