@@ -57,6 +57,8 @@ LINKS: dict[str, dict[str, str]] = {
         "data.fields.projectManager": "users",
     },
     "activities": {"data.user": "users"},
+    "versions": {"data.createdBy": "users"},
+    "versionedrelationships": {"data.relationshipType": "relationshiptypes"},
     "apicredentials": {"data.user": "users"},
     "userroles": {"data.user": "users"},
     "corsdomains": {},

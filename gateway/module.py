@@ -45,6 +45,7 @@ from plumbline.gateway.routes import (
     testruns,
     usergroups,
     users,
+    versions,
     workflow,
 )
 from plumbline.gateway.throttle import Throttle
@@ -105,6 +106,7 @@ class GatewayModule(Module):
             results,
             attachments,
             files,
+            versions,
         ):
             app.include_router(module.router)
         docs.install(app)

@@ -321,6 +321,62 @@ class AbstractItem(TestRecordBase):
     fileSize: NotRequired[int]
 
 
+class ItemVersion(TypedDict):
+    """A version of an abstract item: who made it, when, and what it changed."""
+
+    versionedItem: list[int]
+    item: int
+    versionNumber: int
+    changeDetails: str
+    comment: str
+    createdDate: str
+    createdBy: NotRequired[int]
+    type: Literal["versions"]
+
+
+class _Versioned(TypedDict):
+    """What a record at a version adds: its version number and the current one (absent
+    when the record is deleted)."""
+
+    version: int
+    currentVersion: NotRequired[int]
+
+
+class VersionedItem(Item, _Versioned):
+    """An item as it was at a version."""
+
+
+class VersionedTestPlan(TestPlan, _Versioned):
+    """A test plan as it was at a version."""
+
+
+class VersionedTestCycle(TestCycle, _Versioned):
+    """A test cycle as it was at a version."""
+
+
+class VersionedTestRun(TestRun, _Versioned):
+    """A test run as it was at a version."""
+
+
+class VersionedAttachment(Attachment, _Versioned):
+    """An attachment as it was at a version."""
+
+
+class AbstractVersionedItem(AbstractItem, _Versioned):
+    """Any abstract item as it was at a version."""
+
+
+class VersionedRelationship(TypedDict):
+    """A relationship as it was at a time; each end is ``[item id, version then]``."""
+
+    id: int
+    fromItem: list[int]
+    toItem: list[int]
+    suspect: bool
+    relationshipType: NotRequired[int]
+    type: Literal["relationships"]
+
+
 class TestGroup(TypedDict):
     """A test group of a test plan: the test cases run together."""
 

@@ -4,14 +4,19 @@
 from __future__ import annotations
 
 import json
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from plumbline.activity.v1 import activity_pb2
 from plumbline.attachments.v1 import attachments_pb2
+from plumbline.baselines.v1 import baselines_pb2
+from plumbline.common.errors import Internal
+from plumbline.common.snapshots import parse_snapshot
 from plumbline.gateway import records
 from plumbline.identity.v1 import identity_pb2
 from plumbline.items.v1 import items_pb2
 from plumbline.testmgmt.v1 import testmgmt_pb2
+
+_Record = TypeVar("_Record", items_pb2.Item, testmgmt_pb2.TestRecord, attachments_pb2.Attachment)
 
 
 def user(message: identity_pb2.User) -> records.User:
@@ -377,3 +382,58 @@ def lock(item_body: records.Item) -> records.Lock:
 def record_lock(message: testmgmt_pb2.TestRecord) -> records.Lock:
     """A test plan's or run's Lock."""
     return _lock(message.lock)
+
+
+def item_version(message: baselines_pb2.Version) -> records.ItemVersion:
+    """A Version."""
+    body: records.ItemVersion = {
+        "versionedItem": [message.item, message.version_number],
+        "item": message.item,
+        "versionNumber": message.version_number,
+        "changeDetails": message.change_details,
+        "comment": message.comment,
+        "createdDate": message.created_date,
+        "type": "versions",
+    }
+    if message.HasField("created_by"):
+        body["createdBy"] = message.created_by
+    return body
+
+
+def versioned_record(message: baselines_pb2.Version) -> dict[str, Any]:
+    """The record kept with a version (VersionedItem, VersionedTestRun, …): the owner's
+    record then, its version and the current one, readable only."""
+    if message.record_type == items_pb2.Item.DESCRIPTOR.full_name:
+        body: dict[str, Any] = dict(item(_snapshot(message, items_pb2.Item())))
+    elif message.record_type == testmgmt_pb2.TestRecord.DESCRIPTOR.full_name:
+        body = dict(test_record(_snapshot(message, testmgmt_pb2.TestRecord())))
+    elif message.record_type == attachments_pb2.Attachment.DESCRIPTOR.full_name:
+        body = dict(attachment(_snapshot(message, attachments_pb2.Attachment())))
+    else:
+        raise Internal(f"A version of item {message.item} has an unknown record type.")
+    body["resources"] = {"self": {"allowed": ["GET"]}}
+    body["version"] = message.version_number
+    if message.HasField("current_version"):
+        body["currentVersion"] = message.current_version
+    return body
+
+
+def _snapshot(message: baselines_pb2.Version, record: _Record) -> _Record:
+    parse_snapshot(message.snapshot_json, record)
+    return record
+
+
+def versioned_relationship(
+    message: baselines_pb2.VersionedRelationship,
+) -> records.VersionedRelationship:
+    """A VersionedRelationship."""
+    body: records.VersionedRelationship = {
+        "id": message.id,
+        "fromItem": [message.from_item, message.from_version],
+        "toItem": [message.to_item, message.to_version],
+        "suspect": message.suspect,
+        "type": "relationships",
+    }
+    if message.relationship_type:
+        body["relationshipType"] = message.relationship_type
+    return body

@@ -10,6 +10,7 @@ import grpc
 
 from plumbline.activity.v1 import activity_pb2_grpc as activity
 from plumbline.attachments.v1 import attachments_pb2_grpc as attachments
+from plumbline.baselines.v1 import baselines_pb2_grpc as baselines
 from plumbline.core.v1 import core_pb2
 from plumbline.core.v1 import core_pb2_grpc as core
 from plumbline.identity.v1 import identity_pb2_grpc as identity
@@ -94,8 +95,18 @@ class AttachmentsClient:
         self.access = core.AccessStub(channel)
 
 
+class BaselinesClient:
+    """The baselines service's stubs."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self.channel = channel
+        self.versions = baselines.VersionsStub(channel)
+        self.relationships = baselines.VersionedRelationshipsStub(channel)
+        self.access = core.AccessStub(channel)
+
+
 #: The services that check access, and so keep a cache that ``Settle`` brings up to date.
-GUARDED = ("items", "testmgmt", "attachments", "activity")
+GUARDED = ("items", "testmgmt", "attachments", "activity", "baselines")
 
 
 @dataclass
@@ -107,6 +118,7 @@ class Upstreams:
     testmgmt: TestmgmtClient
     attachments: AttachmentsClient
     activity: ActivityClient
+    baselines: BaselinesClient
     #: A channel to each replica of a service (``Runtime.replica_channels``).
     replicas: Callable[[str], Awaitable[list[grpc.aio.Channel]]]
 
@@ -119,6 +131,7 @@ class Upstreams:
             testmgmt=TestmgmtClient(runtime.channel("testmgmt")),
             attachments=AttachmentsClient(runtime.channel("attachments")),
             activity=ActivityClient(runtime.channel("activity")),
+            baselines=BaselinesClient(runtime.channel("baselines")),
             replicas=runtime.replica_channels,
         )
 
@@ -135,5 +148,5 @@ class Upstreams:
     @staticmethod
     async def wait_ready(runtime: Runtime, timeout: float) -> None:
         """Waits until every service answers SERVING."""
-        for service in ("identity", "items", "testmgmt", "attachments", "activity"):
+        for service in ("identity", "items", "testmgmt", "attachments", "activity", "baselines"):
             await runtime.wait_ready(service, timeout)

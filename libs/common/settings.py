@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-SERVICES = ("identity", "items", "testmgmt", "attachments", "activity")
+SERVICES = ("identity", "items", "testmgmt", "attachments", "activity", "baselines")
 
 
 class Settings(BaseSettings):
@@ -40,6 +40,7 @@ class Settings(BaseSettings):
     activity_addr: str | None = None
     testmgmt_addr: str | None = None
     attachments_addr: str | None = None
+    baselines_addr: str | None = None
     admin_password: str | None = None
     token_ttl: int = 3600
     tenant: str = "default"

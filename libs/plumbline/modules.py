@@ -43,6 +43,12 @@ def _activity() -> Module:
     return ActivityModule()
 
 
+def _baselines() -> Module:
+    from plumbline.services.baselines.module import BaselinesModule
+
+    return BaselinesModule()
+
+
 def _gateway() -> Module:
     from plumbline.gateway.module import GatewayModule
 
@@ -56,10 +62,14 @@ MODULES: dict[str, tuple[Callable[[], Module], tuple[str, ...]]] = {
     "testmgmt": (_testmgmt, ("identity", "items")),
     "attachments": (_attachments, ("identity", "items")),
     "activity": (_activity, ("identity", "items", "testmgmt", "attachments")),
-    "gateway": (_gateway, ("identity", "items", "testmgmt", "attachments", "activity")),
+    "baselines": (_baselines, ("identity", "items", "testmgmt", "attachments")),
+    "gateway": (
+        _gateway,
+        ("identity", "items", "testmgmt", "attachments", "activity", "baselines"),
+    ),
 }
 
-SERVICES = ("identity", "items", "testmgmt", "attachments", "activity")
+SERVICES = ("identity", "items", "testmgmt", "attachments", "activity", "baselines")
 ALL = tuple(MODULES)
 
 

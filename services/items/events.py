@@ -4,35 +4,46 @@ from __future__ import annotations
 
 from typing import Any
 
-from plumbline.common.catalog import ItemType
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from plumbline.common.catalog import Catalog
 from plumbline.common.context import Principal
 from plumbline.common.events import Event
+from plumbline.common.snapshots import snapshot_payload
+from plumbline.services.items.messages import item_message
+from plumbline.services.items.models import items
 
 
-def item_event(
+async def item_event(
+    session: AsyncSession,
     action: str,
     item_id: int,
-    project: int,
-    item_type: ItemType | None,
+    catalog: Catalog,
     actor: Principal,
-    fields: dict[str, Any],
-    version: int,
-    document_key: str,
     comment: str = "",
+    **extra: Any,
 ) -> Event:
-    """``items.item.<action>`` with what the activity feed and history need."""
+    """``items.item.<action>`` with what the activity feed and the history need: the
+    item as it is now, in this transaction, after the change (a new version)."""
+    row = (await session.execute(select(items).where(items.c.id == item_id))).one()
     payload: dict[str, Any] = {
-        "itemType": item_type.id if item_type else None,
-        "name": fields.get("name", ""),
-        "documentKey": document_key,
+        "itemType": row.item_type,
+        "name": row.name,
+        "documentKey": row.document_key,
+        **extra,
     }
     if comment:
         payload["comment"] = comment
+    if action == "deleted":
+        payload["deleted"] = True
+    else:
+        payload.update(snapshot_payload(item_message(row, catalog, False, None)))
     return Event(
         f"items.item.{action}",
         actor=actor.user_id,
-        project=project,
+        project=row.project,
         object_ids=[item_id],
-        version=version,
+        version=row.version,
         payload=payload,
     )

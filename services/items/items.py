@@ -165,7 +165,13 @@ class Items:
                     checked, ids, strict=True
                 ):
                     await self._insert(
-                        session, access, data, item_type, child_type, fields, item_id, now, locked
+                        session,
+                        access,
+                        catalog,
+                        (data, item_type, child_type, fields),
+                        item_id,
+                        now,
+                        locked,
                     )
         except IntegrityError as exc:
             if unique_violation(exc):
@@ -195,10 +201,8 @@ class Items:
         self,
         session: AsyncSession,
         access: Access,
-        data: ItemInput,
-        item_type: ItemType,
-        child_type: int | None,
-        fields: dict[str, Any],
+        catalog: Catalog,
+        checked: tuple[ItemInput, ItemType, int | None, dict[str, Any]],
         item_id: int,
         now: datetime,
         locked: dict[int, str],
@@ -208,6 +212,7 @@ class Items:
         ``locked`` holds the key of each project this transaction has locked already: a
         batch locks a project and reads its key once, and reads after the lock are current.
         """
+        data, item_type, child_type, fields = checked
         project, parent = await self._placement(session, data)
         access.require(Action.WRITE, project, f"the items of project {project}")
         caller = access.principal
@@ -254,8 +259,7 @@ class Items:
         if release_ids:  # a new item has no links to replace
             await sync_item_releases(session, item_id, set(release_ids))
         await self.outbox.add(
-            session,
-            item_event("created", item_id, project, item_type, caller, fields, 1, document_key),
+            session, await item_event(session, "created", item_id, catalog, caller)
         )
 
     def _own_type(self, catalog: Catalog, item_type_id: int) -> ItemType:
@@ -423,18 +427,7 @@ class Items:
         if moving:
             await self.move_within_project(session, current, wanted_parent)
         await self.outbox.add(
-            session,
-            item_event(
-                "updated",
-                current.id,
-                current.project,
-                item_type,
-                caller,
-                fields,
-                current.version + 1,
-                current.document_key,
-                comment,
-            ),
+            session, await item_event(session, "updated", current.id, catalog, caller, comment)
         )
 
     async def move_within_project(
@@ -503,6 +496,15 @@ class Items:
             current = await self.active(session, item_id, access, Action.WRITE)
             self.check_lock(current, caller)
             now = utcnow()
+            below = (
+                await session.scalars(
+                    select(items.c.id).where(
+                        items.c.project == current.project,
+                        items.c.active.is_(True),
+                        items.c.sequence.startswith(current.sequence + "."),
+                    )
+                )
+            ).all()
             await session.execute(
                 update(items)
                 .where(
@@ -529,18 +531,11 @@ class Items:
                 current.parent,
                 await self.sequence_of(session, current.parent),
             )
-            item_type = catalog.item_types.get(current.item_type)
+            # ``subtree``: the items deleted with it, which have no current version either.
             await self.outbox.add(
                 session,
-                item_event(
-                    "deleted",
-                    current.id,
-                    current.project,
-                    item_type,
-                    caller,
-                    json.loads(current.fields_json),
-                    current.version + 1,
-                    current.document_key,
+                await item_event(
+                    session, "deleted", current.id, catalog, caller, subtree=list(below)
                 ),
             )
 

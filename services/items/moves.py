@@ -11,7 +11,6 @@ from sqlalchemy import select, update
 from plumbline.common.access import Action
 from plumbline.common.dates import utcnow
 from plumbline.common.errors import InvalidArgument
-from plumbline.common.events import Event
 from plumbline.services.items import tree
 from plumbline.services.items.events import item_event
 from plumbline.services.items.items import Items
@@ -109,17 +108,8 @@ class Moves:
                 )
                 await self.items.outbox.add(
                     session,
-                    Event(
-                        "items.item.updated",
-                        actor=caller.user_id,
-                        project=target,
-                        object_ids=[member.id],
-                        version=member.version + 1,
-                        payload={
-                            "itemType": member.item_type,
-                            "name": member.name,
-                            "movedFrom": current.project,
-                        },
+                    await item_event(
+                        session, "updated", member.id, catalog, caller, movedFrom=current.project
                     ),
                 )
             await session.execute(item_tags.delete().where(item_tags.c.item.in_(moved)))
@@ -207,15 +197,5 @@ class Moves:
                 )
             )
             await self.items.outbox.add(
-                session,
-                item_event(
-                    "updated",
-                    current.id,
-                    current.project,
-                    catalog.item_types.get(current.item_type),
-                    caller,
-                    json.loads(current.fields_json),
-                    current.version + 1,
-                    current.document_key,
-                ),
+                session, await item_event(session, "updated", current.id, catalog, caller)
             )

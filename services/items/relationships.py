@@ -238,7 +238,9 @@ class Relationships:
                     )
                     await self.outbox.add(
                         session,
-                        _event("created", new_id, source.project, caller, from_item, to_item),
+                        _event(
+                            "created", new_id, source.project, caller, from_item, to_item, rel_type
+                        ),
                     )
                     ids.append(new_id)
         except IntegrityError as exc:
@@ -272,7 +274,7 @@ class Relationships:
             raise InvalidArgument("fromItem and toItem must be different items.")
         try:
             async with self.outbox.transaction() as session:
-                await self._existing(session, rel_id, access)
+                current = await self._existing(session, rel_id, access)
                 source = await subject(
                     session, from_item, foreign, access, Action.WRITE, "fromItem"
                 )
@@ -290,7 +292,17 @@ class Relationships:
                     )
                 )
                 await self.outbox.add(
-                    session, _event("updated", rel_id, source.project, caller, from_item, to_item)
+                    session,
+                    _event(
+                        "updated",
+                        rel_id,
+                        source.project,
+                        caller,
+                        from_item,
+                        to_item,
+                        rel_type,
+                        current.suspect,
+                    ),
                 )
         except IntegrityError as exc:
             if unique_violation(exc):
@@ -317,7 +329,16 @@ class Relationships:
             row = await self._existing(session, rel_id, access)
             await session.execute(relationships.delete().where(relationships.c.id == rel_id))
             await self.outbox.add(
-                session, _event("deleted", rel_id, row.project, caller, row.from_item, row.to_item)
+                session,
+                _event(
+                    "deleted",
+                    rel_id,
+                    row.project,
+                    caller,
+                    row.from_item,
+                    row.to_item,
+                    row.relationship_type,
+                ),
             )
 
     async def clear_suspect(self, rel_id: int) -> None:
@@ -332,7 +353,16 @@ class Relationships:
                 .values(suspect=False, modified_at=utcnow())
             )
             await self.outbox.add(
-                session, _event("updated", rel_id, row.project, caller, row.from_item, row.to_item)
+                session,
+                _event(
+                    "updated",
+                    rel_id,
+                    row.project,
+                    caller,
+                    row.from_item,
+                    row.to_item,
+                    row.relationship_type,
+                ),
             )
 
 
@@ -363,12 +393,27 @@ async def hide_relationships_of(session: AsyncSession, deleted: Any) -> None:
 
 
 def _event(
-    action: str, rel_id: int, project: int, actor: Principal, from_item: int, to_item: int
+    action: str,
+    rel_id: int,
+    project: int,
+    actor: Principal,
+    from_item: int,
+    to_item: int,
+    rel_type: int | None,
+    suspect: bool = False,
 ) -> Event:
+    """``items.relationship.<action>`` with the relationship as it is after the change
+    (the history keeps relationships over time from these)."""
     return Event(
         f"items.relationship.{action}",
         actor=actor.user_id,
         project=project,
         object_ids=[rel_id],
-        payload={"fromItem": from_item, "toItem": to_item, "name": f"{from_item} to {to_item}"},
+        payload={
+            "fromItem": from_item,
+            "toItem": to_item,
+            "relationshipType": rel_type,
+            "suspect": suspect,
+            "name": f"{from_item} to {to_item}",
+        },
     )

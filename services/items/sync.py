@@ -14,8 +14,8 @@ from plumbline.common.access import Action, readable_where
 from plumbline.common.catalog import Catalog
 from plumbline.common.dates import utcnow
 from plumbline.common.errors import InvalidArgument, NotFound
-from plumbline.common.events import Event
 from plumbline.services.items.config import Configuration
+from plumbline.services.items.events import item_event
 from plumbline.services.items.items import Items
 from plumbline.services.items.models import items
 
@@ -107,6 +107,7 @@ class Sync:
         principal = access.principal
         if pool_item == item_id:
             raise InvalidArgument("An item cannot be synchronized with itself.")
+        catalog = await self.items.config.catalog()
         async with self.outbox.transaction() as session:
             pool = await self.items.active(session, pool_item, access, Action.WRITE)
             other = (
@@ -134,21 +135,22 @@ class Sync:
             await session.execute(
                 update(items)
                 .where(items.c.id == item_id)
-                .values(global_id=new_global_id, modified_at=utcnow())
+                .values(
+                    global_id=new_global_id,
+                    version=other.version + 1,
+                    modified_by=principal.user_id,
+                    modified_at=utcnow(),
+                )
             )
             await self.outbox.add(
                 session,
-                Event(
-                    "items.item.updated",
-                    actor=principal.user_id,
-                    project=other.project,
-                    object_ids=[item_id],
-                    version=other.version,
-                    payload={
-                        "itemType": other.item_type,
-                        "name": other.name,
-                        "globalId": new_global_id,
-                    },
+                await item_event(
+                    session,
+                    "updated",
+                    item_id,
+                    catalog,
+                    principal,
+                    globalId=new_global_id,
                 ),
             )
 

@@ -38,7 +38,7 @@ PLUMBLINE = [sys.executable, "-m", "plumbline.cli"]
 PG_ADMIN_URL = os.environ.get("PLUMBLINE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 NATS_URL = os.environ.get("PLUMBLINE_TEST_NATS", "nats://127.0.0.1:4222")
 ADMIN_PASSWORD = "admin-test-password"
-SERVICES = ("identity", "items", "testmgmt", "attachments", "activity")
+SERVICES = ("identity", "items", "testmgmt", "attachments", "activity", "baselines")
 #: Services the distributed topology runs as several processes.
 REPLICAS = {"testmgmt": 2}
 

@@ -50,6 +50,7 @@ def test_the_service_template(monkeypatch: pytest.MonkeyPatch) -> None:
         "postgresql+asyncpg://u@h/pl_testmgmt",
         "postgresql+asyncpg://u@h/pl_attachments",
         "postgresql+asyncpg://u@h/pl_activity",
+        "postgresql+asyncpg://u@h/pl_baselines",
     ]
 
 

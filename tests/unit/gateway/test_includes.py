@@ -16,6 +16,7 @@ from plumbline.gateway.includes import LINKS, RESOLVERS, requested, resolve
 from plumbline.gateway.upstreams import (
     ActivityClient,
     AttachmentsClient,
+    BaselinesClient,
     IdentityClient,
     ItemsClient,
     TestmgmtClient,
@@ -140,6 +141,7 @@ async def rig() -> AsyncIterator[Rig]:
             testmgmt=TestmgmtClient(channel),
             attachments=AttachmentsClient(channel),
             activity=ActivityClient(channel),
+            baselines=BaselinesClient(channel),
             replicas=_one_replica(channel),
         )
         yield Rig(upstreams, calls)

@@ -21,13 +21,23 @@ def test_all_is_every_module_with_the_gateway_last() -> None:
             "testmgmt",
             "attachments",
             "activity",
+            "baselines",
             "gateway",
         }
     )
     assert order[-1] == "gateway"
     assert order.index("activity") > order.index("identity")
     assert order.index("activity") > order.index("items")
-    assert order == ("identity", "items", "testmgmt", "attachments", "activity", "gateway")
+    assert order.index("baselines") > order.index("attachments")
+    assert order == (
+        "identity",
+        "items",
+        "testmgmt",
+        "attachments",
+        "activity",
+        "baselines",
+        "gateway",
+    )
 
 
 def test_a_subset_keeps_dependency_order() -> None:
@@ -65,7 +75,10 @@ def test_an_unknown_target_lists_the_valid_ones() -> None:
     with pytest.raises(InvalidArgument) as info:
         resolve("items,reports")
     assert "'reports'" in info.value.message
-    assert "all, identity, items, testmgmt, attachments, activity, gateway" in info.value.message
+    assert (
+        "all, identity, items, testmgmt, attachments, activity, baselines, gateway"
+        in info.value.message
+    )
 
 
 @pytest.mark.parametrize("spec", ["", " , ", ","])

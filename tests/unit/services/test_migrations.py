@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from plumbline.common.migrations import comparable, upgrade
 from tests.unit.common.conftest import pg_url  # noqa: F401  (fixture)
 
-SERVICES = ("identity", "items", "testmgmt", "attachments", "activity")
+SERVICES = ("identity", "items", "testmgmt", "attachments", "activity", "baselines")
 
 
 async def _difference(service: str, url: str) -> list[object]:

@@ -13,12 +13,20 @@ from google.protobuf.descriptor import ServiceDescriptor
 from plumbline import services
 from plumbline.activity.v1 import activity_pb2
 from plumbline.attachments.v1 import attachments_pb2
+from plumbline.baselines.v1 import baselines_pb2
 from plumbline.common.rpc import service_name
 from plumbline.identity.v1 import identity_pb2
 from plumbline.items.v1 import items_pb2
 from plumbline.testmgmt.v1 import testmgmt_pb2
 
-PROTO_FILES = (activity_pb2, attachments_pb2, identity_pb2, items_pb2, testmgmt_pb2)
+PROTO_FILES = (
+    activity_pb2,
+    attachments_pb2,
+    baselines_pb2,
+    identity_pb2,
+    items_pb2,
+    testmgmt_pb2,
+)
 
 
 def _services() -> list[ServiceDescriptor]:

@@ -1,0 +1,186 @@
+"""The versions of every abstract item (``…/versions``, ``…/versions/{n}``,
+``…/versions/{n}/versioneditem``) and relationships as they were
+(``/abstractitems/{id}/versionedrelationships``), from the baselines service.
+
+The record is read from its owner first: that answers 404 for no such record and 401
+without access, and gives the version the owner has now, which the history is asked to
+have caught up with before it answers (read-your-writes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from fastapi import Depends, Path
+from fastapi.routing import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from plumbline.baselines.v1 import baselines_pb2 as pb
+from plumbline.common.dates import format_datetime, parse_datetime
+from plumbline.common.errors import InvalidArgument, NotFound
+from plumbline.core.v1 import core_pb2
+from plumbline.gateway import query, records, representations, schemas
+from plumbline.gateway.deps import Caller, Gateway, Gw, Paging, View, view_of
+from plumbline.gateway.routes.attachments import get_attachments
+from plumbline.gateway.routes.testrecords import get_records
+from plumbline.items.v1 import items_pb2
+from plumbline.testmgmt.v1 import testmgmt_pb2
+
+router = APIRouter(prefix="/rest/{version}", tags=["versions"])
+
+#: path segment -> (what it holds, the shape of one of them at a version)
+BASES: dict[str, tuple[str, type[Any]]] = {
+    "items": ("item", records.VersionedItem),
+    "abstractitems": ("abstract item", records.AbstractVersionedItem),
+    "testplans": ("test plan", records.VersionedTestPlan),
+    "testcycles": ("test cycle", records.VersionedTestCycle),
+    "testruns": ("test run", records.VersionedTestRun),
+    "attachments": ("attachment", records.VersionedAttachment),
+}
+_KINDS = {
+    "testplans": testmgmt_pb2.PLAN,
+    "testcycles": testmgmt_pb2.CYCLE,
+    "testruns": testmgmt_pb2.RUN,
+}
+
+Versions = Annotated[View, Depends(view_of("versions"))]
+VersionNumber = Annotated[int, Path(ge=1, le=2**31 - 1, description="A version number, from 1.")]
+
+
+async def current_version(gw: Gateway, request: Request, base: str, id: int) -> int:
+    """The version of record ``id`` its owner reports (404 or 401 as the owner answers)."""
+    if base == "abstractitems":
+        owner = (await gw.upstreams.items.ids.GetIdOwner(core_pb2.Id(id=id))).owner
+        base = {"items": "items", "testmgmt": "testplans", "attachments": "attachments"}.get(
+            owner, ""
+        )
+        if base == "testplans":
+            [record] = await get_records(gw, request, [id], testmgmt_pb2.KIND_UNSPECIFIED)
+            return record.version
+    if base == "items":
+        reply = await gw.upstreams.items.items.GetItems(items_pb2.GetItemsRequest(ids=[id]))
+        return reply.items[0].version
+    if base in _KINDS:
+        [record] = await get_records(gw, request, [id], _KINDS[base])
+        return record.version
+    if base == "attachments":
+        [attachment] = await get_attachments(gw, request, [id])
+        return int(attachment.version)
+    raise NotFound(f"No abstract item with id {id}.")
+
+
+async def _subject(gw: Gateway, request: Request, base: str, id: int) -> pb.Subject:
+    return pb.Subject(item=id, known_version=await current_version(gw, request, base, id))
+
+
+def _version_routes(base: str, noun: str, shape: type[Any]) -> None:
+    # A default, not an Annotated alias: annotations are resolved in the module's globals.
+    records_view = Depends(view_of(base))
+
+    @router.get(
+        f"/{base}/{{id}}/versions",
+        summary=f"List a {noun}'s versions, oldest first",
+        responses=schemas.page(records.ItemVersion),
+    )
+    async def list_versions(
+        request: Request, id: int, view: Versions, gw: Gw, page: Paging, _c: Caller
+    ) -> Response:
+        reply = await gw.upstreams.baselines.versions.ListVersions(
+            pb.ListVersionsRequest(
+                subject=await _subject(gw, request, base, id), page=page.message()
+            )
+        )
+        data = [representations.item_version(v) for v in reply.versions]
+        return await view.many(data, reply.page_info)
+
+    @router.get(
+        f"/{base}/{{id}}/versions/{{versionNum}}",
+        summary=f"Get a version of a {noun}",
+        responses=schemas.one(records.ItemVersion),
+    )
+    async def get_version(
+        request: Request, id: int, versionNum: VersionNumber, view: Versions, gw: Gw, _c: Caller
+    ) -> Response:
+        reply = await gw.upstreams.baselines.versions.GetVersion(
+            pb.GetVersionRequest(
+                subject=await _subject(gw, request, base, id), version_number=versionNum
+            )
+        )
+        return await view.one(representations.item_version(reply))
+
+    @router.get(
+        f"/{base}/{{id}}/versions/{{versionNum}}/versioneditem",
+        summary=f"Get a {noun} as it was at a version",
+        responses=schemas.one(shape),
+    )
+    async def get_versioned_item(
+        request: Request,
+        id: int,
+        versionNum: VersionNumber,
+        gw: Gw,
+        _c: Caller,
+        view: View = records_view,
+    ) -> Response:
+        reply = await gw.upstreams.baselines.versions.GetVersion(
+            pb.GetVersionRequest(
+                subject=await _subject(gw, request, base, id), version_number=versionNum
+            )
+        )
+        return await view.one(representations.versioned_record(reply))
+
+
+for _base, (_noun, _shape) in BASES.items():
+    _version_routes(_base, _noun, _shape)
+
+
+VersionedRelationships = Annotated[View, Depends(view_of("versionedrelationships"))]
+
+
+def _moment(values: Sequence[str]) -> str:
+    """The one date of ``timestamp``, in the form services exchange."""
+    if len(values) != 1:
+        raise InvalidArgument(f"timestamp takes one date, got {len(values)}.")
+    return format_datetime(parse_datetime(values[0], "timestamp"))
+
+
+Timestamp = Annotated[
+    str,
+    Depends(
+        query.parameter(
+            "timestamp",
+            {"type": "string"},
+            _moment,
+            description="The moment to look at, e.g. 2024-01-31T13:45:00.000+0000 "
+            "(milliseconds optional).",
+            required=True,
+        )
+    ),
+]
+
+
+@router.get(
+    "/abstractitems/{id}/versionedrelationships",
+    summary="The relationships from or to an abstract item that existed at a time, each "
+    "end with its version then",
+    responses=schemas.page(records.VersionedRelationship),
+)
+async def versioned_relationships(
+    request: Request,
+    id: int,
+    timestamp: Timestamp,
+    view: VersionedRelationships,
+    gw: Gw,
+    page: Paging,
+    _c: Caller,
+) -> Response:
+    reply = await gw.upstreams.baselines.relationships.ListAt(
+        pb.ListRelationshipsAtRequest(
+            subject=await _subject(gw, request, "abstractitems", id),
+            timestamp=timestamp,
+            page=page.message(),
+        )
+    )
+    data = [representations.versioned_relationship(r) for r in reply.relationships]
+    return await view.many(data, reply.page_info)
