@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,8 +17,16 @@ from plumbline.common.rpc import target_of
 
 ROOT = Path(__file__).resolve().parents[3] / "deploy" / "k8s"
 KUBERNETES_VERSION = "1.33.0"
-APP_SERVICES = ("identity", "items", "testmgmt", "activity", "attachments", "gateway")
-WITH_DATABASE = ("identity", "items", "testmgmt", "activity", "attachments")
+APP_SERVICES = (
+    "identity",
+    "items",
+    "testmgmt",
+    "activity",
+    "attachments",
+    "baselines",
+    "gateway",
+)
+WITH_DATABASE = ("identity", "items", "testmgmt", "activity", "attachments", "baselines")
 #: Deployments an HPA scales (the stateless ones).
 AUTOSCALED = ("gateway", "testmgmt")
 #: Where the gateway finds each service (testmgmt: every pod, round robin).
@@ -27,6 +36,7 @@ GATEWAY_UPSTREAMS = {
     "activity": "activity:9090",
     "testmgmt": "dns:///testmgmt-headless:9090",
     "attachments": "attachments:9090",
+    "baselines": "baselines:9090",
 }
 #: Where attachments keeps the file bytes by default: its volume, mounted there.
 FILES_PATH = "/var/lib/plumbline/files"
@@ -238,11 +248,12 @@ def test_services_take_grpc_only_from_their_callers(
     assert policies["default-deny-ingress"]["spec"]["podSelector"] == {}
     callers = {name: _sources(policies, name, 9090) for name in APP_SERVICES}
     assert callers == {
-        "identity": {"gateway", "items", "testmgmt", "activity"},
-        "items": {"gateway", "testmgmt", "activity", "attachments"},
+        "identity": {"gateway", "items", "testmgmt", "activity", "baselines"},
+        "items": {"gateway", "testmgmt", "activity", "attachments", "baselines"},
         "testmgmt": {"gateway"},
         "activity": {"gateway"},
         "attachments": {"gateway"},
+        "baselines": {"gateway"},
         "gateway": set(),
     }
     for name in APP_SERVICES:
@@ -280,6 +291,26 @@ def test_held_egress_reaches_exactly_what_is_used(
     if overlay == "dev":
         assert can_reach(policies, source, "postgres", 5432)
         assert can_reach(policies, source, "nats", 4222)
+
+
+def _renamed(doc: dict[str, Any], old: str, new: str) -> Any:
+    return json.loads(json.dumps(doc).replace(old, new))
+
+
+def test_baselines_is_shaped_like_activity(rendered: tuple[str, list[dict[str, Any]]]) -> None:
+    """An event consumer with its own database and a gRPC API for the gateway, like
+    activity: the same Deployment, Service, policy, budget and replicas, no volume, no HPA."""
+    _overlay, docs = rendered
+    for kind in ("Deployment", "Service", "ServiceAccount", "NetworkPolicy", "PodDisruptionBudget"):
+        of_kind = _of_kind(docs, kind)
+        assert of_kind["baselines"] == _renamed(of_kind["activity"], "activity", "baselines"), kind
+    assert "baselines" not in _of_kind(docs, "HorizontalPodAutoscaler")
+    pod = _of_kind(docs, "Deployment")["baselines"]["spec"]["template"]["spec"]
+    assert not any("persistentVolumeClaim" in v for v in pod["volumes"])
+    policies = _of_kind(docs, "NetworkPolicy")
+    assert can_reach(policies, "gateway", "baselines", 9090)
+    assert _sources(policies, "baselines", 9090) == {"gateway"}
+    assert _sources(policies, "baselines", 8080) == {METRICS}
 
 
 @pytest.fixture(scope="module")
