@@ -542,3 +542,28 @@ class ItemAttachmentBody(Strict):
     """RequestItemAttachment: an existing attachment of the same project."""
 
     attachment: RecordId
+
+
+class BaselineOriginBody(Strict):
+    """BaselineOrigin: the project, and at most one of an item (with the items under
+    it), a filter or a release; ``items`` (beyond the contract) names a set of items."""
+
+    project: RecordId | None = None
+    item: RecordId | None = None
+    filter: RecordId | None = None
+    release: RecordId | None = None
+    items: list[RecordId] = Field(default_factory=list, max_length=100_000)
+
+
+class BaselineBody(Strict):
+    """A new baseline: its name, description, project and origin (without one, every
+    item of the project, as since 8.86)."""
+
+    name: Name
+    description: Text = ""
+    project: RecordId | None = None
+    origin: BaselineOriginBody | None = None
+    id: ReadOnly[int | None] = None
+    createdDate: ReadOnly[str | None] = None
+    createdBy: ReadOnly[int | None] = None
+    type: ReadOnly[str | None] = None

@@ -58,6 +58,9 @@ LINKS: dict[str, dict[str, str]] = {
     },
     "activities": {"data.user": "users"},
     "versions": {"data.createdBy": "users"},
+    "baselines": {"data.project": "projects", "data.createdBy": "users"},
+    "baselineitems": _ITEMS,
+    "baselinechanges": {"data.relationshipType": "relationshiptypes"},
     "versionedrelationships": {"data.relationshipType": "relationshiptypes"},
     "apicredentials": {"data.user": "users"},
     "userroles": {"data.user": "users"},
@@ -102,7 +105,7 @@ LINKS: dict[str, dict[str, str]] = {
 
 #: Resources whose records have an item type's ``fields``: each reference field of any
 #: item type links too (``data.fields.<name>``).
-WITH_FIELDS = ("items", "abstractitems", "testplans", "testcycles", "testruns")
+WITH_FIELDS = ("items", "abstractitems", "testplans", "testcycles", "testruns", "baselineitems")
 
 #: Field types whose values refer to records, and the type they refer to.
 FIELD_LINKS = {

@@ -18,6 +18,7 @@ from plumbline.gateway.routes import (
     abstractitems,
     activities,
     attachments,
+    baselines,
     categories,
     comments,
     configuration,
@@ -107,6 +108,7 @@ class GatewayModule(Module):
             attachments,
             files,
             versions,
+            baselines,
         ):
             app.include_router(module.router)
         docs.install(app)

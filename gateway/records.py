@@ -366,6 +366,68 @@ class AbstractVersionedItem(AbstractItem, _Versioned):
     """Any abstract item as it was at a version."""
 
 
+class BaselineOrigin(TypedDict):
+    """Where a baseline's items came from: its project, and an item, a filter or a
+    release when it was narrowed to one."""
+
+    project: int
+    item: NotRequired[int]
+    filter: NotRequired[int]
+    release: NotRequired[int]
+
+
+class Baseline(TypedDict):
+    """A baseline: a named set of item versions of a project."""
+
+    id: int
+    name: str
+    description: str
+    createdDate: str
+    createdBy: NotRequired[int]
+    project: int
+    origin: BaselineOrigin
+    type: Literal["baselines"]
+
+
+class BaselineParent(TypedDict, total=False):
+    """Where a baseline item was: under an item (``[id, version]``) or at the root."""
+
+    item: list[int]
+    project: int
+
+
+class BaselineLocation(TypedDict):
+    """A baseline item's place when the baseline was taken."""
+
+    sequence: str
+    parent: BaselineParent
+
+
+class BaselineItem(VersionedItem):
+    """An item of a baseline: the item at the version the baseline holds, its current
+    version, and where it was when the baseline was taken."""
+
+    baseline: int
+    baselineLocation: BaselineLocation
+
+
+class BaselineChange(TypedDict):
+    """One difference between a baseline and another one (or its origin now): an item
+    added, removed or changed (``changedFields`` names what), or a relationship added or
+    removed. Versions are 0 where there is none."""
+
+    kind: Literal["ITEM", "RELATIONSHIP"]
+    change: Literal["ADDED", "REMOVED", "CHANGED"]
+    id: int
+    fromVersion: NotRequired[int]
+    toVersion: NotRequired[int]
+    changedFields: NotRequired[list[str]]
+    fromItem: NotRequired[int]
+    toItem: NotRequired[int]
+    relationshipType: NotRequired[int]
+    type: Literal["baselinechanges"]
+
+
 class VersionedRelationship(TypedDict):
     """A relationship as it was at a time; each end is ``[item id, version then]``."""
 

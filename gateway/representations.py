@@ -437,3 +437,60 @@ def versioned_relationship(
     if message.relationship_type:
         body["relationshipType"] = message.relationship_type
     return body
+
+
+def baseline(message: baselines_pb2.Baseline) -> records.Baseline:
+    """A Baseline."""
+    origin: records.BaselineOrigin = {"project": message.project}
+    if message.origin.HasField("item"):
+        origin["item"] = message.origin.item
+    if message.origin.HasField("filter"):
+        origin["filter"] = message.origin.filter
+    if message.origin.HasField("release"):
+        origin["release"] = message.origin.release
+    body: records.Baseline = {
+        "id": message.id,
+        "name": message.name,
+        "description": message.description,
+        "createdDate": message.created_date,
+        "project": message.project,
+        "origin": origin,
+        "type": "baselines",
+    }
+    if message.HasField("created_by"):
+        body["createdBy"] = message.created_by
+    return body
+
+
+def baseline_item(message: baselines_pb2.BaselineItem) -> dict[str, Any]:
+    """A BaselineItem: the item at its version in the baseline, and where it was then."""
+    body = versioned_record(message.version)
+    parent: records.BaselineParent = (
+        {"item": [message.parent_item, message.parent_version]}
+        if message.HasField("parent_item")
+        else {"project": message.project}
+    )
+    body["baseline"] = message.baseline
+    body["baselineLocation"] = {"sequence": message.sequence, "parent": parent}
+    return body
+
+
+def baseline_change(message: baselines_pb2.Change) -> records.BaselineChange:
+    """A BaselineChange."""
+    body: records.BaselineChange = {
+        "kind": "ITEM" if message.kind == "ITEM" else "RELATIONSHIP",
+        "change": cast(Any, message.change),
+        "id": message.id,
+        "type": "baselinechanges",
+    }
+    if message.kind == "ITEM":
+        body["fromVersion"] = message.from_version
+        body["toVersion"] = message.to_version
+        if message.change == "CHANGED":
+            body["changedFields"] = list(message.changed_fields)
+    else:
+        body["fromItem"] = message.from_item
+        body["toItem"] = message.to_item
+        if message.HasField("relationship_type"):
+            body["relationshipType"] = message.relationship_type
+    return body

@@ -102,6 +102,7 @@ class BaselinesClient:
         self.channel = channel
         self.versions = baselines.VersionsStub(channel)
         self.relationships = baselines.VersionedRelationshipsStub(channel)
+        self.baselines = baselines.BaselinesStub(channel)
         self.access = core.AccessStub(channel)
 
 

@@ -71,6 +71,12 @@ async def current_version(gw: Gateway, request: Request, base: str, id: int) -> 
     raise NotFound(f"No abstract item with id {id}.")
 
 
+async def items_position(gw: Gateway) -> core_pb2.Watermark:
+    """Where the items service's events are now: relationships are read once the history
+    has caught up with them."""
+    return await gw.upstreams.items.watermarks.GetWatermark(core_pb2.Watermark(source="items"))
+
+
 async def _subject(gw: Gateway, request: Request, base: str, id: int) -> pb.Subject:
     return pb.Subject(item=id, known_version=await current_version(gw, request, base, id))
 
@@ -180,6 +186,7 @@ async def versioned_relationships(
             subject=await _subject(gw, request, "abstractitems", id),
             timestamp=timestamp,
             page=page.message(),
+            wait_for=[await items_position(gw)],
         )
     )
     data = [representations.versioned_relationship(r) for r in reply.relationships]

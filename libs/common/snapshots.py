@@ -10,6 +10,7 @@ asked) and ``recordType`` (the message's full name). A deletion carries
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from google.protobuf import json_format
@@ -30,6 +31,11 @@ def snapshot_payload(record: Message) -> dict[str, Any]:
         "snapshot": json_format.MessageToDict(copy),
         "recordType": copy.DESCRIPTOR.full_name,
     }
+
+
+def snapshot_json(snapshot: dict[str, Any]) -> bytes:
+    """A snapshot as the history stores and sends it."""
+    return json.dumps(snapshot, separators=(",", ":")).encode()
 
 
 def parse_snapshot(data: bytes | str, message: Message) -> Message:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, and_, func, or_, select, update
+from sqlalchemy import Row, and_, func, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.access import AccessCache, Action
@@ -27,6 +27,8 @@ from plumbline.common.db import Database, affected
 from plumbline.common.errors import NotFound, Unavailable
 from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
+from plumbline.common.snapshots import snapshot_json
+from plumbline.core.v1 import core_pb2
 from plumbline.services.baselines.models import histories, relationship_spans, versions
 
 log = logging.getLogger(__name__)
@@ -100,28 +102,63 @@ class History:
     # ---- consuming --------------------------------------------------------------------
 
     async def record(self, event: Event) -> None:
-        """Consumer handler: applies ``event`` to the history exactly once."""
+        """Consumer handler: applies ``event`` to the history exactly once. Every event
+        is claimed, those that change nothing here too: the positions it advances let
+        reads wait for the owner's latest change (read-your-writes)."""
         snapshot = event.payload.get("snapshot")
         relationship = event.entity == "relationship" and event.source == "items"
         deleted = bool(event.payload.get("deleted"))
-        if snapshot is None and not relationship and not deleted:
-            return
         async with self.db.transaction() as session:
             if not await self.inbox.claim(session, event):
                 return
             if snapshot is not None and event.object_ids:
                 await self._add_version(session, event, snapshot)
             elif deleted and event.object_ids and event.entity != "relationship":
-                await session.execute(
-                    update(histories)
-                    .where(histories.c.item.in_(event.object_ids))
-                    .values(deleted=True)
-                )
+                await self._deleted(session, event)
             if relationship:
                 await self._relationship(session, event)
         await self.inbox.committed(event)
         async with self._changed:
             self._changed.notify_all()
+
+    async def record_snapshots(self, snapshots: list[core_pb2.Snapshot]) -> int:
+        """Records the current state of records that have no history yet (the start on
+        existing data); the number recorded."""
+        if not snapshots:
+            return 0
+        async with self.db.transaction() as session:
+            known = set(
+                (
+                    await session.scalars(
+                        select(histories.c.item).where(
+                            histories.c.item.in_([s.id for s in snapshots])
+                        )
+                    )
+                ).all()
+            )
+            new = [s for s in snapshots if s.id not in known]
+            for s in new:
+                await session.execute(
+                    self.db.insert_ignoring_duplicates(versions).values(
+                        item=s.id,
+                        version=s.version,
+                        project=s.project,
+                        record_type=s.record_type,
+                        created_at=parse_iso(s.modified_date),
+                        created_by=s.modified_by if s.HasField("modified_by") else None,
+                        comment="",
+                        changed="" if s.version == 1 else None,
+                        snapshot=s.snapshot_json.decode(),
+                    )
+                )
+                await session.execute(
+                    self.db.insert_ignoring_duplicates(histories).values(
+                        item=s.id, project=s.project, latest=s.version, deleted=False
+                    )
+                )
+        async with self._changed:
+            self._changed.notify_all()
+        return len(new)
 
     async def _add_version(self, session: AsyncSession, event: Event, snapshot: Any) -> None:
         item, version = event.object_ids[0], event.version
@@ -136,7 +173,7 @@ class History:
                 created_by=event.actor,
                 comment=str(event.payload.get("comment", "")),
                 changed="" if version == 1 else None,
-                snapshot=json.dumps(snapshot, separators=(",", ":")),
+                snapshot=snapshot_json(snapshot).decode(),
             ),
         )
         if not inserted:
@@ -155,6 +192,23 @@ class History:
             )
         await self._fill_changed(session, item, version)
         await self._fill_changed(session, item, version + 1)
+
+    async def _deleted(self, session: AsyncSession, event: Event) -> None:
+        """Deleted records (with the items deleted under them) have no current version,
+        and the relationships of deleted items end with them."""
+        gone = [*event.object_ids, *(int(i) for i in event.payload.get("subtree", []))]
+        await session.execute(
+            update(histories).where(histories.c.item.in_(gone)).values(deleted=True)
+        )
+        spans = relationship_spans.c
+        await session.execute(
+            update(relationship_spans)
+            .where(
+                spans.valid_to.is_(None),
+                or_(spans.from_item.in_(gone), spans.to_item.in_(gone)),
+            )
+            .values(valid_to=parse_iso(event.time))
+        )
 
     async def _fill_changed(self, session: AsyncSession, item: int, version: int) -> None:
         """Works out what ``version`` changed, when it and the one before are both here."""
@@ -235,6 +289,42 @@ class History:
                     pass
         (await self.access.current()).require(Action.READ, row.project, f"item {item}")
         return row
+
+    async def caught_up(self, wait_for: dict[str, int]) -> None:
+        """Waits (bounded) until the events up to the given source positions are in."""
+        if wait_for and not await self.inbox.wait_for(wait_for, self.consistency_wait):
+            raise Unavailable("The history is catching up with recent changes; try again shortly.")
+
+    async def wait_for_versions(self, wanted: list[tuple[int, int]]) -> None:
+        """Waits (bounded) until the history holds every (item, version) of ``wanted``."""
+        deadline = time.monotonic() + self.consistency_wait
+        pairs = list(dict.fromkeys(wanted))
+        while pairs:
+            async with self.db.read() as session:
+                found = set(
+                    (
+                        await session.execute(
+                            select(versions.c.item, versions.c.version).where(
+                                tuple_(versions.c.item, versions.c.version).in_(pairs)
+                            )
+                        )
+                    )
+                    .tuples()
+                    .all()
+                )
+            pairs = [p for p in pairs if p not in found]
+            if not pairs:
+                return
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise Unavailable(
+                    "The history is catching up with recent changes; try again shortly."
+                )
+            async with self._changed:
+                try:
+                    await asyncio.wait_for(self._changed.wait(), min(remaining, 0.05))
+                except TimeoutError:
+                    pass
 
     async def page(
         self, item: int, known_version: int, start: int, size: int

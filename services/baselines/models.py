@@ -70,4 +70,44 @@ relationship_spans = Table(
     Index("ix_relationship_spans_relationship", "relationship", "valid_from"),
 )
 
+#: A baseline: a named set of item versions of one project, and where they came from.
+baselines = Table(
+    "baselines",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("project", BigInteger, nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("description", Text, nullable=False, default=""),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("created_by", BigInteger, nullable=True),
+    Column("origin_item", BigInteger, nullable=True),
+    Column("origin_filter", BigInteger, nullable=True),
+    Column("origin_release", BigInteger, nullable=True),
+    Index("ix_baselines_project_id", "project", "id"),
+)
+
+#: The items of a baseline: the version each had and where it was when it was taken
+#: (versions and places, not copies of the records: those are in ``versions``).
+baseline_items = Table(
+    "baseline_items",
+    metadata,
+    Column("baseline", BigInteger, primary_key=True, autoincrement=False),
+    Column("item", BigInteger, primary_key=True, autoincrement=False),
+    Column("version", Integer, nullable=False),
+    #: Tree order within the baseline.
+    Column("position", Integer, nullable=False),
+    Column("sequence", String(255), nullable=False),
+    Column("parent_item", BigInteger, nullable=True),
+    Column("parent_version", Integer, nullable=False, default=0),
+    Index("ix_baseline_items_position", "baseline", "position"),
+)
+
+#: The owners whose records without history have been recorded (once, at first start).
+backfills = Table(
+    "backfills",
+    metadata,
+    Column("owner", String(32), primary_key=True),
+    Column("finished_at", DateTime(timezone=True), nullable=False),
+)
+
 consumed_events, consumer_positions = inbox_tables(metadata)

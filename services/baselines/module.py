@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from functools import partial
+
 from plumbline.baselines.v1 import baselines_pb2_grpc as rpc
 from plumbline.common.bus import Subscription
 from plumbline.common.db import Database
@@ -9,10 +13,13 @@ from plumbline.common.inbox import Inbox
 from plumbline.common.migrations import upgrade
 from plumbline.common.telemetry import traced_handler
 from plumbline.runtime import Module, Runtime
+from plumbline.services.baselines.api.baselines import BaselinesServicer
 from plumbline.services.baselines.api.versions import (
     VersionedRelationshipsServicer,
     VersionsServicer,
 )
+from plumbline.services.baselines.backfill import backfill
+from plumbline.services.baselines.baselines import Baselines
 from plumbline.services.baselines.history import History
 from plumbline.services.baselines.models import consumed_events, consumer_positions
 
@@ -20,6 +27,8 @@ from plumbline.services.baselines.models import consumed_events, consumer_positi
 CONSUMER = "baselines"
 #: The event sources whose records have versions.
 OWNERS = ("items", "testmgmt", "attachments")
+#: The owners whose records the history starts from on existing data (``Snapshots``).
+SNAPSHOT_OWNERS = ("items",)
 
 
 class BaselinesModule(Module):
@@ -40,7 +49,13 @@ class BaselinesModule(Module):
             rpc.add_VersionedRelationshipsServicer_to_server,
             VersionedRelationshipsServicer(self.history),
         )
+        items = partial(runtime.channel, "items")
+        wait = runtime.settings.consistency_wait
+        baselines = Baselines(self.db, self.history, items, self.access, wait)
+        runtime.grpc.add(rpc.add_BaselinesServicer_to_server, BaselinesServicer(baselines))
+        self.owners = {owner: partial(runtime.channel, owner) for owner in SNAPSHOT_OWNERS}
         self.subscriptions: list[Subscription] = []
+        self.backfilling: asyncio.Task[None] | None = None
 
     async def serve(self, runtime: Runtime) -> None:
         await self.access.watch(runtime.bus)
@@ -52,8 +67,15 @@ class BaselinesModule(Module):
                     durable=f"{CONSUMER}-{owner}",
                 )
             )
+        self.backfilling = asyncio.create_task(
+            backfill(self.db, self.history, self.owners), name="baselines-backfill"
+        )
 
     async def stop(self) -> None:
+        if self.backfilling is not None:
+            self.backfilling.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.backfilling
         for subscription in self.subscriptions:
             await subscription.stop()
         await self.db.close()

@@ -14,9 +14,11 @@ from plumbline.common.db import Database
 from plumbline.common.migrations import upgrade
 from plumbline.common.outbox import Outbox
 from plumbline.common.telemetry import traced_handler
+from plumbline.core.v1 import core_pb2_grpc as core_rpc
 from plumbline.items.v1 import items_pb2_grpc as rpc
 from plumbline.runtime import Module, Runtime
 from plumbline.services.items import configdoc, foreign
+from plumbline.services.items.api.baselining import BaseliningServicer, SnapshotsServicer
 from plumbline.services.items.api.categories import CategoriesServicer
 from plumbline.services.items.api.comments import CommentsServicer
 from plumbline.services.items.api.configuration import ConfigurationServicer
@@ -31,6 +33,7 @@ from plumbline.services.items.api.releases import ReleasesServicer
 from plumbline.services.items.api.sync import SyncServicer
 from plumbline.services.items.api.tags import TagsServicer
 from plumbline.services.items.api.workflow import WorkflowServicer
+from plumbline.services.items.baselining import Baselining
 from plumbline.services.items.categories import Categories
 from plumbline.services.items.comments import Comments
 from plumbline.services.items.config import Configuration
@@ -99,6 +102,9 @@ class ItemsModule(Module):
         grpc.add(rpc.add_LinksServicer_to_server, LinksServicer(links))
         filters = Filters(self.db, self.access)
         grpc.add(rpc.add_FiltersServicer_to_server, FiltersServicer(filters, items, render))
+        baselining = Baselining(self.db, self.config, filters, self.access)
+        grpc.add(rpc.add_BaseliningServicer_to_server, BaseliningServicer(baselining))
+        grpc.add(core_rpc.add_SnapshotsServicer_to_server, SnapshotsServicer(baselining))
         categories = Categories(self.db, self.access)
         grpc.add(rpc.add_CategoriesServicer_to_server, CategoriesServicer(categories))
         self.subscriptions: list[Subscription] = []

@@ -8,7 +8,7 @@ from plumbline.baselines.v1 import baselines_pb2 as pb
 from plumbline.baselines.v1 import baselines_pb2_grpc
 from plumbline.common.dates import format_datetime, parse_datetime
 from plumbline.common.rpc import Context, page_info, page_of
-from plumbline.services.baselines.history import History, change_details
+from plumbline.services.baselines.history import History, RelationshipAt, change_details
 
 
 def version_message(row: Any, history: Any, with_snapshot: bool = False) -> pb.Version:
@@ -73,25 +73,32 @@ class VersionedRelationshipsServicer(baselines_pb2_grpc.VersionedRelationshipsSe
     async def ListAt(
         self, request: pb.ListRelationshipsAtRequest, context: Context
     ) -> pb.VersionedRelationshipPage:
+        await self.history.caught_up({w.source: w.position for w in request.wait_for})
         start, size = page_of(request.page)
         subject = request.subject
         moment = parse_datetime(request.timestamp, "timestamp")
         found, total = await self.history.relationships_at(
             subject.item, subject.known_version, moment, start, size
         )
-        messages = []
-        for r in found:
-            message = pb.VersionedRelationship(
-                id=r.id,
-                from_item=r.from_item,
-                from_version=r.from_version,
-                to_item=r.to_item,
-                to_version=r.to_version,
-                suspect=r.suspect,
-            )
-            if r.relationship_type is not None:
-                message.relationship_type = r.relationship_type
-            messages.append(message)
         return pb.VersionedRelationshipPage(
-            relationships=messages, page_info=page_info(start, len(found), total)
+            relationships=relationship_messages(found),
+            page_info=page_info(start, len(found), total),
         )
+
+
+def relationship_messages(found: list[RelationshipAt]) -> list[pb.VersionedRelationship]:
+    """Relationships as they were, as messages."""
+    messages = []
+    for r in found:
+        message = pb.VersionedRelationship(
+            id=r.id,
+            from_item=r.from_item,
+            from_version=r.from_version,
+            to_item=r.to_item,
+            to_version=r.to_version,
+            suspect=r.suspect,
+        )
+        if r.relationship_type is not None:
+            message.relationship_type = r.relationship_type
+        messages.append(message)
+    return messages
