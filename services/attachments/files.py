@@ -29,6 +29,7 @@ from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument, NotFound, TooLarge, size_text
 from plumbline.common.itemsclient import ItemsClient
 from plumbline.common.outbox import Outbox
+from plumbline.services.attachments.api.messages import snapshot
 from plumbline.services.attachments.models import blobs
 from plumbline.services.attachments.records import Domain, check_lock, event, load, touch
 
@@ -127,10 +128,11 @@ class Files(Domain):
         try:
             await self.store.put(key, counted())
             info = FileInfo(name, kind, size, digest.hexdigest())
+            catalog = await self.items.catalog()
             async with self.outbox.transaction() as session:
                 row = await load(session, attachment_id, access, Action.WRITE, for_update=True)
                 check_lock(row, caller)
-                version = await touch(
+                await touch(
                     session,
                     row,
                     caller,
@@ -145,9 +147,17 @@ class Files(Domain):
                     await session.execute(
                         blobs.insert().values(key=row.blob, state="dropped", since=utcnow())
                     )
+                after = await load(session, attachment_id, access)
                 await self.outbox.add(
                     session,
-                    event("updated", row, caller, version, fileName=name, fileChanged=True),
+                    event(
+                        "updated",
+                        after,
+                        caller,
+                        after.version,
+                        fileChanged=True,
+                        **snapshot(after, catalog, access),
+                    ),
                 )
         except BaseException:
             await asyncio.shield(self.discard(key))

@@ -18,6 +18,7 @@ from plumbline.common.fields import check_fields
 from plumbline.common.itemsclient import ItemsClient
 from plumbline.common.outbox import Outbox
 from plumbline.common.recordsearch import Search, page
+from plumbline.services.attachments.api.messages import snapshot
 from plumbline.services.attachments.models import attachment_links, attachments, blobs
 
 #: The item type key of attachments, and how messages name one.
@@ -56,7 +57,10 @@ def check_lock(row: Any, caller: Principal) -> None:
 
 
 def event(action: str, row: Any, actor: Principal, version: int, **extra: Any) -> Event:
-    """``attachments.attachment.<action>`` with what the activity feed shows."""
+    """``attachments.attachment.<action>`` with what the activity feed shows; a deletion
+    says so in its payload (``deleted``), for the history."""
+    if action == "deleted":
+        extra["deleted"] = True
     return Event(
         f"attachments.attachment.{action}",
         actor=actor.user_id,
@@ -111,7 +115,9 @@ class Records(Domain):
                 )
             )
             row = await load(session, attachment_id, access)
-            await self.outbox.add(session, event("created", row, caller, 1))
+            await self.outbox.add(
+                session, event("created", row, caller, 1, **snapshot(row, catalog, access))
+            )
         return attachment_id
 
     async def get(self, ids: list[int], skip_missing: bool) -> list[Row[Any]]:

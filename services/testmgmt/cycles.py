@@ -8,17 +8,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, delete, select, update
+from sqlalchemy import Row, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common import jsonpatch
-from plumbline.common.access import Action
+from plumbline.common.access import Access, Action
+from plumbline.common.catalog import Catalog
 from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.events import Event
 from plumbline.common.fields import check_fields
 from plumbline.common.recordsearch import page
 from plumbline.services.testmgmt import generation, remote, store
+from plumbline.services.testmgmt.api.messages import snapshot
 from plumbline.services.testmgmt.generation import Wanted
 from plumbline.services.testmgmt.groups import group_of
 from plumbline.services.testmgmt.models import records
@@ -97,6 +100,7 @@ class Cycles(store.Domain):
         [cycle_id] = await self.items.new_ids(1)
         [key] = await self.items.document_keys(plan.project, item_type, 1)
         new_runs = await self._new_runs(plan.project, wanted)
+        catalog = await self.items.catalog()
         caller = access.principal
         now = utcnow()
         async with self.outbox.transaction() as session:
@@ -122,13 +126,17 @@ class Cycles(store.Domain):
             rows = new_runs.rows(plan, cycle_id, caller, now)
             if rows:
                 await session.execute(records.insert(), rows)
+            written = await store.rows_by_id(session, [cycle_id, *(r["id"] for r in rows)])
             payload = {"itemType": item_type, "name": fields.get("name", ""), "documentKey": key}
             payload["testPlan"] = plan_id
             payload["testRuns"] = len(rows)
+            payload.update(snapshot(written[cycle_id], catalog, access))
             events = [
                 store.record_event("created", CYCLE, cycle_id, plan.project, caller, 1, payload)
             ]
-            events += [_run_event("created", r, caller) for r in rows]
+            events += [
+                _run_event("created", written[r["id"]], caller, catalog, access) for r in rows
+            ]
             await self.outbox.add_all(session, events)
         return cycle_id
 
@@ -162,6 +170,7 @@ class Cycles(store.Domain):
             existing = await _runs_of(session, cycle_id)
         missing = [w for w in wanted if (w.group, w.test_case) not in existing]
         new_runs = await self._new_runs(cycle.project, missing)
+        catalog = await self.items.catalog()
         caller = access.principal
         now = utcnow()
         async with self.outbox.transaction() as session:
@@ -172,21 +181,19 @@ class Cycles(store.Domain):
             plan = await store.load(session, cycle.plan, PLAN, access)
             existing = await _runs_of(session, cycle_id)
             keep = {(w.group, w.test_case): w for w in wanted}
-            events = []
+            deleted, moved = [], []
             for place, run in existing.items():
                 if place not in keep:
                     await session.execute(delete(records).where(records.c.id == run.id))
-                    events.append(_run_event("deleted", run._asdict(), caller))
+                    deleted.append(run)
                 elif run.sort_order != keep[place].sort_order:
-                    await session.execute(
-                        update(records)
-                        .where(records.c.id == run.id)
-                        .values(sort_order=keep[place].sort_order)
-                    )
+                    # Its place is part of the run (sortOrderFromTestGroup): a new version.
+                    await store.touch(session, run, caller, now, sort_order=keep[place].sort_order)
+                    moved.append(run.id)
             rows = new_runs.rows(plan, cycle_id, caller, now, skip=set(existing))
             if rows:
                 await session.execute(records.insert(), rows)
-            version = await store.touch(
+            await store.touch(
                 session,
                 cycle,
                 caller,
@@ -195,14 +202,24 @@ class Cycles(store.Domain):
                 name=str(fields.get("name", ""))[:255],
                 generation_json=config.to_json(),
             )
+            made = [r["id"] for r in rows]
+            written = await store.rows_by_id(session, [cycle_id, *moved, *made])
             payload = {**store.summary(cycle, fields), "testPlan": cycle.plan}
-            events.insert(
-                0,
+            payload.update(snapshot(written[cycle_id], catalog, access))
+            events = [
                 store.record_event(
-                    "updated", CYCLE, cycle_id, cycle.project, caller, version, payload
-                ),
-            )
-            events += [_run_event("created", r, caller) for r in rows]
+                    "updated",
+                    CYCLE,
+                    cycle_id,
+                    cycle.project,
+                    caller,
+                    written[cycle_id].version,
+                    payload,
+                )
+            ]
+            events += [_run_event("deleted", run, caller) for run in deleted]
+            events += [_run_event("updated", written[i], caller, catalog, access) for i in moved]
+            events += [_run_event("created", written[i], caller, catalog, access) for i in made]
             await self.outbox.add_all(session, events)
 
     async def patch(self, cycle_id: int, operations: Any) -> None:
@@ -240,7 +257,7 @@ class Cycles(store.Domain):
                     {**store.summary(cycle), "testPlan": cycle.plan, "testRuns": len(runs)},
                 )
             ]
-            events += [_run_event("deleted", r._asdict(), access.principal) for r in runs.values()]
+            events += [_run_event("deleted", r, access.principal) for r in runs.values()]
             await self.outbox.add_all(session, events)
 
     async def group(self, cycle_id: int, group: int) -> tuple[Row[Any], Row[Any]]:
@@ -260,21 +277,26 @@ async def _runs_of(session: AsyncSession, cycle: int) -> dict[tuple[int, int], R
     return {(r.test_group, r.test_case): r for r in rows}
 
 
-def _run_event(action: str, run: dict[str, Any], caller: Any) -> Any:
-    fields = json.loads(run["fields_json"])
-    return store.record_event(
-        action,
-        RUN,
-        run["id"],
-        run["project"],
-        caller,
-        run["version"] + (0 if action == "created" else 1),
-        {
-            "itemType": run["item_type"],
-            "name": fields.get("name", ""),
-            "documentKey": run["document_key"],
-            "testCycle": run["cycle"],
-            "testCase": run["test_case"],
-            "generated": True,
-        },
-    )
+def _run_event(
+    action: str,
+    run: Row[Any],
+    caller: Principal,
+    catalog: Catalog | None = None,
+    access: Access | None = None,
+) -> Event:
+    """A run's event in its cycle's change (``generated``: the cycle's activity tells it);
+    with ``catalog`` and ``access``, ``run`` is read after the change and the event
+    carries its snapshot."""
+    fields = json.loads(run.fields_json)
+    payload = {
+        "itemType": run.item_type,
+        "name": fields.get("name", ""),
+        "documentKey": run.document_key,
+        "testCycle": run.cycle,
+        "testCase": run.test_case,
+        "generated": True,
+    }
+    if catalog is not None and access is not None:
+        payload.update(snapshot(run, catalog, access))
+    version = run.version + 1 if action == "deleted" else run.version
+    return store.record_event(action, RUN, run.id, run.project, caller, version, payload)

@@ -205,11 +205,13 @@ def _event(
     action: str, plan: Row[Any], group: int, name: str, access: Access, **change: int
 ) -> Event:
     """``testmgmt.testgroup.<action>``: the feed shows it on the plan; ``change`` names the
-    test case added or removed."""
+    test case added or removed. The plan's record does not change: the event carries its
+    current version and no snapshot."""
     return Event(
         f"testmgmt.testgroup.{action}",
         actor=access.principal.user_id,
         project=plan.project,
         object_ids=[plan.id],
+        version=plan.version,
         payload={"testGroup": group, "name": name, "documentKey": plan.document_key, **change},
     )

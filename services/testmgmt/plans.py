@@ -9,11 +9,13 @@ from sqlalchemy import Row, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common import jsonpatch
-from plumbline.common.access import Action
+from plumbline.common.access import Access, Action
+from plumbline.common.catalog import Catalog
 from plumbline.common.dates import utcnow
 from plumbline.common.fields import SYSTEM_FIELDS, check_fields
 from plumbline.common.recordsearch import page
 from plumbline.services.testmgmt import remote, store
+from plumbline.services.testmgmt.api.messages import snapshot
 from plumbline.services.testmgmt.models import group_cases, records, test_groups
 from plumbline.services.testmgmt.store import PLAN
 
@@ -56,11 +58,9 @@ class Plans(store.Domain):
                 test_groups.insert().values(plan=plan_id, name=DEFAULT_GROUP, sort_order=0)
             )
             row = await store.load(session, plan_id, PLAN, access)
+            payload = {**store.summary(row), **snapshot(row, catalog, access)}
             await self.outbox.add(
-                session,
-                store.record_event(
-                    "created", PLAN, plan_id, project, caller, 1, store.summary(row)
-                ),
+                session, store.record_event("created", PLAN, plan_id, project, caller, 1, payload)
             )
         return plan_id
 
@@ -73,7 +73,15 @@ class Plans(store.Domain):
         async with self.outbox.transaction() as session:
             row = await store.load(session, plan_id, PLAN, access, Action.WRITE, for_update=True)
             store.check_lock(row, access.principal)
-            await self._write(session, row, fields, access.principal)
+            await store.touch(
+                session,
+                row,
+                access.principal,
+                utcnow(),
+                fields_json=json.dumps(fields),
+                name=str(fields.get("name", ""))[:255],
+            )
+            await self._updated(session, plan_id, catalog, access, store.summary(row, fields))
 
     async def patch(self, plan_id: int, operations: Any) -> None:
         """``PATCH /testplans/{id}``: operations on the PUT request object."""
@@ -84,38 +92,40 @@ class Plans(store.Domain):
         patched = jsonpatch.apply(document, operations)
         await self.update(plan_id, patched.get("fields") or {})
 
-    async def _write(
-        self, session: AsyncSession, row: Row[Any], fields: dict[str, Any], caller: Any
-    ) -> None:
-        version = await store.touch(
-            session,
-            row,
-            caller,
-            utcnow(),
-            fields_json=json.dumps(fields),
-            name=str(fields.get("name", ""))[:255],
-        )
-        await self.outbox.add(
-            session,
-            store.record_event(
-                "updated", PLAN, row.id, row.project, caller, version, store.summary(row, fields)
-            ),
-        )
-
     async def set_archived(self, plan_id: int, archived: bool) -> None:
         """``PUT /testplans/{id}/archived``."""
         access = await self.access.current()
+        catalog = await self.items.catalog()
         async with self.outbox.transaction() as session:
             row = await store.load(session, plan_id, PLAN, access, Action.WRITE, for_update=True)
             store.check_lock(row, access.principal)
-            version = await store.touch(session, row, access.principal, utcnow(), archived=archived)
+            await store.touch(session, row, access.principal, utcnow(), archived=archived)
             payload = {**store.summary(row), "archived": archived}
-            await self.outbox.add(
-                session,
-                store.record_event(
-                    "updated", PLAN, plan_id, row.project, access.principal, version, payload
-                ),
-            )
+            await self._updated(session, plan_id, catalog, access, payload)
+
+    async def _updated(
+        self,
+        session: AsyncSession,
+        plan_id: int,
+        catalog: Catalog,
+        access: Access,
+        payload: dict[str, Any],
+    ) -> None:
+        """The event of a change just written: the plan read back, its version and
+        snapshot."""
+        row = await store.load(session, plan_id, PLAN, access)
+        await self.outbox.add(
+            session,
+            store.record_event(
+                "updated",
+                PLAN,
+                plan_id,
+                row.project,
+                access.principal,
+                row.version,
+                {**payload, **snapshot(row, catalog, access)},
+            ),
+        )
 
     async def delete(self, plan_id: int) -> None:
         """``DELETE /testplans/{id}``: the plan with its groups, cycles and runs."""

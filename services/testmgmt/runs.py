@@ -14,7 +14,7 @@ status it is sent.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -30,6 +30,7 @@ from plumbline.common.events import Event
 from plumbline.common.fields import SYSTEM_FIELDS, check_value
 from plumbline.common.recordsearch import page
 from plumbline.services.testmgmt import generation, remote, store
+from plumbline.services.testmgmt.api.messages import snapshot
 from plumbline.services.testmgmt.generation import NOT_RUN, Wanted
 from plumbline.services.testmgmt.models import records
 from plumbline.services.testmgmt.store import RUN
@@ -211,8 +212,9 @@ class Runs(store.Domain):
         single: bool = False,
     ) -> list[Outcome]:
         """Applies execution results in the caller's transaction: one UPDATE for all the
-        runs and one INSERT for their events, whatever their number. A run named twice
-        takes both changes in order."""
+        runs, one read of them back and one INSERT for their events (each with the run's
+        snapshot), whatever their number. A run named twice takes both changes in order,
+        as one new version."""
         catalog = await self.items.catalog()
         run_type = await self.items.item_type(remote.RUN)
         now = utcnow()
@@ -228,7 +230,7 @@ class Runs(store.Domain):
             ).all()
         }
         changed: dict[int, SimpleNamespace] = {}
-        events: list[Event] = []
+        changes: dict[int, Change] = {}
         outcomes: list[Outcome] = []
         for run_id, values in updates:
             try:
@@ -240,9 +242,17 @@ class Runs(store.Domain):
                 change = apply_execution(catalog, run_type, row, values, today)
                 row.fields_json = json.dumps(change.fields)
                 row.status = change.status
-                row.version += 1
+                earlier = changes.get(run_id)
+                if earlier is None:
+                    row.version += 1
+                else:
+                    # Named again: one change of the run, one version (the state between
+                    # the two was never stored).
+                    change = replace(
+                        change, result_changed=change.result_changed or earlier.result_changed
+                    )
                 changed[run_id] = row
-                events.append(_event("updated", row, change, row.version, access))
+                changes[run_id] = change
                 outcomes.append(Outcome(run_id, 200, "OK", change.status))
             except PlumblineError as exc:
                 if single:
@@ -270,7 +280,14 @@ class Runs(store.Domain):
                     for r in changed.values()
                 ],
             )
-        await self.outbox.add_all(session, events)
+        written = await store.rows_by_id(session, list(changes))
+        await self.outbox.add_all(
+            session,
+            [
+                _event("updated", written[i], change, access, catalog)
+                for i, change in changes.items()
+            ],
+        )
         return outcomes
 
     async def delete(self, run_id: int) -> None:
@@ -306,6 +323,7 @@ class Runs(store.Domain):
             raise NotFound(f"Test case {row.test_case} of test run {run_id} no longer exists.")
         [key] = await self.items.document_keys(row.project, row.item_type, 1)
         [new_id] = await self.items.new_ids(1)
+        catalog = await self.items.catalog()
         now = utcnow()
         wanted = Wanted(row.test_group, row.test_case, row.sort_order, assignee)
         async with self.outbox.transaction() as session:
@@ -329,14 +347,22 @@ class Runs(store.Domain):
             await self.outbox.add_all(
                 session,
                 [
-                    _event("deleted", row, None, row.version + 1, access),
-                    _event("created", fresh, change, 1, access),
+                    _event("deleted", row, None, access),
+                    _event("created", fresh, change, access, catalog),
                 ],
             )
         return new_id
 
 
-def _event(action: str, row: Any, change: Change | None, version: int, access: Access) -> Event:
+def _event(
+    action: str,
+    row: Any,
+    change: Change | None,
+    access: Access,
+    catalog: Catalog | None = None,
+) -> Event:
+    """A run's event; with ``catalog``, ``row`` is read after the change and the event
+    carries its snapshot (a deletion's ``row`` is the run as it was)."""
     fields = change.fields if change else json.loads(row.fields_json)
     payload: dict[str, Any] = {
         "itemType": row.item_type,
@@ -348,6 +374,9 @@ def _event(action: str, row: Any, change: Change | None, version: int, access: A
     if change is not None:
         payload["testRunStatus"] = change.status
         payload["result"] = change.result_changed
+    if catalog is not None:
+        payload.update(snapshot(row, catalog, access))
+    version = row.version + 1 if action == "deleted" else row.version
     return store.record_event(action, RUN, row.id, row.project, access.principal, version, payload)
 
 

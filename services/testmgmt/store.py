@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row
+from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common import records as shared
@@ -22,6 +22,8 @@ PLAN, CYCLE, RUN = "plan", "cycle", "run"
 NOUNS = {PLAN: "test plan", CYCLE: "test cycle", RUN: "test run"}
 #: Event entities and the activity feed's object types, by kind.
 ENTITIES = {PLAN: "testplan", CYCLE: "testcycle", RUN: "testrun"}
+#: Most ids one read of records by id names.
+READ_CHUNK = 10_000
 
 
 class Domain:
@@ -97,6 +99,18 @@ async def load(
     )
 
 
+async def rows_by_id(session: AsyncSession, ids: list[int]) -> dict[int, Row[Any]]:
+    """Records by id as they stand in the transaction: one read after a batch write
+    (``READ_CHUNK`` ids a statement keeps large batches within the bind-parameter limits)."""
+    found: dict[int, Row[Any]] = {}
+    unique = list(dict.fromkeys(ids))
+    for start in range(0, len(unique), READ_CHUNK):
+        chunk = unique[start : start + READ_CHUNK]
+        rows = (await session.execute(select(records).where(records.c.id.in_(chunk)))).all()
+        found.update((r.id, r) for r in rows)
+    return found
+
+
 def check_lock(row: Any, caller: Principal) -> None:
     """A record locked by someone else is theirs to change."""
     shared.check_lock(row, caller, NOUNS[row.kind])
@@ -118,7 +132,10 @@ def record_event(
     version: int,
     payload: dict[str, Any],
 ) -> Event:
-    """``testmgmt.<testplan|testcycle|testrun>.<action>`` with what the feed shows."""
+    """``testmgmt.<testplan|testcycle|testrun>.<action>`` with what the feed shows; a
+    deletion says so in its payload (``deleted``), for the history."""
+    if action == "deleted":
+        payload = {**payload, "deleted": True}
     return Event(
         f"testmgmt.{ENTITIES[kind]}.{action}",
         actor=actor.user_id,

@@ -24,13 +24,18 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias
 
 import httpx
+from sqlalchemy import MetaData, select
 
 from plumbline.common.blobs import BlobStore
+from plumbline.common.context import ORG_ADMIN, ROLES_KEY, USER_ID_KEY, USERNAME_KEY
+from plumbline.common.db import Database
+from plumbline.common.events import Event
+from plumbline.common.outbox import outbox_table
 from plumbline.common.settings import Settings
 from tests.seaweed import SeaweedFS
 
@@ -265,6 +270,40 @@ def blob_store(system: System) -> BlobStore:
         n: system.env[v] for n in names.split() if (v := f"PLUMBLINE_{n.upper()}") in system.env
     }
     return BlobStore.from_settings(Settings.model_validate(given))
+
+
+def grpc_port(system: System, service: str) -> int:
+    """The gRPC port that serves ``service``: its first replica's, or the one process's
+    of the embedded topology."""
+    replicas = replicas_of(system, service)
+    return (replicas[0] if replicas else system.gateway).grpc_port
+
+
+def admin_metadata(admin: httpx.Client) -> tuple[tuple[str, str | bytes], ...]:
+    """The gRPC metadata of a call a service takes for the organization admin's."""
+    me = admin.get("/users/current").json()["data"]
+    return ((USER_ID_KEY, str(me["id"])), (USERNAME_KEY, me["username"]), (ROLES_KEY, ORG_ADMIN))
+
+
+def outbox_events(system: System, service: str, after: int = 0) -> list[Event]:
+    """The events ``service`` wrote after outbox position ``after``, oldest first, each with
+    its ``position``: read from its database, where a change's events are by the time the
+    change has answered."""
+    names = ("data_dir", "database_url")
+    given = {n: system.env[v] for n in names if (v := f"PLUMBLINE_{n.upper()}") in system.env}
+    url = Settings.model_validate(given).database_url_for(service)
+    table = outbox_table(MetaData())
+
+    async def read() -> list[Any]:
+        db = Database(url)
+        try:
+            async with db.read() as session:
+                statement = select(table.c.id, table.c.body).where(table.c.id > after)
+                return list((await session.execute(statement.order_by(table.c.id))).all())
+        finally:
+            await db.close()
+
+    return [replace(Event.from_json(r.body), position=int(r.id)) for r in asyncio.run(read())]
 
 
 def cleanup_distributed(system: System) -> None:

@@ -10,9 +10,8 @@ import grpc
 import httpx
 import pytest
 
-from plumbline.common.context import ORG_ADMIN, ROLES_KEY, USER_ID_KEY, USERNAME_KEY
 from plumbline.testmgmt.v1 import testmgmt_pb2, testmgmt_pb2_grpc
-from tests.e2e.harness import Process, System, replicas_of
+from tests.e2e.harness import Process, System, admin_metadata, replicas_of
 from tests.e2e.testrecords import (
     add_cases,
     default_group,
@@ -36,11 +35,6 @@ def _served(process: Process) -> float:
     )
 
 
-def _admin_metadata(admin: httpx.Client) -> tuple[tuple[str, str | bytes], ...]:
-    me = admin.get("/users/current").json()["data"]
-    return ((USER_ID_KEY, str(me["id"])), (USERNAME_KEY, me["username"]), (ROLES_KEY, ORG_ADMIN))
-
-
 def test_both_replicas_serve_and_share_their_data(
     system: System, admin: httpx.Client, project: dict[str, Any]
 ) -> None:
@@ -60,7 +54,7 @@ def test_both_replicas_serve_and_share_their_data(
     assert all(after[name] >= before[name] + 4 for name in after), (before, after)
 
     # Written through one replica, read through the other.
-    metadata = _admin_metadata(admin)
+    metadata = admin_metadata(admin)
     run_id = runs_of(admin, cycle)[0]["id"]
     fields = json.dumps({"testRunStatus": "BLOCKED", "actualResults": "written by one"})
     with grpc.insecure_channel(f"127.0.0.1:{first.grpc_port}") as channel:

@@ -14,6 +14,7 @@ from plumbline.common.catalog import Catalog
 from plumbline.common.dates import format_datetime
 from plumbline.common.fields import show
 from plumbline.common.itemsclient import ItemsClient
+from plumbline.common.snapshots import snapshot_payload
 from plumbline.core.v1 import core_pb2
 
 
@@ -53,6 +54,11 @@ def message(
     if row.locked_by is not None:
         result.lock.locked_by = row.locked_by
     return result
+
+
+def snapshot(row: Row[Any], catalog: Catalog, access: Access) -> dict[str, Any]:
+    """``snapshot`` and ``recordType`` of an event about ``row``, read after its change."""
+    return snapshot_payload(message(row, catalog, False, access))
 
 
 class Messages:

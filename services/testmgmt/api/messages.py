@@ -11,6 +11,7 @@ from plumbline.common.access import Access, AccessCache, Action
 from plumbline.common.catalog import Catalog
 from plumbline.common.dates import format_datetime
 from plumbline.common.fields import show
+from plumbline.common.snapshots import snapshot_payload
 from plumbline.core.v1 import core_pb2
 from plumbline.services.testmgmt import remote
 from plumbline.services.testmgmt.generation import NOT_RUN
@@ -84,6 +85,11 @@ def record_message(
         message.sort_order_from_test_group = row.sort_order or 0
     message.fields_json = json.dumps(fields).encode()
     return message
+
+
+def snapshot(row: Row[Any], catalog: Catalog, access: Access) -> dict[str, Any]:
+    """``snapshot`` and ``recordType`` of an event about ``row``, read after its change."""
+    return snapshot_payload(record_message(row, catalog, False, access))
 
 
 class RecordMessages:
