@@ -11,10 +11,22 @@ asked) and ``recordType`` (the message's full name). A deletion carries
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
+from sqlalchemy import ColumnElement, Table, select
+
+from plumbline.common.access import Access, AccessCache
+from plumbline.common.catalog import Catalog
+from plumbline.common.context import require_admin
+from plumbline.common.dates import format_datetime
+from plumbline.common.db import Database
+from plumbline.core.v1 import core_pb2, core_pb2_grpc
+
+#: The most snapshots one ``ListSnapshots`` call answers.
+MAX_SNAPSHOTS = 1000
 
 #: Members of a record message that describe the caller, not the record.
 CALLER_MEMBERS = ("allowed",)
@@ -41,3 +53,58 @@ def snapshot_json(snapshot: dict[str, Any]) -> bytes:
 def parse_snapshot(data: bytes | str, message: Message) -> Message:
     """Fills ``message`` (of the snapshot's record type) from a stored snapshot."""
     return json_format.Parse(data, message, ignore_unknown_fields=True)
+
+
+class SnapshotsServicer(core_pb2_grpc.SnapshotsServicer):
+    """``plumbline.core.v1.Snapshots`` of one owner: its records in id order, each built
+    by ``render`` (the owner's wire record of a row, for a catalog and the caller's
+    access) as the history keeps it. Organisation administrators only."""
+
+    def __init__(
+        self,
+        db: Database,
+        table: Table,
+        catalog: Callable[[], Awaitable[Catalog]],
+        render: Callable[[Any, Catalog, Access], Message],
+        access: AccessCache,
+        where: Sequence[ColumnElement[bool]] = (),
+    ) -> None:
+        self.db = db
+        self.table = table
+        self.catalog = catalog
+        self.render = render
+        self.access = access
+        self.where = where
+
+    async def ListSnapshots(
+        self, request: core_pb2.ListSnapshotsRequest, context: Any
+    ) -> core_pb2.SnapshotPage:
+        require_admin("read every record for the history")
+        limit = min(request.limit or MAX_SNAPSHOTS, MAX_SNAPSHOTS)
+        table = self.table
+        async with self.db.read() as session:
+            rows = (
+                await session.execute(
+                    select(table)
+                    .where(table.c.id > request.after, *self.where)
+                    .order_by(table.c.id)
+                    .limit(limit + 1)
+                )
+            ).all()
+        catalog = await self.catalog()
+        access = await self.access.current()
+        page = core_pb2.SnapshotPage(more=len(rows) > limit)
+        for row in rows[:limit]:
+            payload = snapshot_payload(self.render(row, catalog, access))
+            page.snapshots.append(
+                core_pb2.Snapshot(
+                    id=row.id,
+                    version=row.version,
+                    project=row.project,
+                    record_type=payload["recordType"],
+                    snapshot_json=snapshot_json(payload["snapshot"]),
+                    modified_date=format_datetime(row.modified_at),
+                    modified_by=row.modified_by,
+                )
+            )
+        return page

@@ -194,9 +194,11 @@ class History:
         await self._fill_changed(session, item, version + 1)
 
     async def _deleted(self, session: AsyncSession, event: Event) -> None:
-        """Deleted records (with the items deleted under them) have no current version,
-        and the relationships of deleted items end with them."""
-        gone = [*event.object_ids, *(int(i) for i in event.payload.get("subtree", []))]
+        """Deleted records (with the items deleted under them, or a test plan's cycles
+        and runs) have no current version, and the relationships of deleted items end
+        with them."""
+        taken = [*event.payload.get("subtree", []), *event.payload.get("records", [])]
+        gone = [*event.object_ids, *(int(i) for i in taken)]
         await session.execute(
             update(histories).where(histories.c.item.in_(gone)).values(deleted=True)
         )

@@ -28,7 +28,7 @@ CONSUMER = "baselines"
 #: The event sources whose records have versions.
 OWNERS = ("items", "testmgmt", "attachments")
 #: The owners whose records the history starts from on existing data (``Snapshots``).
-SNAPSHOT_OWNERS = ("items",)
+SNAPSHOT_OWNERS = OWNERS
 
 
 class BaselinesModule(Module):

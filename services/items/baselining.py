@@ -9,8 +9,6 @@ from typing import Any
 from sqlalchemy import Row, select
 
 from plumbline.common.access import AccessCache, Action
-from plumbline.common.catalog import Catalog
-from plumbline.common.context import require_admin
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.filters import Filters
@@ -56,20 +54,6 @@ class Baselining:
         self.config = config
         self.filters = filters
         self.access = access
-
-    async def snapshots(self, after: int, limit: int) -> tuple[list[Row[Any]], Catalog, bool]:
-        """Active items with ids above ``after``, in id order (administrators only)."""
-        require_admin("read every item for the history")
-        async with self.db.read() as session:
-            rows = (
-                await session.execute(
-                    select(items)
-                    .where(items.c.id > after, items.c.active.is_(True))
-                    .order_by(items.c.id)
-                    .limit(limit + 1)
-                )
-            ).all()
-        return list(rows[:limit]), await self.config.catalog(), len(rows) > limit
 
     async def members(self, origin: Origin) -> list[Member]:
         """The active items of ``origin``, in tree order (READ on the project)."""

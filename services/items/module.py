@@ -13,12 +13,13 @@ from plumbline.common.bus import Subscription
 from plumbline.common.db import Database
 from plumbline.common.migrations import upgrade
 from plumbline.common.outbox import Outbox
+from plumbline.common.snapshots import SnapshotsServicer
 from plumbline.common.telemetry import traced_handler
 from plumbline.core.v1 import core_pb2_grpc as core_rpc
 from plumbline.items.v1 import items_pb2_grpc as rpc
 from plumbline.runtime import Module, Runtime
 from plumbline.services.items import configdoc, foreign
-from plumbline.services.items.api.baselining import BaseliningServicer, SnapshotsServicer
+from plumbline.services.items.api.baselining import BaseliningServicer
 from plumbline.services.items.api.categories import CategoriesServicer
 from plumbline.services.items.api.comments import CommentsServicer
 from plumbline.services.items.api.configuration import ConfigurationServicer
@@ -41,6 +42,8 @@ from plumbline.services.items.filters import Filters
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.items import Items
 from plumbline.services.items.links import Links
+from plumbline.services.items.messages import item_message
+from plumbline.services.items.models import items as items_table
 from plumbline.services.items.models import outbox
 from plumbline.services.items.moves import Moves
 from plumbline.services.items.projects import Placer, Projects
@@ -104,7 +107,15 @@ class ItemsModule(Module):
         grpc.add(rpc.add_FiltersServicer_to_server, FiltersServicer(filters, items, render))
         baselining = Baselining(self.db, self.config, filters, self.access)
         grpc.add(rpc.add_BaseliningServicer_to_server, BaseliningServicer(baselining))
-        grpc.add(core_rpc.add_SnapshotsServicer_to_server, SnapshotsServicer(baselining))
+        snapshots = SnapshotsServicer(
+            self.db,
+            items_table,
+            self.config.catalog,
+            lambda row, catalog, _: item_message(row, catalog, False, None),
+            self.access,
+            where=[items_table.c.active.is_(True)],
+        )
+        grpc.add(core_rpc.add_SnapshotsServicer_to_server, snapshots)
         categories = Categories(self.db, self.access)
         grpc.add(rpc.add_CategoriesServicer_to_server, CategoriesServicer(categories))
         self.subscriptions: list[Subscription] = []

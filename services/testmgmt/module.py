@@ -7,19 +7,21 @@ from plumbline.common.db import Database
 from plumbline.common.events import Event
 from plumbline.common.migrations import upgrade
 from plumbline.common.outbox import Outbox
+from plumbline.common.snapshots import SnapshotsServicer
 from plumbline.common.telemetry import traced_handler
+from plumbline.core.v1 import core_pb2_grpc as core_rpc
 from plumbline.runtime import Module, Runtime
 from plumbline.services.testmgmt import remote
 from plumbline.services.testmgmt.api.cycles import TestCyclesServicer
 from plumbline.services.testmgmt.api.groups import TestGroupsServicer
-from plumbline.services.testmgmt.api.messages import RecordMessages
+from plumbline.services.testmgmt.api.messages import RecordMessages, record_message
 from plumbline.services.testmgmt.api.plans import TestPlansServicer
 from plumbline.services.testmgmt.api.records import TestRecordsServicer
 from plumbline.services.testmgmt.api.results import ResultsServicer
 from plumbline.services.testmgmt.api.runs import TestRunsServicer
 from plumbline.services.testmgmt.cycles import Cycles
 from plumbline.services.testmgmt.groups import Groups
-from plumbline.services.testmgmt.models import outbox
+from plumbline.services.testmgmt.models import outbox, records
 from plumbline.services.testmgmt.plans import Plans
 from plumbline.services.testmgmt.records import Records
 from plumbline.services.testmgmt.results import Results
@@ -61,6 +63,14 @@ class TestmgmtModule(Module):
         runs = Runs(self.db, self.outbox, items, self.access)
         grpc.add(rpc.add_TestRunsServicer_to_server, TestRunsServicer(runs, render))
         grpc.add(rpc.add_ResultsServicer_to_server, ResultsServicer(Results(runs)))
+        snapshots = SnapshotsServicer(
+            self.db,
+            records,
+            items.catalog,
+            lambda row, catalog, access: record_message(row, catalog, False, access),
+            self.access,
+        )
+        grpc.add(core_rpc.add_SnapshotsServicer_to_server, snapshots)
         runtime.publishes(self.outbox)
         self.subscription: Subscription | None = None
 

@@ -86,11 +86,3 @@ SHARED = core_pb2.DESCRIPTOR.services_by_name["Snapshots"]
 
 def test_no_servicer_implements_a_service_the_protos_do_not_declare() -> None:
     assert set(SERVICERS) <= {s.full_name for s in _services()} | {SHARED.full_name}
-
-
-def test_every_snapshots_servicer_implements_it() -> None:
-    servicers = SERVICERS[SHARED.full_name]
-    assert servicers
-    for cls in servicers:
-        for method in SHARED.methods:
-            assert inspect.iscoroutinefunction(cls.__dict__.get(method.name)), (cls, method.name)
