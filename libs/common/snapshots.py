@@ -23,6 +23,7 @@ from plumbline.common.catalog import Catalog
 from plumbline.common.context import require_admin
 from plumbline.common.dates import format_datetime
 from plumbline.common.db import Database
+from plumbline.common.errors import NotFound
 from plumbline.core.v1 import core_pb2, core_pb2_grpc
 
 #: The most snapshots one ``ListSnapshots`` call answers.
@@ -56,9 +57,25 @@ def parse_snapshot(data: bytes | str, message: Message) -> Message:
 
 
 class SnapshotsServicer(core_pb2_grpc.SnapshotsServicer):
-    """``plumbline.core.v1.Snapshots`` of one owner: its records in id order, each built
-    by ``render`` (the owner's wire record of a row, for a catalog and the caller's
-    access) as the history keeps it. Organisation administrators only."""
+    """``plumbline.core.v1.Snapshots``: one per process, answering for each owner of
+    abstract items the process runs (``Runtime.serves_snapshots``)."""
+
+    def __init__(self) -> None:
+        self.owners: dict[str, OwnerSnapshots] = {}
+
+    async def ListSnapshots(
+        self, request: core_pb2.ListSnapshotsRequest, context: Any
+    ) -> core_pb2.SnapshotPage:
+        owner = self.owners.get(request.owner)
+        if owner is None:
+            raise NotFound(f"This process keeps no records of {request.owner!r}.")
+        return await owner.page(request.after, request.limit)
+
+
+class OwnerSnapshots:
+    """One owner's records in id order, each built by ``render`` (the owner's wire record
+    of a row, for a catalog and the caller's access) as the history keeps it.
+    Organisation administrators only."""
 
     def __init__(
         self,
@@ -76,17 +93,16 @@ class SnapshotsServicer(core_pb2_grpc.SnapshotsServicer):
         self.access = access
         self.where = where
 
-    async def ListSnapshots(
-        self, request: core_pb2.ListSnapshotsRequest, context: Any
-    ) -> core_pb2.SnapshotPage:
+    async def page(self, after: int, limit: int) -> core_pb2.SnapshotPage:
+        """Records with ids above ``after``, at most ``limit`` (or ``MAX_SNAPSHOTS``)."""
         require_admin("read every record for the history")
-        limit = min(request.limit or MAX_SNAPSHOTS, MAX_SNAPSHOTS)
+        limit = min(limit or MAX_SNAPSHOTS, MAX_SNAPSHOTS)
         table = self.table
         async with self.db.read() as session:
             rows = (
                 await session.execute(
                     select(table)
-                    .where(table.c.id > request.after, *self.where)
+                    .where(table.c.id > after, *self.where)
                     .order_by(table.c.id)
                     .limit(limit + 1)
                 )

@@ -13,6 +13,7 @@ from plumbline.common.errors import InvalidArgument
 from plumbline.common.outbox import Outbox, WatermarksServicer
 from plumbline.common.rpc import GrpcServer, connect, replicas_of, target_of, wait_ready
 from plumbline.common.settings import Settings
+from plumbline.common.snapshots import OwnerSnapshots, SnapshotsServicer
 from plumbline.core.v1 import core_pb2_grpc
 
 
@@ -30,6 +31,7 @@ class Runtime:
     addresses: dict[str, str] = field(default_factory=dict)
     access_cache: AccessCache | None = None
     watermarks: WatermarksServicer | None = None
+    snapshots: SnapshotsServicer | None = None
 
     def channel(self, service: str) -> aio.Channel:
         """A channel to ``service``: its configured address, or this process's own port.
@@ -75,6 +77,14 @@ class Runtime:
             self.watermarks = WatermarksServicer()
             self.grpc.add(core_pb2_grpc.add_WatermarksServicer_to_server, self.watermarks)
         self.watermarks.outboxes[outbox.service] = outbox
+
+    def serves_snapshots(self, owner: str, snapshots: OwnerSnapshots) -> None:
+        """Serves ``owner``'s records for the history (``plumbline.core.v1.Snapshots``,
+        one servicer per process answering for each owner it runs)."""
+        if self.snapshots is None:
+            self.snapshots = SnapshotsServicer()
+            self.grpc.add(core_pb2_grpc.add_SnapshotsServicer_to_server, self.snapshots)
+        self.snapshots.owners[owner] = snapshots
 
     def access(self) -> AccessCache:
         """This process's cache of who may do what, shared by its modules.

@@ -14,9 +14,8 @@ from plumbline.common.events import Event
 from plumbline.common.itemsclient import ItemsClient
 from plumbline.common.migrations import upgrade
 from plumbline.common.outbox import Outbox
-from plumbline.common.snapshots import SnapshotsServicer
+from plumbline.common.snapshots import OwnerSnapshots
 from plumbline.common.telemetry import traced_handler
-from plumbline.core.v1 import core_pb2_grpc as core_rpc
 from plumbline.runtime import Module, Runtime
 from plumbline.services.attachments.api.attachments import AttachmentsServicer
 from plumbline.services.attachments.api.files import FilesServicer
@@ -66,14 +65,14 @@ class AttachmentsModule(Module):
         grpc.add(
             rpc.add_AttachmentLinksServicer_to_server, AttachmentLinksServicer(self.links, render)
         )
-        snapshots = SnapshotsServicer(
+        snapshots = OwnerSnapshots(
             self.db,
             attachments,
             items.catalog,
             lambda row, catalog, access: message(row, catalog, False, access),
             self.access,
         )
-        grpc.add(core_rpc.add_SnapshotsServicer_to_server, snapshots)
+        runtime.serves_snapshots(self.name, snapshots)
         runtime.publishes(self.outbox)
         self.subscriptions: list[Subscription] = []
         self.sweeping: asyncio.Task[None] | None = None

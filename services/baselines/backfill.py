@@ -55,7 +55,7 @@ async def _owner(
     after, recorded = 0, 0
     while True:
         page = await core_pb2_grpc.SnapshotsStub(channel()).ListSnapshots(
-            core_pb2.ListSnapshotsRequest(after=after, limit=PAGE)
+            core_pb2.ListSnapshotsRequest(after=after, limit=PAGE, owner=owner)
         )
         recorded += await history.record_snapshots(list(page.snapshots))
         if not page.more or not page.snapshots:

@@ -13,9 +13,8 @@ from plumbline.common.bus import Subscription
 from plumbline.common.db import Database
 from plumbline.common.migrations import upgrade
 from plumbline.common.outbox import Outbox
-from plumbline.common.snapshots import SnapshotsServicer
+from plumbline.common.snapshots import OwnerSnapshots
 from plumbline.common.telemetry import traced_handler
-from plumbline.core.v1 import core_pb2_grpc as core_rpc
 from plumbline.items.v1 import items_pb2_grpc as rpc
 from plumbline.runtime import Module, Runtime
 from plumbline.services.items import configdoc, foreign
@@ -107,7 +106,7 @@ class ItemsModule(Module):
         grpc.add(rpc.add_FiltersServicer_to_server, FiltersServicer(filters, items, render))
         baselining = Baselining(self.db, self.config, filters, self.access)
         grpc.add(rpc.add_BaseliningServicer_to_server, BaseliningServicer(baselining))
-        snapshots = SnapshotsServicer(
+        snapshots = OwnerSnapshots(
             self.db,
             items_table,
             self.config.catalog,
@@ -115,7 +114,7 @@ class ItemsModule(Module):
             self.access,
             where=[items_table.c.active.is_(True)],
         )
-        grpc.add(core_rpc.add_SnapshotsServicer_to_server, snapshots)
+        runtime.serves_snapshots(self.name, snapshots)
         categories = Categories(self.db, self.access)
         grpc.add(rpc.add_CategoriesServicer_to_server, CategoriesServicer(categories))
         self.subscriptions: list[Subscription] = []

@@ -7,9 +7,8 @@ from plumbline.common.db import Database
 from plumbline.common.events import Event
 from plumbline.common.migrations import upgrade
 from plumbline.common.outbox import Outbox
-from plumbline.common.snapshots import SnapshotsServicer
+from plumbline.common.snapshots import OwnerSnapshots
 from plumbline.common.telemetry import traced_handler
-from plumbline.core.v1 import core_pb2_grpc as core_rpc
 from plumbline.runtime import Module, Runtime
 from plumbline.services.testmgmt import remote
 from plumbline.services.testmgmt.api.cycles import TestCyclesServicer
@@ -63,14 +62,14 @@ class TestmgmtModule(Module):
         runs = Runs(self.db, self.outbox, items, self.access)
         grpc.add(rpc.add_TestRunsServicer_to_server, TestRunsServicer(runs, render))
         grpc.add(rpc.add_ResultsServicer_to_server, ResultsServicer(Results(runs)))
-        snapshots = SnapshotsServicer(
+        snapshots = OwnerSnapshots(
             self.db,
             records,
             items.catalog,
             lambda row, catalog, access: record_message(row, catalog, False, access),
             self.access,
         )
-        grpc.add(core_rpc.add_SnapshotsServicer_to_server, snapshots)
+        runtime.serves_snapshots(self.name, snapshots)
         runtime.publishes(self.outbox)
         self.subscription: Subscription | None = None
 

@@ -31,7 +31,7 @@ from tests.e2e.harness import (
 TOPOLOGIES = ["embedded", "distributed"]
 
 
-def _require_backends() -> None:
+def require_backends() -> None:
     pg = PG_ADMIN_URL.split("@", 1)[1].split("/", 1)[0]
     nats_host = NATS_URL.split("://", 1)[1]
     missing = [
@@ -53,7 +53,7 @@ def system(
     """Plumbline, running in one topology for the whole session."""
     workdir: Path = tmp_path_factory.mktemp(request.param)
     if request.param == "distributed":
-        _require_backends()
+        require_backends()
         running = start_distributed(workdir)
     else:
         running = start_embedded(workdir)

@@ -110,9 +110,15 @@ class Process:
 
 
 def start_process(
-    name: str, args: list[str], env: dict[str, str], workdir: Path, timeout: float = 60
+    name: str,
+    args: list[str],
+    env: dict[str, str],
+    workdir: Path,
+    timeout: float = 60,
+    grpc_port: int = 0,
 ) -> Process:
-    """Starts ``plumbline run`` with ``args`` and waits until it is ready."""
+    """Starts ``plumbline run`` with ``args`` and waits until it is ready (on ``grpc_port``
+    when given: a restarted service where its callers expect it)."""
     ready = workdir / f"{name}.ready.json"
     log = workdir / f"{name}.log"
     ready.unlink(missing_ok=True)
@@ -125,7 +131,7 @@ def start_process(
                 "--http-port",
                 "0",
                 "--grpc-port",
-                "0",
+                str(grpc_port),
                 "--ready-file",
                 str(ready),
             ],
@@ -205,7 +211,7 @@ def start_distributed(workdir: Path, overrides: Mapping[str, str] | None = None)
     env.update(overrides or {})
     host_part = PG_ADMIN_URL.split("://", 1)[1].rsplit("/", 1)[0]
     env["PLUMBLINE_DATABASE_URL"] = f"postgresql+asyncpg://{host_part}/pl_{tag}_{{service}}"
-    env["PLUMBLINE_BUS_URL"] = NATS_URL
+    env["PLUMBLINE_BUS_URL"] = (overrides or {}).get("PLUMBLINE_BUS_URL", NATS_URL)
     env["PLUMBLINE_BUS_STREAM"] = f"PL_{tag}"
     env["PLUMBLINE_BUS_SUBJECT_PREFIX"] = f"pl{tag}"
     env["PLUMBLINE_ADMIN_PASSWORD"] = ADMIN_PASSWORD
@@ -246,11 +252,17 @@ def start_gateway(system: System, name: str, overrides: Mapping[str, str] | None
     ``overrides`` replace settings of its environment (a ``PLUMBLINE_TESTMGMT_ADDR`` of
     one replica, say).
     """
+    env = service_env(system)
+    env.update(overrides or {})
+    return start_process(name, ["--target", "gateway"], env, system.workdir)
+
+
+def service_env(system: System) -> dict[str, str]:
+    """The environment of a distributed system's processes, with every service's address."""
     env = dict(system.env)
     for service in SERVICES:
         env[f"PLUMBLINE_{service.upper()}_ADDR"] = address_of(system, service)
-    env.update(overrides or {})
-    return start_process(name, ["--target", "gateway"], env, system.workdir)
+    return env
 
 
 def replicas_of(system: System, service: str) -> list[Process]:

@@ -15,7 +15,6 @@ from plumbline.activity.v1 import activity_pb2
 from plumbline.attachments.v1 import attachments_pb2
 from plumbline.baselines.v1 import baselines_pb2
 from plumbline.common.rpc import service_name
-from plumbline.core.v1 import core_pb2
 from plumbline.identity.v1 import identity_pb2
 from plumbline.items.v1 import items_pb2
 from plumbline.testmgmt.v1 import testmgmt_pb2
@@ -80,9 +79,5 @@ def test_every_rpc_is_implemented_by_one_servicer(service: ServiceDescriptor) ->
     assert missing == [], f"{cls.__name__} does not implement {missing}"
 
 
-#: Services every owner of abstract items serves, each with its own servicer.
-SHARED = core_pb2.DESCRIPTOR.services_by_name["Snapshots"]
-
-
 def test_no_servicer_implements_a_service_the_protos_do_not_declare() -> None:
-    assert set(SERVICERS) <= {s.full_name for s in _services()} | {SHARED.full_name}
+    assert set(SERVICERS) <= {s.full_name for s in _services()}
