@@ -25,6 +25,7 @@ from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.deps import Caller, Gw, Paging, View, dates_with_time, view_of
 from plumbline.gateway.routes.attachments import get_attachments
 from plumbline.gateway.routes.testrecords import get_records
+from plumbline.gateway.routes.versions import AsOf, as_of_record
 from plumbline.items.v1 import items_pb2
 from plumbline.testmgmt.v1 import testmgmt_pb2
 
@@ -228,8 +229,10 @@ def merge_pages(
     responses=schemas.one(records.AbstractItem),
 )
 async def get_abstract_item(
-    request: Request, id: int, view: AbstractItems, gw: Gw, _c: Caller
+    request: Request, id: int, view: AbstractItems, gw: Gw, _c: Caller, as_of: AsOf
 ) -> Response:
+    if as_of is not None:
+        return await view.one(await as_of_record(gw, request, "abstractitems", id, as_of))
     owner = (await gw.upstreams.items.ids.GetIdOwner(core_pb2.Id(id=id))).owner
     if owner == "items":
         reply = await gw.upstreams.items.items.GetItems(

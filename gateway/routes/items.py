@@ -17,6 +17,7 @@ from plumbline.gateway.bodies import DuplicateBody, ItemBody, ItemPatch, LockBod
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.gateway.jsonbody import free_json, json_bytes, read_json, read_patch
+from plumbline.gateway.routes.versions import AsOf, as_of_record
 from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["items"])
@@ -129,7 +130,11 @@ async def create_item(
 
 
 @router.get("/items/{id}", summary="Get an item", responses=schemas.one(records.Item))
-async def get_item(request: Request, id: int, view: Items, gw: Gw, _c: Caller) -> Response:
+async def get_item(
+    request: Request, id: int, view: Items, gw: Gw, _c: Caller, as_of: AsOf
+) -> Response:
+    if as_of is not None:
+        return await view.one(await as_of_record(gw, request, "items", id, as_of))
     [item] = await _get(gw, request, [id])
     return await view.one(item)
 

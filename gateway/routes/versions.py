@@ -81,6 +81,38 @@ async def _subject(gw: Gateway, request: Request, base: str, id: int) -> pb.Subj
     return pb.Subject(item=id, known_version=await current_version(gw, request, base, id))
 
 
+def _as_of(values: Sequence[str]) -> str | None:
+    """``asOf``: one date, in the form services exchange; None when absent."""
+    if not values:
+        return None
+    if len(values) > 1:
+        raise InvalidArgument(f"asOf takes one date, got {len(values)}.")
+    return format_datetime(parse_datetime(values[0], "asOf"))
+
+
+#: ``asOf`` on reads of one record (beyond the contract): the record as it was then.
+AsOf = Annotated[
+    str | None,
+    Depends(
+        query.parameter(
+            "asOf",
+            {"type": "string"},
+            _as_of,
+            description="The record as it was at this moment (its newest version then), "
+            "e.g. 2024-01-31T13:45:00.000+0000; it answers with version and currentVersion.",
+        )
+    ),
+]
+
+
+async def as_of_record(gw: Gateway, request: Request, base: str, id: int, moment: str) -> Any:
+    """The record ``id`` as it was at ``moment``, as ``…/versioneditem`` shows it."""
+    reply = await gw.upstreams.baselines.versions.GetAsOf(
+        pb.GetAsOfRequest(subject=await _subject(gw, request, base, id), as_of=moment)
+    )
+    return representations.versioned_record(reply)
+
+
 def _version_routes(base: str, noun: str, shape: type[Any]) -> None:
     # A default, not an Annotated alias: annotations are resolved in the module's globals.
     records_view = Depends(view_of(base))

@@ -9,7 +9,16 @@ from typing import Any
 import httpx
 
 from plumbline.common.dates import format_datetime, utcnow
-from tests.e2e.harness import Team, assert_error, create_item, total_of
+from tests.e2e.harness import Team, assert_error, create_item, created_id, total_of
+from tests.e2e.testrecords import (
+    add_cases,
+    default_group,
+    new_cycle,
+    new_plan,
+    new_test_case,
+    record,
+    runs_of,
+)
 
 
 def versions_of(client: httpx.Client, base: str, id: int) -> list[dict[str, Any]]:
@@ -168,3 +177,72 @@ def test_versions_follow_access(team: Team) -> None:
     response = admin.delete(f"/items/{item}")
     assert response.status_code == 204, response.text
     assert_error(admin.get(f"/items/{item}/versions"), 404)
+
+
+def test_test_records_and_attachments_have_versions(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    case = new_test_case(admin, project, "Log in")
+    put_item(admin, case, name="Log in, twice")  # the case is at version 2
+    plan = new_plan(admin, project, "Plan A")
+    add_cases(admin, plan, default_group(admin, plan), case)
+    assert [v["versionNumber"] for v in versions_of(admin, "testplans", plan)] == [1]
+    response = admin.put(f"/testplans/{plan}", json={"fields": {"name": "Plan B"}})
+    assert response.status_code == 200, response.text
+    assert [v["versionNumber"] for v in versions_of(admin, "testplans", plan)] == [1, 2]
+    then = versioned(admin, "testplans", plan, 1)
+    assert then["type"] == "testplans" and then["fields"]["name"] == "Plan A"
+    assert then["currentVersion"] == 2 and "archived" in then
+    assert versions_of(admin, "abstractitems", plan) == versions_of(admin, "testplans", plan)
+
+    cycle = new_cycle(admin, plan)
+    assert [v["versionNumber"] for v in versions_of(admin, "testcycles", cycle)] == [1]
+    assert versioned(admin, "testcycles", cycle, 1)["type"] == "testcycles"
+
+    [run] = runs_of(admin, cycle)
+    first = versioned(admin, "testruns", run["id"], 1)
+    assert first["type"] == "testruns" and first["fields"]["testRunStatus"] == "NOT_RUN"
+    # A generated run's testCaseVersionNumber is the case's version.
+    assert (
+        first["testCaseVersionNumber"]
+        == 2
+        == versions_of(admin, "items", case)[-1]["versionNumber"]
+    )
+    assert record(admin, run["id"], testRunStatus="BLOCKED").status_code == 200
+    runs = versions_of(admin, "testruns", run["id"])
+    assert [v["versionNumber"] for v in runs] == [1, 2]
+    assert "testRunStatus" in runs[1]["changeDetails"]
+    assert versioned(admin, "testruns", run["id"], 2)["fields"]["testRunStatus"] == "BLOCKED"
+
+    attachment = created_id(
+        admin.post(f"/projects/{project['id']}/attachments", json={"fields": {"name": "Evidence"}})
+    )
+    upload = admin.put(
+        f"/attachments/{attachment}/file", files={"file": ("log.txt", b"all good", "text/plain")}
+    )
+    assert upload.status_code == 200, upload.text
+    history = versions_of(admin, "attachments", attachment)
+    assert [v["versionNumber"] for v in history] == [1, 2]
+    assert "fileName" in history[1]["changeDetails"]
+    assert versioned(admin, "attachments", attachment, 1)["fileName"] == ""
+    later = versioned(admin, "attachments", attachment, 2)
+    assert (later["type"], later["fileName"], later["fileSize"]) == ("attachments", "log.txt", 8)
+    assert versioned(admin, "abstractitems", attachment, 2)["fileName"] == "log.txt"
+
+
+def test_a_record_as_it_was(admin: httpx.Client, project: dict[str, Any]) -> None:
+    before = _now()
+    item = create_item(admin, project, "Then")
+    created = _now()
+    put_item(admin, item, name="Now")
+    then = admin.get(f"/items/{item}", params={"asOf": created})
+    assert then.status_code == 200, then.text
+    data = then.json()["data"]
+    assert data["fields"]["name"] == "Then" and data["version"] == 1
+    assert data["currentVersion"] == 2
+    now = admin.get(f"/abstractitems/{item}", params={"asOf": _now()}).json()["data"]
+    assert now["fields"]["name"] == "Now" and now["version"] == 2
+    # Without asOf, the record as it is (no version members).
+    assert "version" not in admin.get(f"/items/{item}").json()["data"]
+    assert_error(admin.get(f"/items/{item}", params={"asOf": before}), 404, "did not exist")
+    assert_error(admin.get(f"/items/{item}", params={"asOf": "last week"}), 400, "asOf")
