@@ -275,3 +275,40 @@ def test_attachments(jama: JamaClient, admin: httpx.Client, system: System, tmp_
     assert by_url.status_code == 200 and by_url.content == content
     found = jama.get_abstract_items(project=[project_id], contains=["Evidence"])
     assert [r["id"] for r in found if r["type"] == "attachments"] == [attachment]
+
+
+def test_history(jama: JamaClient, admin: httpx.Client) -> None:
+    """The client's version and baseline methods, unmodified."""
+    project_id = new_project(admin, project_key("JH"))
+    item = admin.post(
+        "/items",
+        json={
+            "project": project_id,
+            "itemType": item_types(admin)["REQ"]["id"],
+            "location": {"parent": {"project": project_id}},
+            "fields": {"name": "Kept"},
+        },
+    ).json()["meta"]["id"]
+    changed = admin.patch(
+        f"/items/{item}", json=[{"op": "replace", "path": "/fields/name", "value": "Kept, v2"}]
+    )
+    assert changed.status_code == 200, changed.text
+
+    versions = jama.get_item_versions(item)
+    assert [v["versionNumber"] for v in versions] == [1, 2]
+    assert jama.get_item_version(item, 2)["versionNumber"] == 2
+    assert jama.get_versioned_item(item, 1)["fields"]["name"] == "Kept"
+    assert jama.get_versioned_item(item, 2)["currentVersion"] == 2
+    assert [v["versionNumber"] for v in jama.get_abstract_item_versions(item)] == [1, 2]
+    assert jama.get_abtract_item_version(item, 1)["item"] == item
+    assert jama.get_abstract_versioned_item(item, 1)["fields"]["name"] == "Kept"
+
+    # Baselines are taken under /rest/labs (the client only reads them).
+    labs = str(admin.base_url).rstrip("/").replace("/rest/v1", "/rest/labs")
+    taken = admin.post(f"{labs}/baselines", json={"name": "R1", "project": project_id})
+    assert taken.status_code == 201, taken.text
+    baseline = taken.json()["meta"]["id"]
+    assert [b["id"] for b in jama.get_baselines(project_id)] == [baseline]
+    assert jama.get_baseline(baseline)["name"] == "R1"
+    [held] = jama.get_baselines_versioneditems(baseline)
+    assert (held["id"], held["version"], held["fields"]["name"]) == (item, 2, "Kept, v2")
