@@ -30,14 +30,15 @@ from plumbline.testmgmt.v1 import testmgmt_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["versions"])
 
-#: path segment -> (what it holds, the shape of one of them at a version)
-BASES: dict[str, tuple[str, type[Any]]] = {
-    "items": ("item", records.VersionedItem),
-    "abstractitems": ("abstract item", records.AbstractVersionedItem),
-    "testplans": ("test plan", records.VersionedTestPlan),
-    "testcycles": ("test cycle", records.VersionedTestCycle),
-    "testruns": ("test run", records.VersionedTestRun),
-    "attachments": ("attachment", records.VersionedAttachment),
+#: path segment -> (its id's path parameter as the contract names it, what it holds, the
+#: shape of one of them at a version)
+BASES: dict[str, tuple[str, str, type[Any]]] = {
+    "items": ("id", "item", records.VersionedItem),
+    "abstractitems": ("id", "abstract item", records.AbstractVersionedItem),
+    "testplans": ("id", "test plan", records.VersionedTestPlan),
+    "testcycles": ("testCycleId", "test cycle", records.VersionedTestCycle),
+    "testruns": ("id", "test run", records.VersionedTestRun),
+    "attachments": ("attachmentId", "attachment", records.VersionedAttachment),
 }
 _KINDS = {
     "testplans": testmgmt_pb2.PLAN,
@@ -113,17 +114,18 @@ async def as_of_record(gw: Gateway, request: Request, base: str, id: int, moment
     return representations.versioned_record(reply)
 
 
-def _version_routes(base: str, noun: str, shape: type[Any]) -> None:
-    # A default, not an Annotated alias: annotations are resolved in the module's globals.
+def _version_routes(base: str, name: str, noun: str, shape: type[Any]) -> None:
+    # Defaults, not Annotated aliases: annotations are resolved in the module's globals.
     records_view = Depends(view_of(base))
+    record_id = Path(alias=name, description=f"The {noun}'s id.")
 
     @router.get(
-        f"/{base}/{{id}}/versions",
+        f"/{base}/{{{name}}}/versions",
         summary=f"List a {noun}'s versions, oldest first",
         responses=schemas.page(records.ItemVersion),
     )
     async def list_versions(
-        request: Request, id: int, view: Versions, gw: Gw, page: Paging, _c: Caller
+        request: Request, view: Versions, gw: Gw, page: Paging, _c: Caller, id: int = record_id
     ) -> Response:
         reply = await gw.upstreams.baselines.versions.ListVersions(
             pb.ListVersionsRequest(
@@ -134,12 +136,17 @@ def _version_routes(base: str, noun: str, shape: type[Any]) -> None:
         return await view.many(data, reply.page_info)
 
     @router.get(
-        f"/{base}/{{id}}/versions/{{versionNum}}",
+        f"/{base}/{{{name}}}/versions/{{versionNum}}",
         summary=f"Get a version of a {noun}",
         responses=schemas.one(records.ItemVersion),
     )
     async def get_version(
-        request: Request, id: int, versionNum: VersionNumber, view: Versions, gw: Gw, _c: Caller
+        request: Request,
+        versionNum: VersionNumber,
+        view: Versions,
+        gw: Gw,
+        _c: Caller,
+        id: int = record_id,
     ) -> Response:
         reply = await gw.upstreams.baselines.versions.GetVersion(
             pb.GetVersionRequest(
@@ -149,17 +156,17 @@ def _version_routes(base: str, noun: str, shape: type[Any]) -> None:
         return await view.one(representations.item_version(reply))
 
     @router.get(
-        f"/{base}/{{id}}/versions/{{versionNum}}/versioneditem",
+        f"/{base}/{{{name}}}/versions/{{versionNum}}/versioneditem",
         summary=f"Get a {noun} as it was at a version",
         responses=schemas.one(shape),
     )
     async def get_versioned_item(
         request: Request,
-        id: int,
         versionNum: VersionNumber,
         gw: Gw,
         _c: Caller,
         view: View = records_view,
+        id: int = record_id,
     ) -> Response:
         reply = await gw.upstreams.baselines.versions.GetVersion(
             pb.GetVersionRequest(
@@ -169,8 +176,8 @@ def _version_routes(base: str, noun: str, shape: type[Any]) -> None:
         return await view.one(representations.versioned_record(reply))
 
 
-for _base, (_noun, _shape) in BASES.items():
-    _version_routes(_base, _noun, _shape)
+for _base, (_name, _noun, _shape) in BASES.items():
+    _version_routes(_base, _name, _noun, _shape)
 
 
 VersionedRelationships = Annotated[View, Depends(view_of("versionedrelationships"))]

@@ -15,6 +15,7 @@ import httpx
 import pytest
 from openapi_spec_validator import validate
 
+from plumbline.common.dates import format_datetime, utcnow
 from tests.e2e.harness import System, new_project, start_embedded, unique
 
 VERSIONS = ("v1", "latest", "labs")
@@ -360,6 +361,7 @@ def _seed(admin: httpx.Client) -> dict[str, Any]:
     admin.put(f"/attachments/{attachment}/file", files={"file": ("a.txt", b"bytes", "text/plain")})
     for base, record in (("items", child), ("testplans", plan), ("testruns", run)):
         created(admin.post(f"/{base}/{record}/attachments", json={"attachment": attachment}))
+    baseline = created(admin.post(f"{labs}/baselines", json={"name": "B", "project": project}))
     return {
         **own,
         "project": project,
@@ -392,6 +394,9 @@ def _seed(admin: httpx.Client) -> dict[str, Any]:
         "testCaseId": test_case,
         "run": run,
         "attachmentId": attachment,
+        "baselineId": baseline,
+        "versionNum": 1,
+        "timestamp": format_datetime(utcnow()),
         # GET /files: the file's own URL.
         "url": f"{str(admin.base_url).rstrip('/')}/attachments/{attachment}/file",
     }
@@ -417,6 +422,8 @@ PATH_NAMES = (
     "testGroupId",
     "testCaseId",
     "attachmentId",
+    "baselineId",
+    "versionNum",
 )
 ID_BY_RESOURCE = {
     "items": "item",
