@@ -494,3 +494,17 @@ def baseline_change(message: baselines_pb2.Change) -> records.BaselineChange:
         if message.HasField("relationship_type"):
             body["relationshipType"] = message.relationship_type
     return body
+
+
+def category(message: items_pb2.Category) -> records.Category:
+    """A Category (a category path)."""
+    body: records.Category = {
+        "id": message.id,
+        "name": message.name,
+        "path": message.path,
+        "visible": message.visible,
+        "type": "categories",
+    }
+    if message.HasField("parent"):
+        body["parent"] = message.parent
+    return body

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
-from plumbline.gateway import records, schemas
+from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import CategoryBody, ItemCategoriesBody, VisibilityBody
 from plumbline.gateway.deps import Caller, Gw, Paging, View, labs_version, view_of
 from plumbline.gateway.envelope import created, updated
@@ -22,18 +22,7 @@ Categories = Annotated[View, Depends(view_of("categories"))]
 
 async def _page(view: View, gw: Gw, message: items_pb2.ListCategoriesRequest) -> Response:
     reply = await gw.upstreams.items.categories.ListCategories(message)
-    data = []
-    for c in reply.categories:
-        record: records.Category = {
-            "id": c.id,
-            "name": c.name,
-            "path": c.path,
-            "visible": c.visible,
-            "type": "categories",
-        }
-        if c.HasField("parent"):
-            record["parent"] = c.parent
-        data.append(record)
+    data = [representations.category(c) for c in reply.categories]
     return await view.many(data, reply.page_info)
 
 

@@ -230,3 +230,41 @@ async def versioned_relationships(
     )
     data = [representations.versioned_relationship(r) for r in reply.relationships]
     return await view.many(data, reply.page_info)
+
+
+Categories = Annotated[View, Depends(view_of("categories"))]
+VersionNumberQuery = Annotated[
+    int | None,
+    Depends(
+        query.integer(
+            "versionNumber",
+            description="The version whose categories to list (default: the current one).",
+            minimum=1,
+            maximum=2**31 - 1,
+        )
+    ),
+]
+
+
+@router.get(
+    "/items/{id}/versioncategories",
+    summary="The categories applied to an item at one of its versions",
+    responses=schemas.page(records.Category),
+)
+async def version_categories(
+    request: Request,
+    id: int,
+    view: Categories,
+    gw: Gw,
+    page: Paging,
+    _c: Caller,
+    number: VersionNumberQuery,
+) -> Response:
+    subject = await _subject(gw, request, "items", id)
+    version = await gw.upstreams.baselines.versions.GetVersion(
+        pb.GetVersionRequest(subject=subject, version_number=number or subject.known_version)
+    )
+    reply = await gw.upstreams.items.categories.ListCategories(
+        items_pb2.ListCategoriesRequest(ids=version.categories, by_ids=True, page=page.message())
+    )
+    return await view.many([representations.category(c) for c in reply.categories], reply.page_info)

@@ -174,6 +174,9 @@ class History:
                 comment=str(event.payload.get("comment", "")),
                 changed="" if version == 1 else None,
                 snapshot=snapshot_json(snapshot).decode(),
+                categories=json.dumps(event.payload["categories"])
+                if "categories" in event.payload
+                else None,
             ),
         )
         if not inserted:

@@ -37,6 +37,8 @@ versions = Table(
     # filled in when both versions are here, whichever arrived first.
     Column("changed", Text, nullable=True),
     Column("snapshot", Text, nullable=False),
+    # The ids of the categories applied at this version (items only), JSON.
+    Column("categories", Text, nullable=True),
     UniqueConstraint("item", "version", name="uq_versions_item_version"),
     Index("ix_versions_item_created", "item", "created_at"),
 )

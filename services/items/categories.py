@@ -10,8 +10,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.access import AccessCache, Action
 from plumbline.common.context import require_admin
+from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, affected, insert_id, unique_violation
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
+from plumbline.common.outbox import Outbox
+from plumbline.services.items.config import Configuration
+from plumbline.services.items.events import item_event
 from plumbline.services.items.models import categories, item_categories, items
 
 
@@ -33,8 +37,12 @@ def _paths(rows: list[Any]) -> dict[int, str]:
 class Categories:
     """Category rules and storage."""
 
-    def __init__(self, db: Database, access: AccessCache) -> None:
+    def __init__(
+        self, db: Database, outbox: Outbox, config: Configuration, access: AccessCache
+    ) -> None:
         self.db = db
+        self.outbox = outbox
+        self.config = config
         self.access = access
 
     async def _item_project(self, session: AsyncSession, item: int) -> int:
@@ -47,10 +55,10 @@ class Categories:
         return int(project)
 
     async def page(
-        self, item: int | None, start_at: int, max_results: int
+        self, item: int | None, start_at: int, max_results: int, ids: list[int] | None = None
     ) -> tuple[list[dict[str, Any]], int]:
-        """Every category path, or the ones applied to an item (READ on the item), in path
-        order."""
+        """Every category path, the ones applied to an item (READ on the item), or those
+        with ``ids`` (an item's at one of its versions), in path order."""
         access = await self.access.current()
         async with self.db.read() as session:
             rows = list((await session.execute(select(categories))).all())
@@ -76,7 +84,7 @@ class Categories:
                     "visible": r.visible,
                 }
                 for r in rows
-                if applied is None or r.id in applied
+                if (applied is None or r.id in applied) and (ids is None or r.id in ids)
             ),
             key=lambda c: c["path"],
         )
@@ -131,11 +139,12 @@ class Categories:
 
     async def change_item(self, item: int, add: list[int], remove: list[int]) -> None:
         """``POST /items/{id}/categories``: applies and removes categories (WRITE on the
-        item)."""
+        item); a change of them is a new version of the item."""
         access = await self.access.current()
         if not add and not remove:
             raise InvalidArgument("Give categories to add or remove.")
-        async with self.db.transaction() as session:
+        catalog = await self.config.catalog()
+        async with self.outbox.transaction() as session:
             project = await self._item_project(session, item)
             access.require(Action.WRITE, project, f"item {item}")
             known = set(
@@ -162,4 +171,19 @@ class Categories:
                     item_categories.delete().where(
                         item_categories.c.item == item, item_categories.c.category.in_(remove)
                     )
+                )
+            if (current | set(add)) - set(remove) != current:
+                now = utcnow()
+                await session.execute(
+                    update(items)
+                    .where(items.c.id == item)
+                    .values(
+                        version=items.c.version + 1,
+                        modified_by=access.principal.user_id,
+                        modified_at=now,
+                        last_activity_at=now,
+                    )
+                )
+                await self.outbox.add(
+                    session, await item_event(session, "updated", item, catalog, access.principal)
                 )

@@ -12,7 +12,7 @@ from plumbline.common.context import Principal
 from plumbline.common.events import Event
 from plumbline.common.snapshots import snapshot_payload
 from plumbline.services.items.messages import item_message
-from plumbline.services.items.models import items
+from plumbline.services.items.models import item_categories, items
 
 
 async def item_event(
@@ -39,6 +39,14 @@ async def item_event(
         payload["deleted"] = True
     else:
         payload.update(snapshot_payload(item_message(row, catalog, False, None)))
+        # The categories applied at this version (``/items/{id}/versioncategories``).
+        payload["categories"] = sorted(
+            (
+                await session.scalars(
+                    select(item_categories.c.category).where(item_categories.c.item == item_id)
+                )
+            ).all()
+        )
     return Event(
         f"items.item.{action}",
         actor=actor.user_id,

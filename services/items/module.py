@@ -115,7 +115,7 @@ class ItemsModule(Module):
             where=[items_table.c.active.is_(True)],
         )
         runtime.serves_snapshots(self.name, snapshots)
-        categories = Categories(self.db, self.access)
+        categories = Categories(self.db, self.outbox, self.config, self.access)
         grpc.add(rpc.add_CategoriesServicer_to_server, CategoriesServicer(categories))
         self.subscriptions: list[Subscription] = []
 

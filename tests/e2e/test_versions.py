@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from plumbline.common.dates import format_datetime, utcnow
-from tests.e2e.harness import Team, assert_error, create_item, created_id, total_of
+from tests.e2e.harness import Team, assert_error, create_item, created_id, total_of, unique
 from tests.e2e.testrecords import (
     add_cases,
     default_group,
@@ -246,3 +246,27 @@ def test_a_record_as_it_was(admin: httpx.Client, project: dict[str, Any]) -> Non
     assert "version" not in admin.get(f"/items/{item}").json()["data"]
     assert_error(admin.get(f"/items/{item}", params={"asOf": before}), 404, "did not exist")
     assert_error(admin.get(f"/items/{item}", params={"asOf": "last week"}), 400, "asOf")
+
+
+def test_categories_at_each_version(admin: httpx.Client, project: dict[str, Any]) -> None:
+    labs = str(admin.base_url).rstrip("/").replace("/rest/v1", "/rest/labs")
+    category = created_id(admin.post(f"{labs}/categories", json={"name": unique("Safety")}))
+    item = create_item(admin, project, "Categorised")
+    response = admin.post(f"{labs}/items/{item}/categories", json={"add": [category]})
+    assert response.status_code == 201, response.text
+    history = versions_of(admin, "items", item)
+    assert [v["versionNumber"] for v in history] == [1, 2]
+
+    def at(number: int | None) -> list[int]:
+        params = {} if number is None else {"versionNumber": number}
+        reply = admin.get(f"/items/{item}/versioncategories", params=params)
+        assert reply.status_code == 200, reply.text
+        return [c["id"] for c in reply.json()["data"]]
+
+    assert at(1) == [] and at(2) == [category] and at(None) == [category]
+    assert_error(admin.get(f"/items/{item}/versioncategories", params={"versionNumber": 3}), 404)
+    assert_error(
+        admin.get(f"/items/{item}/versioncategories", params={"versionNumber": "x"}),
+        400,
+        "versionNumber",
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from plumbline.baselines.v1 import baselines_pb2 as pb
@@ -28,6 +29,7 @@ def version_message(row: Any, history: Any, with_snapshot: bool = False) -> pb.V
         message.current_version = history.latest
     if with_snapshot:
         message.snapshot_json = row.snapshot.encode()
+        message.categories.extend(json.loads(row.categories or "[]"))
     return message
 
 

@@ -20,7 +20,8 @@ class CategoriesServicer(items_pb2_grpc.CategoriesServicer):
     ) -> pb.CategoryPage:
         start, size = page_of(request.page)
         item = optional(request, "item")
-        records, total = await self.categories.page(item, start, size)
+        ids = list(request.ids) if request.by_ids else None
+        records, total = await self.categories.page(item, start, size, ids)
         messages = []
         for record in records:
             message = pb.Category(

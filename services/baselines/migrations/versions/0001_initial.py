@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 07:07:44.316975
+Create Date: 2026-11-24 07:24:30.474855
 """
 
 from __future__ import annotations
@@ -97,6 +97,7 @@ def upgrade() -> None:
     sa.Column('comment', sa.Text(), nullable=False),
     sa.Column('changed', sa.Text(), nullable=True),
     sa.Column('snapshot', sa.Text(), nullable=False),
+    sa.Column('categories', sa.Text(), nullable=True),
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('item', 'version', name='uq_versions_item_version')
     )
