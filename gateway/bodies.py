@@ -567,3 +567,20 @@ class BaselineBody(Strict):
     createdDate: ReadOnly[str | None] = None
     createdBy: ReadOnly[int | None] = None
     type: ReadOnly[str | None] = None
+
+
+class BaselineFolderBody(Strict):
+    """A new baseline folder: its name, project, and the folder it goes in (if any)."""
+
+    name: Name
+    project: RecordId
+    parent: RecordId | None = None
+    id: ReadOnly[int | None] = None
+    type: ReadOnly[str | None] = None
+
+
+class BaselineMoveBody(Strict):
+    """Which baseline goes into which folder (``folder`` null or absent: the top)."""
+
+    baseline: RecordId
+    folder: RecordId | None = None

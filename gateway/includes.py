@@ -61,6 +61,7 @@ LINKS: dict[str, dict[str, str]] = {
     "baselines": {"data.project": "projects", "data.createdBy": "users"},
     "baselineitems": _ITEMS,
     "baselinechanges": {"data.relationshipType": "relationshiptypes"},
+    "baselinefolders": {"data.project": "projects", "data.createdBy": "users"},
     "versionedrelationships": {"data.relationshipType": "relationshiptypes"},
     "apicredentials": {"data.user": "users"},
     "userroles": {"data.user": "users"},

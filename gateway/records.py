@@ -386,7 +386,20 @@ class Baseline(TypedDict):
     createdBy: NotRequired[int]
     project: int
     origin: BaselineOrigin
+    folder: NotRequired[int]
     type: Literal["baselines"]
+
+
+class BaselineFolder(TypedDict):
+    """A folder of a project's baselines (labs); ``parent`` is the folder it is in."""
+
+    id: int
+    name: str
+    project: int
+    parent: NotRequired[int]
+    createdDate: str
+    createdBy: NotRequired[int]
+    type: Literal["baselinefolders"]
 
 
 class BaselineParent(TypedDict, total=False):

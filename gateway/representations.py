@@ -459,6 +459,24 @@ def baseline(message: baselines_pb2.Baseline) -> records.Baseline:
     }
     if message.HasField("created_by"):
         body["createdBy"] = message.created_by
+    if message.HasField("folder"):
+        body["folder"] = message.folder
+    return body
+
+
+def baseline_folder(message: baselines_pb2.Folder) -> records.BaselineFolder:
+    """A BaselineFolder."""
+    body: records.BaselineFolder = {
+        "id": message.id,
+        "name": message.name,
+        "project": message.project,
+        "createdDate": message.created_date,
+        "type": "baselinefolders",
+    }
+    if message.HasField("parent"):
+        body["parent"] = message.parent
+    if message.HasField("created_by"):
+        body["createdBy"] = message.created_by
     return body
 
 

@@ -14,9 +14,9 @@ from plumbline.baselines.v1 import baselines_pb2 as pb
 from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import query, records, representations, schemas
-from plumbline.gateway.bodies import BaselineBody
-from plumbline.gateway.deps import Caller, Gw, Paging, View, labs_version, view_of
-from plumbline.gateway.envelope import created
+from plumbline.gateway.bodies import BaselineBody, BaselineFolderBody, BaselineMoveBody
+from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, labs_version, view_of
+from plumbline.gateway.envelope import created, updated
 from plumbline.gateway.routes.versions import items_position
 
 router = APIRouter(prefix="/rest/{version}", tags=["baselines"])
@@ -25,6 +25,7 @@ Baselines = Annotated[View, Depends(view_of("baselines"))]
 BaselineItems = Annotated[View, Depends(view_of("baselineitems"))]
 Relationships = Annotated[View, Depends(view_of("versionedrelationships"))]
 Changes = Annotated[View, Depends(view_of("baselinechanges"))]
+Folders = Annotated[View, Depends(view_of("baselinefolders"))]
 
 
 @router.get(
@@ -72,6 +73,63 @@ async def create_baseline(
     reply = await gw.upstreams.baselines.baselines.CreateBaseline(message)
     view = View(request, gw, version, "baselines")
     return created(reply.id, view.location(f"baselines/{reply.id}"))
+
+
+@router.get(
+    "/baselines/folders",
+    summary="List a project's baseline folders (labs)",
+    responses=schemas.page(records.BaselineFolder),
+)
+async def list_folders(
+    view: Folders,
+    gw: Gw,
+    page: Paging,
+    _c: Caller,
+    project: query.RequiredProject,
+    version: str = Depends(labs_version),
+) -> Response:
+    reply = await gw.upstreams.baselines.baselines.ListFolders(
+        pb.ListFoldersRequest(project=project, page=page.message())
+    )
+    return await view.many(
+        [representations.baseline_folder(f) for f in reply.folders], reply.page_info
+    )
+
+
+@router.post(
+    "/baselines/folders",
+    status_code=201,
+    summary="Create a baseline folder (labs)",
+    responses=schemas.created(),
+)
+async def create_folder(
+    request: Request,
+    body: BaselineFolderBody,
+    gw: Gw,
+    _c: Caller,
+    version: str = Depends(labs_version),
+) -> Response:
+    message = pb.FolderInput(project=body.project, name=body.name)
+    if body.parent is not None:
+        message.parent = body.parent
+    reply = await gw.upstreams.baselines.baselines.CreateFolder(message)
+    view = View(request, gw, version, "baselinefolders")
+    return created(reply.id, view.location(f"baselines/folders?project={body.project}"))
+
+
+@router.put(
+    "/baselinetree/{projectId}/move",
+    summary="Move a baseline into a folder of its project (or to the top)",
+    responses=schemas.updated(),
+)
+async def move_baseline(
+    projectId: int, body: BaselineMoveBody, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    message = pb.MoveBaselineRequest(project=projectId, baseline=body.baseline)
+    if body.folder is not None:
+        message.folder = body.folder
+    await gw.upstreams.baselines.baselines.MoveBaseline(message)
+    return updated()
 
 
 @router.get(

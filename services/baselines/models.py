@@ -85,7 +85,22 @@ baselines = Table(
     Column("origin_item", BigInteger, nullable=True),
     Column("origin_filter", BigInteger, nullable=True),
     Column("origin_release", BigInteger, nullable=True),
+    Column("folder", BigInteger, nullable=True),
     Index("ix_baselines_project_id", "project", "id"),
+)
+
+#: Folders that organise a project's baselines (a tree).
+baseline_folders = Table(
+    "baseline_folders",
+    metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("project", BigInteger, nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("parent", BigInteger, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("created_by", BigInteger, nullable=True),
+    UniqueConstraint("project", "parent", "name", name="uq_baseline_folders_name"),
+    Index("ix_baseline_folders_project", "project", "id"),
 )
 
 #: The items of a baseline: the version each had and where it was when it was taken

@@ -20,6 +20,7 @@ from plumbline.services.baselines.api.versions import (
 )
 from plumbline.services.baselines.backfill import backfill
 from plumbline.services.baselines.baselines import Baselines
+from plumbline.services.baselines.folders import Folders
 from plumbline.services.baselines.history import History
 from plumbline.services.baselines.models import consumed_events, consumer_positions
 
@@ -52,7 +53,8 @@ class BaselinesModule(Module):
         items = partial(runtime.channel, "items")
         wait = runtime.settings.consistency_wait
         baselines = Baselines(self.db, self.history, items, self.access, wait)
-        runtime.grpc.add(rpc.add_BaselinesServicer_to_server, BaselinesServicer(baselines))
+        folders = Folders(self.db, self.access)
+        runtime.grpc.add(rpc.add_BaselinesServicer_to_server, BaselinesServicer(baselines, folders))
         self.owners = {owner: partial(runtime.channel, owner) for owner in SNAPSHOT_OWNERS}
         self.subscriptions: list[Subscription] = []
         self.backfilling: asyncio.Task[None] | None = None

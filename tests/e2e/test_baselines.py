@@ -174,3 +174,47 @@ def test_bad_baselines(team: Team) -> None:
         400,
         "current",
     )
+
+
+def test_folders(team: Team) -> None:
+    admin = team.clients["ORG_ADMIN"]
+    project = team.project
+    baseline = take(admin, project, "Filed")
+    folders = labs(admin, "/baselines/folders")
+    top = created_id(admin.post(folders, json={"name": "Releases", "project": project["id"]}))
+    inner = created_id(
+        admin.post(folders, json={"name": "2.x", "project": project["id"], "parent": top})
+    )
+    assert_error(
+        admin.post(folders, json={"name": "Releases", "project": project["id"]}), 400, "already"
+    )
+    assert_error(
+        admin.post(folders, json={"name": "Lost", "project": project["id"], "parent": 999999}),
+        400,
+        "parent",
+    )
+    listed = admin.get(folders, params={"project": project["id"]}).json()["data"]
+    assert [(f["id"], f.get("parent")) for f in listed] == [(top, None), (inner, top)]
+    assert listed[0]["type"] == "baselinefolders"
+
+    moved = admin.put(
+        f"/baselinetree/{project['id']}/move", json={"baseline": baseline, "folder": inner}
+    )
+    assert moved.status_code == 200, moved.text
+    assert admin.get(f"/baselines/{baseline}").json()["data"]["folder"] == inner
+    back = admin.put(f"/baselinetree/{project['id']}/move", json={"baseline": baseline})
+    assert back.status_code == 200, back.text
+    assert "folder" not in admin.get(f"/baselines/{baseline}").json()["data"]
+    assert_error(
+        admin.put(f"/baselinetree/{project['id']}/move", json={"baseline": 999999}), 400, "baseline"
+    )
+    assert_error(
+        team.clients["READ_ONLY"].put(
+            f"/baselinetree/{project['id']}/move", json={"baseline": baseline, "folder": top}
+        ),
+        401,
+    )
+    assert (
+        team.clients["READ_ONLY"].get(folders, params={"project": project["id"]}).status_code == 200
+    )
+    assert_error(team.clients["NONE"].get(folders, params={"project": project["id"]}), 401)

@@ -11,6 +11,7 @@ from plumbline.common.rpc import Context, optional, page_info, page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.services.baselines.api.versions import relationship_messages, version_message
 from plumbline.services.baselines.baselines import Baselines, Origin, Placed
+from plumbline.services.baselines.folders import Folders
 
 
 def baseline_message(row: Any) -> pb.Baseline:
@@ -28,6 +29,20 @@ def baseline_message(row: Any) -> pb.Baseline:
         value = getattr(row, f"origin_{name}")
         if value is not None:
             setattr(message.origin, name, value)
+    if row.folder is not None:
+        message.folder = row.folder
+    return message
+
+
+def folder_message(row: Any) -> pb.Folder:
+    """A baseline_folders row as a message."""
+    message = pb.Folder(
+        id=row.id, name=row.name, project=row.project, created_date=format_datetime(row.created_at)
+    )
+    if row.parent is not None:
+        message.parent = row.parent
+    if row.created_by is not None:
+        message.created_by = row.created_by
     return message
 
 
@@ -49,8 +64,9 @@ def baseline_item_message(placed: Placed) -> pb.BaselineItem:
 class BaselinesServicer(baselines_pb2_grpc.BaselinesServicer):
     """Thin mapping onto ``Baselines``."""
 
-    def __init__(self, baselines: Baselines) -> None:
+    def __init__(self, baselines: Baselines, folders: Folders) -> None:
         self.baselines = baselines
+        self.folders = folders
 
     async def CreateBaseline(self, request: pb.BaselineInput, context: Context) -> core_pb2.Created:
         origin = request.origin
@@ -130,3 +146,23 @@ class BaselinesServicer(baselines_pb2_grpc.BaselinesServicer):
                 message.relationship_type = c.relationship_type
             messages.append(message)
         return pb.ComparePage(changes=messages, page_info=page_info(start, len(changes), total))
+
+    async def CreateFolder(self, request: pb.FolderInput, context: Context) -> core_pb2.Created:
+        folder = await self.folders.create(
+            request.project, request.name, optional(request, "parent")
+        )
+        return core_pb2.Created(id=folder)
+
+    async def ListFolders(self, request: pb.ListFoldersRequest, context: Context) -> pb.FolderPage:
+        start, size = page_of(request.page)
+        rows, total = await self.folders.page(request.project, start, size)
+        return pb.FolderPage(
+            folders=[folder_message(r) for r in rows],
+            page_info=page_info(start, len(rows), total),
+        )
+
+    async def MoveBaseline(
+        self, request: pb.MoveBaselineRequest, context: Context
+    ) -> core_pb2.Empty:
+        await self.folders.move(request.project, request.baseline, optional(request, "folder"))
+        return core_pb2.Empty()

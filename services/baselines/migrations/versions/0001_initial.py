@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 07:24:30.474855
+Create Date: 2026-11-24 07:26:33.234338
 """
 
 from __future__ import annotations
@@ -24,6 +24,19 @@ def upgrade() -> None:
     sa.Column('finished_at', sa.DateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint('owner')
     )
+    op.create_table('baseline_folders',
+    sa.Column('id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), autoincrement=True, nullable=False),
+    sa.Column('project', sa.BigInteger(), nullable=False),
+    sa.Column('name', sa.String(length=255), nullable=False),
+    sa.Column('parent', sa.BigInteger(), nullable=True),
+    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
+    sa.Column('created_by', sa.BigInteger(), nullable=True),
+    sa.PrimaryKeyConstraint('id'),
+    sa.UniqueConstraint('project', 'parent', 'name', name='uq_baseline_folders_name')
+    )
+    with op.batch_alter_table('baseline_folders', schema=None) as batch_op:
+        batch_op.create_index('ix_baseline_folders_project', ['project', 'id'], unique=False)
+
     op.create_table('baseline_items',
     sa.Column('baseline', sa.BigInteger(), autoincrement=False, nullable=False),
     sa.Column('item', sa.BigInteger(), autoincrement=False, nullable=False),
@@ -47,6 +60,7 @@ def upgrade() -> None:
     sa.Column('origin_item', sa.BigInteger(), nullable=True),
     sa.Column('origin_filter', sa.BigInteger(), nullable=True),
     sa.Column('origin_release', sa.BigInteger(), nullable=True),
+    sa.Column('folder', sa.BigInteger(), nullable=True),
     sa.PrimaryKeyConstraint('id')
     )
     with op.batch_alter_table('baselines', schema=None) as batch_op:
@@ -130,5 +144,9 @@ def downgrade() -> None:
         batch_op.drop_index('ix_baseline_items_position')
 
     op.drop_table('baseline_items')
+    with op.batch_alter_table('baseline_folders', schema=None) as batch_op:
+        batch_op.drop_index('ix_baseline_folders_project')
+
+    op.drop_table('baseline_folders')
     op.drop_table('backfills')
     # ### end Alembic commands ###
