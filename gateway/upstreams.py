@@ -103,6 +103,7 @@ class BaselinesClient:
         self.versions = baselines.VersionsStub(channel)
         self.relationships = baselines.VersionedRelationshipsStub(channel)
         self.baselines = baselines.BaselinesStub(channel)
+        self.watermarks = core.WatermarksStub(channel)
         self.access = core.AccessStub(channel)
 
 

@@ -55,6 +55,7 @@ async def _positions(upstreams: Upstreams) -> list[core_pb2.Watermark]:
         upstreams.items.watermarks.GetWatermark(core_pb2.Watermark(source="items")),
         upstreams.testmgmt.watermarks.GetWatermark(core_pb2.Watermark(source="testmgmt")),
         upstreams.attachments.watermarks.GetWatermark(core_pb2.Watermark(source="attachments")),
+        upstreams.baselines.watermarks.GetWatermark(core_pb2.Watermark(source="baselines")),
     )
     return list(replies)
 

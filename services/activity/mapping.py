@@ -39,6 +39,7 @@ _OBJECT_TYPES = {
     ("testmgmt", "testcycle"): "TEST_CYCLE",
     ("testmgmt", "testrun"): "TEST_RUN",
     ("attachments", "attachment"): "ITEM_ATTACHMENT",
+    ("baselines", "baseline"): "BASELINE",
 }
 #: Object types whose activities name the record in ``item``.
 _RECORDS = ("ITEM", "TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "TEST_RESULT", "ITEM_ATTACHMENT")

@@ -21,6 +21,8 @@ from plumbline.common.access import AccessCache, Action
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, first_or_missing, insert_id
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.events import Event
+from plumbline.common.outbox import Outbox
 from plumbline.items.v1 import items_pb2, items_pb2_grpc
 from plumbline.services.baselines.history import History, changed_fields
 from plumbline.services.baselines.models import (
@@ -83,12 +85,14 @@ class Baselines:
     def __init__(
         self,
         db: Database,
+        outbox: Outbox,
         history: History,
         items: Callable[[], aio.Channel],
         access: AccessCache,
         consistency_wait: float,
     ) -> None:
         self.db = db
+        self.outbox = outbox
         self.history = history
         self._items = items
         self.access = access
@@ -111,7 +115,7 @@ class Baselines:
             raise InvalidArgument("name is required and must not be blank.")
         members = await self._members(project, origin)
         now = utcnow()
-        async with self.db.transaction() as session:
+        async with self.outbox.transaction() as session:
             baseline_id = await insert_id(
                 session,
                 baselines.insert().values(
@@ -139,6 +143,16 @@ class Baselines:
             ]
             for start in range(0, len(rows), BATCH):
                 await session.execute(baseline_items.insert(), rows[start : start + BATCH])
+            await self.outbox.add(
+                session,
+                Event(
+                    "baselines.baseline.created",
+                    actor=access.principal.user_id,
+                    project=project,
+                    object_ids=[baseline_id],
+                    payload={"name": name.strip(), "items": len(rows)},
+                ),
+            )
         return baseline_id
 
     async def page(self, project: int, start: int, size: int) -> tuple[list[Row[Any]], int]:

@@ -18,6 +18,7 @@ from sqlalchemy import (
 
 from plumbline.common.db import ID
 from plumbline.common.inbox import inbox_tables
+from plumbline.common.outbox import outbox_table
 
 metadata = MetaData()
 
@@ -128,3 +129,4 @@ backfills = Table(
 )
 
 consumed_events, consumer_positions = inbox_tables(metadata)
+outbox = outbox_table(metadata)

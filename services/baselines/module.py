@@ -11,6 +11,7 @@ from plumbline.common.bus import Subscription
 from plumbline.common.db import Database
 from plumbline.common.inbox import Inbox
 from plumbline.common.migrations import upgrade
+from plumbline.common.outbox import Outbox
 from plumbline.common.telemetry import traced_handler
 from plumbline.runtime import Module, Runtime
 from plumbline.services.baselines.api.baselines import BaselinesServicer
@@ -22,7 +23,7 @@ from plumbline.services.baselines.backfill import backfill
 from plumbline.services.baselines.baselines import Baselines
 from plumbline.services.baselines.folders import Folders
 from plumbline.services.baselines.history import History
-from plumbline.services.baselines.models import consumed_events, consumer_positions
+from plumbline.services.baselines.models import consumed_events, consumer_positions, outbox
 
 #: The durable consumer of the owners' events.
 CONSUMER = "baselines"
@@ -52,7 +53,9 @@ class BaselinesModule(Module):
         )
         items = partial(runtime.channel, "items")
         wait = runtime.settings.consistency_wait
-        baselines = Baselines(self.db, self.history, items, self.access, wait)
+        self.outbox = Outbox(self.db, outbox, self.name)
+        baselines = Baselines(self.db, self.outbox, self.history, items, self.access, wait)
+        runtime.publishes(self.outbox)
         folders = Folders(self.db, self.access)
         runtime.grpc.add(rpc.add_BaselinesServicer_to_server, BaselinesServicer(baselines, folders))
         self.owners = {owner: partial(runtime.channel, owner) for owner in SNAPSHOT_OWNERS}
@@ -60,6 +63,7 @@ class BaselinesModule(Module):
         self.backfilling: asyncio.Task[None] | None = None
 
     async def serve(self, runtime: Runtime) -> None:
+        self.outbox.start(runtime.bus)
         await self.access.watch(runtime.bus)
         for owner in OWNERS:
             self.subscriptions.append(
@@ -80,4 +84,5 @@ class BaselinesModule(Module):
                 await self.backfilling
         for subscription in self.subscriptions:
             await subscription.stop()
+        await self.outbox.stop()
         await self.db.close()

@@ -62,6 +62,12 @@ def test_a_baseline_keeps_versions_and_places(admin: httpx.Client, project: dict
     assert data["createdBy"] == me and data["type"] == "baselines"
     listed = admin.get("/baselines", params={"project": project["id"]})
     assert first in [b["id"] for b in listed.json()["data"]]
+    # Taking it is in the project's activity feed.
+    feed = admin.get(
+        "/activities", params={"project": project["id"], "objectType": "BASELINE"}
+    ).json()["data"]
+    assert [(a["eventType"], a["user"]) for a in feed] == [("CREATE", me)]
+    assert "Release 2.1" in feed[0]["details"]
 
     held = items_of(admin, first)
     assert [i["id"] for i in held] == [top, child, loose]

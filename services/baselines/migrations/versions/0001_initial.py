@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 07:26:33.234338
+Create Date: 2026-11-24 07:28:06.211813
 """
 
 from __future__ import annotations
@@ -83,6 +83,18 @@ def upgrade() -> None:
     sa.Column('deleted', sa.Boolean(), nullable=False),
     sa.PrimaryKeyConstraint('item')
     )
+    op.create_table('outbox',
+    sa.Column('id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), autoincrement=True, nullable=False),
+    sa.Column('event_id', sa.String(length=36), nullable=False),
+    sa.Column('body', sa.Text(), nullable=False),
+    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
+    sa.Column('published_at', sa.DateTime(timezone=True), nullable=True),
+    sa.PrimaryKeyConstraint('id'),
+    sa.UniqueConstraint('event_id')
+    )
+    with op.batch_alter_table('outbox', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_outbox_published_at'), ['published_at'], unique=False)
+
     op.create_table('relationship_spans',
     sa.Column('id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), autoincrement=True, nullable=False),
     sa.Column('relationship', sa.BigInteger(), nullable=False),
@@ -133,6 +145,10 @@ def downgrade() -> None:
         batch_op.drop_index('ix_relationship_spans_from')
 
     op.drop_table('relationship_spans')
+    with op.batch_alter_table('outbox', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_outbox_published_at'))
+
+    op.drop_table('outbox')
     op.drop_table('histories')
     op.drop_table('consumer_positions')
     op.drop_table('consumed_events')
