@@ -392,6 +392,22 @@ async def hide_relationships_of(session: AsyncSession, deleted: Any) -> None:
     )
 
 
+async def show_relationships_of(session: AsyncSession, restored: list[int]) -> None:
+    """After items were restored: their hidden relationships whose other end is active
+    (or another service's abstract item) show again."""
+    deleted = select(items.c.id).where(items.c.active.is_(False))
+    await session.execute(
+        update(relationships)
+        .where(
+            relationships.c.visible.is_(False),
+            relationships.c.from_item.in_(restored) | relationships.c.to_item.in_(restored),
+            relationships.c.from_item.not_in(deleted),
+            relationships.c.to_item.not_in(deleted),
+        )
+        .values(visible=True)
+    )
+
+
 def _event(
     action: str,
     rel_id: int,
