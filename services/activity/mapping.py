@@ -14,7 +14,8 @@ _EVENT_TYPES = {
     "member_added": "UPDATE",
     "member_removed": "UPDATE",
     "deleted": "DELETE",
-    # A restored item is the same record again (its id, key and history go on), not a new one.
+    # A restored item (or relationship) is the same record again (its id, key and history
+    # go on), not a new one.
     "restored": "UPDATE",
     "revoked": "DELETE",
     "linked": "UPDATE",

@@ -6,7 +6,9 @@ only), so each keeps its parent, sort order and sequence as they were at the del
 A restore makes the same items active again, each with a new version, and puts the item
 back in its old place: under its old parent, at its old position among the siblings (or
 last, when fewer are left), or at the root of its project when the parent is no longer
-active. Document keys and global ids stay as they were.
+active. Document keys and global ids stay as they were. The relationships the deletion
+hid show again where both ends are active, each with an ``items.relationship.restored``
+event (the history had ended them).
 """
 
 from __future__ import annotations
@@ -108,11 +110,12 @@ class Restore:
                 )
             await tree.renumber(session, root.project)
             restored = [root.id, *(row.id for row in below)]
-            await show_relationships_of(session, restored)
             for restored_id in restored:
                 await self.outbox.add(
                     session, await item_event(session, RESTORED, restored_id, catalog, caller)
                 )
+            for event in await show_relationships_of(session, restored, caller):
+                await self.outbox.add(session, event)
         return restored
 
 

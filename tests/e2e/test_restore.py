@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from plumbline.common.dates import format_datetime, utcnow
 from tests.e2e.harness import (
     System,
     Team,
@@ -105,6 +106,13 @@ def test_a_deleted_subtree_comes_back_with_its_relationships(
     assert ids_of(admin.get(f"/items/{first}/downstreamrelationships")) == [incoming]
     assert ids_of(admin.get(f"/items/{grandchild}/upstreamrelationships")) == [inside]
     assert ids_of(admin.get(f"/items/{grandchild}/downstreamrelationships")) == [outgoing]
+
+    # The history goes on: a new version of each item, and the relationships again.
+    history = admin.get(f"/items/{doomed}/versions").json()["data"]
+    assert [v["versionNumber"] for v in history] == [1, 2]
+    moment = format_datetime(utcnow())
+    then = admin.get(f"/abstractitems/{first}/versionedrelationships", params={"timestamp": moment})
+    assert [r["id"] for r in then.json()["data"]] == [incoming], then.text
 
     # The restore is in the feed: an update of each item it brought back.
     feed = admin.get(

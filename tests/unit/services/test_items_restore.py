@@ -15,6 +15,7 @@ from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.itemdoc import ItemInput
 from plumbline.services.items.items import Items
 from plumbline.services.items.models import outbox as outbox_table
+from plumbline.services.items.relationships import Relationships
 from plumbline.services.items.restore import Restore
 from tests.unit.services.conftest import (
     ADMIN,
@@ -29,8 +30,11 @@ READER = Principal(7, "reader")
 class World:
     """A project of items, and the domain objects that change them."""
 
-    def __init__(self, items: Items, restore: Restore, project: int, req: int) -> None:
+    def __init__(
+        self, items: Items, relationships: Relationships, restore: Restore, project: int, req: int
+    ) -> None:
         self.items = items
+        self.relationships = relationships
         self.restore = restore
         self.project = project
         self.req = req
@@ -48,7 +52,9 @@ async def world(items_db: Database) -> World:
     outbox, config, project, types = await project_with_configuration(items_db, "RST")
     access = access_cache({READER.user_id: {project: Role.READ_ONLY}})
     items = Items(items_db, outbox, config, IdSpace(items_db), access)
-    return World(items, Restore(items_db, outbox, config, access), project, types["REQ"])
+    relationships = Relationships(items_db, outbox, config, access)
+    restore = Restore(items_db, outbox, config, access)
+    return World(items, relationships, restore, project, types["REQ"])
 
 
 async def _events(db: Database, after: int) -> list[Event]:
@@ -65,6 +71,10 @@ async def test_only_the_subtree_that_hangs_below_comes_back(world: World) -> Non
         child = await world.item("Child", top)
         grandchild = await world.item("Grandchild", child)
         stranger = await world.item("Stranger")
+        outside = await world.item("Outside")
+        kept, lost = await world.relationships.create_many(
+            [(child, outside, None), (grandchild, stranger, None)]
+        )
         await world.items.delete(stranger)
         await world.items.delete(top)
         mark = await world.items.outbox.watermark()
@@ -79,10 +89,17 @@ async def test_only_the_subtree_that_hangs_below_comes_back(world: World) -> Non
     assert [r.sequence for r in rows] == ["1", "1.1", "1.1.1"]
     assert [r.version for r in rows] == [2, 2, 2]
     events = await _events(world.items.db, mark)
-    assert [e.type for e in events] == ["items.item.restored"] * 3
-    assert [e.object_ids for e in events] == [[top], [child], [grandchild]]
-    assert [e.version for e in events] == [2, 2, 2]
-    assert all("snapshot" in e.payload for e in events)
+    assert [e.type for e in events] == ["items.item.restored"] * 3 + ["items.relationship.restored"]
+    assert [e.object_ids for e in events] == [[top], [child], [grandchild], [kept]]
+    assert [e.version for e in events[:3]] == [2, 2, 2]
+    assert all("snapshot" in e.payload for e in events[:3])
+    assert events[3].payload["fromItem"] == child and events[3].payload["toItem"] == outside
+    with acting_as(ADMIN):
+        [shown] = await world.relationships.get_many([kept])
+        # Its other end is still deleted: it stays hidden.
+        with pytest.raises(NotFound):
+            await world.relationships.get_many([lost])
+    assert shown.visible
 
 
 async def test_reading_deleted_items_and_who_may_restore(world: World) -> None:
