@@ -1,4 +1,5 @@
-"""``/activities``, and those of an item, a test plan or a test run."""
+"""``/activities``, and those of an item, a test plan or a test run; an activity's
+affected items, and the restore of an item deletion."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
+from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.activity.v1 import activity_pb2
@@ -15,7 +17,16 @@ from plumbline.common.errors import InvalidArgument
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import params, query, records, representations, schemas
 from plumbline.gateway.bodies import RecordId
-from plumbline.gateway.deps import Caller, Gw, Paging, View, labs_version, view_of
+from plumbline.gateway.deps import (
+    Caller,
+    Gw,
+    Paging,
+    View,
+    dates_with_time,
+    labs_version,
+    view_of,
+)
+from plumbline.gateway.envelope import updated
 from plumbline.gateway.routes.testrecords import FAMILY_BASES, NOUNS, Kind, foreign_item
 from plumbline.gateway.upstreams import Upstreams
 from plumbline.items.v1 import items_pb2
@@ -75,6 +86,7 @@ def _choices(name: str, allowed: tuple[str, ...], description: str) -> Any:
 
 
 Activities = Annotated[View, Depends(view_of("activities"))]
+Items = Annotated[View, Depends(view_of("items"))]
 EventTypes = Annotated[list[str], _choices("eventType", EVENT_TYPES, "Only these kinds of change.")]
 ObjectTypes = Annotated[
     list[str], _choices("objectType", OBJECT_TYPES, "Only changes of these kinds of record.")
@@ -171,6 +183,51 @@ async def get_activity(activityId: RecordId, view: Activities, gw: Gw, _c: Calle
     message.wait_for.extend(await _positions(gw.upstreams))
     data = representations.activity(await gw.upstreams.activity.activities.GetActivity(message))
     return await view.one(data)
+
+
+@router.get(
+    "/activities/{activityId}/affecteditems",
+    summary="The items an activity affected",
+    description="An item's activity affected the item, and a deletion also the items "
+    "deleted with it (deleted items are answered as they were deleted); a comment's, "
+    "tag's or link's activity affected the item it belongs to; other activities none.",
+    responses=schemas.page(records.Item),
+)
+async def affected_items(
+    request: Request, activityId: RecordId, view: Items, gw: Gw, page: Paging, _c: Caller
+) -> Response:
+    message = activity_pb2.ListAffectedItemsRequest(id=activityId, page=page.message())
+    message.wait_for.extend(await _positions(gw.upstreams))
+    reply = await gw.upstreams.activity.activities.ListAffectedItems(message)
+    found: list[items_pb2.Item] = []
+    if reply.items:
+        read = await gw.upstreams.items.items.GetItemsIncludingDeleted(
+            items_pb2.GetItemsRequest(ids=reply.items, dates_with_time=dates_with_time(request))
+        )
+        found = list(read.items)
+    # A comment, tag or link of a test record names no item: the one id is left out.
+    info = core_pb2.PageInfo(
+        start_index=reply.page_info.start_index,
+        result_count=len(found),
+        total_results=reply.page_info.total_results - (len(reply.items) - len(found)),
+    )
+    return await view.many([representations.item(i) for i in found], info)
+
+
+@router.post(
+    "/activities/{activityId}/restore",
+    summary="Restore what a delete activity of an item deleted",
+    description="The item comes back with the items deleted with it and their "
+    "relationships, each item with a new version: under its old parent at its old "
+    "position, or at the root of its project when that parent is deleted. A deletion can "
+    "be restored once; other activities cannot be restored.",
+    responses=schemas.updated(),
+)
+async def restore_activity(activityId: RecordId, gw: Gw, _c: Caller) -> Response:
+    message = activity_pb2.RestoreActivityRequest(id=activityId)
+    message.wait_for.extend(await _positions(gw.upstreams))
+    await gw.upstreams.activity.activities.RestoreActivity(message)
+    return updated()
 
 
 @router.get(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -16,7 +18,7 @@ from plumbline.common.db import Database, first_or_missing
 from plumbline.common.errors import Unavailable
 from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
-from plumbline.services.activity.mapping import describe
+from plumbline.services.activity.mapping import affected_items, describe
 from plumbline.services.activity.models import activities
 
 log = logging.getLogger(__name__)
@@ -73,6 +75,7 @@ class Feed:
                         object_type=draft.object_type,
                         project=event.project,
                         organization=draft.organization,
+                        subtree=json.dumps(list(draft.subtree)) if draft.subtree else None,
                     )
                 )
         await self.inbox.committed(event)
@@ -139,3 +142,18 @@ class Feed:
         elif row.project is not None:
             access.require(Action.READ, row.project, f"activity {activity_id}")
         return row
+
+    async def affected(
+        self, activity_id: int, start_at: int, max_results: int
+    ) -> tuple[Sequence[int], int]:
+        """A page of the ids of the items an activity affected (see ``affected_items``),
+        and their number."""
+        row = await self.get(activity_id)
+        ids = affected_items(row.object_type, row.item, subtree_of(row))
+        return ids[start_at : start_at + max_results], len(ids)
+
+
+def subtree_of(row: Row[Any]) -> tuple[int, ...]:
+    """The items an item deletion took along (none for other activities, and for
+    deletions recorded before activities kept them)."""
+    return tuple(json.loads(row.subtree)) if row.subtree else ()

@@ -14,6 +14,9 @@ _EVENT_TYPES = {
     "member_added": "UPDATE",
     "member_removed": "UPDATE",
     "deleted": "DELETE",
+    # A restored item (or relationship) is the same record again (its id, key and history
+    # go on), not a new one.
+    "restored": "UPDATE",
     "revoked": "DELETE",
     "linked": "UPDATE",
     "unlinked": "UPDATE",
@@ -44,6 +47,9 @@ _OBJECT_TYPES = {
 #: Object types whose activities name the record in ``item``.
 _RECORDS = ("ITEM", "TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "TEST_RESULT", "ITEM_ATTACHMENT")
 
+#: Object types whose ``item`` is the item (or abstract item) the change hangs on.
+_HANGS_ON = ("COMMENT", "ITEM_TAG", "URL")
+
 #: How details name an entity, where not by its object type.
 _WHAT = {
     "group": "user group",
@@ -69,6 +75,8 @@ class ActivityDraft:
     item_type: int | None
     #: Part of the organisation feed (identity's changes), not of any project's.
     organization: bool
+    #: An item deletion: the items deleted with the item.
+    subtree: tuple[int, ...] = ()
 
 
 def describe(event: Event) -> ActivityDraft | None:
@@ -93,10 +101,39 @@ def describe(event: Event) -> ActivityDraft | None:
         direction = "added to" if event.action == "member_added" else "removed from"
         details = f"user {payload.get('user')} {direction} user group {label}"
     item = event.object_ids[0] if event.object_ids and object_type in _RECORDS else None
-    if object_type in ("ITEM_TAG", "COMMENT", "URL") and isinstance(payload.get("item"), int):
+    if object_type in _HANGS_ON and isinstance(payload.get("item"), int):
         item = payload["item"]
     item_type = payload.get("itemType") if object_type in _RECORDS else None
     organization = event.source == "identity"
+    subtree: tuple[int, ...] = ()
+    if object_type == "ITEM" and event_type == "DELETE":
+        subtree = tuple(i for i in payload.get("subtree", ()) if isinstance(i, int))
     return ActivityDraft(
-        event_type, object_type, _ACTIONS[event_type], details, item, item_type, organization
+        event_type,
+        object_type,
+        _ACTIONS[event_type],
+        details,
+        item,
+        item_type,
+        organization,
+        subtree,
     )
+
+
+def affected_items(object_type: str, item: int | None, subtree: tuple[int, ...]) -> list[int]:
+    """The ids of the items an activity affected: an item's activity, the item (and for a
+    deletion, the items deleted with it); a comment's, tag's or link's, the item it hangs
+    on (unless that is a test record: the items service leaves those out); none for the
+    others, whose ``item`` is a test record or an attachment, or who have none."""
+    if item is None:
+        return []
+    if object_type == "ITEM":
+        return [item, *subtree]
+    if object_type in _HANGS_ON:
+        return [item]
+    return []
+
+
+def is_item_deletion(event_type: str, object_type: str, item: int | None) -> bool:
+    """Whether an activity is the deletion of an item, the one kind a restore undoes."""
+    return event_type == "DELETE" and object_type == "ITEM" and item is not None

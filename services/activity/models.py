@@ -38,6 +38,13 @@ activities = Table(
     # identity's changes (users, groups, permissions, credentials, settings): the
     # organisation feed, which administrators read, and no project's.
     Column("organization", Boolean, nullable=False, default=False, server_default=false()),
+    # An item deletion: the ids of the items deleted with the item (a JSON array), which
+    # are among its affected items and come back with it.
+    Column("subtree", Text, nullable=True),
+    # An item deletion's restore: "pending" while one runs (claimed at ``restored_at``),
+    # "done" after; NULL before any. Only one restore of an activity can claim it.
+    Column("restore_state", String(16), nullable=True),
+    Column("restored_at", DateTime(timezone=True), nullable=True),
     Index("ix_activities_project_id", "project", "id"),
     Index("ix_activities_organization_id", "organization", "id"),
     # The activities of one test plan or run (``/testplans/{id}/activities``).

@@ -12,12 +12,14 @@ from plumbline.runtime import Module, Runtime
 from plumbline.services.activity.api.activities import ActivitiesServicer
 from plumbline.services.activity.feed import Feed
 from plumbline.services.activity.models import consumed_events, consumer_positions
+from plumbline.services.activity.restore import Restorer
 
 CONSUMER = "activity"
 
 
 class ActivityModule(Module):
-    """Consumes every service's events into the activity feed."""
+    """Consumes every service's events into the activity feed; restores item deletions
+    through the items service."""
 
     name = "activity"
 
@@ -29,8 +31,10 @@ class ActivityModule(Module):
         self.inbox = Inbox(self.db, consumed_events, consumer_positions)
         self.access = runtime.access()
         self.feed = Feed(self.db, self.inbox, runtime.settings.consistency_wait, self.access)
+        restorer = Restorer(self.db, self.feed, lambda: runtime.channel("items"))
         runtime.grpc.add(
-            activity_pb2_grpc.add_ActivitiesServicer_to_server, ActivitiesServicer(self.feed)
+            activity_pb2_grpc.add_ActivitiesServicer_to_server,
+            ActivitiesServicer(self.feed, restorer),
         )
         self.subscription: Subscription | None = None
 

@@ -48,6 +48,7 @@ from plumbline.services.items.moves import Moves
 from plumbline.services.items.projects import Placer, Projects
 from plumbline.services.items.relationships import Relationships
 from plumbline.services.items.releases import Releases
+from plumbline.services.items.restore import Restore
 from plumbline.services.items.sync import Sync
 from plumbline.services.items.tags import Tags
 from plumbline.services.items.workflow import Workflow
@@ -86,7 +87,8 @@ class ItemsModule(Module):
         grpc.add(
             rpc.add_ConfigurationServicer_to_server, ConfigurationServicer(self.config, self.access)
         )
-        grpc.add(rpc.add_ItemsServicer_to_server, ItemsServicer(items, links, render))
+        restore = Restore(self.db, self.outbox, self.config, self.access)
+        grpc.add(rpc.add_ItemsServicer_to_server, ItemsServicer(items, links, render, restore))
         grpc.add(rpc.add_MovesServicer_to_server, MovesServicer(Moves(items)))
         grpc.add(rpc.add_WorkflowServicer_to_server, WorkflowServicer(Workflow(items)))
         grpc.add(rpc.add_SyncServicer_to_server, SyncServicer(sync, render))

@@ -392,6 +392,44 @@ async def hide_relationships_of(session: AsyncSession, deleted: Any) -> None:
     )
 
 
+async def show_relationships_of(
+    session: AsyncSession, restored: list[int], actor: Principal
+) -> list[Event]:
+    """After items were restored: their hidden relationships whose other end is active
+    (or another service's abstract item) show again. Returns their
+    ``items.relationship.restored`` events: the history ended them with the deletion."""
+    deleted = select(items.c.id).where(items.c.active.is_(False))
+    shown = (
+        await session.execute(
+            select(relationships).where(
+                relationships.c.visible.is_(False),
+                relationships.c.from_item.in_(restored) | relationships.c.to_item.in_(restored),
+                relationships.c.from_item.not_in(deleted),
+                relationships.c.to_item.not_in(deleted),
+            )
+        )
+    ).all()
+    if shown:
+        await session.execute(
+            update(relationships)
+            .where(relationships.c.id.in_([r.id for r in shown]))
+            .values(visible=True)
+        )
+    return [
+        _event(
+            "restored",
+            r.id,
+            r.project,
+            actor,
+            r.from_item,
+            r.to_item,
+            r.relationship_type,
+            r.suspect,
+        )
+        for r in shown
+    ]
+
+
 def _event(
     action: str,
     rel_id: int,

@@ -8,7 +8,9 @@ from plumbline.activity.v1 import activity_pb2 as pb
 from plumbline.activity.v1 import activity_pb2_grpc
 from plumbline.common.dates import format_datetime, parse_iso
 from plumbline.common.rpc import Context, optional, page_info, page_of
+from plumbline.core.v1 import core_pb2
 from plumbline.services.activity.feed import ActivityQuery, Feed
+from plumbline.services.activity.restore import Restorer
 
 
 def activity_message(row: Any) -> pb.ActivityRecord:
@@ -34,10 +36,11 @@ def activity_message(row: Any) -> pb.ActivityRecord:
 
 
 class ActivitiesServicer(activity_pb2_grpc.ActivitiesServicer):
-    """Thin mapping onto the feed."""
+    """Thin mapping onto the feed and its restores."""
 
-    def __init__(self, feed: Feed) -> None:
+    def __init__(self, feed: Feed, restorer: Restorer) -> None:
         self.feed = feed
+        self.restorer = restorer
 
     async def ListActivities(
         self, request: pb.ListActivitiesRequest, context: Context
@@ -67,3 +70,18 @@ class ActivitiesServicer(activity_pb2_grpc.ActivitiesServicer):
     ) -> pb.ActivityRecord:
         await self.feed.caught_up({w.source: w.position for w in request.wait_for})
         return activity_message(await self.feed.get(request.id))
+
+    async def ListAffectedItems(
+        self, request: pb.ListAffectedItemsRequest, context: Context
+    ) -> pb.AffectedItems:
+        await self.feed.caught_up({w.source: w.position for w in request.wait_for})
+        start, size = page_of(request.page)
+        ids, total = await self.feed.affected(request.id, start, size)
+        return pb.AffectedItems(items=ids, page_info=page_info(start, len(ids), total))
+
+    async def RestoreActivity(
+        self, request: pb.RestoreActivityRequest, context: Context
+    ) -> core_pb2.Empty:
+        await self.feed.caught_up({w.source: w.position for w in request.wait_for})
+        await self.restorer.restore(request.id)
+        return core_pb2.Empty()

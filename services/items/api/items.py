@@ -17,6 +17,7 @@ from plumbline.services.items.itemdoc import ItemInput
 from plumbline.services.items.items import Items
 from plumbline.services.items.links import Links
 from plumbline.services.items.messages import item_message
+from plumbline.services.items.restore import Restore
 from plumbline.services.items.search import Search, search
 
 
@@ -56,10 +57,11 @@ class ItemMessages:
 class ItemsServicer(items_pb2_grpc.ItemsServicer):
     """Thin mapping onto ``Items``."""
 
-    def __init__(self, items: Items, links: Links, render: ItemMessages) -> None:
+    def __init__(self, items: Items, links: Links, render: ItemMessages, restore: Restore) -> None:
         self.items = items
         self.links = links
         self.render = render
+        self.restore = restore
 
     async def ListItems(self, request: pb.ListItemsRequest, context: Context) -> pb.ItemPage:
         start, size = page_of(request.page)
@@ -71,6 +73,22 @@ class ItemsServicer(items_pb2_grpc.ItemsServicer):
     async def GetItems(self, request: pb.GetItemsRequest, context: Context) -> pb.ItemList:
         rows = await self.items.get_many(list(request.ids))
         return pb.ItemList(items=await self.render(rows, request.dates_with_time))
+
+    async def GetItemsIncludingDeleted(
+        self, request: pb.GetItemsRequest, context: Context
+    ) -> pb.ItemList:
+        rows = await self.restore.get_many(list(request.ids))
+        messages = await self.render(rows, request.dates_with_time)
+        for row, message in zip(rows, messages, strict=True):
+            if not row.active:
+                message.ClearField("allowed")  # nothing can be done to a deleted item
+        return pb.ItemList(items=messages)
+
+    async def RestoreItem(
+        self, request: pb.RestoreItemRequest, context: Context
+    ) -> pb.RestoreItemReply:
+        restored = await self.restore.restore(request.item, list(request.subtree))
+        return pb.RestoreItemReply(restored=restored)
 
     async def CreateItem(self, request: pb.ItemInput, context: Context) -> core_pb2.Created:
         return core_pb2.Created(id=await self.items.create(item_input(request)))

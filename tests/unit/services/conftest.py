@@ -14,7 +14,9 @@ from plumbline.common.context import ORG_ADMIN, Principal, principal_var
 from plumbline.common.db import Database
 from plumbline.common.migrations import upgrade
 from plumbline.common.outbox import Outbox
-from plumbline.services.items.projects import Placer
+from plumbline.services.items.config import Configuration
+from plumbline.services.items.module import install_default_configuration
+from plumbline.services.items.projects import Placer, ProjectInput, Projects
 
 ADMIN = Principal(1, "admin", frozenset({ORG_ADMIN}))
 
@@ -76,3 +78,19 @@ def outbox_for(db: Database, service: str) -> Outbox:
 
     models = importlib.import_module(f"plumbline.services.{service}.models")
     return Outbox(db, models.outbox, service)
+
+
+async def project_with_configuration(
+    db: Database, key: str
+) -> tuple[Outbox, Configuration, int, dict[str, int]]:
+    """The items database ``db`` with the default configuration and a project ``key``:
+    its outbox, the configuration, the project's id and the item types' ids by key."""
+    outbox = outbox_for(db, "items")
+    config = Configuration(db)
+    with acting_as(ADMIN):
+        await install_default_configuration(config)
+        project = await Projects(db, outbox, access_cache(), RecordingPlacer()).create(
+            ProjectInput(project_key=key, fields={"name": key.title()})
+        )
+        catalog = await config.catalog()
+    return outbox, config, project, {t.type_key: t.id for t in catalog.item_types.values()}

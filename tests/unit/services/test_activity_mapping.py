@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from plumbline.common.events import Event
-from plumbline.services.activity.mapping import describe
+from plumbline.services.activity.mapping import affected_items, describe, is_item_deletion
 
 
 @pytest.mark.parametrize(
@@ -65,3 +65,48 @@ def test_credentials_read_as_credentials() -> None:
     event = Event("identity.apiclient.revoked", actor=1, payload={"name": "ci", "user": 3})
     draft = describe(event)
     assert draft is not None and draft.details == "API credentials ci revoked"
+
+
+def test_a_restore_reads_as_an_update_of_the_item() -> None:
+    event = Event("items.item.restored", actor=1, object_ids=[42], payload={"name": "R"})
+    draft = describe(event)
+    assert draft is not None
+    assert (draft.event_type, draft.object_type, draft.item) == ("UPDATE", "ITEM", 42)
+    assert draft.details == "item R restored" and draft.subtree == ()
+
+
+def test_an_item_deletion_keeps_the_items_deleted_with_it() -> None:
+    event = Event(
+        "items.item.deleted", actor=1, object_ids=[42], payload={"subtree": [43, 44, "x"]}
+    )
+    draft = describe(event)
+    assert draft is not None and draft.subtree == (43, 44)
+    tag = describe(Event("items.tag.deleted", actor=1, object_ids=[7], payload={"subtree": [1]}))
+    assert tag is not None and tag.subtree == ()
+
+
+@pytest.mark.parametrize(
+    ("object_type", "item", "subtree", "affected"),
+    [
+        ("ITEM", 42, (43, 44), [42, 43, 44]),
+        ("ITEM", 42, (), [42]),
+        ("COMMENT", 42, (), [42]),
+        ("ITEM_TAG", 42, (), [42]),
+        ("URL", 42, (), [42]),
+        ("TEST_PLAN", 42, (), []),
+        ("ITEM_ATTACHMENT", 42, (), []),
+        ("RELATIONSHIP", None, (), []),
+        ("PROJECT", None, (), []),
+    ],
+)
+def test_affected_items(
+    object_type: str, item: int | None, subtree: tuple[int, ...], affected: list[int]
+) -> None:
+    assert affected_items(object_type, item, subtree) == affected
+
+
+def test_only_item_deletions_are_restorable() -> None:
+    assert is_item_deletion("DELETE", "ITEM", 42)
+    assert not is_item_deletion("UPDATE", "ITEM", 42)
+    assert not is_item_deletion("DELETE", "TAG", None)
+    assert not is_item_deletion("DELETE", "TEST_PLAN", 42)

@@ -7,36 +7,24 @@ from sqlalchemy import Table, func, select, update
 
 from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument
-from plumbline.services.items.config import Configuration
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.itemdoc import ItemInput
 from plumbline.services.items.items import Items
 from plumbline.services.items.models import items as items_table
 from plumbline.services.items.models import relationships as relationships_table
-from plumbline.services.items.module import install_default_configuration
-from plumbline.services.items.projects import ProjectInput, Projects
 from plumbline.services.items.relationships import Relationships
 from plumbline.services.items.tree import GAP
 from tests.unit.services.conftest import (
     ADMIN,
-    RecordingPlacer,
     access_cache,
     acting_as,
-    outbox_for,
+    project_with_configuration,
 )
 
 
 @pytest.fixture
 async def world(items_db: Database) -> tuple[Items, Relationships, int, dict[str, int]]:
-    outbox = outbox_for(items_db, "items")
-    config = Configuration(items_db)
-    with acting_as(ADMIN):
-        await install_default_configuration(config)
-        project = await Projects(items_db, outbox, access_cache(), RecordingPlacer()).create(
-            ProjectInput(project_key="BULK", fields={"name": "Bulk"})
-        )
-        catalog = await config.catalog()
-    types = {t.type_key: t.id for t in catalog.item_types.values()}
+    outbox, config, project, types = await project_with_configuration(items_db, "BULK")
     items = Items(items_db, outbox, config, IdSpace(items_db), access_cache())
     return items, Relationships(items_db, outbox, config, access_cache()), project, types
 
