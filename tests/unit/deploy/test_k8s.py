@@ -154,7 +154,9 @@ def test_configuration_reaches_the_right_services(
     assert env("testmgmt")["PLUMBLINE_ITEMS_ADDR"]["value"] == "items:9090"
     assert "PLUMBLINE_ADMIN_PASSWORD" not in env("testmgmt")
     assert env("attachments")["PLUMBLINE_ITEMS_ADDR"]["value"] == "items:9090"
-    assert "PLUMBLINE_IDENTITY_ADDR" not in env("attachments")
+    assert env("attachments")["PLUMBLINE_IDENTITY_ADDR"]["value"] == "identity:9090"
+    for owner in ("items", "testmgmt", "attachments"):
+        assert env("baselines")[f"PLUMBLINE_{owner.upper()}_ADDR"]["value"] == f"{owner}:9090"
     assert env("attachments")["PLUMBLINE_BLOB_URL"]["value"] == f"file://{FILES_PATH}"
     # Both read the upload limit; they must agree on it (1 GiB).
     for name in ("gateway", "attachments"):
@@ -248,11 +250,11 @@ def test_services_take_grpc_only_from_their_callers(
     assert policies["default-deny-ingress"]["spec"]["podSelector"] == {}
     callers = {name: _sources(policies, name, 9090) for name in APP_SERVICES}
     assert callers == {
-        "identity": {"gateway", "items", "testmgmt", "activity", "baselines"},
+        "identity": {"gateway", "items", "testmgmt", "activity", "baselines", "attachments"},
         "items": {"gateway", "testmgmt", "activity", "attachments", "baselines"},
-        "testmgmt": {"gateway"},
+        "testmgmt": {"gateway", "baselines"},
         "activity": {"gateway"},
-        "attachments": {"gateway"},
+        "attachments": {"gateway", "baselines"},
         "baselines": {"gateway"},
         "gateway": set(),
     }
@@ -280,7 +282,8 @@ def _assert_egress(
 
 
 @pytest.mark.parametrize(
-    ("source", "upstreams"), [("testmgmt", {"identity", "items"}), ("attachments", {"items"})]
+    ("source", "upstreams"),
+    [("testmgmt", {"identity", "items"}), ("attachments", {"identity", "items"})],
 )
 def test_held_egress_reaches_exactly_what_is_used(
     rendered: tuple[str, list[dict[str, Any]]], source: str, upstreams: set[str]
@@ -293,17 +296,31 @@ def test_held_egress_reaches_exactly_what_is_used(
         assert can_reach(policies, source, "nats", 4222)
 
 
+def _without_env(deployment: dict[str, Any], *names: str) -> Any:
+    """A copy of ``deployment`` without the environment variables ``names``."""
+    copy = json.loads(json.dumps(deployment))
+    for container in copy["spec"]["template"]["spec"]["containers"]:
+        container["env"] = [e for e in container["env"] if e["name"] not in names]
+    return copy
+
+
 def _renamed(doc: dict[str, Any], old: str, new: str) -> Any:
     return json.loads(json.dumps(doc).replace(old, new))
 
 
 def test_baselines_is_shaped_like_activity(rendered: tuple[str, list[dict[str, Any]]]) -> None:
     """An event consumer with its own database and a gRPC API for the gateway, like
-    activity: the same Deployment, Service, policy, budget and replicas, no volume, no HPA."""
+    activity: the same Deployment (but for the owners it reads), Service, policy, budget
+    and replicas, no volume, no HPA."""
     _overlay, docs = rendered
     for kind in ("Deployment", "Service", "ServiceAccount", "NetworkPolicy", "PodDisruptionBudget"):
         of_kind = _of_kind(docs, kind)
-        assert of_kind["baselines"] == _renamed(of_kind["activity"], "activity", "baselines"), kind
+        baselines = of_kind["baselines"]
+        if kind == "Deployment":
+            baselines = _without_env(
+                baselines, "PLUMBLINE_TESTMGMT_ADDR", "PLUMBLINE_ATTACHMENTS_ADDR"
+            )
+        assert baselines == _renamed(of_kind["activity"], "activity", "baselines"), kind
     assert "baselines" not in _of_kind(docs, "HorizontalPodAutoscaler")
     pod = _of_kind(docs, "Deployment")["baselines"]["spec"]["template"]["spec"]
     assert not any("persistentVolumeClaim" in v for v in pod["volumes"])
@@ -498,16 +515,16 @@ def test_s3_blobs_drops_the_volume(s3: list[dict[str, Any]]) -> None:
 
 def test_s3_blobs_lets_attachments_out_to_the_object_store(s3: list[dict[str, Any]]) -> None:
     policies = _of_kind(s3, "NetworkPolicy")
-    _assert_egress(policies, "attachments", {"items"}, BACKEND_PORTS | {(443, "TCP")})
+    _assert_egress(policies, "attachments", {"identity", "items"}, BACKEND_PORTS | {(443, "TCP")})
     # The rest is as without the component.
     _assert_egress(policies, "testmgmt", {"identity", "items"}, BACKEND_PORTS)
-    assert _sources(policies, "attachments", 9090) == {"gateway"}
+    assert _sources(policies, "attachments", 9090) == {"gateway", "baselines"}
 
 
 def test_the_object_store_port_is_patched_as_documented(tmp_path: Path) -> None:
     docs = _render(_with_s3_blobs(tmp_path / "prod-s3", object_store_port=8333))
     policies = _of_kind(docs, "NetworkPolicy")
-    _assert_egress(policies, "attachments", {"items"}, BACKEND_PORTS | {(8333, "TCP")})
+    _assert_egress(policies, "attachments", {"identity", "items"}, BACKEND_PORTS | {(8333, "TCP")})
 
 
 def test_s3_blobs_without_network_policies_holds_nothing(tmp_path: Path) -> None:
