@@ -89,14 +89,12 @@ class Baselines:
         history: History,
         items: Callable[[], aio.Channel],
         access: AccessCache,
-        consistency_wait: float,
     ) -> None:
         self.db = db
         self.outbox = outbox
         self.history = history
         self._items = items
         self.access = access
-        self.consistency_wait = consistency_wait
 
     async def _members(self, project: int, origin: Origin) -> list[items_pb2.Member]:
         request = items_pb2.MembersRequest(project=project, items=list(origin.items))

@@ -52,9 +52,8 @@ class BaselinesModule(Module):
             VersionedRelationshipsServicer(self.history),
         )
         items = partial(runtime.channel, "items")
-        wait = runtime.settings.consistency_wait
         self.outbox = Outbox(self.db, outbox, self.name)
-        baselines = Baselines(self.db, self.outbox, self.history, items, self.access, wait)
+        baselines = Baselines(self.db, self.outbox, self.history, items, self.access)
         runtime.publishes(self.outbox)
         folders = Folders(self.db, self.access)
         runtime.grpc.add(rpc.add_BaselinesServicer_to_server, BaselinesServicer(baselines, folders))
