@@ -11,7 +11,7 @@ feed and the history have consumed the seed. Then, over REST:
    the first page (``maxResults=50``) of ``compare?to=<the fourth>`` from the first and of
    ``compare?to=current``, five times each;
 3. **writes**: one item gets 1,000 versions (PATCHes through the API), then PATCHes of it
-   against PATCHes of an item created just before, 200 each, c1 and c4.
+   against PATCHes of an item created just before, 400 each, c1 and c4.
 
 Two operations compared with each other run in the order A, B, B, A, each run with half
 the requests, so that the machine's drift falls on both alike (``interleaved``); a row
@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx
 
-from bench.drive import REQUESTS, drive, median_seconds, table, wait_for_feed
+from bench.drive import REQUESTS, analyze, drive, median_seconds, table, wait_for_feed
 from bench.seed import Seeder
 from tests.e2e.harness import System
 
@@ -48,7 +48,7 @@ CHANGED = 200
 BASELINES = 3
 COMPARES = 5
 VERSIONS = 1_000
-WRITES = 200
+WRITES = 400
 WRITE_CONCURRENCY = (1, 4)
 VERSIONS_ROW = "GET /items/{id}/versions"
 ITEM_ROW = "GET /items/{id}"
@@ -184,6 +184,8 @@ def measure(
         out["seed_s"] = time.monotonic() - started
         fed = wait_for_feed(system.url, project, auth)
         caught_up = wait_for_history(client, requirements[-1])
+        if system.topology == "distributed":
+            loop.run_until_complete(analyze(system.env["PLUMBLINE_DATABASE_URL"]))
         print(
             f"seeded a project of {items} items in {out['seed_s']:.0f}s; the activity feed "
             f"caught up {fed:.0f}s later, the history {caught_up:.0f}s after that",
