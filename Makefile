@@ -43,7 +43,7 @@ lint: setup ## ruff, and mypy --strict over the code, tests and bench
 	$(PY) -m plumbline.typetree . build/typecheck >/dev/null
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
 
-bench: setup ## benchmarks (TOPOLOGY=embedded|distributed, SIZE=small|normal|large, ONLY=items|testmgmt|attachments)
+bench: setup ## benchmarks (TOPOLOGY=embedded|distributed, SIZE=small|normal|large, ONLY=items|testmgmt|attachments|history)
 	$(PY) -m bench --topology $${TOPOLOGY:-embedded} --size $${SIZE:-normal} --only $${ONLY:-all}
 
 browser: ## install Chromium for the docs UI browser test if it is missing

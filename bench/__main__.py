@@ -1,7 +1,7 @@
 """``make bench``: seeds, drives load from a separate process, prints and saves the table.
 
 python -m bench [--topology embedded|distributed] [--size small|normal|large]
-    [--only all|items|testmgmt|attachments]
+    [--only all|items|testmgmt|attachments|history]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 
 from bench import attachments as att
+from bench import history as hist
 from bench import testmgmt as tm
 from bench.drive import REQUESTS, analyze, drive, wait_for_feed
 from bench.seed import WORDS, Seeder
@@ -300,6 +301,7 @@ def _targets(
     overload: list[dict[str, Any]] | None = None,
     testmgmt: dict[str, Any] | None = None,
     attachments: dict[str, Any] | None = None,
+    history: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The issue's targets, each with the measured figure and whether it is met (None
     for a figure reported without a limit)."""
@@ -377,6 +379,8 @@ def _targets(
         add(*target)
     for target in att.targets(attachments) if attachments else []:
         add(*target)
+    for target in hist.targets(history) if history else []:
+        add(*target)
     return targets
 
 
@@ -386,6 +390,7 @@ def _report(
     overload: list[dict[str, Any]],
     testmgmt: dict[str, Any] | None = None,
     attachments: dict[str, Any] | None = None,
+    history: dict[str, Any] | None = None,
 ) -> str:
     """Growth and targets, after the per-size tables."""
     lines = []
@@ -402,7 +407,7 @@ def _report(
                 f"{g['rps_large']:>11.0f} {g['growth']:>7.2f} {g['growth_vs_bare']:>8.2f}"
             )
     lines += ["", f"{'target':54} {'measured':>9}  met"]
-    for t in _targets(rows, sizes, overload, testmgmt, attachments):
+    for t in _targets(rows, sizes, overload, testmgmt, attachments, history):
         verdict = "-" if t["met"] is None else "yes" if t["met"] else "NO"
         lines.append(f"{t['target']:54} {t['measured']:>9.2f}  {verdict}")
     return "\n".join(lines)
@@ -418,10 +423,10 @@ def main() -> None:
     parser.add_argument("--size", choices=list(SIZES), default=os.environ.get("SIZE", "normal"))
     parser.add_argument(
         "--only",
-        choices=["all", "items", "testmgmt", "attachments"],
+        choices=["all", "items", "testmgmt", "attachments", "history"],
         default=os.environ.get("ONLY", "all"),
         help="items: the item rows and overload; testmgmt: the test management rows; "
-        "attachments: file uploads and downloads",
+        "attachments: file uploads and downloads; history: versions, baselines, compare",
     )
     args = parser.parse_args()
     sizes = SIZES[args.size] if args.only in ("all", "items") else ()
@@ -439,6 +444,7 @@ def main() -> None:
     overload: list[dict[str, Any]] = []
     testmgmt: dict[str, Any] | None = None
     attachments: dict[str, Any] | None = None
+    history: dict[str, Any] | None = None
     try:
         items_port = next(p for p in system.processes if p.name in ("all", "items")).grpc_port
         basic = "Basic " + base64.b64encode(f"admin:{system.admin_password}".encode()).decode()
@@ -557,7 +563,10 @@ def main() -> None:
         if args.only in ("all", "attachments"):
             attachments = att.measure(system, basic, workdir)
             print(att.report(attachments), flush=True)
-        print(_report(rows, sizes, overload, testmgmt, attachments), flush=True)
+        if args.only in ("all", "history"):
+            history = hist.measure(system, loop, seeder, basic, workdir, args.size)
+            print(hist.report(history), flush=True)
+        print(_report(rows, sizes, overload, testmgmt, attachments, history), flush=True)
         loop.run_until_complete(seeder.close())
         loop.close()
     finally:
@@ -588,7 +597,8 @@ def main() -> None:
                 "overload": overload,
                 "testmgmt": testmgmt,
                 "attachments": attachments,
-                "targets": _targets(rows, sizes, overload, testmgmt, attachments),
+                "history": history,
+                "targets": _targets(rows, sizes, overload, testmgmt, attachments, history),
             },
             indent=1,
         )

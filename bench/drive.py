@@ -4,6 +4,7 @@ system to be quiet before a measurement."""
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -57,6 +58,29 @@ def drive(
         command += ["--rate", f"{rate:.3f}"]
     result = subprocess.run(command, capture_output=True, text=True, check=True, timeout=600)
     return dict(json.loads(result.stdout))
+
+
+def median_seconds(samples: list[float]) -> float:
+    """The median of ``samples`` (0 when there are none)."""
+    return statistics.median(samples) if samples else 0.0
+
+
+def table(title: str, rows: list[dict[str, Any]], size: str | None = None) -> list[str]:
+    """The lines of a table of ``drive`` rows under ``title`` (a column for each row's
+    ``size``, headed ``size``, when given)."""
+    sized = f" {size:>7}" if size else ""
+    header = (
+        f"{title:42}{sized} {'c':>3} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'err':>4} "
+        f"{'drv cpu':>7}"
+    )
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        sized = f" {r['size']:>7}" if size else ""
+        lines.append(
+            f"{r['operation']:42}{sized} {r['concurrency']:>3} {r['rps']:>8.0f} "
+            f"{r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['errors']:>4} {r['driver_cpu']:>7.2f}"
+        )
+    return lines
 
 
 def wait_for_feed(url: str, project: int, auth: str) -> float:

@@ -14,6 +14,8 @@ from plumbline.items.v1 import items_pb2
 
 PARALLEL = 8
 BATCH = 250
+#: Items of a project's folders: 4 areas, 5 folders in each.
+FOLDERS = 4 * 6
 
 #: Each requirement's name holds one of these words, in turn: a search for one finds 2%
 #: of the requirements, as a user's search for a feature or component would.
@@ -109,12 +111,7 @@ class Seeder:
             self.data.projects.append(created.id)
         self.data.big_project = self.data.projects[0]
         for project in self.data.projects:
-            folders = []
-            for r in range(4):
-                root = await self._item(project, None, "FLD", f"Area {r}")
-                for s in range(5):
-                    folders.append(await self._item(project, root, "FLD", f"Area {r}.{s}"))
-            self.folders[project] = folders
+            self.folders[project] = await self._folders(project)
             self.tags[project] = [
                 (
                     await self.client.tags.CreateTag(
@@ -142,6 +139,15 @@ class Seeder:
         created = await self.client.items.CreateItem(self._input(project, parent, type_key, name))
         self.data.items += 1
         return int(created.id)
+
+    async def _folders(self, project: int) -> list[int]:
+        """4 areas of 5 folders each (``FOLDERS`` items); the 20 folders' ids."""
+        folders = []
+        for r in range(4):
+            root = await self._item(project, None, "FLD", f"Area {r}")
+            for s in range(5):
+                folders.append(await self._item(project, root, "FLD", f"Area {r}.{s}"))
+        return folders
 
     async def grow_to(self, total: int) -> None:
         """Adds requirements (70% in the big project) until ``total`` items exist.
@@ -201,6 +207,38 @@ class Seeder:
                 )
             )
             self.data.leaves.extend(leaves)
+
+    async def project_of(self, key: str, total: int) -> tuple[int, list[int]]:
+        """A project of ``total`` items: 4 areas of 5 folders, and requirements under the
+        folders in turn through the bulk create. Its id and the requirements' ids."""
+        project = (
+            await self.client.projects.CreateProject(
+                items_pb2.ProjectInput(
+                    project_key=key, fields_json=json.dumps({"name": key}).encode()
+                )
+            )
+        ).id
+        folders = await self._folders(project)
+        count = total - FOLDERS
+        requirements: list[int] = []
+        for first in range(0, count, BATCH):
+            numbers = range(first, min(first + BATCH, count))
+            reply = await self.client.items.CreateItems(
+                items_pb2.ItemInputList(
+                    items=[
+                        self._input(
+                            project,
+                            folders[n % len(folders)],
+                            "REQ",
+                            f"Requirement {n} {WORDS[n % len(WORDS)]}",
+                        )
+                        for n in numbers
+                    ]
+                )
+            )
+            requirements.extend(reply.ids)
+        self.data.items += len(requirements)
+        return int(project), requirements
 
     async def test_cases(self, project: int, count: int, prefix: str) -> list[int]:
         """``count`` test cases (item type TC) of three steps each, named

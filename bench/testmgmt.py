@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import statistics
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from xml.sax.saxutils import quoteattr
 import httpx
 
 from bench import cpu
-from bench.drive import REQUESTS, analyze, drive, wait_for_feed
+from bench.drive import REQUESTS, analyze, drive, median_seconds, table, wait_for_feed
 from bench.seed import Seeder
 from plumbline.common.context import to_metadata
 from plumbline.common.rpc import connect
@@ -120,11 +119,6 @@ def junit_report(cases: list[tuple[int, str]]) -> tuple[bytes, dict[str, int]]:
         parts.append(f"{head}{body}</testcase>\n")
     parts.append("</testsuite>\n</testsuites>\n")
     return "".join(parts).encode(), counts
-
-
-def median_seconds(samples: list[float]) -> float:
-    """The median of ``samples`` (0 when there are none)."""
-    return statistics.median(samples) if samples else 0.0
 
 
 async def seed(seeder: Seeder, tm: TestmgmtClient, big: int) -> Plans:
@@ -431,16 +425,7 @@ def targets(tm: dict[str, Any]) -> list[tuple[str, float | None, float | None, b
 
 def report(tm: dict[str, Any]) -> str:
     """The rows, the paced run, generation and ingest, and the CPU per process."""
-    header = (
-        f"{'test management':42} {'runs':>7} {'c':>3} {'req/s':>8} {'p50 ms':>8} "
-        f"{'p99 ms':>8} {'err':>4} {'drv cpu':>7}"
-    )
-    lines = ["", header, "-" * len(header)]
-    for r in tm["rows"]:
-        lines.append(
-            f"{r['operation']:42} {r['size']:>7} {r['concurrency']:>3} {r['rps']:>8.0f} "
-            f"{r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['errors']:>4} {r['driver_cpu']:>7.2f}"
-        )
+    lines = ["", *table("test management", tm["rows"], "runs")]
     paced = tm.get("paced")
     if paced:
         lines.append(

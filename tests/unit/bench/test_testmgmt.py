@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from bench.__main__ import _report, _targets
-from bench.testmgmt import PUT, junit_report, median_seconds, report, targets
+from bench.drive import median_seconds
+from bench.testmgmt import PUT, junit_report, report, targets
 from plumbline.services.testmgmt import junit
 
 
