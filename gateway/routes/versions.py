@@ -61,7 +61,7 @@ async def current_version(gw: Gateway, request: Request, base: str, id: int) -> 
             [record] = await get_records(gw, request, [id], testmgmt_pb2.KIND_UNSPECIFIED)
             return record.version
     if base == "items":
-        reply = await gw.upstreams.items.items.GetItems(items_pb2.GetItemsRequest(ids=[id]))
+        reply = await gw.upstreams.items.items.GetItemVersions(core_pb2.IdList(ids=[id]))
         return reply.items[0].version
     if base in _KINDS:
         [record] = await get_records(gw, request, [id], _KINDS[base])

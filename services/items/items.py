@@ -67,13 +67,16 @@ class Items:
 
     # -- reading -------------------------------------------------------------------
 
-    async def get_many(self, ids: list[int]) -> list[Row[Any]]:
-        """Active items the caller may read, by id; a single unknown id is NotFound."""
+    async def get_many(self, ids: list[int], *columns: Any) -> list[Row[Any]]:
+        """Active items the caller may read, by id (only ``columns`` of them, ``project``
+        among them, when given); a single unknown id is NotFound."""
         access = await self.access.current()
         async with self.db.read() as session:
             rows = (
                 await session.execute(
-                    select(items).where(items.c.id.in_(ids), items.c.active.is_(True))
+                    select(*(columns or (items,))).where(
+                        items.c.id.in_(ids), items.c.active.is_(True)
+                    )
                 )
             ).all()
         check_batch(rows, ids, "item")

@@ -17,6 +17,7 @@ from plumbline.services.items.itemdoc import ItemInput
 from plumbline.services.items.items import Items
 from plumbline.services.items.links import Links
 from plumbline.services.items.messages import item_message
+from plumbline.services.items.models import items as items_table
 from plumbline.services.items.restore import Restore
 from plumbline.services.items.search import Search, search
 
@@ -73,6 +74,16 @@ class ItemsServicer(items_pb2_grpc.ItemsServicer):
     async def GetItems(self, request: pb.GetItemsRequest, context: Context) -> pb.ItemList:
         rows = await self.items.get_many(list(request.ids))
         return pb.ItemList(items=await self.render(rows, request.dates_with_time))
+
+    async def GetItemVersions(
+        self, request: core_pb2.IdList, context: Context
+    ) -> pb.ItemVersionList:
+        rows = await self.items.get_many(
+            list(request.ids), items_table.c.id, items_table.c.version, items_table.c.project
+        )
+        return pb.ItemVersionList(
+            items=[pb.ItemVersion(id=r.id, version=r.version, project=r.project) for r in rows]
+        )
 
     async def GetItemsIncludingDeleted(
         self, request: pb.GetItemsRequest, context: Context
