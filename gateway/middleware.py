@@ -19,7 +19,7 @@ import uuid
 
 from prometheus_client import Counter, Gauge, Histogram
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from plumbline.common import telemetry
@@ -54,6 +54,8 @@ _UNLOGGED = ("/healthz", "/readyz", "/metrics")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\\]")
 _CLOSE = {"Connection": "close"}
+#: Where the server's root sends a browser: the interactive documentation.
+DOCS_PAGE = "/api-docs/"
 _MAX_TOLD = 100_000
 
 
@@ -140,6 +142,17 @@ def _replay(first: Message, receive: Receive) -> Receive:
     return replay
 
 
+def _without_body(send: Send) -> Send:
+    """``send`` that drops the body of the response (a HEAD's answer)."""
+
+    async def head(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            message = dict(message, body=b"")
+        await send(message)
+
+    return head
+
+
 class GatewayMiddleware:
     """Wraps the whole HTTP app."""
 
@@ -172,6 +185,10 @@ class GatewayMiddleware:
         request_id = given if given and _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex[:16]
         token = request_id_var.set(request_id)
         method: str = scope["method"]
+        if method == "HEAD":
+            # HEAD wherever GET works: the GET's status and headers, no body.
+            scope = dict(scope, method="GET")
+            send = _without_body(send)
         started = time.perf_counter()
         # 499 (nginx's "client closed request") unless a response starts.
         status_holder: list[int] = [499]
@@ -243,7 +260,11 @@ class GatewayMiddleware:
             self.throttle.release(time.perf_counter() - held)
 
     async def _other(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Health, metrics and the documentation page: only the body's limits apply."""
+        """Health, metrics and the documentation page: only the body's limits apply. The
+        server's root sends a browser to the documentation."""
+        if scope["path"] == "/" and scope["method"] == "GET":
+            await RedirectResponse(DOCS_PAGE, status_code=302)(scope, receive, send)
+            return
         if _has_body(scope):
             body = await self._read_body(receive)
             if body is None:

@@ -1,10 +1,12 @@
-"""The ``plumbline`` command."""
+"""The ``plumbline`` command: runs Plumbline's services and does the operator's
+offline chores (migrations, API credentials, the configuration)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import sys
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from plumbline.common.errors import PlumblineError
@@ -76,47 +78,94 @@ def _cmd_config_apply(args: argparse.Namespace) -> int:
     changes = asyncio.run(apply_config(settings, args.file, args.dry_run))
     verb = "would change" if args.dry_run else "changed"
     for change in changes:
-        print(change)
+        print(would(change) if args.dry_run else change)
     print(f"{verb} {len(changes)} thing(s)" if changes else "nothing to change")
     return 0
 
 
+#: How a dry run tells what a change would do.
+_WOULD = {"created ": "would create ", "updated ": "would update ", "added ": "would add "}
+
+
+def would(change: str) -> str:
+    """A change line as a dry run tells it: what would happen, not what did."""
+    for done, pending in _WOULD.items():
+        if change.startswith(done):
+            return pending + change[len(done) :]
+    return f"would make: {change}"
+
+
+def _version() -> str:
+    try:
+        return version("plumbline")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+_DATA_DIR = (
+    "the embedded topology's data folder (PLUMBLINE_DATA_DIR, default .data): give the "
+    "one the server runs with; PLUMBLINE_DATABASE_URL and PLUMBLINE_<SERVICE>_DATABASE_URL "
+    "are read as by run"
+)
+_DESCRIPTION = """Plumbline, requirements and test management: runs its services and
+does the operator's offline chores (migrations, API credentials, the configuration)."""
+_EPILOG = """Every setting is also an environment variable (PLUMBLINE_*, see the README).
+"plumbline COMMAND --help" tells more about a command.
+"""
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser (also used by the docs)."""
-    top = argparse.ArgumentParser(prog="plumbline", description=__doc__)
-    commands = top.add_subparsers(dest="command", required=True)
+    top = argparse.ArgumentParser(
+        prog="plumbline",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    top.add_argument("--version", action="version", version=f"plumbline {_version()}")
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = commands.add_parser("run", help="run one or more targets in this process")
+    run = commands.add_parser(
+        "run", help="run one or more targets (services, the gateway, or all) in this process"
+    )
     run.add_argument("--target", default="all", help=f"all, or a comma list of: {', '.join(ALL)}")
     run.add_argument("--http-port", type=int, help="HTTP port (PLUMBLINE_HTTP_PORT, 8080)")
     run.add_argument("--grpc-port", type=int, help="gRPC port (PLUMBLINE_GRPC_PORT, 9090)")
-    run.add_argument("--data-dir", type=Path, help="embedded data folder (PLUMBLINE_DATA_DIR)")
+    run.add_argument("--data-dir", type=Path, help=_DATA_DIR)
     run.add_argument("--ready-file", type=Path, help="write the bound ports here once ready")
     run.add_argument("--json-logs", action="store_true", help="log one JSON object a line")
     run.set_defaults(func=_cmd_run)
 
-    targets = commands.add_parser("list-targets", help="list the targets")
+    targets = commands.add_parser(
+        "list-targets", help="list the targets and the order they start in"
+    )
     targets.set_defaults(func=_cmd_list_targets)
 
-    migrate = commands.add_parser("migrate", help="apply every pending migration")
+    migrate = commands.add_parser(
+        "migrate", help="apply every pending database migration (before a distributed start)"
+    )
     migrate.add_argument("--target", default="all", help="services to migrate (default all)")
-    migrate.add_argument("--data-dir", type=Path)
+    migrate.add_argument("--data-dir", type=Path, help=_DATA_DIR)
     migrate.set_defaults(func=_cmd_migrate)
 
-    credentials = commands.add_parser("credentials", help="API client credentials")
+    credentials = commands.add_parser(
+        "credentials", help="create API client credentials (OAuth client id and secret)"
+    )
     cred_commands = credentials.add_subparsers(dest="credentials_command", required=True)
     create = cred_commands.add_parser("create", help="create client credentials for a user")
     create.add_argument("--user", required=True, help="user name")
     create.add_argument("--name", default="cli", help="name of the integration")
-    create.add_argument("--data-dir", type=Path)
+    create.add_argument("--data-dir", type=Path, help=_DATA_DIR)
     create.set_defaults(func=_cmd_credentials_create)
 
-    config = commands.add_parser("config", help="item types, pick lists, relationship types")
+    config = commands.add_parser(
+        "config", help="make the configuration (item types, pick lists, ...) match a file"
+    )
     config_commands = config.add_subparsers(dest="config_command", required=True)
     apply = config_commands.add_parser("apply", help="make the configuration match a file")
     apply.add_argument("file", type=Path, help="YAML configuration document")
     apply.add_argument("--dry-run", action="store_true", help="show the changes, make none")
-    apply.add_argument("--data-dir", type=Path)
+    apply.add_argument("--data-dir", type=Path, help=_DATA_DIR)
     apply.set_defaults(func=_cmd_config_apply)
     return top
 

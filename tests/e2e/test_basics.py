@@ -73,3 +73,24 @@ def test_every_response_carries_a_request_id(admin: httpx.Client) -> None:
     assert response.headers["x-request-id"] == "abc123"
     generated = admin.get("/users/current").headers["x-request-id"]
     assert generated and generated != "abc123"
+
+
+def test_the_root_leads_to_the_documentation(system: System) -> None:
+    response = httpx.get(system.url + "/", follow_redirects=False)
+    assert response.status_code == 302
+    assert response.headers["location"] == "/api-docs/"
+    assert httpx.head(system.url + "/").status_code == 302
+
+
+def test_head_answers_wherever_get_does(system: System, admin: httpx.Client) -> None:
+    for path in ("/users/current", "/projects", "/rest/v1/api-docs"):
+        url = path if path.startswith("/rest") else f"/rest/v1{path}"
+        get = httpx.get(system.url + url, auth=admin.auth)
+        head = httpx.head(system.url + url, auth=admin.auth)
+        assert get.status_code == head.status_code == 200, (path, head.status_code)
+        assert head.content == b""
+        assert head.headers["content-type"] == get.headers["content-type"]
+        assert head.headers["content-length"] == get.headers["content-length"]
+    assert httpx.head(system.url + "/healthz").status_code == 200
+    assert httpx.head(system.url + "/rest/v1/users/current").status_code == 401
+    assert httpx.head(system.url + "/rest/v1/nothing/here", auth=admin.auth).status_code == 404
