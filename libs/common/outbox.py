@@ -33,6 +33,7 @@ from plumbline.common.db import ID, Database
 from plumbline.common.errors import NotFound
 from plumbline.common.events import Event
 from plumbline.common.rpc import Context
+from plumbline.common.steps import Steps
 from plumbline.common.telemetry import current_traceparent
 from plumbline.core.v1 import core_pb2, core_pb2_grpc
 
@@ -101,6 +102,7 @@ class Outbox:
     def start(self, bus: Bus) -> None:
         """Starts relaying to ``bus``."""
         self.bus = bus
+        self._steps = Steps()
         self._task = asyncio.create_task(self._run(), name=f"outbox-relay:{self.service}")
 
     async def stop(self, flush_timeout: float = 5.0) -> None:
@@ -112,11 +114,7 @@ class Outbox:
             await asyncio.wait_for(self.flushed(), flush_timeout)
         except TimeoutError:
             log.warning("%s: outbox not empty at shutdown; it is sent on next start", self.service)
-        self._task.cancel()
-        try:
-            await self._task
-        except asyncio.CancelledError:
-            pass
+        await self._steps.stop(self._task)
         self._task = None
 
     async def flushed(self) -> None:
@@ -136,12 +134,13 @@ class Outbox:
 
     async def _run(self) -> None:
         backoff = 0.1
-        while True:
+        while not self._steps.stopping:
             # Cleared before the read, not after it: a commit that lands while
             # ``relay_once`` runs sets it again and is relayed without waiting.
             self._wake.clear()
             try:
-                sent = await self.relay_once()
+                async with self._steps.step():
+                    sent = await self.relay_once()
                 backoff = 0.1
             except asyncio.CancelledError:
                 raise

@@ -5,13 +5,22 @@ from __future__ import annotations
 import concurrent.futures
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.e2e.harness import PLUMBLINE, base_env, start_process
+from tests.e2e.harness import (
+    PLUMBLINE,
+    Process,
+    base_env,
+    new_project,
+    project_key,
+    start_process,
+    type_ids,
+)
 
 
 def _run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -126,3 +135,49 @@ def test_throttling_answers_429_with_retry_after(tmp_path: Path, concurrency: in
         assert health.status_code == 200
     finally:
         assert process.stop() == 0
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_stops_under_load_are_clean(tmp_path: Path, stop: signal.Signals) -> None:
+    """Stopped while requests write (each write commits, relays an event, and every
+    consumer records it), the process drains, exits 0, and logs no error or traceback."""
+    env = base_env(tmp_path)
+    for _ in range(3):
+        process = start_process("all", ["--target", "all"], env, tmp_path)
+        try:
+            api = f"http://127.0.0.1:{process.http_port}/rest/v1"
+            with httpx.Client(base_url=api, auth=("admin", "admin"), timeout=10) as admin:
+                project = new_project(admin, project_key("LD"))
+                requirement = type_ids(admin)["REQ"]
+            code = _stop_while_writing(process, api, project, requirement, stop)
+        finally:
+            process.stop()
+        assert code == 0
+        log = process.log.read_text()
+        assert "Traceback" not in log and " ERROR " not in log, log[-3000:]
+
+
+def _stop_while_writing(
+    process: Process, api: str, project: int, item_type: int, stop: signal.Signals
+) -> int:
+    """Sends ``stop`` while four clients create items; the exit code."""
+    stopped = threading.Event()
+
+    def write(n: int) -> None:
+        body = {"project": project, "itemType": item_type, "fields": {"name": f"Load {n}"}}
+        with httpx.Client(auth=("admin", "admin"), timeout=10) as client:
+            while not stopped.is_set():
+                try:
+                    client.post(f"{api}/items", json=body)
+                except httpx.TransportError:
+                    return
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        writers = [pool.submit(write, n) for n in range(4)]
+        time.sleep(0.6)
+        process.popen.send_signal(stop)
+        code = process.popen.wait(30)
+        stopped.set()
+        for writer in writers:
+            writer.result(timeout=15)
+    return code

@@ -14,6 +14,7 @@ from collections import OrderedDict
 
 from plumbline.common.bus._base import Bus, Handler, Subscription, subject_matches
 from plumbline.common.events import Event
+from plumbline.common.steps import Steps
 
 log = logging.getLogger(__name__)
 
@@ -29,17 +30,21 @@ class _MemorySubscription(Subscription):
         self._pattern = pattern
         self._handler = handler
         self._cursor = start
+        self._steps = Steps()
         self._task = asyncio.create_task(self._run(), name=f"memory-consumer:{pattern}")
 
     async def _run(self) -> None:
         backoff = 0.05
-        while True:
+        while not self._steps.stopping:
             while self._cursor >= self._bus.end:
                 await self._bus.wait_for_more(self._cursor)
+            if self._steps.stopping:
+                return
             subject, event = self._bus.at(self._cursor)
             if subject_matches(self._pattern, subject):
                 try:
-                    await self._handler(event)
+                    async with self._steps.step():
+                        await self._handler(event)
                 except asyncio.CancelledError:
                     raise
                 except Exception:
@@ -57,12 +62,8 @@ class _MemorySubscription(Subscription):
         return self._cursor
 
     async def stop(self) -> None:
+        await self._steps.stop(self._task)
         self._bus.forget(self)
-        self._task.cancel()
-        try:
-            await self._task
-        except asyncio.CancelledError:
-            pass
 
 
 class MemoryBus(Bus):

@@ -16,6 +16,7 @@ from nats.js.errors import NotFoundError
 from plumbline.common.bus._base import Bus, Handler, Subscription
 from plumbline.common.errors import Unavailable
 from plumbline.common.events import Event
+from plumbline.common.steps import Steps
 
 log = logging.getLogger(__name__)
 
@@ -26,10 +27,11 @@ class _PullSubscription(Subscription):
     def __init__(self, sub: JetStreamContext.PullSubscription, handler: Handler) -> None:
         self._sub = sub
         self._handler = handler
+        self._steps = Steps()
         self._task = asyncio.create_task(self._run(), name="nats-consumer")
 
     async def _run(self) -> None:
-        while True:
+        while not self._steps.stopping:
             try:
                 messages = await self._sub.fetch(batch=64, timeout=1.0)
             except (TimeoutError, NatsTimeout):
@@ -41,7 +43,10 @@ class _PullSubscription(Subscription):
                 await asyncio.sleep(0.5)
                 continue
             for message in messages:
-                await self._handle(message)
+                if self._steps.stopping:
+                    return  # not acknowledged: redelivered to whoever consumes next
+                async with self._steps.step():
+                    await self._handle(message)
 
     async def _handle(self, message: Msg) -> None:
         try:
@@ -61,11 +66,7 @@ class _PullSubscription(Subscription):
         await message.ack()
 
     async def stop(self) -> None:
-        self._task.cancel()
-        try:
-            await self._task
-        except asyncio.CancelledError:
-            pass
+        await self._steps.stop(self._task)
         try:
             await self._sub.unsubscribe()
         except Exception:  # the connection may already be gone
