@@ -99,3 +99,14 @@ def test_the_body_limit_and_the_grpc_limit_that_fits_it(monkeypatch: pytest.Monk
     monkeypatch.setenv("PLUMBLINE_MAX_BODY_BYTES", "0")
     with pytest.raises(ValueError, match="max_body_bytes"):
         Settings()
+
+
+def test_the_readme_documents_every_setting() -> None:
+    readme = (Path(__file__).parents[3] / "README.md").read_text()
+    table = readme[readme.index("## Configuration") : readme.index("## Layout")]
+    missing = [
+        f"PLUMBLINE_{name.upper()}"
+        for name in Settings.model_fields
+        if f"`PLUMBLINE_{name.upper()}`" not in table
+    ]
+    assert missing == [], "settings missing from the README's configuration table"
