@@ -1,6 +1,9 @@
 # Plumbline: `make run` starts the whole system, `make test` runs every test.
 SHELL := /bin/bash
-PYTHON ?= python3.11
+# The first of these that is Python 3.11, 3.12 or 3.13 (or PYTHON=/path/to/python).
+SUPPORTED := (3, 11) <= sys.version_info[:2] <= (3, 13)
+PYTHON ?= $(shell for p in python3 python3.11 python3.12 python3.13; do \
+	$$p -c 'import sys; sys.exit(not ($(SUPPORTED)))' >/dev/null 2>&1 && { echo $$p; break; }; done)
 VENV ?= .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
@@ -14,6 +17,7 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml setup.py
+	@test -x $(PY) || test -n "$(PYTHON)" || { echo "Plumbline needs Python 3.11, 3.12 or 3.13 and found none on the PATH; install one, or name it: make PYTHON=/path/to/python3.12 ..." >&2; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
