@@ -117,8 +117,9 @@ class Identity:
 
     # -- start-up ----------------------------------------------------------------
 
-    async def bootstrap(self, admin_password: str) -> None:
-        """Creates the signing key and the organization admin on first start."""
+    async def bootstrap(self, admin_password: str) -> bool:
+        """Creates the signing key and the organization admin on first start; whether
+        this start created the admin."""
         async with self.db.transaction() as session:
             row = (await session.execute(select(signing_keys).limit(1))).first()
             if row is None:
@@ -152,8 +153,10 @@ class Identity:
                     actor=SYSTEM,
                 )
                 log.info("created the organization admin 'admin'")
+                return True
             except AlreadyExists:
                 pass  # another replica created it first
+        return False
 
     # -- authentication ------------------------------------------------------------
 

@@ -36,10 +36,6 @@ def admin_password(runtime: Runtime) -> str:
     if configured:
         return configured
     if runtime.embedded:
-        log.warning(
-            "WARNING: the organization admin 'admin' has the password 'admin'. "
-            "Set PLUMBLINE_ADMIN_PASSWORD before the first start of a shared system."
-        )
         return EMBEDDED_ADMIN_PASSWORD
     raise InvalidArgument(
         "PLUMBLINE_ADMIN_PASSWORD must be set: only the embedded default "
@@ -65,7 +61,12 @@ class IdentityModule(Module):
         self.identity = Identity(
             self.db, self.outbox, passwords, settings.token_ttl, settings.tenant, self.permissions
         )
-        await self.identity.bootstrap(password)
+        if await self.identity.bootstrap(password) and not settings.admin_password:
+            # Said once, when the admin is made: later starts find it as it was left.
+            log.warning(
+                "WARNING: the organization admin 'admin' has the password 'admin'. "
+                "Set PLUMBLINE_ADMIN_PASSWORD before the first start of a shared system."
+            )
         grpc = runtime.grpc
         grpc.add(identity_pb2_grpc.add_AuthServicer_to_server, AuthServicer(self.identity))
         grpc.add(identity_pb2_grpc.add_UsersServicer_to_server, UsersServicer(self.identity))

@@ -109,6 +109,10 @@ def test_data_and_events_survive_a_restart(tmp_path: Path) -> None:
         assert kinds.count(("PROJECT", "CREATE")) == 1
     finally:
         assert second.stop() == 0
+    # The default admin password is pointed out when the admin is made, not at every start.
+    warning = "the organization admin 'admin' has the password 'admin'"
+    assert warning in first.log.read_text()
+    assert warning not in second.log.read_text()
 
 
 @pytest.mark.parametrize("concurrency", [1])
