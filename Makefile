@@ -7,6 +7,7 @@ PYTHON ?= $(shell for p in python3 python3.11 python3.12 python3.13; do \
 VENV ?= .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
+RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
 PROTO_STAMP := libs/plumbline/.proto-stamp
 PROTOS := $(shell find proto -name '*.proto')
@@ -16,25 +17,30 @@ PROTOS := $(shell find proto -name '*.proto')
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml setup.py
+# What running needs (and the gRPC code generator), then the test and lint tools on top.
+$(RUN_STAMP): pyproject.toml setup.py
 	@test -x $(PY) || test -n "$(PYTHON)" || { echo "Plumbline needs Python 3.11, 3.12 or 3.13 and found none on the PATH; install one, or name it: make PYTHON=/path/to/python3.12 ..." >&2; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[proto]'
+	touch $@
+
+$(STAMP): $(RUN_STAMP)
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
 
-setup: $(STAMP) proto ## create the virtualenv, install everything, build the gRPC code
+setup: $(STAMP) proto ## create the virtualenv, install everything (tests and lint too), build the gRPC code
 
 proto: $(PROTO_STAMP) ## generate the gRPC code from proto/
 
-$(PROTO_STAMP): $(STAMP) $(PROTOS)
+$(PROTO_STAMP): $(RUN_STAMP) $(PROTOS)
 	$(PY) -m plumbline.protogen proto libs
 	touch $@
 
-run: setup ## start the whole system in one process (SQLite, in-process bus) on :8080
+run: $(RUN_STAMP) proto ## start the whole system in one process (SQLite, in-process bus) on :8080
 	$(BIN)/plumbline run --target all
 
-migrate: setup ## apply every service's migrations
+migrate: $(RUN_STAMP) proto ## apply every service's migrations
 	$(BIN)/plumbline migrate
 
 test: setup browser ## run unit and end-to-end tests in both topologies
