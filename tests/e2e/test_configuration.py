@@ -180,7 +180,8 @@ itemTypes:
         return result.stdout
 
     dry = apply("--dry-run")
-    assert f"created item type {key}" in dry and "would change" in dry
+    assert f"would create item type {key}" in dry and "would change" in dry
+    assert "\ncreated " not in "\n" + dry  # a dry run tells what would happen, not what did
     first = apply()
     assert f"created item type {key}" in first and f"created pick list '{key} Colours'" in first
     assert apply().strip() == "nothing to change"
