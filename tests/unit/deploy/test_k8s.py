@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +30,18 @@ APP_SERVICES = (
     "gateway",
 )
 WITH_DATABASE = ("identity", "items", "testmgmt", "activity", "attachments", "baselines")
+#: The gRPC services each one calls (its ``runtime.channel``s, set by PLUMBLINE_<SVC>_ADDR):
+#: its egress reaches exactly these, and each of these admits it.
+UPSTREAMS = {
+    "identity": set(),
+    "items": {"identity"},  # project access, and where a new project is placed
+    "testmgmt": {"identity", "items"},
+    "activity": {"identity", "items"},  # items for restores
+    "attachments": {"identity", "items"},
+    # The owners' records at the first start (the history's start), a baseline's items.
+    "baselines": {"identity", "items", "testmgmt", "attachments"},
+    "gateway": {"identity", "items", "testmgmt", "activity", "attachments", "baselines"},
+}
 #: Deployments an HPA scales (the stateless ones).
 AUTOSCALED = ("gateway", "testmgmt")
 #: Where the gateway finds each service (testmgmt: every pod, round robin).
@@ -43,12 +58,18 @@ FILES_PATH = "/var/lib/plumbline/files"
 #: The s3-blobs component's Secret and ConfigMap (the overlay provides the ConfigMap).
 S3_SECRET = "attachments-s3"
 S3_CONFIG = "attachments-s3-config"
-#: What a service whose egress is held may send anywhere: its database, the bus, the
-#: OpenTelemetry collector and DNS.
-BACKEND_PORTS = {(5432, "TCP"), (4222, "TCP"), (4318, "TCP"), (53, "UDP"), (53, "TCP")}
-#: Ports such a service may not send anywhere (the object store's among them, by default).
-UNUSED_PORTS = {
-    *((port, "TCP") for port in (443, 80, 8333, 8080, 9090)),
+DATABASE = (5432, "TCP")
+BUS = (4222, "TCP")
+DNS = {(53, "UDP"), (53, "TCP")}
+#: The OpenTelemetry collector's OTLP/HTTP port (the opentelemetry component).
+OTLP = 4318
+#: The ports tried for what a service may send anywhere: those it uses and those it may not
+#: (the object store's among them, by default).
+TRIED_PORTS = {
+    DATABASE,
+    BUS,
+    *DNS,
+    *((port, "TCP") for port in (OTLP, 443, 80, 8333, 8080, 9090)),
     (53, "SCTP"),
 }
 #: What a policy rule without a pod or namespace selector lets through (outside the cluster).
@@ -57,8 +78,16 @@ ANYWHERE = "anywhere"
 METRICS = "metrics namespace"
 #: The in-cluster PostgreSQL and NATS of the dev overlay.
 BACKENDS = ("postgres", "nats")
+#: The opentelemetry component's collector, and the overlays that use the component.
+COLLECTOR = "otel-collector"
+TRACED = ("dev",)
 NAME = "app.kubernetes.io/name"
 OVERLAYS = ("dev", "prod")
+
+
+def outside(service: str) -> set[tuple[int, str]]:
+    """What ``service`` may send anywhere: its database (if it has one), the bus, DNS."""
+    return {BUS, *DNS} | ({DATABASE} if service in WITH_DATABASE else set())
 
 
 def _render(overlay: str | Path) -> list[dict[str, Any]]:
@@ -80,6 +109,12 @@ def rendered(request: pytest.FixtureRequest) -> tuple[str, list[dict[str, Any]]]
     return request.param, _render(request.param)
 
 
+@pytest.fixture(scope="module")
+def dev() -> list[dict[str, Any]]:
+    """The dev overlay alone: the one with PostgreSQL and NATS in the cluster."""
+    return _render("dev")
+
+
 def _of_kind(docs: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
     return {d["metadata"]["name"]: d for d in docs if d["kind"] == kind}
 
@@ -95,8 +130,10 @@ def test_one_deployment_per_service_running_its_target(
 ) -> None:
     overlay, docs = rendered
     deployments = _of_kind(docs, "Deployment")
-    assert set(deployments) == set(APP_SERVICES)
-    for name, deployment in deployments.items():
+    collector = {COLLECTOR} if overlay in TRACED else set()
+    assert set(deployments) == set(APP_SERVICES) | collector
+    for name in APP_SERVICES:
+        deployment = deployments[name]
         [container] = deployment["spec"]["template"]["spec"]["containers"]
         assert container["args"] == ["run", "--target", name]
         assert container["image"].split(":")[0].endswith("plumbline")
@@ -129,6 +166,8 @@ def test_probes_resources_and_security(rendered: tuple[str, list[dict[str, Any]]
             for bound in ("requests", "limits"):
                 assert {"cpu", "memory"} <= set(container["resources"][bound]), (name, bound)
         [main] = pod["containers"]
+        if name == COLLECTOR:  # probes its OTLP port
+            continue
         assert main["livenessProbe"]["httpGet"]["path"] == "/healthz"
         assert main["readinessProbe"]["httpGet"]["path"] == "/readyz"
         assert main["startupProbe"]["httpGet"]["path"] == "/healthz"
@@ -137,7 +176,7 @@ def test_probes_resources_and_security(rendered: tuple[str, list[dict[str, Any]]
 def test_configuration_reaches_the_right_services(
     rendered: tuple[str, list[dict[str, Any]]],
 ) -> None:
-    _overlay, docs = rendered
+    overlay, docs = rendered
     deployments = _of_kind(docs, "Deployment")
 
     def env(name: str) -> dict[str, Any]:
@@ -162,13 +201,105 @@ def test_configuration_reaches_the_right_services(
     for name in ("gateway", "attachments"):
         assert env(name)["PLUMBLINE_MAX_UPLOAD_BYTES"]["value"] == str(1 << 30), name
     for name in APP_SERVICES:
+        called = set()
         for variable, value in env(name).items():
             if variable.endswith("_ADDR"):
                 service = variable.removeprefix("PLUMBLINE_").removesuffix("_ADDR").lower()
                 target_of(service, value["value"])  # the form the process will accept
+                called.add(service)
+        assert called == UPSTREAMS[name], name  # what the network policies let it reach
     for name in APP_SERVICES:
-        assert env(name)["OTEL_SERVICE_NAME"]["value"] == f"plumbline-{name}"
         assert env(name)["PLUMBLINE_HOST"]["value"] == "0.0.0.0"
+        if overlay in TRACED:
+            assert env(name)["OTEL_SERVICE_NAME"]["value"] == f"plumbline-{name}"
+            assert env(name)["OTEL_EXPORTER_OTLP_ENDPOINT"]["value"] == (
+                f"http://{COLLECTOR}:{OTLP}"
+            )
+        else:  # tracing is off
+            assert not [v for v in env(name) if v.startswith("OTEL_")], name
+
+
+#: Environment variables that carry a secret: each must come from a Secret (secretKeyRef).
+SECRET_VARIABLE = re.compile(r"PASSWORD|SECRET|DATABASE_URL|ACCESS_KEY|TOKEN|SIGNING|_KEY$")
+#: A URL with a user and password in it.
+CREDENTIALS_IN_URL = re.compile(r"://[^/@\s:]+:[^/@\s]+@")
+
+
+def _secret_values(docs: list[dict[str, Any]]) -> set[str]:
+    """The values of the rendered Secrets (dev's generated ones)."""
+    return {
+        base64.b64decode(value).decode()
+        for secret in _of_kind(docs, "Secret").values()
+        for value in secret.get("data", {}).values()
+    } | {
+        value
+        for secret in _of_kind(docs, "Secret").values()
+        for value in secret.get("stringData", {}).values()
+    }
+
+
+def _assert_no_inline_secrets(docs: list[dict[str, Any]]) -> None:
+    """No workload's environment holds a secret inline, and no ConfigMap does either:
+    passwords, database URLs, S3 credentials come from Secrets through secretKeyRef."""
+    secrets = _secret_values(docs)
+    assert all(len(value) >= 8 for value in secrets)  # long enough to search for
+
+    def inline(value: str) -> list[str]:
+        found = [s for s in secrets if s in value]
+        if CREDENTIALS_IN_URL.search(value) or "password" in value.lower():
+            found.append(value)
+        return found
+
+    for kind in ("Deployment", "StatefulSet"):
+        for name, workload in _of_kind(docs, kind).items():
+            pod = workload["spec"]["template"]["spec"]
+            for container in pod["containers"] + pod.get("initContainers", []):
+                assert "envFrom" not in container, (name, container["name"])
+                for variable in container.get("env", []):
+                    where = (name, container["name"], variable["name"])
+                    if SECRET_VARIABLE.search(variable["name"]):
+                        assert set(variable) == {"name", "valueFrom"}, where
+                        assert set(variable["valueFrom"]) == {"secretKeyRef"}, where
+                    assert inline(variable.get("value", "")) == [], where
+                for argument in container.get("args", []) + container.get("command", []):
+                    assert inline(argument) == [], (name, container["name"])
+    for name, config_map in _of_kind(docs, "ConfigMap").items():
+        for key, value in config_map.get("data", {}).items():
+            assert inline(value) == [], (name, key)
+
+
+def test_no_secret_is_inline(rendered: tuple[str, list[dict[str, Any]]]) -> None:
+    _overlay, docs = rendered
+    _assert_no_inline_secrets(docs)
+    pod = _of_kind(docs, "Deployment")["identity"]["spec"]["template"]["spec"]
+    env = {e["name"]: e for e in pod["containers"][0]["env"]}
+    reference = env["PLUMBLINE_ADMIN_PASSWORD"]["valueFrom"]["secretKeyRef"]
+    assert reference["key"] == "password"
+    assert reference["name"].startswith("plumbline-admin")
+    for name in WITH_DATABASE:
+        pod = _of_kind(docs, "Deployment")[name]["spec"]["template"]["spec"]
+        for container in pod["containers"] + pod["initContainers"]:
+            env = {e["name"]: e for e in container["env"]}
+            reference = env["PLUMBLINE_DATABASE_URL"]["valueFrom"]["secretKeyRef"]
+            assert reference["key"] == "url"
+            assert reference["name"].startswith("plumbline-database"), name
+
+
+def test_dev_secrets_are_generated_and_marked_dev_only(dev: list[dict[str, Any]]) -> None:
+    """dev generates its Secrets from values in the repository, each saying it is for
+    development only; the services' database URL carries PostgreSQL's own password."""
+    secrets = {
+        name.rsplit("-", 1)[0]: {
+            key: base64.b64decode(value).decode() for key, value in secret["data"].items()
+        }
+        for name, secret in _of_kind(dev, "Secret").items()
+    }
+    assert set(secrets) == {"plumbline-database", "plumbline-admin", "postgres"}
+    for values in secrets.values():
+        assert all("dev-only" in value for value in values.values()), values
+    url = secrets["plumbline-database"]["url"]
+    assert f":{secrets['postgres']['password']}@postgres:5432/" in url
+    assert "{service}" in url
 
 
 def _matches(selector: dict[str, Any], app: str) -> bool:
@@ -238,7 +369,8 @@ def can_reach(
 
 
 def _sources(policies: dict[str, dict[str, Any]], target: str, port: int) -> set[str]:
-    return {s for s in (*APP_SERVICES, *BACKENDS, METRICS) if can_reach(policies, s, target, port)}
+    candidates = (*APP_SERVICES, *BACKENDS, COLLECTOR, METRICS)
+    return {s for s in candidates if can_reach(policies, s, target, port)}
 
 
 def test_services_take_grpc_only_from_their_callers(
@@ -250,14 +382,11 @@ def test_services_take_grpc_only_from_their_callers(
     assert policies["default-deny-ingress"]["spec"]["podSelector"] == {}
     callers = {name: _sources(policies, name, 9090) for name in APP_SERVICES}
     assert callers == {
-        "identity": {"gateway", "items", "testmgmt", "activity", "baselines", "attachments"},
-        "items": {"gateway", "testmgmt", "activity", "attachments", "baselines"},
-        "testmgmt": {"gateway", "baselines"},
-        "activity": {"gateway"},
-        "attachments": {"gateway", "baselines"},
-        "baselines": {"gateway"},
-        "gateway": set(),
+        name: {caller for caller, called in UPSTREAMS.items() if name in called}
+        for name in APP_SERVICES
     }
+    assert callers["identity"] == set(APP_SERVICES) - {"identity"}
+    assert callers["gateway"] == set()
     for name in APP_SERVICES:
         if name == "gateway":  # the API, from anywhere
             assert _allows(policies, "ingress", name, ANYWHERE, 8080, "TCP")
@@ -268,32 +397,62 @@ def test_services_take_grpc_only_from_their_callers(
 def _assert_egress(
     policies: dict[str, dict[str, Any]],
     source: str,
-    upstreams: set[str],
-    outside: set[tuple[int, str]],
+    *,
+    traced: bool,
+    also: frozenset[tuple[int, str]] = frozenset(),
 ) -> None:
-    """``source`` reaches exactly ``upstreams`` over gRPC, and of the ports tried, exactly
-    ``outside`` anywhere else."""
-    assert {t for t in APP_SERVICES if can_reach(policies, source, t, 9090)} == upstreams
+    """``source`` reaches exactly its upstreams over gRPC, the collector exactly when
+    ``traced``, and of the ports tried, exactly ``outside(source)`` and ``also`` anywhere
+    else."""
+    assert {t for t in APP_SERVICES if can_reach(policies, source, t, 9090)} == UPSTREAMS[source]
     assert not can_reach(policies, source, "gateway", 8080)
-    for port, protocol in BACKEND_PORTS | UNUSED_PORTS:
+    assert can_reach(policies, source, COLLECTOR, OTLP) == traced, source
+    assert not can_reach(policies, source, COLLECTOR, 8080), source
+    allowed = outside(source) | also
+    for port, protocol in TRIED_PORTS:
         assert can_reach(policies, source, ANYWHERE, port, protocol) == (
-            (port, protocol) in outside
+            (port, protocol) in allowed
         ), (source, port, protocol)
 
 
-@pytest.mark.parametrize(
-    ("source", "upstreams"),
-    [("testmgmt", {"identity", "items"}), ("attachments", {"identity", "items"})],
-)
-def test_held_egress_reaches_exactly_what_is_used(
-    rendered: tuple[str, list[dict[str, Any]]], source: str, upstreams: set[str]
+@pytest.mark.parametrize("source", APP_SERVICES)
+def test_egress_reaches_exactly_what_is_used(
+    rendered: tuple[str, list[dict[str, Any]]], source: str
 ) -> None:
     overlay, docs = rendered
     policies = _of_kind(docs, "NetworkPolicy")
-    _assert_egress(policies, source, upstreams, BACKEND_PORTS)
+    _assert_egress(policies, source, traced=overlay in TRACED)
     if overlay == "dev":
-        assert can_reach(policies, source, "postgres", 5432)
+        assert can_reach(policies, source, "postgres", 5432) == (source in WITH_DATABASE)
         assert can_reach(policies, source, "nats", 4222)
+        for backend, port in (("postgres", 4222), ("nats", 5432), ("nats", 8222)):
+            assert not can_reach(policies, source, backend, port)
+
+
+def test_the_database_port_is_patched_as_documented(tmp_path: Path) -> None:
+    """Every policy keeps the database in egress rule 0 (the network-policies README)."""
+    with_database = "|".join(WITH_DATABASE)
+    (tmp_path / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "resources": [os.path.relpath(ROOT / "overlays" / "prod", tmp_path)],
+                "patches": [
+                    {
+                        "target": {"kind": "NetworkPolicy", "name": with_database},
+                        "patch": (
+                            "- {op: test, path: /spec/egress/0/ports/0/port, value: 5432}\n"
+                            "- {op: replace, path: /spec/egress/0/ports/0/port, value: 6432}\n"
+                        ),
+                    }
+                ],
+            }
+        )
+    )
+    policies = _of_kind(_render(tmp_path), "NetworkPolicy")
+    for source in APP_SERVICES:
+        assert can_reach(policies, source, ANYWHERE, 6432) == (source in WITH_DATABASE)
+        assert not can_reach(policies, source, ANYWHERE, 5432)
+        assert can_reach(policies, source, ANYWHERE, 4222)
 
 
 def _without_env(deployment: dict[str, Any], *names: str) -> Any:
@@ -301,6 +460,12 @@ def _without_env(deployment: dict[str, Any], *names: str) -> Any:
     copy = json.loads(json.dumps(deployment))
     for container in copy["spec"]["template"]["spec"]["containers"]:
         container["env"] = [e for e in container["env"] if e["name"] not in names]
+    return copy
+
+
+def _without_egress(policy: dict[str, Any]) -> Any:
+    copy = json.loads(json.dumps(policy))
+    del copy["spec"]["egress"]
     return copy
 
 
@@ -315,12 +480,14 @@ def test_baselines_is_shaped_like_activity(rendered: tuple[str, list[dict[str, A
     _overlay, docs = rendered
     for kind in ("Deployment", "Service", "ServiceAccount", "NetworkPolicy", "PodDisruptionBudget"):
         of_kind = _of_kind(docs, kind)
-        baselines = of_kind["baselines"]
+        baselines, activity = of_kind["baselines"], of_kind["activity"]
         if kind == "Deployment":
             baselines = _without_env(
                 baselines, "PLUMBLINE_TESTMGMT_ADDR", "PLUMBLINE_ATTACHMENTS_ADDR"
             )
-        assert baselines == _renamed(of_kind["activity"], "activity", "baselines"), kind
+        if kind == "NetworkPolicy":  # egress: test_egress_reaches_exactly_what_is_used
+            baselines, activity = _without_egress(baselines), _without_egress(activity)
+        assert baselines == _renamed(activity, "activity", "baselines"), kind
     assert "baselines" not in _of_kind(docs, "HorizontalPodAutoscaler")
     pod = _of_kind(docs, "Deployment")["baselines"]["spec"]["template"]["spec"]
     assert not any("persistentVolumeClaim" in v for v in pod["volumes"])
@@ -330,16 +497,69 @@ def test_baselines_is_shaped_like_activity(rendered: tuple[str, list[dict[str, A
     assert _sources(policies, "baselines", 8080) == {METRICS}
 
 
-@pytest.fixture(scope="module")
-def dev() -> list[dict[str, Any]]:
-    """The dev overlay alone: the one with PostgreSQL and NATS in the cluster."""
-    return _render("dev")
-
-
 def test_the_in_cluster_backends_admit_their_clients(dev: list[dict[str, Any]]) -> None:
+    """PostgreSQL admits the services with a database, NATS every Plumbline process (each
+    writes events or follows them: identity its outbox, the gateway identity's events)."""
     policies = _of_kind(dev, "NetworkPolicy")
     assert _sources(policies, "postgres", 5432) == set(WITH_DATABASE)
     assert _sources(policies, "nats", 4222) == set(APP_SERVICES)
+    for backend in BACKENDS:
+        for port in (5432, 4222, 8222, 8080):
+            if (backend, port) not in {("postgres", 5432), ("nats", 4222)}:
+                assert _sources(policies, backend, port) == set(), (backend, port)
+
+
+def test_the_collector_takes_the_services_traces(dev: list[dict[str, Any]]) -> None:
+    """The opentelemetry component brings the otel-collector the services send to, which
+    listens where they send and admits them only."""
+    policies = _of_kind(dev, "NetworkPolicy")
+    assert _sources(policies, COLLECTOR, OTLP) == set(APP_SERVICES)
+    assert _sources(policies, COLLECTOR, 8080) == set()
+    [port] = _of_kind(dev, "Service")[COLLECTOR]["spec"]["ports"]
+    assert port["port"] == OTLP
+    pod = _of_kind(dev, "Deployment")[COLLECTOR]["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    assert container["image"].startswith("otel/opentelemetry-collector:")
+    assert {p["name"]: p["containerPort"] for p in container["ports"]}[port["targetPort"]] == OTLP
+    [config_arg] = container["args"]
+    path = Path(config_arg.removeprefix("--config="))
+    [mount] = [m for m in container["volumeMounts"] if Path(m["mountPath"]) == path.parent]
+    [volume] = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    config_map = _of_kind(dev, "ConfigMap")[volume["configMap"]["name"]]
+    config = yaml.safe_load(config_map["data"][path.name])
+    assert config["receivers"]["otlp"]["protocols"]["http"]["endpoint"] == f"0.0.0.0:{OTLP}"
+    assert config["service"]["pipelines"]["traces"]["receivers"] == ["otlp"]
+    assert container["readinessProbe"]["tcpSocket"]["port"] == port["targetPort"]
+
+
+def test_the_collector_config_is_replaced_as_documented(tmp_path: Path) -> None:
+    """prod with the opentelemetry component and the README's patch of its configuration."""
+    readme = (ROOT / "components" / "opentelemetry" / "README.md").read_text()
+    [patch] = [
+        block.removeprefix("yaml\n")
+        for block in readme.split("```")[1::2]
+        if "kind: ConfigMap" in block
+    ]
+    (tmp_path / "otel-collector-config.yaml").write_text(patch)
+    (tmp_path / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "resources": [os.path.relpath(ROOT / "overlays" / "prod", tmp_path)],
+                "components": [os.path.relpath(ROOT / "components" / "opentelemetry", tmp_path)],
+                "patches": [{"path": "otel-collector-config.yaml"}],
+            }
+        )
+    )
+    docs = _render(tmp_path)
+    [config_map] = [c for n, c in _of_kind(docs, "ConfigMap").items() if n.startswith(COLLECTOR)]
+    config = yaml.safe_load(config_map["data"]["config.yaml"])
+    assert config["service"]["pipelines"]["traces"]["exporters"] == ["otlphttp"]
+    pod = _of_kind(docs, "Deployment")[COLLECTOR]["spec"]["template"]["spec"]
+    assert pod["volumes"][0]["configMap"]["name"] == config_map["metadata"]["name"]
+    policies = _of_kind(docs, "NetworkPolicy")
+    assert _sources(policies, COLLECTOR, OTLP) == set(APP_SERVICES)
+    for source in APP_SERVICES:
+        _assert_egress(policies, source, traced=True)
 
 
 def test_testmgmt_has_a_headless_service_for_the_gateway(
@@ -385,12 +605,14 @@ def test_dev_runs_its_own_backends_and_prod_does_not(
     statefulsets = set(_of_kind(docs, "StatefulSet"))
     if overlay == "dev":
         assert statefulsets == {"postgres", "nats"}
+        assert set(_of_kind(docs, "Namespace")) == {"plumbline-dev"}  # apply needs nothing first
         assert {"plumbline-database", "plumbline-admin"} <= {
             name.rsplit("-", 1)[0] for name in _of_kind(docs, "Secret")
         }
     else:
         assert statefulsets == set()
-        assert _of_kind(docs, "Secret") == {}
+        assert _of_kind(docs, "Secret") == {}  # the operator's
+        assert _of_kind(docs, "Namespace") == {}
         replicas = {n: d["spec"]["replicas"] for n, d in _of_kind(docs, "Deployment").items()}
         assert replicas.pop("attachments") == 1  # its volume is ReadWriteOnce
         assert set(replicas.values()) == {2}
@@ -422,15 +644,25 @@ def test_attachments_keeps_its_files_on_one_volume(
     assert "attachments" not in _of_kind(docs, "HorizontalPodAutoscaler")
 
 
-def _with_s3_blobs(directory: Path, object_store_port: int | None = None) -> Path:
-    """A copy of the prod overlay in ``directory`` with the s3-blobs component after its
+def _with_s3_blobs(
+    directory: Path, object_store_port: int | None = None, base: str = "prod"
+) -> Path:
+    """A copy of the overlay ``base`` in ``directory`` with the s3-blobs component after its
     others, the settings ConfigMap it needs, and (if given) the README's patch of the
     object store's port."""
-    overlay = ROOT / "overlays" / "prod"
+    overlay = ROOT / "overlays" / base
     kustomization = yaml.safe_load((overlay / "kustomization.yaml").read_text())
 
-    def moved(path: str) -> str:  # kustomize takes relative paths only
-        return os.path.relpath((overlay / path).resolve(), directory)
+    directory.mkdir(parents=True, exist_ok=True)
+
+    def moved(path: str) -> str:
+        """Kustomize takes directories by relative path, and files only in or below the
+        kustomization's own (the overlay's manifests are copied)."""
+        source = (overlay / path).resolve()
+        if source.is_file():
+            shutil.copy(source, directory / source.name)
+            return source.name
+        return os.path.relpath(source, directory)
 
     kustomization["resources"] = [moved(p) for p in kustomization["resources"]]
     kustomization["components"] = [
@@ -452,12 +684,11 @@ def _with_s3_blobs(directory: Path, object_store_port: int | None = None) -> Pat
             {
                 "target": {"kind": "NetworkPolicy", "name": "attachments"},
                 "patch": (
-                    "- {op: test, path: /spec/egress/3/ports/0/port, value: 443}\n"
-                    f"- {{op: replace, path: /spec/egress/3/ports/0/port, value: {object_store_port}}}\n"
+                    "- {op: test, path: /spec/egress/2/ports/0/port, value: 443}\n"
+                    f"- {{op: replace, path: /spec/egress/2/ports/0/port, value: {object_store_port}}}\n"
                 ),
             }
         ]
-    directory.mkdir(parents=True, exist_ok=True)
     (directory / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
     return directory
 
@@ -468,8 +699,14 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     return _render(_with_s3_blobs(tmp_path_factory.mktemp("prod-s3")))
 
 
-def test_s3_blobs_is_schema_valid(s3: list[dict[str, Any]]) -> None:
-    for doc in s3:
+@pytest.fixture(scope="module")
+def dev_s3(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    """dev (with its collector) and the s3-blobs component."""
+    return _render(_with_s3_blobs(tmp_path_factory.mktemp("dev-s3"), base="dev"))
+
+
+def test_s3_blobs_is_schema_valid(s3: list[dict[str, Any]], dev_s3: list[dict[str, Any]]) -> None:
+    for doc in s3 + dev_s3:
         kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
 
 
@@ -501,6 +738,13 @@ def test_s3_blobs_takes_its_credentials_from_the_secret(s3: list[dict[str, Any]]
         assert "secret" not in str(_of_kind(s3, "ConfigMap")[name]["data"]).lower()
 
 
+def test_s3_blobs_keeps_its_credentials_out_of_the_manifests(
+    s3: list[dict[str, Any]], dev_s3: list[dict[str, Any]]
+) -> None:
+    _assert_no_inline_secrets(s3)
+    _assert_no_inline_secrets(dev_s3)
+
+
 def test_s3_blobs_drops_the_volume(s3: list[dict[str, Any]]) -> None:
     pod = _attachments_pod(s3)
     assert "attachments-files" not in _of_kind(s3, "PersistentVolumeClaim")
@@ -513,18 +757,26 @@ def test_s3_blobs_drops_the_volume(s3: list[dict[str, Any]]) -> None:
     )
 
 
-def test_s3_blobs_lets_attachments_out_to_the_object_store(s3: list[dict[str, Any]]) -> None:
-    policies = _of_kind(s3, "NetworkPolicy")
-    _assert_egress(policies, "attachments", {"identity", "items"}, BACKEND_PORTS | {(443, "TCP")})
-    # The rest is as without the component.
-    _assert_egress(policies, "testmgmt", {"identity", "items"}, BACKEND_PORTS)
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_s3_blobs_lets_attachments_alone_out_to_the_object_store(
+    s3: list[dict[str, Any]], dev_s3: list[dict[str, Any]], overlay: str
+) -> None:
+    docs = {"prod": s3, "dev": dev_s3}[overlay]
+    policies = _of_kind(docs, "NetworkPolicy")
+    store = frozenset({(443, "TCP")})
+    for source in APP_SERVICES:  # the rest is as without the component
+        also = store if source == "attachments" else frozenset()
+        _assert_egress(policies, source, traced=overlay in TRACED, also=also)
     assert _sources(policies, "attachments", 9090) == {"gateway", "baselines"}
 
 
-def test_the_object_store_port_is_patched_as_documented(tmp_path: Path) -> None:
-    docs = _render(_with_s3_blobs(tmp_path / "prod-s3", object_store_port=8333))
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_object_store_port_is_patched_as_documented(tmp_path: Path, overlay: str) -> None:
+    docs = _render(_with_s3_blobs(tmp_path / "s3", object_store_port=8333, base=overlay))
     policies = _of_kind(docs, "NetworkPolicy")
-    _assert_egress(policies, "attachments", {"identity", "items"}, BACKEND_PORTS | {(8333, "TCP")})
+    for source in APP_SERVICES:
+        also = frozenset({(8333, "TCP")}) if source == "attachments" else frozenset()
+        _assert_egress(policies, source, traced=overlay in TRACED, also=also)
 
 
 def test_s3_blobs_without_network_policies_holds_nothing(tmp_path: Path) -> None:
