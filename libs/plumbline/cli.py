@@ -24,6 +24,14 @@ def _settings(args: argparse.Namespace) -> Settings:
     return Settings(**overrides)
 
 
+def _tell_database(settings: Settings, service: str) -> None:
+    """Says which database an offline command works on (not silently ``.data``)."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(settings.database_url_for(service)).render_as_string(hide_password=True)
+    print(f"plumbline: the {service} database: {url}", file=sys.stderr)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from plumbline.runner import run
 
@@ -53,6 +61,7 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
         for service in services:
             await upgrade(service, settings.database_url_for(service))
             print(f"migrated {service}")
+            _tell_database(settings, service)
 
     asyncio.run(migrate())
     return 0
@@ -63,6 +72,7 @@ def _cmd_credentials_create(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     setup_logging("WARNING")
+    _tell_database(settings, "identity")
     client_id, secret = asyncio.run(create_credentials(settings, args.user, args.name))
     print(f"client_id: {client_id}")
     print(f"client_secret: {secret}")
@@ -75,6 +85,7 @@ def _cmd_config_apply(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     setup_logging("WARNING")
+    _tell_database(settings, "items")
     changes = asyncio.run(apply_config(settings, args.file, args.dry_run))
     verb = "would change" if args.dry_run else "changed"
     for change in changes:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 
-from plumbline.cli import parser, would
+from plumbline.cli import main, parser, would
 
 
 def _options(command: argparse.ArgumentParser) -> list[argparse.Action]:
@@ -49,3 +50,13 @@ def test_a_dry_run_says_what_would_happen() -> None:
     assert would("project P uses relationship rule set 'x'") == (
         "would make: project P uses relationship rule set 'x'"
     )
+
+
+def test_offline_commands_say_which_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PLUMBLINE_DATABASE_URL", raising=False)
+    monkeypatch.delenv("PLUMBLINE_IDENTITY_DATABASE_URL", raising=False)
+    assert main(["migrate", "--target", "identity", "--data-dir", str(tmp_path / "d")]) == 0
+    err = capsys.readouterr().err
+    assert f"the identity database: sqlite+aiosqlite:///{tmp_path / 'd' / 'identity.db'}" in err
