@@ -149,8 +149,23 @@ def deleted() -> Response:
     return Response(status_code=204)
 
 
+#: Reason phrases as clients of the contract know them, whatever Python's ``http`` says:
+#: Python 3.13 renamed these after RFC 9110 ("Content Too Large", ...).
+_PHRASES = {
+    413: "Request Entity Too Large",
+    414: "Request-URI Too Long",
+    416: "Requested Range Not Satisfiable",
+    422: "Unprocessable Entity",
+}
+
+
+def reason_phrase(status: int) -> str:
+    """``meta.status`` of an error: the same on every supported Python."""
+    return _PHRASES.get(status) or HTTPStatus(status).phrase
+
+
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
     """An error body: the reason phrase as ``status`` and a sentence as ``message``."""
-    phrase = HTTPStatus(status).phrase
+    phrase = reason_phrase(status)
     body: ErrorResponse = {"meta": {"status": phrase, "timestamp": _now(), "message": message}}
     return json_response(body, status=status, headers=headers)
