@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -229,18 +229,8 @@ class Baselines:
         if not rows:
             return []
         wanted = [(r.item, r.version) for r in rows]
-        await self.history.wait_for_versions(wanted)
+        found = await self._versions(wanted)
         async with self.db.read() as session:
-            found = {
-                (v.item, v.version): v
-                for v in (
-                    await session.execute(
-                        select(versions).where(
-                            tuple_(versions.c.item, versions.c.version).in_(wanted)
-                        )
-                    )
-                ).all()
-            }
             kept = {
                 h.item: h
                 for h in (
@@ -250,6 +240,23 @@ class Baselines:
                 ).all()
             }
         return [Placed(r, found[(r.item, r.version)], kept[r.item]) for r in rows]
+
+    async def _versions(self, wanted: list[tuple[int, int]]) -> dict[tuple[int, int], Row[Any]]:
+        """The versions rows of (item, version) pairs, once the history holds them all: read
+        at once, and again after waiting (bounded) when some are not consumed yet."""
+
+        async def read() -> dict[tuple[int, int], Row[Any]]:
+            async with self.db.read() as session:
+                rows = await session.execute(
+                    select(versions).where(tuple_(versions.c.item, versions.c.version).in_(wanted))
+                )
+                return {(v.item, v.version): v for v in rows.all()}
+
+        found = await read()
+        if len(found) < len(set(wanted)):
+            await self.history.wait_for_versions(wanted)
+            found = await read()
+        return found
 
     # ---- compare ---------------------------------------------------------------------
 
@@ -322,33 +329,21 @@ class Baselines:
         if not pairs:
             return page
         wanted = [(c.id, c.from_version) for c in pairs] + [(c.id, c.to_version) for c in pairs]
-        await self.history.wait_for_versions(wanted)
-        async with self.db.read() as session:
-            snapshots = {
-                (v.item, v.version): json.loads(v.snapshot)
-                for v in (
-                    await session.execute(
-                        select(versions.c.item, versions.c.version, versions.c.snapshot).where(
-                            tuple_(versions.c.item, versions.c.version).in_(wanted)
-                        )
-                    )
-                ).all()
-            }
-        result = []
-        for change in page:
-            if change.change == "CHANGED":
-                old = snapshots.get((change.id, change.from_version), {})
-                new = snapshots.get((change.id, change.to_version), {})
-                change = Change(
-                    "ITEM",
-                    "CHANGED",
-                    change.id,
-                    change.from_version,
-                    change.to_version,
-                    changed_fields(old, new),
-                )
-            result.append(change)
-        return result
+        snapshots = {
+            key: json.loads(v.snapshot) for key, v in (await self._versions(wanted)).items()
+        }
+        return [
+            replace(
+                c,
+                changed_fields=changed_fields(
+                    snapshots.get((c.id, c.from_version), {}),
+                    snapshots.get((c.id, c.to_version), {}),
+                ),
+            )
+            if c.change == "CHANGED"
+            else c
+            for c in page
+        ]
 
 
 def _origin_of(row: Row[Any]) -> Origin:

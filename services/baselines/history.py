@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -268,30 +270,39 @@ class History:
 
     # ---- reading ----------------------------------------------------------------------
 
+    async def _until(self, ready: Callable[[], Awaitable[bool]]) -> bool:
+        """Checks ``ready`` again after each consumed event (and every 50 ms) until it
+        holds; False when ``PLUMBLINE_CONSISTENCY_WAIT`` ran out first."""
+        deadline = time.monotonic() + self.consistency_wait
+        while not await ready():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            async with self._changed:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), min(remaining, 0.05))
+        return True
+
     async def _history(self, item: int, known_version: int) -> Row[Any]:
         """The item's history row once it holds ``known_version`` (read-your-writes), if
         the caller may read its project."""
-        deadline = time.monotonic() + self.consistency_wait
-        while True:
+        found: list[Row[Any] | None] = [None]
+
+        async def ready() -> bool:
             async with self.db.read() as session:
-                row = (
+                found[0] = (
                     await session.execute(select(histories).where(histories.c.item == item))
                 ).first()
-            if row is not None and row.latest >= known_version:
-                break
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                if row is None and known_version <= 0:
-                    raise NotFound(f"No history of abstract item {item}.")
-                raise Unavailable(
-                    f"The history of item {item} is catching up with recent changes; "
-                    "try again shortly."
-                )
-            async with self._changed:
-                try:
-                    await asyncio.wait_for(self._changed.wait(), min(remaining, 0.05))
-                except TimeoutError:
-                    pass
+            return found[0] is not None and found[0].latest >= known_version
+
+        if not await self._until(ready):
+            if found[0] is None and known_version <= 0:
+                raise NotFound(f"No history of abstract item {item}.")
+            raise Unavailable(
+                f"The history of item {item} is catching up with recent changes; try again shortly."
+            )
+        row = found[0]
+        assert row is not None
         (await self.access.current()).require(Action.READ, row.project, f"item {item}")
         return row
 
@@ -302,9 +313,12 @@ class History:
 
     async def wait_for_versions(self, wanted: list[tuple[int, int]]) -> None:
         """Waits (bounded) until the history holds every (item, version) of ``wanted``."""
-        deadline = time.monotonic() + self.consistency_wait
         pairs = list(dict.fromkeys(wanted))
-        while pairs:
+
+        async def ready() -> bool:
+            nonlocal pairs
+            if not pairs:
+                return True
             async with self.db.read() as session:
                 found = set(
                     (
@@ -318,18 +332,10 @@ class History:
                     .all()
                 )
             pairs = [p for p in pairs if p not in found]
-            if not pairs:
-                return
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise Unavailable(
-                    "The history is catching up with recent changes; try again shortly."
-                )
-            async with self._changed:
-                try:
-                    await asyncio.wait_for(self._changed.wait(), min(remaining, 0.05))
-                except TimeoutError:
-                    pass
+            return not pairs
+
+        if not await self._until(ready):
+            raise Unavailable("The history is catching up with recent changes; try again shortly.")
 
     async def page(
         self, item: int, known_version: int, start: int, size: int
@@ -337,9 +343,27 @@ class History:
         """A page of an item's versions, oldest first, the total and the history row.
 
         The common case, a history that has caught up, is one query: the page with the
-        history row and the total alongside."""
+        history row and the total alongside; otherwise the same query once it has."""
+        found = await self._page(item, start, size)
+        if found and found[0].latest >= known_version:
+            first = found[0]
+            project = first.history_project
+            (await self.access.current()).require(Action.READ, project, f"item {item}")
+            return found, int(first.total), _History(item, project, first.latest, first.deleted)
+        history = await self._history(item, known_version)
+        found = await self._page(item, start, size)
+        if found:
+            return found, int(found[0].total), history
+        async with self.db.read() as session:  # a page past the last version
+            total = await session.scalar(
+                select(func.count()).select_from(versions).where(versions.c.item == item)
+            )
+        return [], int(total or 0), history
+
+    async def _page(self, item: int, start: int, size: int) -> list[Any]:
+        """Versions of a page with their history row's members and the total."""
         async with self.db.read() as session:
-            found: list[Any] = list(
+            return list(
                 await session.execute(
                     select(
                         *_listed(),
@@ -355,26 +379,6 @@ class History:
                     .limit(size)
                 )
             )
-        if found and found[0].latest >= known_version:
-            first = found[0]
-            project = first.history_project
-            (await self.access.current()).require(Action.READ, project, f"item {item}")
-            return found, int(first.total), _History(item, project, first.latest, first.deleted)
-        history = await self._history(item, known_version)
-        async with self.db.read() as session:
-            total = await session.scalar(
-                select(func.count()).select_from(versions).where(versions.c.item == item)
-            )
-            rows = (
-                await session.execute(
-                    select(*_listed())
-                    .where(versions.c.item == item)
-                    .order_by(versions.c.version)
-                    .offset(start)
-                    .limit(size)
-                )
-            ).all()
-        return list(rows), int(total or 0), history
 
     async def get(self, item: int, known_version: int, number: int) -> tuple[Row[Any], Row[Any]]:
         """One version with its snapshot, and the history row."""
