@@ -32,7 +32,8 @@ from pydantic import WithJsonSchema
 from starlette.requests import Request
 
 from plumbline.common.context import Principal
-from plumbline.common.dates import parse_date_range
+from plumbline.common.dates import format_datetime, parse_date_range, parse_datetime
+from plumbline.common.errors import InvalidArgument
 from plumbline.gateway import params
 from plumbline.gateway.auth import caller
 
@@ -183,6 +184,37 @@ def strings(
         lambda values: params.strings(values, name, max_length),
         description=description,
     )
+
+
+@overload
+def moment(
+    name: str, *, description: str, required: Literal[True]
+) -> Callable[..., Awaitable[str]]: ...
+
+
+@overload
+def moment(
+    name: str, *, description: str, required: Literal[False] = False
+) -> Callable[..., Awaitable[str | None]]: ...
+
+
+def moment(
+    name: str, *, description: str, required: bool = False
+) -> Callable[..., Awaitable[str | None]] | Callable[..., Awaitable[str]]:
+    """One date (yyyy-MM-dd'T'HH:mm:ss.SSSZ, milliseconds optional), in the form the
+    services exchange; None when absent and not required."""
+
+    def parse(values: Sequence[str]) -> str | None:
+        if not values:
+            if required:
+                raise InvalidArgument(f"the query parameter {name} is required")
+            return None
+        if len(values) > 1:
+            raise InvalidArgument(f"{name} may be given once, got {len(values)} values")
+        return format_datetime(parse_datetime(values[0], name))
+
+    schema = {"type": "string"}
+    return parameter(name, schema, parse, description=description, required=required)
 
 
 DateRange = tuple[datetime, datetime | None]

@@ -9,7 +9,6 @@ have caught up with before it answers (read-your-writes).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import Depends, Path
@@ -18,8 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.baselines.v1 import baselines_pb2 as pb
-from plumbline.common.dates import format_datetime, parse_datetime
-from plumbline.common.errors import InvalidArgument, NotFound
+from plumbline.common.errors import NotFound
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.deps import Caller, Gateway, Gw, Paging, View, view_of
@@ -82,23 +80,12 @@ async def _subject(gw: Gateway, request: Request, base: str, id: int) -> pb.Subj
     return pb.Subject(item=id, known_version=await current_version(gw, request, base, id))
 
 
-def _as_of(values: Sequence[str]) -> str | None:
-    """``asOf``: one date, in the form services exchange; None when absent."""
-    if not values:
-        return None
-    if len(values) > 1:
-        raise InvalidArgument(f"asOf takes one date, got {len(values)}.")
-    return format_datetime(parse_datetime(values[0], "asOf"))
-
-
 #: ``asOf`` on reads of one record (beyond the contract): the record as it was then.
 AsOf = Annotated[
     str | None,
     Depends(
-        query.parameter(
+        query.moment(
             "asOf",
-            {"type": "string"},
-            _as_of,
             description="The record as it was at this moment (its newest version then), "
             "e.g. 2024-01-31T13:45:00.000+0000; it answers with version and currentVersion.",
         )
@@ -183,20 +170,11 @@ for _base, (_name, _noun, _shape) in BASES.items():
 VersionedRelationships = Annotated[View, Depends(view_of("versionedrelationships"))]
 
 
-def _moment(values: Sequence[str]) -> str:
-    """The one date of ``timestamp``, in the form services exchange."""
-    if len(values) != 1:
-        raise InvalidArgument(f"timestamp takes one date, got {len(values)}.")
-    return format_datetime(parse_datetime(values[0], "timestamp"))
-
-
 Timestamp = Annotated[
     str,
     Depends(
-        query.parameter(
+        query.moment(
             "timestamp",
-            {"type": "string"},
-            _moment,
             description="The moment to look at, e.g. 2024-01-31T13:45:00.000+0000 "
             "(milliseconds optional).",
             required=True,
