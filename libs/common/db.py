@@ -7,9 +7,9 @@ never block the writer; PostgreSQL runs on asyncpg.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import BigInteger, Integer, Row, Select, Table, event
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
@@ -25,6 +25,8 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.sql.dml import Delete, Insert, Update
 
 from plumbline.common.errors import InvalidArgument, NotFound
+
+T = TypeVar("T")
 
 #: Primary keys: 64-bit on PostgreSQL, INTEGER (so AUTOINCREMENT works) on SQLite.
 ID = BigInteger().with_variant(Integer, "sqlite")
@@ -125,6 +127,17 @@ class Database:
     async def close(self) -> None:
         """Releases every connection."""
         await self.engine.dispose()
+
+
+#: Ids one ``IN (...)`` takes at most: within both databases' bind-parameter limits
+#: (PostgreSQL's 32,767, SQLite's 32,766), with room for the statement's other ones.
+IN_CHUNK = 10_000
+
+
+def chunked(values: Sequence[T], size: int = IN_CHUNK) -> Iterator[list[T]]:
+    """``values`` in lists of at most ``size``, for statements that name many ids."""
+    for start in range(0, len(values), size):
+        yield list(values[start : start + size])
 
 
 def unique_violation(exc: IntegrityError) -> bool:

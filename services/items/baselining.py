@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Row, select
 
 from plumbline.common.access import AccessCache, Action
+from plumbline.common.db import chunked
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.filters import Filters
@@ -68,26 +69,25 @@ class Baselining:
             )
         access = await self.access.current()
         access.require(Action.READ, origin.project, f"project {origin.project}")
-        active = (items.c.project == origin.project, items.c.active.is_(True))
+        statement = select(*_COLUMNS).where(
+            items.c.project == origin.project, items.c.active.is_(True)
+        )
         async with self.db.read() as session:
             if (
                 await session.scalar(select(projects.c.id).where(projects.c.id == origin.project))
                 is None
             ):
                 raise InvalidArgument(f"project: no project with id {origin.project}.")
-            statement = select(*_COLUMNS).where(*active)
             if origin.item is not None:
-                root = (
-                    await session.execute(
-                        select(items.c.sequence).where(items.c.id == origin.item, *active)
-                    )
-                ).first()
+                root = await session.scalar(
+                    statement.with_only_columns(items.c.sequence).where(items.c.id == origin.item)
+                )
                 if root is None:
                     raise InvalidArgument(
                         f"origin.item: no item {origin.item} in project {origin.project}."
                     )
                 statement = statement.where(
-                    (items.c.id == origin.item) | items.c.sequence.startswith(root.sequence + ".")
+                    (items.c.id == origin.item) | items.c.sequence.startswith(root + ".")
                 )
             elif origin.release is not None:
                 release = await session.scalar(
@@ -104,32 +104,29 @@ class Baselining:
                         )
                     )
                 )
-            elif origin.items:
-                statement = statement.where(items.c.id.in_(origin.items))
-            if origin.filter is None:
-                rows = (await session.execute(statement.order_by(items.c.sequence))).all()
-        if origin.filter is not None:
-            try:
-                found, _ = await self.filters.results(
-                    origin.filter, origin.project, 0, MAX_FILTERED
-                )
-            except NotFound:
-                raise InvalidArgument(
-                    f"origin.filter: no filter with id {origin.filter}."
-                ) from None
-            async with self.db.read() as session:
-                rows = (
-                    await session.execute(
-                        select(*_COLUMNS)
-                        .where(*active, items.c.id.in_(found))
-                        .order_by(items.c.sequence)
-                    )
-                ).all()
+            if origin.filter is None and not origin.items:
+                rows = list((await session.execute(statement.order_by(items.c.sequence))).all())
+                return await self._placed(rows)
+        named = list(origin.items) or await self._filtered(origin)
+        rows = []
+        async with self.db.read() as session:
+            for chunk in chunked(named):
+                rows += (await session.execute(statement.where(items.c.id.in_(chunk)))).all()
+        rows.sort(key=lambda r: r.sequence)
         if origin.items:
             missing = sorted(set(origin.items) - {r.id for r in rows})
             if missing:
                 raise InvalidArgument(f"items: no item {missing[0]} in project {origin.project}.")
-        return await self._placed(list(rows))
+        return await self._placed(rows)
+
+    async def _filtered(self, origin: Origin) -> list[int]:
+        """The ids the origin's filter finds in its project."""
+        assert origin.filter is not None
+        try:
+            found, _ = await self.filters.results(origin.filter, origin.project, 0, MAX_FILTERED)
+        except NotFound:
+            raise InvalidArgument(f"origin.filter: no filter with id {origin.filter}.") from None
+        return found
 
     async def _placed(self, rows: list[Row[Any]]) -> list[Member]:
         """Members with their parents' versions (parents outside the set read too)."""
@@ -137,7 +134,7 @@ class Baselining:
         outside = {r.parent for r in rows if r.parent is not None and r.parent not in versions}
         if outside:
             async with self.db.read() as session:
-                for chunk in _chunks(sorted(outside), 5000):
+                for chunk in chunked(sorted(outside)):
                     found = await session.execute(
                         select(items.c.id, items.c.version).where(items.c.id.in_(chunk))
                     )
@@ -153,7 +150,3 @@ class Baselining:
             )
             for r in rows
         ]
-
-
-def _chunks(values: list[int], size: int) -> list[list[int]]:
-    return [values[i : i + size] for i in range(0, len(values), size)]

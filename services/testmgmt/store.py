@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from plumbline.common import records as shared
 from plumbline.common.access import Access, AccessCache, Action
 from plumbline.common.context import Principal
-from plumbline.common.db import Database
+from plumbline.common.db import Database, chunked
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
 from plumbline.services.testmgmt import remote
@@ -22,8 +22,6 @@ PLAN, CYCLE, RUN = "plan", "cycle", "run"
 NOUNS = {PLAN: "test plan", CYCLE: "test cycle", RUN: "test run"}
 #: Event entities and the activity feed's object types, by kind.
 ENTITIES = {PLAN: "testplan", CYCLE: "testcycle", RUN: "testrun"}
-#: Most ids one read of records by id names.
-READ_CHUNK = 10_000
 
 
 class Domain:
@@ -101,11 +99,9 @@ async def load(
 
 async def rows_by_id(session: AsyncSession, ids: list[int]) -> dict[int, Row[Any]]:
     """Records by id as they stand in the transaction: one read after a batch write
-    (``READ_CHUNK`` ids a statement keeps large batches within the bind-parameter limits)."""
+    (in chunks that keep large batches within the bind-parameter limits)."""
     found: dict[int, Row[Any]] = {}
-    unique = list(dict.fromkeys(ids))
-    for start in range(0, len(unique), READ_CHUNK):
-        chunk = unique[start : start + READ_CHUNK]
+    for chunk in chunked(list(dict.fromkeys(ids))):
         rows = (await session.execute(select(records).where(records.c.id.in_(chunk)))).all()
         found.update((r.id, r) for r in rows)
     return found

@@ -144,6 +144,20 @@ def test_origins(admin: httpx.Client, project: dict[str, Any]) -> None:
     }
     chosen = take(admin, project, "Chosen", origin={"project": project["id"], "items": [other]})
     assert [i["id"] for i in items_of(admin, chosen)] == [other]
+    everything = {"rule": {"field": {"name": "name"}, "operator": "IS_NOT_EMPTY", "values": []}}
+    found = created_id(
+        admin.post(
+            labs(admin, "/filters"),
+            json={
+                "name": f"All of {project['key']}",
+                "filterQuery": everything,
+                "projectScope": "SPECIFIED",
+                "specifiedProject": project["id"],
+            },
+        )
+    )
+    filtered = take(admin, project, "Filtered", origin={"project": project["id"], "filter": found})
+    assert [i["id"] for i in items_of(admin, filtered)] == [top, below, other]
     assert_error(admin.get(f"/baselines/{chosen}/versioneditems/{top}"), 404, "not in baseline")
 
 
