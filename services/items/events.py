@@ -39,13 +39,18 @@ async def item_event(
         payload["deleted"] = True
     else:
         payload.update(snapshot_payload(item_message(row, catalog, False, None)))
-        # The categories applied at this version (``/items/{id}/versioncategories``).
-        payload["categories"] = sorted(
-            (
-                await session.scalars(
-                    select(item_categories.c.category).where(item_categories.c.item == item_id)
-                )
-            ).all()
+        # The categories applied at this version (``/items/{id}/versioncategories``); a
+        # new item has none yet, so creation (bulk ones too) reads nothing more.
+        payload["categories"] = (
+            []
+            if action == "created"
+            else sorted(
+                (
+                    await session.scalars(
+                        select(item_categories.c.category).where(item_categories.c.item == item_id)
+                    )
+                ).all()
+            )
         )
     return Event(
         f"items.item.{action}",
