@@ -33,7 +33,7 @@ RecordId = Annotated[int, Interval(ge=int64.MIN, le=int64.MAX)]
 ReadOnly = Annotated[T, SkipJsonSchema()]
 
 # Values of these go to the services as JSON (orjson, 64-bit integers, UTF-8 without NUL):
-# the routes encode them with ``jsonbody.free_json``, which names what cannot be sent.
+# the routes encode them with ``jsonvalues.free_json``, which names what cannot be sent.
 JsonObject = dict[str, Any]
 
 LicenseType = Literal[

@@ -10,6 +10,7 @@ from plumbline.activity.v1 import activity_pb2
 from plumbline.attachments.v1 import attachments_pb2
 from plumbline.baselines.v1 import baselines_pb2
 from plumbline.common.errors import Internal
+from plumbline.common.rpc import wire_members
 from plumbline.common.snapshots import parse_snapshot
 from plumbline.gateway import records
 from plumbline.identity.v1 import identity_pb2
@@ -189,26 +190,22 @@ def item(message: items_pb2.Item) -> records.Item:
         "sequence": message.location.sequence,
         "parent": parent,
     }
-    body: records.Item = {
-        "id": message.id,
-        "documentKey": message.document_key,
-        "globalId": message.global_id,
-        "itemType": message.item_type,
-        "project": message.project,
-        "createdDate": message.created_date,
-        "modifiedDate": message.modified_date,
-        "lastActivityDate": message.last_activity_date,
-        "createdBy": message.created_by,
-        "modifiedBy": message.modified_by,
-        "fields": json.loads(message.fields_json or b"{}"),
-        "resources": {"self": {"allowed": list(message.allowed)}},
-        "location": location,
-        "lock": _lock(message.lock),
-        "type": "items",
-    }
-    if message.HasField("child_item_type"):
-        body["childItemType"] = message.child_item_type
-    return body
+    # Plain members come from the message by their wire names (see ``rpc.wire_members``);
+    # tests/unit/gateway/test_representations.py holds them to ``records.Item``.
+    return cast(
+        records.Item,
+        {
+            **wire_members(message, _NOT_ITEM_MEMBERS),
+            "fields": json.loads(message.fields_json or b"{}"),
+            "resources": {"self": {"allowed": list(message.allowed)}},
+            "location": location,
+            "lock": _lock(message.lock),
+            "type": "items",
+        },
+    )
+
+
+_NOT_ITEM_MEMBERS = frozenset({"version"})  # the history's, not the item's
 
 
 def _lock(message: items_pb2.ItemLock | testmgmt_pb2.Lock | attachments_pb2.Lock) -> records.Lock:
@@ -318,14 +315,7 @@ def cycle_group(message: testmgmt_pb2.CycleGroup) -> records.TestCycleTestGroup:
 
 def relationship(message: items_pb2.Relationship) -> records.Relationship:
     """A Relationship."""
-    return {
-        "id": message.id,
-        "fromItem": message.from_item,
-        "toItem": message.to_item,
-        "relationshipType": message.relationship_type,
-        "suspect": message.suspect,
-        "type": "relationships",
-    }
+    return cast(records.Relationship, {**wire_members(message), "type": "relationships"})
 
 
 def tag(message: items_pb2.Tag) -> records.Tag:

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.attachments.v1 import attachments_pb2 as pb
+from plumbline.common.jsonvalues import free_json
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import AttachmentBody, ItemAttachmentBody, LockBody
@@ -31,7 +32,6 @@ from plumbline.gateway.deps import (
     view_of,
 )
 from plumbline.gateway.envelope import created, deleted, updated
-from plumbline.gateway.jsonbody import free_json
 from plumbline.gateway.routes.testrecords import FAMILY_BASES, Kind, foreign_item
 from plumbline.items.v1 import items_pb2
 

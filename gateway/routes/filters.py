@@ -9,12 +9,12 @@ from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
+from plumbline.common.jsonvalues import free_json
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import params, query, records, representations, schemas
 from plumbline.gateway.bodies import FavoriteFilterBody, FilterBody
 from plumbline.gateway.deps import Caller, Gw, Paging, View, dates_with_time, labs_version, view_of
 from plumbline.gateway.envelope import created
-from plumbline.gateway.jsonbody import free_json
 from plumbline.items.v1 import items_pb2
 
 router = APIRouter(prefix="/rest/{version}", tags=["filters"])

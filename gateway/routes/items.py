@@ -10,13 +10,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.attachments.v1 import attachments_pb2
+from plumbline.common import jsonpatch
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.jsonvalues import free_json
+from plumbline.common.rpc import from_wire
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import DuplicateBody, ItemBody, ItemPatch, LockBody, PatchOperation
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted, updated
-from plumbline.gateway.jsonbody import free_json, json_bytes, read_json, read_patch
 from plumbline.gateway.routes.versions import AsOf, as_of_record
 from plumbline.items.v1 import items_pb2
 
@@ -66,18 +68,12 @@ GlobalIdManually = Annotated[
 
 def item_input(body: ItemBody, manually: bool) -> items_pb2.ItemInput:
     """The ItemInput of a POST or PUT body."""
-    message = items_pb2.ItemInput(
-        fields_json=free_json(body.fields, "fields"),
-        set_global_id_manually=manually,
+    message = from_wire(
+        items_pb2.ItemInput(
+            fields_json=free_json(body.fields, "fields"), set_global_id_manually=manually
+        ),
+        dict(body),  # project, itemType, childItemType, globalId: by their wire names
     )
-    for attribute, value in (
-        ("project", body.project),
-        ("item_type", body.itemType),
-        ("child_item_type", body.childItemType),
-        ("global_id", body.globalId),
-    ):
-        if value is not None:
-            setattr(message, attribute, value)
     parent = body.location.parent if body.location else None
     if parent is not None:
         if parent.item is not None:
@@ -166,7 +162,7 @@ async def patch_item(
 ) -> Response:
     await gw.upstreams.items.items.PatchItem(
         items_pb2.PatchItemRequest(
-            id=id, operations_json=await read_patch(request), set_global_id_manually=manually
+            id=id, operations_json=await request.body(), set_global_id_manually=manually
         )
     )
     return updated()
@@ -221,48 +217,19 @@ async def location(request: Request, id: int, view: Locations, gw: Gw, _c: Calle
     return await view.one(item["location"])
 
 
-MAX_BULK = 500
-
-
 @router.patch(
     "/items",
     summary="Change many items with RFC 6902 operations",
     responses=schemas.updated(records.PatchResults),
-    openapi_extra=schemas.array_body(ItemPatch, max_items=MAX_BULK),
+    openapi_extra=schemas.array_body(ItemPatch, max_items=jsonpatch.MAX_BULK),
 )
 async def patch_items(
     request: Request, version: Version, gw: Gw, _c: Caller, manually: GlobalIdManually
 ) -> Response:
     """Body: ``[{"id": 12, "operations": [...]}, ...]``; each item succeeds or fails alone."""
-    entries = await read_json(request)
-    if not isinstance(entries, list) or not entries:
-        raise InvalidArgument(
-            'The body must be a non-empty JSON array of {"id", "operations"} objects.'
-        )
-    if len(entries) > MAX_BULK:
-        raise InvalidArgument(
-            f"At most {MAX_BULK} items can be patched at once, got {len(entries)}."
-        )
-    patches = []
-    for number, entry in enumerate(entries):
-        if (
-            not isinstance(entry, dict)
-            or not isinstance(entry.get("id"), int)
-            or isinstance(entry.get("id"), bool)
-            or not isinstance(entry.get("operations"), list)
-            or set(entry) - {"id", "operations"}
-        ):
-            raise InvalidArgument(
-                f'entry {number} must be {{"id": <item id>, "operations": [<patch operations>]}}.'
-            )
-        patches.append(
-            items_pb2.PatchItemRequest(
-                id=entry["id"],
-                operations_json=json_bytes(entry["operations"], f"entry {number}"),
-                set_global_id_manually=manually,
-            )
-        )
-    reply = await gw.upstreams.items.items.PatchItems(items_pb2.PatchItemsRequest(patches=patches))
+    reply = await gw.upstreams.items.items.PatchItems(
+        items_pb2.PatchItemsRequest(body_json=await request.body(), set_global_id_manually=manually)
+    )
     results: list[records.PatchResult] = [
         {"id": r.id, "status": r.status, "message": r.message} for r in reply.results
     ]

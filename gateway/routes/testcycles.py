@@ -8,12 +8,12 @@ from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
+from plumbline.common.jsonvalues import free_json
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import GenerationConfig, PatchOperation, TestCycleBody
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted, updated
-from plumbline.gateway.jsonbody import free_json, read_patch
 from plumbline.gateway.routes.testrecords import get_records
 from plumbline.testmgmt.v1 import testmgmt_pb2
 
@@ -105,7 +105,7 @@ async def update_cycle(
 async def patch_cycle(
     request: Request, testCycleId: int, version: Version, gw: Gw, _c: Caller
 ) -> Response:
-    operations = await read_patch(request)
+    operations = await request.body()
     await gw.upstreams.testmgmt.cycles.PatchCycle(
         testmgmt_pb2.PatchRequest(id=testCycleId, operations_json=operations)
     )

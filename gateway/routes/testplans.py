@@ -9,12 +9,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.jsonvalues import free_json
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import ArchivedBody, PatchOperation, TestPlanBody
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted, updated
-from plumbline.gateway.jsonbody import free_json, read_patch
 from plumbline.gateway.routes.testrecords import get_records
 from plumbline.testmgmt.v1 import testmgmt_pb2
 
@@ -75,7 +75,7 @@ async def update_plan(
     openapi_extra=schemas.array_body(PatchOperation),
 )
 async def patch_plan(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
-    operations = await read_patch(request)
+    operations = await request.body()
     await gw.upstreams.testmgmt.plans.PatchPlan(
         testmgmt_pb2.PatchRequest(id=id, operations_json=operations)
     )

@@ -11,6 +11,7 @@ from starlette.responses import Response
 
 from plumbline.common import int64
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.jsonvalues import free_json
 from plumbline.core.v1 import core_pb2
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import PatchOperation, RunUpdate, TestRunBody
@@ -25,7 +26,7 @@ from plumbline.gateway.deps import (
     view_of,
 )
 from plumbline.gateway.envelope import created, deleted, updated
-from plumbline.gateway.jsonbody import free_json, read_json, read_patch
+from plumbline.gateway.jsonbody import read_json
 from plumbline.gateway.routes.testrecords import get_records
 from plumbline.testmgmt.v1 import testmgmt_pb2
 
@@ -165,7 +166,7 @@ async def update_run(id: int, body: TestRunBody, version: Version, gw: Gw, _c: C
     openapi_extra=schemas.array_body(PatchOperation),
 )
 async def patch_run(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
-    operations = await read_patch(request)
+    operations = await request.body()
     await gw.upstreams.testmgmt.runs.PatchRun(
         testmgmt_pb2.PatchRequest(id=id, operations_json=operations)
     )

@@ -11,11 +11,25 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from plumbline.common import jsonvalues
 from plumbline.common.errors import InvalidArgument
 
 NO_SUCH_PATH = "no such path in target JSON document"
 CANNOT_SET = "The value you provided could not be set at the path."
 OPERATIONS = ("add", "replace", "remove")
+
+
+NOT_AN_ARRAY = "The body must be a JSON array of patch operations."
+MAX_BULK = 500
+"""The most items one bulk PATCH may change."""
+
+
+def operations(raw: bytes) -> list[Any]:
+    """A PATCH body as the client sent it, parsed (once, here, where it is applied)."""
+    value = jsonvalues.parse(raw, "the body")
+    if not isinstance(value, list):
+        raise InvalidArgument(NOT_AN_ARRAY)
+    return value
 
 
 def _tokens(path: Any) -> list[str]:
@@ -38,7 +52,7 @@ def _index(container: list[Any], token: str, allow_end: bool) -> int:
 def apply(document: dict[str, Any], operations: Any) -> dict[str, Any]:
     """A patched copy of ``document``; the original is left alone."""
     if not isinstance(operations, list):
-        raise InvalidArgument("The body must be a JSON array of patch operations.")
+        raise InvalidArgument(NOT_AN_ARRAY)
     result = copy.deepcopy(document)
     for number, operation in enumerate(operations):
         if not isinstance(operation, dict):

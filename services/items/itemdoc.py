@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import Row
 
-from plumbline.common import int64, jsonpatch
+from plumbline.common import int64, jsonpatch, jsonvalues
 from plumbline.common.catalog import ItemType
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.fields import SYSTEM_FIELDS
@@ -59,6 +59,35 @@ def patched(row: Row[Any], item_type: ItemType | None, operations: Any) -> ItemI
         for name in document["fields"]:
             result["fields"].setdefault(name, None)
     return input_from_document(result)
+
+
+def bulk_patch(raw: bytes) -> list[tuple[int, list[Any]]]:
+    """A bulk PATCH body as the client sent it: ``[{"id": 12, "operations": [...]}, ...]``."""
+    entries = jsonvalues.parse(raw, "the body")
+    if not isinstance(entries, list) or not entries:
+        raise InvalidArgument(
+            'The body must be a non-empty JSON array of {"id", "operations"} objects.'
+        )
+    if len(entries) > jsonpatch.MAX_BULK:
+        raise InvalidArgument(
+            f"At most {jsonpatch.MAX_BULK} items can be patched at once, got {len(entries)}."
+        )
+    patches = []
+    for number, entry in enumerate(entries):
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("id"), int)
+            or isinstance(entry.get("id"), bool)
+            or not isinstance(entry.get("operations"), list)
+            or set(entry) - {"id", "operations"}
+        ):
+            raise InvalidArgument(
+                f'entry {number} must be {{"id": <item id>, "operations": [<patch operations>]}}.'
+            )
+        if not int64.fits(entry["id"]):
+            raise int64.out_of_range(f"entry {number}.id", entry["id"])
+        patches.append((entry["id"], entry["operations"]))
+    return patches
 
 
 def check_field_paths(

@@ -9,7 +9,13 @@ from plumbline.common.access import Access
 from plumbline.common.catalog import Catalog
 from plumbline.common.dates import format_datetime
 from plumbline.common.fields import show
+from plumbline.common.rpc import shared_names
 from plumbline.items.v1 import items_pb2 as pb
+from plumbline.services.items.models import items
+
+# What an items row and the Item message both have, under the same names (id, project,
+# item_type, child_item_type, document_key, global_id, created_by, modified_by, version).
+_COLUMNS = shared_names(pb.Item, items.c.keys())
 
 
 def item_message(
@@ -25,16 +31,10 @@ def item_message(
         **show(item_type, stored, dates_with_time),
     }
     message = pb.Item(
-        id=row.id,
-        document_key=row.document_key,
-        global_id=row.global_id,
-        project=row.project,
-        item_type=row.item_type,
+        **{name: getattr(row, name) for name in _COLUMNS},
         created_date=format_datetime(row.created_at),
         modified_date=format_datetime(row.modified_at),
         last_activity_date=format_datetime(row.last_activity_at),
-        created_by=row.created_by,
-        modified_by=row.modified_by,
         fields_json=json.dumps(fields).encode(),
         location=pb.ItemLocation(
             sort_order=row.sort_order,
@@ -46,13 +46,10 @@ def item_message(
             locked=row.locked,
             last_locked_date=format_datetime(row.last_locked_date) if row.last_locked_date else "",
         ),
-        version=row.version,
     )
     if access is not None:
         locked_by_other = row.locked and row.locked_by != access.principal.user_id
         message.allowed.extend(["GET"] if locked_by_other else access.allowed(row.project))
-    if row.child_item_type is not None:
-        message.child_item_type = row.child_item_type
     if row.parent is not None:
         message.location.parent_item = row.parent
     if row.locked_by is not None:

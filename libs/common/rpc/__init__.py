@@ -11,6 +11,7 @@ from plumbline.common.rpc._server import (
     page_of,
     service_name,
 )
+from plumbline.common.rpc._wire import from_wire, given, shared_names, wire_members
 
 __all__ = [
     "ClientInterceptor",
@@ -19,11 +20,15 @@ __all__ = [
     "ServerInterceptor",
     "Target",
     "connect",
+    "from_wire",
+    "given",
     "optional",
     "page_info",
     "page_of",
     "replicas_of",
     "service_name",
+    "shared_names",
     "target_of",
     "wait_ready",
+    "wire_members",
 ]

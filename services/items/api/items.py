@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
+from plumbline.common import jsonpatch
 from plumbline.common.access import AccessCache
 from plumbline.common.dates import parse_iso
 from plumbline.common.errors import InvalidArgument, PlumblineError
-from plumbline.common.rpc import Context, optional, page_info, page_of
+from plumbline.common.rpc import Context, given, optional, page_info, page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.items.v1 import items_pb2 as pb
 from plumbline.items.v1 import items_pb2_grpc
+from plumbline.services.items import itemdoc
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.itemdoc import ItemInput
 from plumbline.services.items.items import Items
@@ -30,16 +33,11 @@ def item_input(message: pb.ItemInput) -> ItemInput:
             fields = json.loads(message.fields_json)
         except ValueError:
             raise InvalidArgument("fields must be a JSON object") from None
-    return ItemInput(
-        project=optional(message, "project"),
-        item_type=optional(message, "item_type"),
-        child_item_type=optional(message, "child_item_type"),
-        parent_item=optional(message, "parent_item"),
-        parent_project=optional(message, "parent_project"),
-        global_id=optional(message, "global_id"),
-        set_global_id_manually=message.set_global_id_manually,
-        fields=fields,
-    )
+    return ItemInput(**given(message, _INPUT_NAMES), fields=fields)
+
+
+# The input's members the message carries under the same names (all but ``fields``).
+_INPUT_NAMES = tuple(f.name for f in dataclasses.fields(ItemInput) if f.name != "fields")
 
 
 class ItemMessages:
@@ -113,10 +111,7 @@ class ItemsServicer(items_pb2_grpc.ItemsServicer):
         return core_pb2.Empty()
 
     async def PatchItem(self, request: pb.PatchItemRequest, context: Context) -> core_pb2.Empty:
-        try:
-            operations = json.loads(request.operations_json)
-        except ValueError:
-            raise InvalidArgument("The body must be a JSON array of patch operations.") from None
+        operations = jsonpatch.operations(request.operations_json)
         await self.items.patch(request.id, operations, request.set_global_id_manually)
         return core_pb2.Empty()
 
@@ -124,13 +119,13 @@ class ItemsServicer(items_pb2_grpc.ItemsServicer):
         self, request: pb.PatchItemsRequest, context: Context
     ) -> pb.PatchItemsReply:
         results = []
-        for patch in request.patches:
+        for item_id, operations in itemdoc.bulk_patch(request.body_json):
             try:
-                await self.PatchItem(patch, context)
-                results.append(pb.PatchResult(id=patch.id, status=200, message="OK"))
+                await self.items.patch(item_id, operations, request.set_global_id_manually)
+                results.append(pb.PatchResult(id=item_id, status=200, message="OK"))
             except PlumblineError as exc:
                 results.append(
-                    pb.PatchResult(id=patch.id, status=exc.http_status, message=exc.message)
+                    pb.PatchResult(id=item_id, status=exc.http_status, message=exc.message)
                 )
         return pb.PatchItemsReply(results=results)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from plumbline.common import jsonpatch
 from plumbline.common.rpc import Context, page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.services.testmgmt.api.messages import RecordMessages
@@ -35,7 +36,7 @@ class TestCyclesServicer(testmgmt_pb2_grpc.TestCyclesServicer):
         return core_pb2.Empty()
 
     async def PatchCycle(self, request: pb.PatchRequest, context: Context) -> core_pb2.Empty:
-        await self.cycles.patch(request.id, json.loads(request.operations_json or b"[]"))
+        await self.cycles.patch(request.id, jsonpatch.operations(request.operations_json))
         return core_pb2.Empty()
 
     async def DeleteCycle(self, request: core_pb2.Id, context: Context) -> core_pb2.Empty:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from plumbline.common import jsonpatch
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.rpc import Context, page_of
 from plumbline.core.v1 import core_pb2
@@ -38,7 +39,7 @@ class TestRunsServicer(testmgmt_pb2_grpc.TestRunsServicer):
         return core_pb2.Empty()
 
     async def PatchRun(self, request: pb.PatchRequest, context: Context) -> core_pb2.Empty:
-        await self.runs.patch(request.id, json.loads(request.operations_json or b"[]"))
+        await self.runs.patch(request.id, jsonpatch.operations(request.operations_json))
         return core_pb2.Empty()
 
     async def DeleteRun(self, request: core_pb2.Id, context: Context) -> core_pb2.Empty:

@@ -10,54 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.jsonvalues import free_json, json_bytes
 from plumbline.gateway.bodies import FilterBody, ItemBody, ProjectBody
-from plumbline.gateway.jsonbody import free_json, json_bytes
-
-# What fits: 64-bit integers, text without NUL (PostgreSQL cannot store it).
-storable_text = st.text(
-    alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=["Cs"])
-)
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | storable_text,
-    lambda children: st.lists(children) | st.dictionaries(storable_text, children),
-    max_leaves=20,
-)
-
-
-@given(json_values)
-def test_what_fits_travels_unchanged(value: Any) -> None:
-    assert orjson.loads(free_json(value, "fields")) == value
-
-
-@pytest.mark.parametrize(
-    ("value", "where"),
-    [
-        ({"priority": 2**63}, "fields.priority"),
-        ({"a": [0, {"b": -(2**63) - 1}]}, "fields.a[1].b"),
-        ([2**64], "fields[0]"),
-    ],
-)
-def test_wide_integers_are_named_by_their_path(value: Any, where: str) -> None:
-    with pytest.raises(InvalidArgument) as info:
-        free_json(value, "fields")
-    assert info.value.message.startswith(f"{where} must be between -9223372036854775808 and ")
-
-
-def test_unpaired_surrogates_and_deep_nesting_are_400s() -> None:
-    with pytest.raises(InvalidArgument, match=r"fields\.name is not valid Unicode"):
-        free_json({"name": "a\ud800"}, "fields")
-    with pytest.raises(InvalidArgument, match=r"fields\.x\\udc00 is not valid Unicode"):
-        free_json({"x\udc00": 1}, "fields")
-    deep: list[Any] = []
-    for _ in range(300):
-        deep = [deep]
-    with pytest.raises(InvalidArgument, match="too deeply"):
-        json_bytes(deep, "the body")
-
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.floats(allow_nan=False) | st.integers() | st.text(),
