@@ -16,11 +16,16 @@ from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument, NotFound, PermissionDenied
 from plumbline.common.outbox import Outbox
 from plumbline.services.identity import store
-from plumbline.services.identity.domain import parse_roles, user_event
+from plumbline.services.identity.events import user_event
 from plumbline.services.identity.models import users
 
 #: The roles a user may hold, in the order they are listed.
 KNOWN = (ORG_ADMIN, USER_ADMIN)
+
+
+def parse_roles(text: str) -> frozenset[str]:
+    """A user's organisation roles as stored (a comma list)."""
+    return frozenset(r for r in text.split(",") if r)
 
 
 class Roles:
