@@ -15,7 +15,6 @@ from plumbline.common.db import Database, insert_id
 from plumbline.common.errors import (
     AlreadyExists,
     InvalidArgument,
-    NotFound,
     PermissionDenied,
     Unauthenticated,
 )
@@ -119,15 +118,7 @@ class Auth:
     async def principal(self, user_id: int) -> tuple[Principal, bool]:
         """The principal for a user id and whether the user is active."""
         async with self.db.read() as session:
-            row = (
-                await session.execute(
-                    select(users.c.id, users.c.username, users.c.active, users.c.roles).where(
-                        users.c.id == user_id
-                    )
-                )
-            ).first()
-        if row is None:
-            raise NotFound(f"No user with id {user_id}.")
+            row = await store.user_or_missing(session, user_id)
         return Principal(row.id, row.username, parse_roles(row.roles)), bool(row.active)
 
     async def issue_client_token(self, client_id: str, secret: str) -> IssuedToken:
@@ -179,8 +170,7 @@ class Auth:
         if not name.strip():
             raise InvalidArgument("name must not be empty")
         async with self.db.read() as session:
-            if await store.user_by_id(session, user_id) is None:
-                raise NotFound(f"No user with id {user_id}.")
+            await store.user_or_missing(session, user_id)
         client_id, secret = new_client_id(), new_client_secret()
         hashed = await self.passwords.hash(secret)
         async with self.outbox.transaction() as session:

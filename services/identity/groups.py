@@ -47,22 +47,20 @@ class Groups:
         """One group: administrators and its members."""
         caller = require_principal()
         async with self.db.read() as session:
-            rows = await store.groups_by_ids(session, [group_id])
-            if not rows:
-                raise NotFound(f"No user group with id {group_id}.")
+            group = await store.group_or_missing(session, group_id)
             member = caller.may_manage_users or await session.scalar(
                 select(group_members.c.user_id).where(
                     group_members.c.group_id == group_id,
                     group_members.c.user_id == caller.user_id,
                 )
             )
-        project = rows[0].project
+        project = group.project
         if member is None and not (
             project is not None
             and (await self.permissions.access(caller)).may(Action.READ, project)
         ):
             raise PermissionDenied(f"You do not have access to user group {group_id}.")
-        return rows[0]
+        return group
 
     async def create_group(self, name: str, description: str, project: int | None) -> int:
         """``POST /usergroups``."""
@@ -111,10 +109,7 @@ class Groups:
         """``PUT /usergroups/{id}``."""
         caller = require_user_admin()
         async with self.outbox.transaction() as session:
-            rows = await store.groups_by_ids(session, [group_id])
-            if not rows:
-                raise NotFound(f"No user group with id {group_id}.")
-            current = rows[0]
+            current = await store.group_or_missing(session, group_id)
             changes = {k: v for k, v in values.items() if k in ("name", "description", "project")}
             if "name" in changes and not (changes["name"] or "").strip():
                 raise InvalidArgument("name must not be empty.")
@@ -132,13 +127,11 @@ class Groups:
         """``DELETE /usergroups/{id}``."""
         caller = require_user_admin()
         async with self.outbox.transaction() as session:
-            rows = await store.groups_by_ids(session, [group_id])
-            if not rows:
-                raise NotFound(f"No user group with id {group_id}.")
+            group = await store.group_or_missing(session, group_id)
             await session.execute(delete(group_members).where(group_members.c.group_id == group_id))
             await session.execute(delete(groups).where(groups.c.id == group_id))
             await self.outbox.add(
-                session, group_event("deleted", group_id, caller, rows[0].name, rows[0].project)
+                session, group_event("deleted", group_id, caller, group.name, group.project)
             )
 
     async def group_members(
@@ -153,9 +146,7 @@ class Groups:
         """``POST /usergroups/{id}/users``."""
         caller = require_user_admin()
         async with self.outbox.transaction() as session:
-            group = await store.groups_by_ids(session, [group_id])
-            if not group:
-                raise NotFound(f"No user group with id {group_id}.")
+            group = await store.group_or_missing(session, group_id)
             if await store.user_by_id(session, user_id) is None:
                 raise InvalidArgument(f"No user with id {user_id}.")
             exists = await session.scalar(
@@ -168,18 +159,14 @@ class Groups:
             await session.execute(group_members.insert().values(group_id=group_id, user_id=user_id))
             await self.outbox.add(
                 session,
-                group_event(
-                    "member_added", group_id, caller, group[0].name, group[0].project, user_id
-                ),
+                group_event("member_added", group_id, caller, group.name, group.project, user_id),
             )
 
     async def remove_member(self, group_id: int, user_id: int) -> None:
         """``DELETE /usergroups/{id}/users/{userId}``."""
         caller = require_user_admin()
         async with self.outbox.transaction() as session:
-            group = await store.groups_by_ids(session, [group_id])
-            if not group:
-                raise NotFound(f"No user group with id {group_id}.")
+            group = await store.group_or_missing(session, group_id)
             removed = await affected(
                 session,
                 delete(group_members).where(
@@ -190,7 +177,5 @@ class Groups:
                 raise NotFound(f"User {user_id} is not a member of user group {group_id}.")
             await self.outbox.add(
                 session,
-                group_event(
-                    "member_removed", group_id, caller, group[0].name, group[0].project, user_id
-                ),
+                group_event("member_removed", group_id, caller, group.name, group.project, user_id),
             )

@@ -14,7 +14,6 @@ from plumbline.common.errors import (
     AlreadyExists,
     FailedPrecondition,
     InvalidArgument,
-    NotFound,
     PermissionDenied,
 )
 from plumbline.common.outbox import Outbox
@@ -113,9 +112,7 @@ class Users:
         """One user, if the caller may see them."""
         caller = require_principal()
         async with self.db.read() as session:
-            row = await store.user_by_id(session, user_id)
-            if row is None:
-                raise NotFound(f"No user with id {user_id}.")
+            row = await store.user_or_missing(session, user_id)
             if caller.user_id == user_id or caller.may_manage_users:
                 return row
             shares_group = await store.share_a_group(session, caller.user_id, user_id)
@@ -150,9 +147,7 @@ class Users:
             changes["username_key"] = changes["username"].lower()
         try:
             async with self.outbox.transaction() as session:
-                current = await store.user_by_id(session, user_id)
-                if current is None:
-                    raise NotFound(f"No user with id {user_id}.")
+                current = await store.user_or_missing(session, user_id)
                 license_type = changes.get("license_type", current.license_type)
                 if license_type != current.license_type and not caller.may_manage_users:
                     raise PermissionDenied(
@@ -181,9 +176,7 @@ class Users:
         if user_id == caller.user_id and not active:
             raise FailedPrecondition("You cannot deactivate yourself.")
         async with self.outbox.transaction() as session:
-            current = await store.user_by_id(session, user_id)
-            if current is None:
-                raise NotFound(f"No user with id {user_id}.")
+            current = await store.user_or_missing(session, user_id)
             version = current.version + 1
             await session.execute(
                 update(users)

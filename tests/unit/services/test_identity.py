@@ -18,6 +18,7 @@ from plumbline.common.errors import (
     Unauthenticated,
 )
 from plumbline.services.identity.models import outbox
+from plumbline.services.identity.roles import Roles
 from tests.unit.services.conftest import ADMIN, IdentityDomain, acting_as, identity_domain
 
 USER = {
@@ -212,3 +213,33 @@ async def test_list_users_filters_and_pages(identity: IdentityDomain) -> None:
         assert total == 0
         rows, total = await identity.users.list_users(usernames=["u0"], include_inactive=True)
         assert total == 1
+
+
+async def test_unknown_users_and_groups_are_named_in_not_found(identity: IdentityDomain) -> None:
+    roles = Roles(identity.auth.db, identity.auth.outbox)
+    with acting_as(ADMIN):
+        group = await identity.groups.create_group("Reviewers", "", None)
+        for call in (
+            identity.auth.principal(404),
+            identity.auth.create_client_credentials(404, "ci"),
+            identity.users.get_user(404),
+            identity.users.update_user(404, {"title": "x"}),
+            identity.users.set_user_active(404, False),
+            roles.get(404),
+            roles.set(404, []),
+        ):
+            with pytest.raises(NotFound) as raised:
+                await call
+            assert str(raised.value) == "No user with id 404."
+        for call in (
+            identity.groups.get_group(405),
+            identity.groups.update_group(405, {"name": "x"}),
+            identity.groups.delete_group(405),
+            identity.groups.add_member(405, ADMIN.user_id),
+            identity.groups.remove_member(405, ADMIN.user_id),
+        ):
+            with pytest.raises(NotFound) as raised:
+                await call
+            assert str(raised.value) == "No user group with id 405."
+        with pytest.raises(InvalidArgument, match=r"^No user with id 404\.$"):
+            await identity.groups.add_member(group, 404)
