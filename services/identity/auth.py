@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TypeVar
 
 import jwt
 from sqlalchemy import select
@@ -33,6 +34,9 @@ from plumbline.services.identity.roles import parse_roles
 from plumbline.services.identity.users import insert_user
 
 log = logging.getLogger(__name__)
+
+#: A row read for its secret's hash (a user's or a client's).
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -105,15 +109,23 @@ class Auth:
         """The principal for a user name and password; inactive users are refused."""
         async with self.db.read() as session:
             row = await store.credentials_of(session, username)
+        user = await self._verified(
+            row, "password_hash", password, "The user name or password is not correct."
+        )
+        if not user.active:
+            raise Unauthenticated(f"The user {user.username!r} is inactive.")
+        return Principal(user.id, user.username, parse_roles(user.roles))
+
+    async def _verified(self, row: R | None, hashed: str, secret: str, wrong: str) -> R:
+        """``row`` once ``secret`` matches its ``hashed`` column, else ``Unauthenticated``
+        with ``wrong``. No row (an unknown user name or client id) costs what a wrong
+        secret costs, so the time does not tell which names exist."""
         if row is None:
-            # As slow as a wrong password, so the time does not tell which names exist.
-            await self.passwords.verify_absent(password)
-            raise Unauthenticated("The user name or password is not correct.")
-        if not await self.passwords.verify(row.password_hash, password):
-            raise Unauthenticated("The user name or password is not correct.")
-        if not row.active:
-            raise Unauthenticated(f"The user {row.username!r} is inactive.")
-        return Principal(row.id, row.username, parse_roles(row.roles))
+            await self.passwords.verify_absent(secret)
+            raise Unauthenticated(wrong)
+        if not await self.passwords.verify(getattr(row, hashed), secret):
+            raise Unauthenticated(wrong)
+        return row
 
     async def principal(self, user_id: int) -> tuple[Principal, bool]:
         """The principal for a user id and whether the user is active."""
@@ -131,15 +143,12 @@ class Auth:
                     .where(api_clients.c.client_id == client_id, api_clients.c.revoked_at.is_(None))
                 )
             ).first()
-        if row is None:
-            # An unknown client id costs what a wrong secret costs: no enumeration.
-            await self.passwords.verify_absent(secret)
-            raise Unauthenticated("The client id or client secret is not correct.")
-        if not await self.passwords.verify(row.secret_hash, secret):
-            raise Unauthenticated("The client id or client secret is not correct.")
-        if not row.active:
+        client = await self._verified(
+            row, "secret_hash", secret, "The client id or client secret is not correct."
+        )
+        if not client.active:
             raise Unauthenticated("The user of these client credentials is inactive.")
-        return self._issue(row.user_id, client_id)
+        return self._issue(client.user_id, client_id)
 
     async def issue_user_token(self, username: str, password: str) -> IssuedToken:
         """A token for a user who logged in with a password (the docs page's session)."""
