@@ -17,13 +17,15 @@ from plumbline.services.identity.api.groups import GroupsServicer
 from plumbline.services.identity.api.permissions import PermissionsServicer
 from plumbline.services.identity.api.roles import RolesServicer
 from plumbline.services.identity.api.users import UsersServicer
+from plumbline.services.identity.auth import Auth
 from plumbline.services.identity.cors import CorsOrigins
 from plumbline.services.identity.credentials import Credentials
 from plumbline.services.identity.crypto import Passwords
-from plumbline.services.identity.domain import Identity
+from plumbline.services.identity.groups import Groups
 from plumbline.services.identity.models import outbox
 from plumbline.services.identity.permissions import Permissions
 from plumbline.services.identity.roles import Roles
+from plumbline.services.identity.users import Users
 
 log = logging.getLogger(__name__)
 
@@ -58,19 +60,19 @@ class IdentityModule(Module):
         self.outbox = Outbox(self.db, outbox, self.name)
         passwords = Passwords(settings.password_time_cost, settings.password_memory_cost)
         self.permissions = Permissions(self.db, self.outbox)
-        self.identity = Identity(
-            self.db, self.outbox, passwords, settings.token_ttl, settings.tenant, self.permissions
-        )
-        if await self.identity.bootstrap(password) and not settings.admin_password:
+        auth = Auth(self.db, self.outbox, passwords, settings.token_ttl, settings.tenant)
+        users = Users(self.db, self.outbox, passwords, self.permissions)
+        groups = Groups(self.db, self.outbox, self.permissions)
+        if await auth.bootstrap(password) and not settings.admin_password:
             # Said once, when the admin is made: later starts find it as it was left.
             log.warning(
                 "WARNING: the organization admin 'admin' has the password 'admin'. "
                 "Set PLUMBLINE_ADMIN_PASSWORD before the first start of a shared system."
             )
         grpc = runtime.grpc
-        grpc.add(identity_pb2_grpc.add_AuthServicer_to_server, AuthServicer(self.identity))
-        grpc.add(identity_pb2_grpc.add_UsersServicer_to_server, UsersServicer(self.identity))
-        grpc.add(identity_pb2_grpc.add_GroupsServicer_to_server, GroupsServicer(self.identity))
+        grpc.add(identity_pb2_grpc.add_AuthServicer_to_server, AuthServicer(auth))
+        grpc.add(identity_pb2_grpc.add_UsersServicer_to_server, UsersServicer(users))
+        grpc.add(identity_pb2_grpc.add_GroupsServicer_to_server, GroupsServicer(groups))
         grpc.add(
             identity_pb2_grpc.add_PermissionsServicer_to_server,
             PermissionsServicer(self.permissions),

@@ -9,10 +9,9 @@ from plumbline.common.migrations import upgrade
 from plumbline.common.outbox import Outbox
 from plumbline.common.settings import Settings
 from plumbline.services.identity import store
+from plumbline.services.identity.auth import Auth
 from plumbline.services.identity.crypto import Passwords
-from plumbline.services.identity.domain import Identity
 from plumbline.services.identity.models import outbox
-from plumbline.services.identity.permissions import Permissions
 
 
 async def create_credentials(settings: Settings, username: str, name: str) -> tuple[str, str]:
@@ -25,13 +24,12 @@ async def create_credentials(settings: Settings, username: str, name: str) -> tu
     db = Database(url)
     try:
         box = Outbox(db, outbox, "identity")
-        identity = Identity(
+        auth = Auth(
             db,
             box,
             Passwords(settings.password_time_cost, settings.password_memory_cost),
             settings.token_ttl,
             settings.tenant,
-            Permissions(db, box),
         )
         async with db.read() as session:
             row = await store.credentials_of(session, username)
@@ -39,7 +37,7 @@ async def create_credentials(settings: Settings, username: str, name: str) -> tu
             raise NotFound(f"No user named {username!r}.")
         token = principal_var.set(SYSTEM)
         try:
-            _id, client_id, secret = await identity.create_client_credentials(row.id, name)
+            _id, client_id, secret = await auth.create_client_credentials(row.id, name)
         finally:
             principal_var.reset(token)
         return client_id, secret

@@ -13,14 +13,19 @@ from sqlalchemy import update
 from plumbline.common.context import ORG_ADMIN, USER_ADMIN, require_admin, require_principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database
-from plumbline.common.errors import InvalidArgument, NotFound, PermissionDenied
+from plumbline.common.errors import InvalidArgument, PermissionDenied
 from plumbline.common.outbox import Outbox
 from plumbline.services.identity import store
-from plumbline.services.identity.domain import parse_roles, user_event
+from plumbline.services.identity.events import user_event
 from plumbline.services.identity.models import users
 
 #: The roles a user may hold, in the order they are listed.
 KNOWN = (ORG_ADMIN, USER_ADMIN)
+
+
+def parse_roles(text: str) -> frozenset[str]:
+    """A user's organisation roles as stored (a comma list)."""
+    return frozenset(r for r in text.split(",") if r)
 
 
 class Roles:
@@ -36,9 +41,7 @@ class Roles:
         if caller.user_id != user_id and not caller.may_manage_users:
             raise PermissionDenied(f"You may not see the roles of user {user_id}.")
         async with self.db.read() as session:
-            row = await store.user_by_id(session, user_id)
-        if row is None:
-            raise NotFound(f"No user with id {user_id}.")
+            row = await store.user_or_missing(session, user_id)
         return _listed(parse_roles(row.roles))
 
     async def set(self, user_id: int, roles: list[str]) -> list[str]:
@@ -52,9 +55,7 @@ class Roles:
                 "is not a role."
             )
         async with self.outbox.transaction() as session:
-            row = await store.user_by_id(session, user_id)
-            if row is None:
-                raise NotFound(f"No user with id {user_id}.")
+            row = await store.user_or_missing(session, user_id)
             current = parse_roles(row.roles)
             if ORG_ADMIN in current and ORG_ADMIN not in wanted:
                 raise InvalidArgument(

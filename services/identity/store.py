@@ -5,17 +5,28 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from sqlalchemy import Row, and_, func, select
+from sqlalchemy import Row, Select, and_, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from plumbline.common.db import first_or_missing
 from plumbline.services.identity.models import group_members, groups, users
 
 USER_COLUMNS = [c for c in users.c if c.name not in ("password_hash", "username_key")]
 
 
+def _user(user_id: int) -> Select[Any]:
+    return select(*USER_COLUMNS).where(users.c.id == user_id)
+
+
 async def user_by_id(session: AsyncSession, user_id: int) -> Row[Any] | None:
     """One user without the password hash."""
-    return (await session.execute(select(*USER_COLUMNS).where(users.c.id == user_id))).first()
+    row: Row[Any] | None = (await session.execute(_user(user_id))).first()
+    return row
+
+
+async def user_or_missing(session: AsyncSession, user_id: int) -> Row[Any]:
+    """One user without the password hash; ``NotFound`` when there is none."""
+    return await first_or_missing(session, _user(user_id), f"No user with id {user_id}.")
 
 
 async def users_by_ids(session: AsyncSession, ids: Sequence[int]) -> list[Row[Any]]:
@@ -104,6 +115,13 @@ async def groups_by_ids(session: AsyncSession, ids: Sequence[int]) -> list[Row[A
         return []
     query = select(groups).where(groups.c.id.in_(list(ids))).order_by(groups.c.id)
     return list((await session.execute(query)).all())
+
+
+async def group_or_missing(session: AsyncSession, group_id: int) -> Row[Any]:
+    """One group; ``NotFound`` when there is none."""
+    return await first_or_missing(
+        session, select(groups).where(groups.c.id == group_id), f"No user group with id {group_id}."
+    )
 
 
 async def group_members_page(

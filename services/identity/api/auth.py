@@ -6,7 +6,7 @@ from plumbline.common.rpc import Context
 from plumbline.core.v1 import core_pb2
 from plumbline.identity.v1 import identity_pb2 as pb
 from plumbline.identity.v1 import identity_pb2_grpc
-from plumbline.services.identity.domain import Identity, IssuedToken
+from plumbline.services.identity.auth import Auth, IssuedToken
 
 
 def _token(issued: IssuedToken) -> pb.AccessToken:
@@ -21,21 +21,21 @@ def _token(issued: IssuedToken) -> pb.AccessToken:
 
 
 class AuthServicer(identity_pb2_grpc.AuthServicer):
-    """Thin mapping onto ``Identity``'s credential checks and token issuing."""
+    """Thin mapping onto ``Auth``."""
 
-    def __init__(self, identity: Identity) -> None:
-        self.identity = identity
+    def __init__(self, auth: Auth) -> None:
+        self.auth = auth
 
     async def AuthenticateBasic(
         self, request: pb.BasicCredentials, context: Context
     ) -> pb.Principal:
-        p = await self.identity.authenticate_basic(request.username, request.password)
+        p = await self.auth.authenticate_basic(request.username, request.password)
         return pb.Principal(
             user_id=p.user_id, username=p.username, roles=sorted(p.roles), active=True
         )
 
     async def GetPrincipal(self, request: core_pb2.Id, context: Context) -> pb.Principal:
-        p, active = await self.identity.principal(request.id)
+        p, active = await self.auth.principal(request.id)
         return pb.Principal(
             user_id=p.user_id, username=p.username, roles=sorted(p.roles), active=active
         )
@@ -43,20 +43,20 @@ class AuthServicer(identity_pb2_grpc.AuthServicer):
     async def IssueClientToken(
         self, request: pb.BasicCredentials, context: Context
     ) -> pb.AccessToken:
-        return _token(await self.identity.issue_client_token(request.username, request.password))
+        return _token(await self.auth.issue_client_token(request.username, request.password))
 
     async def IssueUserToken(
         self, request: pb.BasicCredentials, context: Context
     ) -> pb.AccessToken:
-        return _token(await self.identity.issue_user_token(request.username, request.password))
+        return _token(await self.auth.issue_user_token(request.username, request.password))
 
     async def GetTokenKeys(self, request: core_pb2.Empty, context: Context) -> pb.TokenKeys:
-        return pb.TokenKeys(public_keys=await self.identity.token_keys(), issuer="plumbline")
+        return pb.TokenKeys(public_keys=await self.auth.token_keys(), issuer="plumbline")
 
     async def CreateClientCredentials(
         self, request: pb.CreateClientCredentialsRequest, context: Context
     ) -> pb.ClientCredentials:
-        new_id, client_id, secret = await self.identity.create_client_credentials(
+        new_id, client_id, secret = await self.auth.create_client_credentials(
             request.user_id, request.name
         )
         return pb.ClientCredentials(

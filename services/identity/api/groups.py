@@ -9,7 +9,7 @@ from plumbline.core.v1 import core_pb2
 from plumbline.identity.v1 import identity_pb2 as pb
 from plumbline.identity.v1 import identity_pb2_grpc
 from plumbline.services.identity.api.users import user_message
-from plumbline.services.identity.domain import Identity
+from plumbline.services.identity.groups import Groups
 
 
 def group_message(row: Any) -> pb.Group:
@@ -21,27 +21,27 @@ def group_message(row: Any) -> pb.Group:
 
 
 class GroupsServicer(identity_pb2_grpc.GroupsServicer):
-    """Thin mapping onto ``Identity``'s groups."""
+    """Thin mapping onto ``Groups``."""
 
-    def __init__(self, identity: Identity) -> None:
-        self.identity = identity
+    def __init__(self, groups: Groups) -> None:
+        self.groups = groups
 
     async def ListGroups(self, request: pb.ListGroupsRequest, context: Context) -> pb.GroupPage:
         start, size = page_of(request.page)
-        rows, total = await self.identity.list_groups(optional(request, "project"), start, size)
+        rows, total = await self.groups.list_groups(optional(request, "project"), start, size)
         return pb.GroupPage(
             groups=[group_message(r) for r in rows], page_info=page_info(start, len(rows), total)
         )
 
     async def GetGroups(self, request: core_pb2.IdList, context: Context) -> pb.GroupList:
-        rows = await self.identity.get_groups(list(request.ids))
+        rows = await self.groups.get_groups(list(request.ids))
         return pb.GroupList(groups=[group_message(r) for r in rows])
 
     async def GetGroup(self, request: core_pb2.Id, context: Context) -> pb.Group:
-        return group_message(await self.identity.get_group(request.id))
+        return group_message(await self.groups.get_group(request.id))
 
     async def CreateGroup(self, request: pb.GroupInput, context: Context) -> core_pb2.Created:
-        group_id = await self.identity.create_group(
+        group_id = await self.groups.create_group(
             request.name, request.description, optional(request, "project")
         )
         return core_pb2.Created(id=group_id)
@@ -51,26 +51,26 @@ class GroupsServicer(identity_pb2_grpc.GroupsServicer):
         values = {
             f: getattr(group, f) for f in ("name", "description", "project") if group.HasField(f)
         }
-        await self.identity.update_group(request.id, values)
+        await self.groups.update_group(request.id, values)
         return core_pb2.Empty()
 
     async def DeleteGroup(self, request: core_pb2.Id, context: Context) -> core_pb2.Empty:
-        await self.identity.delete_group(request.id)
+        await self.groups.delete_group(request.id)
         return core_pb2.Empty()
 
     async def ListGroupMembers(
         self, request: pb.ListGroupMembersRequest, context: Context
     ) -> pb.UserPage:
         start, size = page_of(request.page)
-        rows, total = await self.identity.group_members(request.group_id, start, size)
+        rows, total = await self.groups.group_members(request.group_id, start, size)
         return pb.UserPage(
             users=[user_message(r) for r in rows], page_info=page_info(start, len(rows), total)
         )
 
     async def AddGroupMember(self, request: pb.GroupMember, context: Context) -> core_pb2.Empty:
-        await self.identity.add_member(request.group_id, request.user_id)
+        await self.groups.add_member(request.group_id, request.user_id)
         return core_pb2.Empty()
 
     async def RemoveGroupMember(self, request: pb.GroupMember, context: Context) -> core_pb2.Empty:
-        await self.identity.remove_member(request.group_id, request.user_id)
+        await self.groups.remove_member(request.group_id, request.user_id)
         return core_pb2.Empty()

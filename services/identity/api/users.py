@@ -8,7 +8,7 @@ from plumbline.common.rpc import Context, optional, page_info, page_of
 from plumbline.core.v1 import core_pb2
 from plumbline.identity.v1 import identity_pb2 as pb
 from plumbline.identity.v1 import identity_pb2_grpc
-from plumbline.services.identity.domain import Identity
+from plumbline.services.identity.users import Users
 
 #: The UserInput members a client may set (the domain's keys are the same names).
 INPUT_FIELDS = tuple(f.name for f in pb.UserInput.DESCRIPTOR.fields)
@@ -37,14 +37,14 @@ def _user_input(message: pb.UserInput) -> dict[str, Any]:
 
 
 class UsersServicer(identity_pb2_grpc.UsersServicer):
-    """Thin mapping onto ``Identity``'s users."""
+    """Thin mapping onto ``Users``."""
 
-    def __init__(self, identity: Identity) -> None:
-        self.identity = identity
+    def __init__(self, users: Users) -> None:
+        self.users = users
 
     async def ListUsers(self, request: pb.ListUsersRequest, context: Context) -> pb.UserPage:
         start, size = page_of(request.page)
-        rows, total = await self.identity.list_users(
+        rows, total = await self.users.list_users(
             usernames=list(request.username),
             emails=list(request.email),
             first_names=list(request.first_name),
@@ -59,21 +59,21 @@ class UsersServicer(identity_pb2_grpc.UsersServicer):
         )
 
     async def GetUsers(self, request: core_pb2.IdList, context: Context) -> pb.UserList:
-        rows = await self.identity.get_users(list(request.ids))
+        rows = await self.users.get_users(list(request.ids))
         return pb.UserList(users=[user_message(r) for r in rows])
 
     async def GetUser(self, request: core_pb2.Id, context: Context) -> pb.User:
-        return user_message(await self.identity.get_user(request.id))
+        return user_message(await self.users.get_user(request.id))
 
     async def CreateUser(self, request: pb.UserInput, context: Context) -> core_pb2.Created:
-        return core_pb2.Created(id=await self.identity.create_user(_user_input(request)))
+        return core_pb2.Created(id=await self.users.create_user(_user_input(request)))
 
     async def UpdateUser(self, request: pb.UpdateUserRequest, context: Context) -> core_pb2.Empty:
-        await self.identity.update_user(request.id, _user_input(request.user))
+        await self.users.update_user(request.id, _user_input(request.user))
         return core_pb2.Empty()
 
     async def SetUserActive(
         self, request: pb.SetUserActiveRequest, context: Context
     ) -> core_pb2.Empty:
-        await self.identity.set_user_active(request.id, request.active)
+        await self.users.set_user_active(request.id, request.active)
         return core_pb2.Empty()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,11 @@ from plumbline.common.context import ORG_ADMIN, Principal, principal_var
 from plumbline.common.db import Database
 from plumbline.common.migrations import upgrade
 from plumbline.common.outbox import Outbox
+from plumbline.services.identity.auth import Auth
+from plumbline.services.identity.crypto import Passwords
+from plumbline.services.identity.groups import Groups
+from plumbline.services.identity.permissions import Permissions
+from plumbline.services.identity.users import Users
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.module import install_default_configuration
 from plumbline.services.items.projects import Placer, ProjectInput, Projects
@@ -94,3 +100,28 @@ async def project_with_configuration(
         )
         catalog = await config.catalog()
     return outbox, config, project, {t.type_key: t.id for t in catalog.item_types.values()}
+
+
+@dataclass(frozen=True)
+class IdentityDomain:
+    """identity's domain objects, built as its module's ``start`` builds them."""
+
+    auth: Auth
+    users: Users
+    groups: Groups
+    permissions: Permissions
+
+
+async def identity_domain(db: Database) -> IdentityDomain:
+    """identity's domain on ``db``, bootstrapped (the admin's password is ``admin-pw``)."""
+    box = outbox_for(db, "identity")
+    passwords = Passwords(1, 8192)
+    permissions = Permissions(db, box)
+    domain = IdentityDomain(
+        Auth(db, box, passwords, 3600, "t"),
+        Users(db, box, passwords, permissions),
+        Groups(db, box, permissions),
+        permissions,
+    )
+    await domain.auth.bootstrap("admin-pw")
+    return domain

@@ -17,11 +17,9 @@ from plumbline.common.errors import (
     PermissionDenied,
     Unauthenticated,
 )
-from plumbline.services.identity.crypto import Passwords
-from plumbline.services.identity.domain import Identity
 from plumbline.services.identity.models import outbox
-from plumbline.services.identity.permissions import Permissions
-from tests.unit.services.conftest import ADMIN, acting_as, outbox_for
+from plumbline.services.identity.roles import Roles
+from tests.unit.services.conftest import ADMIN, IdentityDomain, acting_as, identity_domain
 
 USER = {
     "username": "Alice",
@@ -34,13 +32,8 @@ USER = {
 
 
 @pytest.fixture
-async def identity(identity_db: Database) -> Identity:
-    box = outbox_for(identity_db, "identity")
-    service = Identity(
-        identity_db, box, Passwords(1, 8192), 3600, "t", Permissions(identity_db, box)
-    )
-    await service.bootstrap("admin-pw")
-    return service
+async def identity(identity_db: Database) -> IdentityDomain:
+    return await identity_domain(identity_db)
 
 
 async def _events(db: Database) -> list[str]:
@@ -49,170 +42,204 @@ async def _events(db: Database) -> list[str]:
     return [json.loads(r.body)["type"] for r in rows]
 
 
-async def test_bootstrap_creates_one_admin_and_a_key(identity: Identity) -> None:
-    await identity.bootstrap("other-password")
-    admin = await identity.authenticate_basic("admin", "admin-pw")
+async def test_bootstrap_creates_one_admin_and_a_key(identity: IdentityDomain) -> None:
+    await identity.auth.bootstrap("other-password")
+    admin = await identity.auth.authenticate_basic("admin", "admin-pw")
     assert admin.is_admin
     with pytest.raises(Unauthenticated):
-        await identity.authenticate_basic("admin", "other-password")
-    assert len(await identity.token_keys()) == 1
-    assert await _events(identity.db) == ["identity.user.created"]
+        await identity.auth.authenticate_basic("admin", "other-password")
+    assert len(await identity.auth.token_keys()) == 1
+    assert await _events(identity.auth.db) == ["identity.user.created"]
 
 
-async def test_create_user_and_authenticate(identity: Identity) -> None:
+async def test_create_user_and_authenticate(identity: IdentityDomain) -> None:
     with acting_as(ADMIN):
-        user_id = await identity.create_user(dict(USER))
-    principal = await identity.authenticate_basic("alice", "s3cret")  # case-insensitive name
+        user_id = await identity.users.create_user(dict(USER))
+    principal = await identity.auth.authenticate_basic("alice", "s3cret")  # case-insensitive name
     assert principal.user_id == user_id and not principal.is_admin
     with pytest.raises(Unauthenticated):
-        await identity.authenticate_basic("alice", "wrong")
+        await identity.auth.authenticate_basic("alice", "wrong")
     with pytest.raises(Unauthenticated):
-        await identity.authenticate_basic("nobody", "s3cret")
-    assert (await _events(identity.db))[-1] == "identity.user.created"
+        await identity.auth.authenticate_basic("nobody", "s3cret")
+    assert (await _events(identity.auth.db))[-1] == "identity.user.created"
 
 
-async def test_create_user_rules(identity: Identity) -> None:
+async def test_create_user_rules(identity: IdentityDomain) -> None:
     with acting_as(ADMIN):
-        await identity.create_user(dict(USER))
+        await identity.users.create_user(dict(USER))
         with pytest.raises(AlreadyExists, match="already exists"):
-            await identity.create_user(dict(USER, username="ALICE"))
+            await identity.users.create_user(dict(USER, username="ALICE"))
         with pytest.raises(InvalidArgument, match="email"):
-            await identity.create_user(
+            await identity.users.create_user(
                 {k: v for k, v in USER.items() if k != "email"} | {"username": "b"}
             )
     with acting_as(Principal(99, "someone")), pytest.raises(PermissionDenied):
-        await identity.create_user(dict(USER, username="c"))
+        await identity.users.create_user(dict(USER, username="c"))
     with acting_as(None), pytest.raises(PermissionDenied):
-        await identity.create_user(dict(USER, username="d"))
+        await identity.users.create_user(dict(USER, username="d"))
 
 
-async def test_users_change_themselves_but_not_others(identity: Identity) -> None:
+async def test_users_change_themselves_but_not_others(identity: IdentityDomain) -> None:
     with acting_as(ADMIN):
-        alice = await identity.create_user(dict(USER))
-        bob = await identity.create_user(dict(USER, username="bob", email="b@example.com"))
+        alice = await identity.users.create_user(dict(USER))
+        bob = await identity.users.create_user(dict(USER, username="bob", email="b@example.com"))
     with acting_as(Principal(alice, "Alice")):
-        await identity.update_user(alice, {"title": "Lead"})
-        assert (await identity.get_user(alice)).title == "Lead"
+        await identity.users.update_user(alice, {"title": "Lead"})
+        assert (await identity.users.get_user(alice)).title == "Lead"
         with pytest.raises(PermissionDenied):
-            await identity.update_user(bob, {"title": "x"})
+            await identity.users.update_user(bob, {"title": "x"})
         with pytest.raises(PermissionDenied):
-            await identity.get_user(bob)
+            await identity.users.get_user(bob)
         with pytest.raises(InvalidArgument, match="password"):
-            await identity.update_user(alice, {"password": "new"})
+            await identity.users.update_user(alice, {"password": "new"})
 
 
-async def test_user_names_are_checked(identity: Identity) -> None:
+async def test_user_names_are_checked(identity: IdentityDomain) -> None:
     with acting_as(ADMIN):
         for name in ("a:b", "line\nbreak", "tab\tx", " lead", "trail ", "bell\x07"):
             with pytest.raises(InvalidArgument, match="except ':'"):
-                await identity.create_user(dict(USER, username=name))
-        alice = await identity.create_user(dict(USER, username="Alice Smith-Ünal.x@y"))
+                await identity.users.create_user(dict(USER, username=name))
+        alice = await identity.users.create_user(dict(USER, username="Alice Smith-Ünal.x@y"))
         with pytest.raises(InvalidArgument, match="except ':'"):
-            await identity.update_user(alice, {"username": "al:ice"})
+            await identity.users.update_user(alice, {"username": "al:ice"})
 
 
-async def test_only_administrators_change_the_licence_type(identity: Identity) -> None:
+async def test_only_administrators_change_the_licence_type(identity: IdentityDomain) -> None:
     with acting_as(ADMIN):
-        alice = await identity.create_user(dict(USER))
+        alice = await identity.users.create_user(dict(USER))
     with acting_as(Principal(alice, "Alice")):
-        await identity.update_user(alice, {"license_type": "NAMED", "title": "Lead"})
+        await identity.users.update_user(alice, {"license_type": "NAMED", "title": "Lead"})
         with pytest.raises(PermissionDenied, match="licenseType"):
-            await identity.update_user(alice, {"license_type": "FLOATING"})
+            await identity.users.update_user(alice, {"license_type": "FLOATING"})
     with acting_as(ADMIN):
-        await identity.update_user(alice, {"license_type": "FLOATING"})
-        assert (await identity.get_user(alice)).license_type == "FLOATING"
+        await identity.users.update_user(alice, {"license_type": "FLOATING"})
+        assert (await identity.users.get_user(alice)).license_type == "FLOATING"
 
 
-async def test_an_unknown_user_costs_a_verification(identity: Identity) -> None:
+async def test_an_unknown_user_costs_a_verification(identity: IdentityDomain) -> None:
     calls: list[str] = []
-    original = identity.passwords.verify
+    original = identity.auth.passwords.verify
 
     async def counting(hashed: str, password: str) -> bool:
         calls.append(password)
         return await original(hashed, password)
 
-    identity.passwords.verify = counting  # type: ignore[method-assign]
+    identity.auth.passwords.verify = counting  # type: ignore[method-assign]
     with pytest.raises(Unauthenticated, match="not correct"):
-        await identity.authenticate_basic("nobody", "guess")
+        await identity.auth.authenticate_basic("nobody", "guess")
     with pytest.raises(Unauthenticated, match="not correct"):
-        await identity.authenticate_basic("admin", "guess")
+        await identity.auth.authenticate_basic("admin", "guess")
     assert calls == ["guess", "guess"]
 
 
-async def test_deactivated_users_cannot_authenticate_or_exchange_tokens(identity: Identity) -> None:
+async def test_deactivated_users_cannot_authenticate_or_exchange_tokens(
+    identity: IdentityDomain,
+) -> None:
     with acting_as(ADMIN):
-        alice = await identity.create_user(dict(USER))
+        alice = await identity.users.create_user(dict(USER))
     with acting_as(Principal(alice, "Alice")):
-        _id, client_id, secret = await identity.create_client_credentials(alice, "ci")
-    token = await identity.issue_client_token(client_id, secret)
-    assert identity.verify_token(token.token) == alice
+        _id, client_id, secret = await identity.auth.create_client_credentials(alice, "ci")
+    token = await identity.auth.issue_client_token(client_id, secret)
+    assert identity.auth.verify_token(token.token) == alice
     with acting_as(ADMIN):
-        await identity.set_user_active(alice, False)
+        await identity.users.set_user_active(alice, False)
         with pytest.raises(FailedPrecondition):
-            await identity.set_user_active(ADMIN.user_id, False)
+            await identity.users.set_user_active(ADMIN.user_id, False)
     with pytest.raises(Unauthenticated, match="inactive"):
-        await identity.authenticate_basic("alice", "s3cret")
+        await identity.auth.authenticate_basic("alice", "s3cret")
     with pytest.raises(Unauthenticated, match="inactive"):
-        await identity.issue_client_token(client_id, secret)
+        await identity.auth.issue_client_token(client_id, secret)
     with pytest.raises(Unauthenticated):
-        await identity.issue_client_token(client_id, secret + "x")
-    principal, active = await identity.principal(alice)
+        await identity.auth.issue_client_token(client_id, secret + "x")
+    principal, active = await identity.auth.principal(alice)
     assert principal.username == "Alice" and active is False
 
 
-async def test_credentials_only_for_yourself(identity: Identity) -> None:
+async def test_credentials_only_for_yourself(identity: IdentityDomain) -> None:
     with acting_as(ADMIN):
-        alice = await identity.create_user(dict(USER))
+        alice = await identity.users.create_user(dict(USER))
     with acting_as(Principal(alice, "Alice")), pytest.raises(PermissionDenied):
-        await identity.create_client_credentials(ADMIN.user_id, "steal")
+        await identity.auth.create_client_credentials(ADMIN.user_id, "steal")
     with acting_as(ADMIN), pytest.raises(NotFound):
-        await identity.create_client_credentials(12345, "ghost")
+        await identity.auth.create_client_credentials(12345, "ghost")
 
 
-async def test_groups_and_members(identity: Identity) -> None:
+async def test_groups_and_members(identity: IdentityDomain) -> None:
     with acting_as(ADMIN):
-        alice = await identity.create_user(dict(USER))
-        bob = await identity.create_user(dict(USER, username="bob", email="b@example.com"))
-        group = await identity.create_group("Reviewers", "", None)
+        alice = await identity.users.create_user(dict(USER))
+        bob = await identity.users.create_user(dict(USER, username="bob", email="b@example.com"))
+        group = await identity.groups.create_group("Reviewers", "", None)
         with pytest.raises(AlreadyExists):
-            await identity.create_group("Reviewers", "", None)
-        assert await identity.create_group("Reviewers", "", 7) != group  # other scope
-        await identity.add_member(group, alice)
-        await identity.add_member(group, bob)
+            await identity.groups.create_group("Reviewers", "", None)
+        assert await identity.groups.create_group("Reviewers", "", 7) != group  # other scope
+        await identity.groups.add_member(group, alice)
+        await identity.groups.add_member(group, bob)
         with pytest.raises(AlreadyExists):
-            await identity.add_member(group, alice)
+            await identity.groups.add_member(group, alice)
         with pytest.raises(InvalidArgument):
-            await identity.add_member(group, 999)
-        rows, total = await identity.group_members(group, 0, 20)
+            await identity.groups.add_member(group, 999)
+        rows, total = await identity.groups.group_members(group, 0, 20)
         assert total == 2 and [r.id for r in rows] == [alice, bob]
     with acting_as(Principal(alice, "Alice")):
-        assert (await identity.get_user(bob)).username == "bob"  # shares a group
-        assert (await identity.get_group(group)).name == "Reviewers"
+        assert (await identity.users.get_user(bob)).username == "bob"  # shares a group
+        assert (await identity.groups.get_group(group)).name == "Reviewers"
         with pytest.raises(PermissionDenied):
-            await identity.list_groups(None, 0, 20)
+            await identity.groups.list_groups(None, 0, 20)
     with acting_as(ADMIN):
-        await identity.remove_member(group, bob)
+        await identity.groups.remove_member(group, bob)
         with pytest.raises(NotFound):
-            await identity.remove_member(group, bob)
-        await identity.delete_group(group)
+            await identity.groups.remove_member(group, bob)
+        await identity.groups.delete_group(group)
         with pytest.raises(NotFound):
-            await identity.get_group(group)
-    assert "identity.group.deleted" in await _events(identity.db)
+            await identity.groups.get_group(group)
+    assert "identity.group.deleted" in await _events(identity.auth.db)
 
 
-async def test_list_users_filters_and_pages(identity: Identity) -> None:
+async def test_list_users_filters_and_pages(identity: IdentityDomain) -> None:
     with acting_as(ADMIN):
         ids = [
-            await identity.create_user(dict(USER, username=f"u{i}", email=f"u{i}@example.com"))
+            await identity.users.create_user(
+                dict(USER, username=f"u{i}", email=f"u{i}@example.com")
+            )
             for i in range(5)
         ]
-        await identity.set_user_active(ids[0], False)
-        rows, total = await identity.list_users(start_at=1, max_results=2)
+        await identity.users.set_user_active(ids[0], False)
+        rows, total = await identity.users.list_users(start_at=1, max_results=2)
         assert total == 5  # admin + four active
         assert len(rows) == 2
-        rows, total = await identity.list_users(usernames=["U1", "u2"])
+        rows, total = await identity.users.list_users(usernames=["U1", "u2"])
         assert total == 2
-        rows, total = await identity.list_users(usernames=["u0"])
+        rows, total = await identity.users.list_users(usernames=["u0"])
         assert total == 0
-        rows, total = await identity.list_users(usernames=["u0"], include_inactive=True)
+        rows, total = await identity.users.list_users(usernames=["u0"], include_inactive=True)
         assert total == 1
+
+
+async def test_unknown_users_and_groups_are_named_in_not_found(identity: IdentityDomain) -> None:
+    roles = Roles(identity.auth.db, identity.auth.outbox)
+    with acting_as(ADMIN):
+        group = await identity.groups.create_group("Reviewers", "", None)
+        for call in (
+            identity.auth.principal(404),
+            identity.auth.create_client_credentials(404, "ci"),
+            identity.users.get_user(404),
+            identity.users.update_user(404, {"title": "x"}),
+            identity.users.set_user_active(404, False),
+            roles.get(404),
+            roles.set(404, []),
+        ):
+            with pytest.raises(NotFound) as raised:
+                await call
+            assert str(raised.value) == "No user with id 404."
+        for call in (
+            identity.groups.get_group(405),
+            identity.groups.update_group(405, {"name": "x"}),
+            identity.groups.delete_group(405),
+            identity.groups.add_member(405, ADMIN.user_id),
+            identity.groups.remove_member(405, ADMIN.user_id),
+        ):
+            with pytest.raises(NotFound) as raised:
+                await call
+            assert str(raised.value) == "No user group with id 405."
+        with pytest.raises(InvalidArgument, match=r"^No user with id 404\.$"):
+            await identity.groups.add_member(group, 404)

@@ -9,27 +9,23 @@ from plumbline.common.access import Role
 from plumbline.common.context import Principal
 from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument, NotFound, PermissionDenied
-from plumbline.services.identity.crypto import Passwords
-from plumbline.services.identity.domain import Identity
 from plumbline.services.identity.models import outbox
 from plumbline.services.identity.permissions import Entry, Permissions
-from tests.unit.services.conftest import ADMIN, acting_as, outbox_for
+from tests.unit.services.conftest import ADMIN, IdentityDomain, acting_as, identity_domain
 
 # A folder 10 holding folder 11 (holding project 12) and project 13; project 14 apart.
 TREE = [(10, None, True), (11, 10, True), (12, 11, False), (13, 10, False), (14, None, False)]
 
 
 @pytest.fixture
-async def world(identity_db: Database) -> tuple[Identity, Permissions, dict[str, int]]:
-    box = outbox_for(identity_db, "identity")
-    permissions = Permissions(identity_db, box)
-    identity = Identity(identity_db, box, Passwords(1, 8192), 3600, "t", permissions)
-    await identity.bootstrap("admin-pw")
+async def world(identity_db: Database) -> tuple[IdentityDomain, Permissions, dict[str, int]]:
+    identity = await identity_domain(identity_db)
+    permissions = identity.permissions
     await permissions.place(TREE, complete=True)
     people: dict[str, int] = {}
     with acting_as(ADMIN):
         for name in ("ann", "bob", "cy"):
-            people[name] = await identity.create_user(
+            people[name] = await identity.users.create_user(
                 {
                     "username": name,
                     "password": "pw",
@@ -39,8 +35,8 @@ async def world(identity_db: Database) -> tuple[Identity, Permissions, dict[str,
                     "license_type": "NAMED",
                 }
             )
-        people["team"] = await identity.create_group("team", "", None)
-        await identity.add_member(people["team"], people["bob"])
+        people["team"] = await identity.groups.create_group("team", "", None)
+        await identity.groups.add_member(people["team"], people["bob"])
     return identity, permissions, people
 
 
@@ -51,7 +47,7 @@ async def _event_types(db: Database) -> list[str]:
 
 
 async def test_folder_entries_reach_every_project_inside(
-    world: tuple[Identity, Permissions, dict[str, int]],
+    world: tuple[IdentityDomain, Permissions, dict[str, int]],
 ) -> None:
     _identity, permissions, people = world
     with acting_as(ADMIN):
@@ -67,7 +63,7 @@ async def test_folder_entries_reach_every_project_inside(
 
 
 async def test_group_entries_reach_members_only(
-    world: tuple[Identity, Permissions, dict[str, int]],
+    world: tuple[IdentityDomain, Permissions, dict[str, int]],
 ) -> None:
     identity, permissions, people = world
     with acting_as(ADMIN):
@@ -76,12 +72,12 @@ async def test_group_entries_reach_members_only(
     assert await permissions.roles_of(people["cy"]) == {}
     assert await permissions.members_of(14) == {people["bob"]}
     with acting_as(ADMIN):
-        await identity.remove_member(people["team"], people["bob"])
+        await identity.groups.remove_member(people["team"], people["bob"])
     assert await permissions.roles_of(people["bob"]) == {}
 
 
 async def test_moving_a_project_out_of_a_folder_takes_the_folders_role_away(
-    world: tuple[Identity, Permissions, dict[str, int]],
+    world: tuple[IdentityDomain, Permissions, dict[str, int]],
 ) -> None:
     _identity, permissions, people = world
     with acting_as(ADMIN):
@@ -91,7 +87,7 @@ async def test_moving_a_project_out_of_a_folder_takes_the_folders_role_away(
 
 
 async def test_only_project_admins_manage_entries(
-    world: tuple[Identity, Permissions, dict[str, int]], identity_db: Database
+    world: tuple[IdentityDomain, Permissions, dict[str, int]], identity_db: Database
 ) -> None:
     _identity, permissions, people = world
     ann = Principal(people["ann"], "ann")
@@ -111,7 +107,7 @@ async def test_only_project_admins_manage_entries(
 
 
 async def test_replace_removes_the_rest_and_delete_needs_an_entry(
-    world: tuple[Identity, Permissions, dict[str, int]], identity_db: Database
+    world: tuple[IdentityDomain, Permissions, dict[str, int]], identity_db: Database
 ) -> None:
     _identity, permissions, people = world
     with acting_as(ADMIN):
@@ -138,7 +134,7 @@ async def test_replace_removes_the_rest_and_delete_needs_an_entry(
 
 
 async def test_the_creator_becomes_admin_of_a_new_project_only(
-    world: tuple[Identity, Permissions, dict[str, int]],
+    world: tuple[IdentityDomain, Permissions, dict[str, int]],
 ) -> None:
     _identity, permissions, people = world
     ann = Principal(people["ann"], "ann")
@@ -151,7 +147,7 @@ async def test_the_creator_becomes_admin_of_a_new_project_only(
 
 
 async def test_project_admins_list_their_projects_users(
-    world: tuple[Identity, Permissions, dict[str, int]],
+    world: tuple[IdentityDomain, Permissions, dict[str, int]],
 ) -> None:
     identity, permissions, people = world
     ann = Principal(people["ann"], "ann")
@@ -159,12 +155,12 @@ async def test_project_admins_list_their_projects_users(
         await permissions.update(14, [Entry(people["ann"], None, Role.PROJECT_ADMIN)])
         await permissions.update(14, [Entry(None, people["team"], Role.READ_ONLY)])
     with acting_as(ann):
-        rows, total = await identity.list_users(project=14)
+        rows, total = await identity.users.list_users(project=14)
         assert {r.id for r in rows} == {people["ann"], people["bob"]} and total == 2
         with pytest.raises(PermissionDenied, match="administrators"):
-            await identity.list_users()
+            await identity.users.list_users()
         with pytest.raises(PermissionDenied, match="project 12"):
-            await identity.list_users(project=12)
-        assert (await identity.get_user(people["bob"])).id == people["bob"]  # shared project
+            await identity.users.list_users(project=12)
+        assert (await identity.users.get_user(people["bob"])).id == people["bob"]  # shared project
         with pytest.raises(PermissionDenied):
-            await identity.get_user(people["cy"])
+            await identity.users.get_user(people["cy"])
