@@ -12,6 +12,7 @@ routes that depend on ``labs_version`` appear under ``/rest/labs`` only (``deps.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
@@ -42,6 +43,31 @@ def labs_only(app: FastAPI) -> set[tuple[str, str]]:
         if isinstance(route, APIRoute) and not serves(route, "v1")
         for method in route.methods
     }
+
+
+def _word(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", name))
+
+
+def operation_id(route: APIRoute) -> str:
+    """A route's operationId: its method and path in camelCase, stable while they are.
+
+    ``GET /rest/{version}/items/{id}/versions/{versionNum}`` is
+    ``getItemsVersionsByVersionNum``: the path's names in order, leaving out ``rest``
+    where a name follows it (``/rest`` itself is ``getRest``) and the path parameters
+    but the last one, which is ``By`` and its name. Ids are unique per document
+    (``tests/unit/gateway/test_openapi.py``).
+    """
+    segments = route.path_format.strip("/").split("/")
+    names = [s for s in segments if not s.startswith("{")]
+    if names[:1] == ["rest"] and len(names) > 1:
+        segments.remove("rest")
+    words = [
+        _word(s) if not s.startswith("{") else "By" + _word(s[1:-1])
+        for i, s in enumerate(segments)
+        if not s.startswith("{") or i == len(segments) - 1
+    ]
+    return min(route.methods).lower() + "".join(words)
 
 
 def _errors(path: str, operation: dict[str, Any]) -> list[int]:
