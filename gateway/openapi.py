@@ -123,8 +123,9 @@ def _openapi30(node: Any) -> Any:
     return node
 
 
-def _declared(app: FastAPI) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """(path, method, name) -> the schema ``query.py`` declared for a query parameter.
+def _declared(app: FastAPI) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+    """(path, method, in, name) -> the schema declared for a query parameter (``query.py``)
+    or a header (``deps.DateHeader``).
 
     FastAPI writes the schema with the default of the dependency's raw value (None, then
     left out) instead of the one declared, so the declared schema is put back whole.
@@ -132,11 +133,14 @@ def _declared(app: FastAPI) -> dict[tuple[str, str, str], dict[str, Any]]:
     declared = {}
     for route in app.routes:
         if isinstance(route, APIRoute):
-            for field in get_flat_dependant(route.dependant).query_params:
-                for meta in field.field_info.metadata:
-                    if isinstance(meta, WithJsonSchema) and meta.json_schema is not None:
-                        for method in route.methods:
-                            declared[(route.path, method.lower(), field.alias)] = meta.json_schema
+            flat = get_flat_dependant(route.dependant)
+            for where, fields in (("query", flat.query_params), ("header", flat.header_params)):
+                for field in fields:
+                    for meta in field.field_info.metadata:
+                        if isinstance(meta, WithJsonSchema) and meta.json_schema is not None:
+                            for method in route.methods:
+                                key = (route.path, method.lower(), where, field.alias)
+                                declared[key] = meta.json_schema
     return declared
 
 
@@ -172,8 +176,8 @@ def _generate(app: FastAPI) -> dict[str, Any]:
     declared = _declared(app)
     for path, method, operation in _operations(document):
         for parameter in operation.get("parameters", []):
-            schema = declared.get((path, method, parameter["name"]))
-            if schema is not None and parameter["in"] == "query":
+            schema = declared.get((path, method, parameter["in"], parameter["name"]))
+            if schema is not None:
                 parameter["schema"] = copy.deepcopy(schema)
         responses = operation.setdefault("responses", {})
         responses.pop("422", None)

@@ -63,3 +63,64 @@ def test_operation_ids_follow_the_method_and_path(documents: dict[str, dict[str,
             for (method, path), op in _operations(documents[version]).items()
         }
         assert {key: mine[key] for key in ids} == ids
+
+
+DATE_HEADER = "x-service-date-fields-with-time"
+#: Every operation whose records show their DATE fields as the date header asks (the
+#: routes that read records through deps.dates_with_time and answer them).
+HONOURS_DATE_HEADER = {
+    "/items",
+    "/items/{id}",
+    "/items/{id}/children",
+    "/items/{id}/parent",
+    "/items/{id}/synceditems",
+    "/items/{id}/upstreamrelated",
+    "/items/{id}/downstreamrelated",
+    "/items/{id}/attachments",
+    "/activities/{activityId}/affecteditems",
+    "/tags/{id}/items",
+    "/filters/{id}/results",
+    "/abstractitems",
+    "/abstractitems/{id}",
+    "/testplans",
+    "/testplans/{id}",
+    "/testplans/{id}/upstreamrelated",
+    "/testplans/{id}/downstreamrelated",
+    "/testplans/{id}/attachments",
+    "/testplans/{id}/testcycles",
+    "/testplans/{id}/testgroups/{testGroupId}/testcases",
+    "/testplans/{id}/testgroups/{testGroupId}/testcases/{testCaseId}",
+    "/testcycles/{testCycleId}",
+    "/testcycles/{testCycleId}/testruns",
+    "/testruns",
+    "/testruns/{id}",
+    "/testruns/{id}/upstreamrelated",
+    "/testruns/{id}/downstreamrelated",
+    "/testruns/{id}/attachments",
+    "/attachments/{attachmentId}",
+}
+
+
+def test_routes_that_honour_the_date_header_declare_it(
+    documents: dict[str, dict[str, Any]],
+) -> None:
+    for version, document in documents.items():
+        prefix = f"/rest/{version}"
+        declaring = {
+            (method, path.removeprefix(prefix)): [
+                p for p in operation.get("parameters", []) if p["name"] == DATE_HEADER
+            ]
+            for (method, path), operation in _operations(document).items()
+        }
+        assert {key for key, found in declaring.items() if found} == {
+            ("get", path) for path in HONOURS_DATE_HEADER
+        }, version
+        for path in HONOURS_DATE_HEADER:
+            [header] = declaring[("get", path)]
+            assert header["in"] == "header" and header["required"] is False
+            assert header["schema"] == {"type": "boolean", "default": False}
+            assert "x-jama-date-fields-with-time" in header["description"]
+    # Records as they were keep their dates: history routes do not declare the header.
+    v1 = _operations(documents["v1"])
+    versioned = v1[("get", "/rest/v1/items/{id}/versions/{versionNum}/versioneditem")]
+    assert DATE_HEADER not in [p["name"] for p in versioned.get("parameters", [])]
