@@ -7,9 +7,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import Depends, Path
+from fastapi import Depends, Header, Path
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
+from pydantic import WithJsonSchema
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -81,11 +82,29 @@ def serves(route: APIRoute, version: str) -> bool:
 
 
 DATE_HEADERS = ("x-service-date-fields-with-time", "x-jama-date-fields-with-time")
+#: Resources whose records' ``fields`` show dates as the date header asks.
+DATED = ("items", "abstractitems", "testplans", "testcycles", "testruns", "attachments")
 
 
 def dates_with_time(request: Request) -> bool:
     """Whether the caller wants dates in ``fields`` with a time part."""
     return any(request.headers.get(h, "").strip().lower() == "true" for h in DATE_HEADERS)
+
+
+#: The date header as routes declare it (``view_of`` does, for ``DATED`` records): for the
+#: description only, since the helpers that read the records take it from the request
+#: with ``dates_with_time``, under either name.
+DateHeader = Annotated[
+    str | None,
+    Header(
+        alias=DATE_HEADERS[0],
+        description="true (in any capitalisation) for the DATE fields in fields with a time "
+        "part, 2024-02-29T00:00:00.000+0000 instead of 2024-02-29; any other value, or none, "
+        f"leaves them dates. {DATE_HEADERS[1]} is read the same way. A record as it was "
+        "(asOf) keeps its dates.",
+    ),
+    WithJsonSchema({"type": "boolean", "default": False}),
+]
 
 
 Version = Annotated[str, Depends(api_version)]
@@ -165,16 +184,22 @@ def _include(resource: str) -> Callable[..., Awaitable[list[str]]] | None:
     return query.strings(INCLUDE, description="Referenced records to return in linked.", enum=links)
 
 
-def view_of(resource: str) -> Callable[..., Awaitable[View]]:
+def view_of(resource: str, *, dated: bool = True) -> Callable[..., Awaitable[View]]:
     """Dependency: the View of a route that answers ``resource`` records.
 
     It declares the route's ``include`` parameter with the links of that resource (routes
-    of records with an item type's fields add the reference fields of every item type).
+    of records with an item type's fields add the reference fields of every item type),
+    and for ``DATED`` records the date header (``dated=False`` where the route answers
+    records as they were, whose dates do not follow it).
     """
     include = _include(resource)
 
     async def view(
-        request: Request, version: str, gw: Gateway, include: Sequence[str] = ()
+        request: Request,
+        version: str,
+        gw: Gateway,
+        include: Sequence[str] = (),
+        dates: str | None = None,
     ) -> View:
         extra = await gw.catalog.field_links() if resource in WITH_FIELDS else None
         return View(request, gw, version, resource, extra, include)
@@ -189,6 +214,8 @@ def view_of(resource: str) -> Callable[..., Awaitable[View]]:
         parameters.append(
             inspect.Parameter("include", keyword, annotation=list[str], default=Depends(include))
         )
+    if dated and resource in DATED:
+        parameters.append(inspect.Parameter("dates", keyword, annotation=DateHeader, default=None))
     # Built rather than written: whether there is an include parameter depends on resource.
     view.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     return view

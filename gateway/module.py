@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import logging
 
+from fastapi import FastAPI
+
 from plumbline.common.bus import Subscription
 from plumbline.gateway import errors
 from plumbline.gateway.auth import Authenticator
@@ -62,56 +64,62 @@ UPSTREAM_WAIT = 120.0
 RELOAD_SECONDS = 30.0
 
 
+def install_routes(app: FastAPI) -> None:
+    """The API's routes, each with its operationId (``openapi.operation_id``), the error
+    handlers and the documentation pages."""
+    from plumbline.gateway import docs, openapi
+
+    errors.install(app)
+    for module in (
+        meta,
+        oauth,
+        openapi,
+        credentials,
+        roles,
+        users,
+        usergroups,
+        projects,
+        permissions,
+        activities,
+        configuration,
+        system,
+        # PUT /items/treelocation before PUT /items/{id}, which would take it for an id.
+        moves,
+        items,
+        workflow,
+        sync,
+        relationships,
+        tags,
+        releases,
+        comments,
+        links,
+        abstractitems,
+        filters,
+        categories,
+        testplans,
+        testgroups,
+        testcycles,
+        testruns,
+        testrecords,
+        results,
+        attachments,
+        files,
+        versions,
+        baselines,
+    ):
+        app.include_router(module.router, generate_unique_id_function=openapi.operation_id)
+    docs.install(app)
+
+
 class GatewayModule(Module):
     """The REST surface."""
 
     name = "gateway"
 
     async def start(self, runtime: Runtime) -> None:
-        from plumbline.gateway import docs, openapi
-
         app = runtime.http
         settings = runtime.settings
-        errors.install(app)
-        for module in (
-            meta,
-            oauth,
-            openapi,
-            credentials,
-            roles,
-            users,
-            usergroups,
-            projects,
-            permissions,
-            activities,
-            configuration,
-            system,
-            # PUT /items/treelocation before PUT /items/{id}, which would take it for an id.
-            moves,
-            items,
-            workflow,
-            sync,
-            relationships,
-            tags,
-            releases,
-            comments,
-            links,
-            abstractitems,
-            filters,
-            categories,
-            testplans,
-            testgroups,
-            testcycles,
-            testruns,
-            testrecords,
-            results,
-            attachments,
-            files,
-            versions,
-            baselines,
-        ):
-            app.include_router(module.router)
-        docs.install(app)
+        install_routes(app)
         throttle = Throttle(
             settings.throttle_concurrency, settings.throttle_queue, settings.throttle_timeout
         )

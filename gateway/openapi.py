@@ -12,6 +12,7 @@ routes that depend on ``labs_version`` appear under ``/rest/labs`` only (``deps.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
@@ -42,6 +43,31 @@ def labs_only(app: FastAPI) -> set[tuple[str, str]]:
         if isinstance(route, APIRoute) and not serves(route, "v1")
         for method in route.methods
     }
+
+
+def _word(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", name))
+
+
+def operation_id(route: APIRoute) -> str:
+    """A route's operationId: its method and path in camelCase, stable while they are.
+
+    ``GET /rest/{version}/items/{id}/versions/{versionNum}`` is
+    ``getItemsVersionsByVersionNum``: the path's names in order, leaving out ``rest``
+    where a name follows it (``/rest`` itself is ``getRest``) and the path parameters
+    but the last one, which is ``By`` and its name. Ids are unique per document
+    (``tests/unit/gateway/test_openapi.py``).
+    """
+    segments = route.path_format.strip("/").split("/")
+    names = [s for s in segments if not s.startswith("{")]
+    if names[:1] == ["rest"] and len(names) > 1:
+        segments.remove("rest")
+    words = [
+        _word(s) if not s.startswith("{") else "By" + _word(s[1:-1])
+        for i, s in enumerate(segments)
+        if not s.startswith("{") or i == len(segments) - 1
+    ]
+    return min(route.methods).lower() + "".join(words)
 
 
 def _errors(path: str, operation: dict[str, Any]) -> list[int]:
@@ -97,8 +123,9 @@ def _openapi30(node: Any) -> Any:
     return node
 
 
-def _declared(app: FastAPI) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """(path, method, name) -> the schema ``query.py`` declared for a query parameter.
+def _declared(app: FastAPI) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+    """(path, method, in, name) -> the schema declared for a query parameter (``query.py``)
+    or a header (``deps.DateHeader``).
 
     FastAPI writes the schema with the default of the dependency's raw value (None, then
     left out) instead of the one declared, so the declared schema is put back whole.
@@ -106,11 +133,14 @@ def _declared(app: FastAPI) -> dict[tuple[str, str, str], dict[str, Any]]:
     declared = {}
     for route in app.routes:
         if isinstance(route, APIRoute):
-            for field in get_flat_dependant(route.dependant).query_params:
-                for meta in field.field_info.metadata:
-                    if isinstance(meta, WithJsonSchema) and meta.json_schema is not None:
-                        for method in route.methods:
-                            declared[(route.path, method.lower(), field.alias)] = meta.json_schema
+            flat = get_flat_dependant(route.dependant)
+            for where, fields in (("query", flat.query_params), ("header", flat.header_params)):
+                for field in fields:
+                    for meta in field.field_info.metadata:
+                        if isinstance(meta, WithJsonSchema) and meta.json_schema is not None:
+                            for method in route.methods:
+                                key = (route.path, method.lower(), where, field.alias)
+                                declared[key] = meta.json_schema
     return declared
 
 
@@ -146,8 +176,8 @@ def _generate(app: FastAPI) -> dict[str, Any]:
     declared = _declared(app)
     for path, method, operation in _operations(document):
         for parameter in operation.get("parameters", []):
-            schema = declared.get((path, method, parameter["name"]))
-            if schema is not None and parameter["in"] == "query":
+            schema = declared.get((path, method, parameter["in"], parameter["name"]))
+            if schema is not None:
                 parameter["schema"] = copy.deepcopy(schema)
         responses = operation.setdefault("responses", {})
         responses.pop("422", None)

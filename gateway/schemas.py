@@ -7,7 +7,7 @@ A route states its success response next to its path::
 ``one`` and ``page`` wrap a record type in the envelope (``<Type>DataWrapper``,
 ``<Type>DataListWrapper``); ``created``, ``updated`` and ``deleted`` describe the bodies of
 201, 200-after-a-write and 204. The record types are the TypedDicts the response builders
-are annotated with (``records.py``), and the envelopes those of ``envelope.py``: pydantic
+are annotated with (``records/``), and the envelopes those of ``envelope.py``: pydantic
 generates every schema from them (``components``), so a schema cannot say something the
 builders do not do without mypy noticing. ``ERRORS`` are the error responses; ``openapi.py``
 adds the ones that apply to each operation.

@@ -103,7 +103,8 @@ async def as_of_record(gw: Gateway, request: Request, base: str, id: int, moment
 
 def _version_routes(base: str, name: str, noun: str, shape: type[Any]) -> None:
     # Defaults, not Annotated aliases: annotations are resolved in the module's globals.
-    records_view = Depends(view_of(base))
+    # A record as it was keeps its dates: the date header does not apply.
+    records_view = Depends(view_of(base, dated=False))
     record_id = Path(alias=name, description=f"The {noun}'s id.")
 
     @router.get(

@@ -367,6 +367,11 @@ def test_dates_with_time_header(admin: httpx.Client, project: dict[str, Any]) ->
             "fields"
         ]
         assert with_time[name] == "2024-02-29T00:00:00.000+0000"
+    # true in any capitalisation asks for the time, any other value does not (a list too).
+    for value, shown in (("TRUE", with_time[name]), ("false", "2024-02-29"), ("yes", "2024-02-29")):
+        asked = {"x-service-date-fields-with-time": value}
+        listed = admin.get("/items", params={"project": project["id"]}, headers=asked)
+        assert [i["fields"][name] for i in listed.json()["data"] if i["id"] == item_id] == [shown]
     bad = admin.patch(
         f"/items/{item_id}",
         json=[{"op": "replace", "path": f"/fields/{name}", "value": "2024-02-30"}],

@@ -1,0 +1,189 @@
+"""Items and what hangs on them: relationships, tags, releases, comments, links,
+synchronization, workflow, moves, bulk patches and filters."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired
+
+# pydantic reads these TypedDicts for the schemas; before Python 3.12 it needs this one.
+from typing_extensions import TypedDict
+
+from plumbline.gateway.records.common import ItemResources, Location, Lock, TestRecordBase
+
+
+class Item(TypedDict):
+    """An item; ``fields`` holds the values of its item type's fields."""
+
+    id: int
+    documentKey: str
+    globalId: str
+    itemType: int
+    childItemType: NotRequired[int]
+    project: int
+    createdDate: str
+    modifiedDate: str
+    lastActivityDate: str
+    createdBy: int
+    modifiedBy: int
+    fields: dict[str, Any]
+    resources: ItemResources
+    location: Location
+    lock: Lock
+    type: Literal["items"]
+
+
+class AbstractItem(TestRecordBase):
+    """Any abstract item: an item, a test plan, cycle or run, or an attachment; the
+    members after ``resources`` are those of its own type."""
+
+    type: Literal["items", "testplans", "testcycles", "testruns", "attachments"]
+    childItemType: NotRequired[int]
+    location: NotRequired[Location]
+    lock: NotRequired[Lock]
+    archived: NotRequired[bool]
+    testCaseVersionNumber: NotRequired[int]
+    sortOrderFromTestGroup: NotRequired[int]
+    testGroup: NotRequired[list[int]]
+    fileName: NotRequired[str]
+    mimeType: NotRequired[str]
+    fileSize: NotRequired[int]
+
+
+class Relationship(TypedDict):
+    """A relationship between two items."""
+
+    id: int
+    fromItem: int
+    toItem: int
+    relationshipType: int
+    suspect: bool
+    type: Literal["relationships"]
+
+
+class Tag(TypedDict):
+    """A tag of a project."""
+
+    id: int
+    name: str
+    project: int
+    type: Literal["tags"]
+
+
+class Release(TypedDict):
+    """A release of a project."""
+
+    id: int
+    name: str
+    description: str
+    project: int
+    releaseDate: NotRequired[str]
+    active: bool
+    archived: bool
+    itemCount: int
+    type: Literal["releases"]
+
+
+class CommentText(TypedDict):
+    """A comment's text."""
+
+    text: str
+
+
+class CommentLocation(TypedDict, total=False):
+    """What a comment is about: an item or a project."""
+
+    item: int
+    project: int
+
+
+class Comment(TypedDict):
+    """A comment."""
+
+    id: int
+    inReplyTo: NotRequired[int]
+    createdDate: str
+    createdBy: int
+    modifiedBy: int
+    deleted: bool
+    status: str
+    body: CommentText
+    commentType: str
+    location: CommentLocation
+    type: Literal["comments"]
+
+
+class Link(TypedDict):
+    """A URL attached to an item."""
+
+    id: int
+    item: int
+    url: str
+    description: str
+    type: Literal["links"]
+
+
+class CollectionSummary(TypedDict):
+    """How the children of two synchronized containers differ."""
+
+    totalChildren: int
+    totalMissing: int
+    totalOutOfSync: int
+
+
+class SyncStatus(TypedDict):
+    """Whether two synchronized items are alike."""
+
+    inSync: bool
+    collectionSummary: NotRequired[CollectionSummary]
+
+
+class WorkflowTransition(TypedDict):
+    """A workflow step an item can take now."""
+
+    id: str
+    action: str
+    newStatus: int
+    type: Literal["workflowtransitions"]
+
+
+class MovedItems(TypedDict):
+    """The result of moving an item to another project."""
+
+    workId: str
+    movedItems: list[int]
+
+
+class PatchResult(TypedDict):
+    """The outcome for one item of a bulk PATCH."""
+
+    id: int
+    status: int
+    message: str
+
+
+class PatchResults(TypedDict):
+    """The outcome of a bulk PATCH."""
+
+    workId: str
+    results: list[PatchResult]
+
+
+class Filter(TypedDict):
+    """A stored query over items."""
+
+    id: int
+    name: str
+    author: int
+    projectScope: str
+    specifiedProject: NotRequired[int]
+    filterQuery: dict[str, Any]
+    public: bool
+    type: Literal["filters"]
+
+
+class FilterCount(TypedDict):
+    """How many items a filter finds."""
+
+    count: int
+    filter: int
+    type: Literal["filtercounts"]
