@@ -1,5 +1,5 @@
 """How each record looks on the wire (camelCase, with its ``type``): the types are in
-``records.py``."""
+``records/``."""
 
 from __future__ import annotations
 
