@@ -7,10 +7,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import Depends, Header, Path
+from fastapi import Depends, Path
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
-from pydantic import WithJsonSchema
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -91,20 +90,22 @@ def dates_with_time(request: Request) -> bool:
     return any(request.headers.get(h, "").strip().lower() == "true" for h in DATE_HEADERS)
 
 
-#: The date header as routes declare it (``view_of`` does, for ``DATED`` records): for the
-#: description only, since the helpers that read the records take it from the request
-#: with ``dates_with_time``, under either name.
-DateHeader = Annotated[
-    str | None,
-    Header(
-        alias=DATE_HEADERS[0],
-        description="true (in any capitalisation) for the DATE fields in fields with a time "
-        "part, 2024-02-29T00:00:00.000+0000 instead of 2024-02-29; any other value, or none, "
-        f"leaves them dates. {DATE_HEADERS[1]} is read the same way. A record as it was "
-        "(asOf) keeps its dates.",
-    ),
-    WithJsonSchema({"type": "boolean", "default": False}),
-]
+#: The date header as the description shows it on every route whose ``view_of`` answers
+#: ``DATED`` records. It is declared in the document only (``openapi.py`` adds it where a
+#: route's dependencies hold a view marked ``date_header``): the helpers that read the
+#: records take it from the request with ``dates_with_time``, under either name, and a
+#: FastAPI header parameter would cost every such request about 50 µs of CPU to parse a
+#: value nothing uses.
+DATE_HEADER_PARAMETER: dict[str, Any] = {
+    "name": DATE_HEADERS[0],
+    "in": "header",
+    "required": False,
+    "description": "true (in any capitalisation) for the DATE fields in fields with a time "
+    "part, 2024-02-29T00:00:00.000+0000 instead of 2024-02-29; any other value, or none, "
+    f"leaves them dates. {DATE_HEADERS[1]} is read the same way. A record as it was "
+    "(asOf) keeps its dates.",
+    "schema": {"type": "boolean", "default": False},
+}
 
 
 Version = Annotated[str, Depends(api_version)]
@@ -214,8 +215,7 @@ def view_of(resource: str, *, dated: bool = True) -> Callable[..., Awaitable[Vie
         parameters.append(
             inspect.Parameter("include", keyword, annotation=list[str], default=Depends(include))
         )
-    if dated and resource in DATED:
-        parameters.append(inspect.Parameter("dates", keyword, annotation=DateHeader, default=None))
+    view.date_header = dated and resource in DATED  # type: ignore[attr-defined]
     # Built rather than written: whether there is an include parameter depends on resource.
     view.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     return view

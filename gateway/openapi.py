@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.gateway import schemas
-from plumbline.gateway.deps import Caller, Gw, Version, serves
+from plumbline.gateway.deps import DATE_HEADER_PARAMETER, Caller, Gw, Version, serves
 from plumbline.gateway.envelope import json_response
 
 router = APIRouter(tags=["meta"])
@@ -124,8 +124,7 @@ def _openapi30(node: Any) -> Any:
 
 
 def _declared(app: FastAPI) -> dict[tuple[str, str, str, str], dict[str, Any]]:
-    """(path, method, in, name) -> the schema declared for a query parameter (``query.py``)
-    or a header (``deps.DateHeader``).
+    """(path, method, in, name) -> the schema declared for a query parameter (``query.py``).
 
     FastAPI writes the schema with the default of the dependency's raw value (None, then
     left out) instead of the one declared, so the declared schema is put back whole.
@@ -134,14 +133,28 @@ def _declared(app: FastAPI) -> dict[tuple[str, str, str, str], dict[str, Any]]:
     for route in app.routes:
         if isinstance(route, APIRoute):
             flat = get_flat_dependant(route.dependant)
-            for where, fields in (("query", flat.query_params), ("header", flat.header_params)):
-                for field in fields:
-                    for meta in field.field_info.metadata:
-                        if isinstance(meta, WithJsonSchema) and meta.json_schema is not None:
-                            for method in route.methods:
-                                key = (route.path, method.lower(), where, field.alias)
-                                declared[key] = meta.json_schema
+            for field in flat.query_params:
+                for meta in field.field_info.metadata:
+                    if isinstance(meta, WithJsonSchema) and meta.json_schema is not None:
+                        for method in route.methods:
+                            key = (route.path, method.lower(), "query", field.alias)
+                            declared[key] = meta.json_schema
     return declared
+
+
+def _dated(app: FastAPI) -> set[tuple[str, str]]:
+    """(path, method) of the routes whose view answers records the date header changes."""
+    dated: set[tuple[str, str]] = set()
+    for route in app.routes:
+        if isinstance(route, APIRoute):
+            pending = [route.dependant]
+            while pending:
+                dependant = pending.pop()
+                if getattr(dependant.call, "date_header", False):
+                    dated.update((route.path, method.lower()) for method in route.methods)
+                    break
+                pending.extend(dependant.dependencies)
+    return dated
 
 
 def _operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
@@ -174,7 +187,10 @@ def _generate(app: FastAPI) -> dict[str, Any]:
         known[name] = schema
     components["responses"] = error_responses
     declared = _declared(app)
+    dated = _dated(app)
     for path, method, operation in _operations(document):
+        if (path, method) in dated:
+            operation.setdefault("parameters", []).append(copy.deepcopy(DATE_HEADER_PARAMETER))
         for parameter in operation.get("parameters", []):
             schema = declared.get((path, method, parameter["in"], parameter["name"]))
             if schema is not None:
