@@ -10,17 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from starlette.requests import Request
 
-from plumbline.common.errors import InvalidArgument
+from plumbline.common import jsonvalues
 
 
 async def read_json(request: Request) -> Any:
     """A body the route reads itself; ``jsonvalues.json_bytes`` checks its values."""
-    raw = await request.body()
-    try:
-        body = orjson.loads(raw) if raw else None
-    except orjson.JSONDecodeError as exc:
-        raise InvalidArgument(f"The request body is not valid JSON ({exc}).") from None
-    return body
+    return jsonvalues.loads(await request.body())

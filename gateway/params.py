@@ -41,13 +41,19 @@ def integer(
     maximum: int | None = None,
 ) -> int | None:
     """A single integer parameter, within ``minimum`` and ``maximum`` when both are given."""
+    value = single(values, name, required)
+    return None if value is None else _number(name, value, minimum, maximum)
+
+
+def single(values: Sequence[str], name: str, required: bool = False) -> str | None:
+    """The one value of a parameter given at most once; None when absent and not required."""
     if not values:
         if required:
             raise InvalidArgument(f"the query parameter {name} is required")
         return None
     if len(values) > 1:
         raise InvalidArgument(f"{name} may be given once, got {len(values)} values")
-    return _number(name, values[0], minimum, maximum)
+    return values[0]
 
 
 def boolean(values: Sequence[str], name: str, default: bool = False) -> bool:

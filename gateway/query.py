@@ -33,7 +33,6 @@ from starlette.requests import Request
 
 from plumbline.common.context import Principal
 from plumbline.common.dates import format_datetime, parse_date_range, parse_datetime
-from plumbline.common.errors import InvalidArgument
 from plumbline.gateway import params
 from plumbline.gateway.auth import caller
 
@@ -205,13 +204,8 @@ def moment(
     services exchange; None when absent and not required."""
 
     def parse(values: Sequence[str]) -> str | None:
-        if not values:
-            if required:
-                raise InvalidArgument(f"the query parameter {name} is required")
-            return None
-        if len(values) > 1:
-            raise InvalidArgument(f"{name} may be given once, got {len(values)} values")
-        return format_datetime(parse_datetime(values[0], name))
+        value = params.single(values, name, required)
+        return None if value is None else format_datetime(parse_datetime(value, name))
 
     schema = {"type": "string"}
     return parameter(name, schema, parse, description=description, required=required)

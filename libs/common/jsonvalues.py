@@ -22,13 +22,18 @@ def parse(raw: bytes, where: str) -> Any:
     as floats, so only NUL (PostgreSQL refuses it in text) and depth are left to check;
     both are looked for only when the raw text could hold them.
     """
-    try:
-        value = orjson.loads(raw) if raw else None
-    except orjson.JSONDecodeError as exc:
-        raise InvalidArgument(f"The request body is not valid JSON ({exc}).") from None
+    value = loads(raw)
     if b"\\u0000" in raw or raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
         _check_parsed(value, where)
     return value
+
+
+def loads(raw: bytes) -> Any:
+    """``raw`` parsed (None when empty), or the 400 that says why it is not JSON."""
+    try:
+        return orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError as exc:
+        raise InvalidArgument(f"The request body is not valid JSON ({exc}).") from None
 
 
 def _check_parsed(value: Any, where: str) -> None:
