@@ -2,12 +2,10 @@
 FROM python:3.11-slim AS build
 WORKDIR /src
 RUN pip install --no-cache-dir "grpcio-tools>=1.64"
-COPY pyproject.toml setup.py ./
+COPY pyproject.toml ./
 COPY proto proto
-COPY libs libs
-COPY gateway gateway
-COPY services services
-RUN python libs/plumbline/protogen.py proto libs \
+COPY src src
+RUN python src/plumbline/protogen.py proto src \
  && pip wheel --no-cache-dir --wheel-dir /wheels .
 
 FROM python:3.11-slim

@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
-PROTO_STAMP := libs/plumbline/.proto-stamp
+PROTO_STAMP := src/plumbline/api/.proto-stamp
 PROTOS := $(shell find proto -name '*.proto')
 
 .DEFAULT_GOAL := help
@@ -18,7 +18,7 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 # What running needs (and the gRPC code generator), then the test and lint tools on top.
-$(RUN_STAMP): pyproject.toml setup.py
+$(RUN_STAMP): pyproject.toml
 	@test -x $(PY) || test -n "$(PYTHON)" || { echo "Plumbline needs Python 3.11, 3.12 or 3.13 and found none on the PATH; install one, or name it: make PYTHON=/path/to/python3.12 ..." >&2; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
@@ -34,7 +34,7 @@ setup: $(STAMP) proto ## create the virtualenv, install everything (tests and li
 proto: $(PROTO_STAMP) ## generate the gRPC code from proto/
 
 $(PROTO_STAMP): $(RUN_STAMP) $(PROTOS)
-	$(PY) -m plumbline.protogen proto libs
+	$(PY) -m plumbline.protogen proto src
 	touch $@
 
 run: $(RUN_STAMP) proto ## start the whole system in one process (SQLite, in-process bus) on :8080
@@ -50,7 +50,6 @@ test-unit: setup ## unit tests only
 	$(BIN)/pytest -q tests/unit
 
 lint: setup ## ruff, and mypy --strict over the code, tests and bench
-	$(PY) -m plumbline.typetree . build/typecheck >/dev/null
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
 
 bench: setup ## benchmarks (TOPOLOGY=embedded|distributed, SIZE=small|normal|large, ONLY=items|testmgmt|attachments|history)
@@ -61,6 +60,6 @@ browser: ## install Chromium for the docs UI browser test if it is missing
 
 clean: ## remove generated code and the virtualenv
 	rm -rf $(VENV) $(PROTO_STAMP)
-	find libs/plumbline -name '*_pb2*.py*' -delete
+	rm -rf src/plumbline/api
 
 .PHONY: help setup proto run migrate test test-unit lint bench browser clean

@@ -6,11 +6,11 @@ import asyncio
 import json
 from dataclasses import dataclass, field
 
+from plumbline.api.core.v1 import core_pb2
+from plumbline.api.items.v1 import items_pb2
 from plumbline.common.context import ORG_ADMIN, Principal, principal_var
 from plumbline.common.rpc import connect
-from plumbline.core.v1 import core_pb2
 from plumbline.gateway.upstreams import ItemsClient
-from plumbline.items.v1 import items_pb2
 
 PARALLEL = 8
 BATCH = 250

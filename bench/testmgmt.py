@@ -34,12 +34,12 @@ import httpx
 from bench import cpu
 from bench.drive import REQUESTS, analyze, drive, median_seconds, table, wait_for_feed
 from bench.seed import Seeder
+from plumbline.api.core.v1 import core_pb2
+from plumbline.api.items.v1 import items_pb2
+from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.context import to_metadata
 from plumbline.common.rpc import connect
-from plumbline.core.v1 import core_pb2
 from plumbline.gateway.upstreams import TestmgmtClient
-from plumbline.items.v1 import items_pb2
-from plumbline.testmgmt.v1 import testmgmt_pb2
 from tests.e2e.harness import Process, System, address_of, start_gateway
 
 #: Test cases in the big plan's group (and so runs of the big cycle and cases of the

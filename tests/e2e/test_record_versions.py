@@ -11,10 +11,10 @@ from typing import Any, TypeAlias
 import grpc
 import httpx
 
-from plumbline.attachments.v1 import attachments_pb2, attachments_pb2_grpc
+from plumbline.api.attachments.v1 import attachments_pb2, attachments_pb2_grpc
+from plumbline.api.testmgmt.v1 import testmgmt_pb2, testmgmt_pb2_grpc
 from plumbline.common.events import Event
 from plumbline.common.snapshots import parse_snapshot
-from plumbline.testmgmt.v1 import testmgmt_pb2, testmgmt_pb2_grpc
 from tests.e2e.harness import (
     System,
     admin_metadata,

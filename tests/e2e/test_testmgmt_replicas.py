@@ -10,7 +10,7 @@ import grpc
 import httpx
 import pytest
 
-from plumbline.testmgmt.v1 import testmgmt_pb2, testmgmt_pb2_grpc
+from plumbline.api.testmgmt.v1 import testmgmt_pb2, testmgmt_pb2_grpc
 from tests.e2e.harness import Process, System, admin_metadata, replicas_of
 from tests.e2e.testrecords import (
     add_cases,

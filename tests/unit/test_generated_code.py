@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTO = ROOT / "proto"
-LIBS = ROOT / "libs"
+SRC = ROOT / "src"
 PROTOS = sorted(PROTO.rglob("*.proto"))
 
 
@@ -29,8 +29,8 @@ def test_there_are_protos_with_services() -> None:
 
 def test_no_generated_module_lacks_its_proto() -> None:
     generated = {
-        ".".join(path.relative_to(LIBS).with_suffix("").parts)[: -len("_pb2")]
-        for path in (LIBS / "plumbline").rglob("*_pb2.py")
+        ".".join(path.relative_to(SRC).with_suffix("").parts)[: -len("_pb2")]
+        for path in (SRC / "plumbline").rglob("*_pb2.py")
     }
     assert generated == {_module(p) for p in PROTOS}
 

@@ -7,10 +7,10 @@ from typing import cast
 
 import pytest
 
+from plumbline.api.identity.v1 import identity_pb2, identity_pb2_grpc
 from plumbline.common.errors import Unauthenticated
 from plumbline.common.events import Event
 from plumbline.gateway.auth import Authenticator, decode_basic
-from plumbline.identity.v1 import identity_pb2, identity_pb2_grpc
 from plumbline.services.identity.crypto import SigningKey, token_claims
 
 

@@ -9,9 +9,12 @@ from typing import Any
 import grpc
 import pytest
 
+from plumbline.api.core.v1 import core_pb2
+from plumbline.api.identity.v1 import identity_pb2, identity_pb2_grpc
+from plumbline.api.items.v1 import items_pb2, items_pb2_grpc
+from plumbline.api.testmgmt.v1 import testmgmt_pb2, testmgmt_pb2_grpc
 from plumbline.common.errors import InvalidArgument, PermissionDenied
 from plumbline.common.rpc import Context, GrpcServer, connect
-from plumbline.core.v1 import core_pb2
 from plumbline.gateway.includes import LINKS, RESOLVERS, requested, resolve
 from plumbline.gateway.upstreams import (
     ActivityClient,
@@ -22,9 +25,6 @@ from plumbline.gateway.upstreams import (
     TestmgmtClient,
     Upstreams,
 )
-from plumbline.identity.v1 import identity_pb2, identity_pb2_grpc
-from plumbline.items.v1 import items_pb2, items_pb2_grpc
-from plumbline.testmgmt.v1 import testmgmt_pb2, testmgmt_pb2_grpc
 
 Calls = list[tuple[str, list[int]]]
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from plumbline.api.items.v1 import items_pb2
 from plumbline.common.rpc import from_wire, given, shared_names, wire_members
 from plumbline.gateway import records, representations
-from plumbline.items.v1 import items_pb2
 
 
 def _keys(record: Any) -> set[str]:

@@ -11,13 +11,13 @@ import pytest
 from google.protobuf.descriptor import ServiceDescriptor
 
 from plumbline import services
-from plumbline.activity.v1 import activity_pb2
-from plumbline.attachments.v1 import attachments_pb2
-from plumbline.baselines.v1 import baselines_pb2
+from plumbline.api.activity.v1 import activity_pb2
+from plumbline.api.attachments.v1 import attachments_pb2
+from plumbline.api.baselines.v1 import baselines_pb2
+from plumbline.api.identity.v1 import identity_pb2
+from plumbline.api.items.v1 import items_pb2
+from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.rpc import service_name
-from plumbline.identity.v1 import identity_pb2
-from plumbline.items.v1 import items_pb2
-from plumbline.testmgmt.v1 import testmgmt_pb2
 
 PROTO_FILES = (
     activity_pb2,

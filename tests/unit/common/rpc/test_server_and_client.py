@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 import grpc
 import pytest
 
+from plumbline.api.core.v1 import core_pb2
+from plumbline.api.items.v1 import items_pb2, items_pb2_grpc
 from plumbline.common import errors
 from plumbline.common.context import (
     ORG_ADMIN,
@@ -19,8 +21,6 @@ from plumbline.common.context import (
     request_id_var,
 )
 from plumbline.common.rpc import Context, GrpcServer, connect, service_name, wait_ready
-from plumbline.core.v1 import core_pb2
-from plumbline.items.v1 import items_pb2, items_pb2_grpc
 from tests.unit.common.conftest import free_port
 
 #: request id -> the domain error the fake servicer raises for it.

@@ -1,0 +1,147 @@
+"""The items service as the services that own abstract items use it: ids from the id
+blocks, document keys from the counters, and the configuration (item types and pick-list
+options) as a catalog read again every few seconds.
+
+Every call carries the caller's principal (the client interceptor sends it), so the items
+service checks the caller's access as it would for a request of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from grpc import aio
+
+from plumbline.api.core.v1 import core_pb2
+from plumbline.api.items.v1 import items_pb2, items_pb2_grpc
+from plumbline.common.catalog import Catalog, Field, ItemType, Option
+from plumbline.common.errors import InvalidArgument
+from plumbline.common.idblocks import IdAllocator
+
+#: Seconds the configuration is kept before it is read again.
+CATALOG_TTL = 5.0
+
+
+class ItemsClient:
+    """The items service as the services that own abstract items use it."""
+
+    def __init__(self, channel: Callable[[], aio.Channel], owner: str) -> None:
+        self._channel = channel
+        self.owner = owner
+        self.ids = IdAllocator(self._block)
+        self._catalog: Catalog | None = None
+        self._loaded_at = -1.0
+        self._lock = asyncio.Lock()
+
+    def _id_space(self) -> items_pb2_grpc.IdSpaceAsyncStub:
+        return items_pb2_grpc.IdSpaceStub(self._channel())
+
+    async def _block(self) -> tuple[int, int]:
+        reply = await self._id_space().AllocateIdBlock(
+            items_pb2.AllocateIdBlockRequest(owner=self.owner)
+        )
+        return reply.first_id, reply.size
+
+    async def new_ids(self, count: int) -> list[int]:
+        """``count`` fresh abstract-item ids."""
+        return await self.ids.next_ids(count)
+
+    async def document_keys(self, project: int, item_type: int, count: int) -> list[str]:
+        """``count`` document keys of ``item_type`` in ``project`` (an unknown project
+        or a folder is a 400 from the items service)."""
+        if count == 0:
+            return []
+        reply = await self._id_space().ReserveDocumentKeys(
+            items_pb2.ReserveKeysRequest(project=project, item_type=item_type, count=count)
+        )
+        return list(reply.keys)
+
+    async def catalog(self) -> Catalog:
+        """The configuration, read again after ``CATALOG_TTL`` seconds."""
+        if self._catalog is None or time.monotonic() - self._loaded_at > CATALOG_TTL:
+            async with self._lock:
+                if self._catalog is None or time.monotonic() - self._loaded_at > CATALOG_TTL:
+                    self._catalog = await self._load_catalog()
+                    self._loaded_at = time.monotonic()
+        return self._catalog
+
+    async def item_type(self, type_key: str) -> ItemType:
+        """The item type with ``type_key`` (TSTPL, ATT, ...)."""
+        found = (await self.catalog()).by_key(type_key)
+        if found is None:
+            raise InvalidArgument(f"the configuration has no item type {type_key}")
+        return found
+
+    async def _load_catalog(self) -> Catalog:
+        stub = items_pb2_grpc.ConfigurationStub(self._channel())
+        types: dict[int, ItemType] = {}
+        start = 0
+        while True:
+            page = await stub.ListItemTypes(
+                items_pb2.ListItemTypesRequest(page=core_pb2.Page(start_at=start, max_results=50))
+            )
+            for message in page.item_types:
+                types[message.id] = _item_type(message)
+            start += len(page.item_types)
+            if not page.item_types or start >= page.page_info.total_results:
+                break
+        options: dict[int, Option] = {}
+        pick_lists = {f.pick_list for t in types.values() for f in t.fields if f.pick_list}
+        for pick_list in sorted(pick_lists):
+            start = 0
+            while True:
+                reply = await stub.ListPickListOptions(
+                    items_pb2.ListOptionsRequest(
+                        pick_list=pick_list, page=core_pb2.Page(start_at=start, max_results=50)
+                    )
+                )
+                for o in reply.options:
+                    options[o.id] = Option(
+                        o.id,
+                        o.pick_list or pick_list,
+                        o.name,
+                        o.description,
+                        o.value,
+                        o.color,
+                        o.default,
+                        o.active,
+                        o.sort_order,
+                    )
+                start += len(reply.options)
+                if not reply.options or start >= reply.page_info.total_results:
+                    break
+        return Catalog(item_types=types, options=options)
+
+
+def _item_type(message: items_pb2.ItemType) -> ItemType:
+    fields = tuple(
+        Field(
+            f.id,
+            message.id,
+            f.name,
+            f.label,
+            f.field_type,
+            f.read_only,
+            f.required,
+            f.trigger_suspect,
+            f.synchronize,
+            f.pick_list if f.HasField("pick_list") else None,
+            f.text_type,
+            f.item_type if f.HasField("item_type") else None,
+        )
+        for f in message.fields
+    )
+    return ItemType(
+        message.id,
+        message.type_key,
+        message.display,
+        message.display_plural,
+        message.description,
+        message.image,
+        message.category,
+        tuple(message.widgets),
+        message.system,
+        fields,
+    )

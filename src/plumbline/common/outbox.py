@@ -1,0 +1,198 @@
+"""The transactional outbox and its relay.
+
+A change and its event commit in one transaction (``Outbox.add``); the relay publishes
+unsent rows in order, marks them sent, and retries until the bus takes them. Because
+the bus drops a second publish of the same event id, a crash between publish and
+mark-as-sent costs nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from sqlalchemy import (
+    Column,
+    DateTime,
+    MetaData,
+    String,
+    Table,
+    Text,
+    func,
+    select,
+    update,
+)
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from plumbline.api.core.v1 import core_pb2, core_pb2_grpc
+from plumbline.common.bus import Bus
+from plumbline.common.dates import utcnow
+from plumbline.common.db import ID, Database
+from plumbline.common.errors import NotFound
+from plumbline.common.events import Event
+from plumbline.common.rpc import Context
+from plumbline.common.steps import Steps
+from plumbline.common.telemetry import current_traceparent
+
+log = logging.getLogger(__name__)
+
+#: Most events one relay transaction reads and publishes.
+RELAY_BATCH = 200
+
+
+def outbox_table(metadata: MetaData) -> Table:
+    """The ``outbox`` table in a service's own metadata."""
+    return Table(
+        "outbox",
+        metadata,
+        Column("id", ID, primary_key=True, autoincrement=True),
+        Column("event_id", String(36), nullable=False, unique=True),
+        Column("body", Text, nullable=False),
+        Column("created_at", DateTime(timezone=True), nullable=False),
+        Column("published_at", DateTime(timezone=True), nullable=True, index=True),
+    )
+
+
+class Outbox:
+    """Writes events with the change and relays them to the bus."""
+
+    def __init__(self, db: Database, table: Table, service: str) -> None:
+        self.db = db
+        self.table = table
+        self.service = service
+        self.bus: Bus | None = None
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    async def add(self, session: AsyncSession, event: Event) -> None:
+        """Stores ``event`` in the caller's transaction."""
+        await self.add_all(session, [event])
+
+    async def add_all(self, session: AsyncSession, events: list[Event]) -> None:
+        """Stores several events in the caller's transaction, in one statement."""
+        if not events:
+            return
+        traceparent = current_traceparent()
+        now = utcnow()
+        rows = []
+        for event in events:
+            if event.traceparent is None:
+                event = dataclasses.replace(event, traceparent=traceparent)
+            rows.append({"event_id": event.id, "body": event.to_json().decode(), "created_at": now})
+        await session.execute(self.table.insert(), rows)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncSession]:
+        """``db.transaction()`` that wakes the relay once it has committed."""
+        async with self.db.transaction() as session:
+            yield session
+        self._wake.set()
+
+    async def watermark(self) -> int:
+        """The position of the newest event written so far."""
+        async with self.db.read() as session:
+            value = await session.scalar(select(func.max(self.table.c.id)))
+        return int(value or 0)
+
+    def start(self, bus: Bus) -> None:
+        """Starts relaying to ``bus``."""
+        self.bus = bus
+        self._steps = Steps()
+        self._task = asyncio.create_task(self._run(), name=f"outbox-relay:{self.service}")
+
+    async def stop(self, flush_timeout: float = 5.0) -> None:
+        """Publishes what is pending (bounded by ``flush_timeout``), then stops."""
+        if self._task is None:
+            return
+        self._wake.set()
+        try:
+            await asyncio.wait_for(self.flushed(), flush_timeout)
+        except TimeoutError:
+            log.warning("%s: outbox not empty at shutdown; it is sent on next start", self.service)
+        await self._steps.stop(self._task)
+        self._task = None
+
+    async def flushed(self) -> None:
+        """Returns when nothing is waiting to be relayed."""
+        while True:
+            if await self._pending() == 0:
+                return
+            self._wake.set()
+            await asyncio.sleep(0.02)
+
+    async def _pending(self) -> int:
+        async with self.db.read() as session:
+            count = await session.scalar(
+                select(func.count()).where(self.table.c.published_at.is_(None))
+            )
+        return int(count or 0)
+
+    async def _run(self) -> None:
+        backoff = 0.1
+        while not self._steps.stopping:
+            # Cleared before the read, not after it: a commit that lands while
+            # ``relay_once`` runs sets it again and is relayed without waiting.
+            self._wake.clear()
+            try:
+                async with self._steps.step():
+                    sent = await self.relay_once()
+                backoff = 0.1
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("%s: relay failed (%s); retrying in %.1fs", self.service, exc, backoff)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+                continue
+            if sent < RELAY_BATCH:
+                # Everything committed before the read is sent; a commit since has set
+                # the wake-up again. Reading once more now would find nothing.
+                try:
+                    await asyncio.wait_for(self._wake.wait(), timeout=1.0)
+                except TimeoutError:
+                    pass
+
+    async def relay_once(self, batch: int = RELAY_BATCH) -> int:
+        """Publishes up to ``batch`` unsent events in order; returns how many."""
+        assert self.bus is not None
+        async with self.db.transaction() as session:
+            query = (
+                select(self.table.c.id, self.table.c.body)
+                .where(self.table.c.published_at.is_(None))
+                .order_by(self.table.c.id)
+                .limit(batch)
+            )
+            if not self.db.sqlite:
+                query = query.with_for_update(skip_locked=True)
+            rows = (await session.execute(query)).all()
+            if not rows:
+                return 0
+            for row_id, body in rows:
+                event = dataclasses.replace(Event.from_json(body), position=row_id)
+                await self.bus.publish(event)
+            await session.execute(
+                update(self.table)
+                .where(self.table.c.id.in_([r[0] for r in rows]))
+                .values(published_at=utcnow())
+            )
+        return len(rows)
+
+
+class WatermarksServicer(core_pb2_grpc.WatermarksServicer):
+    """``plumbline.core.v1.Watermarks``: how far each outbox of this process has got."""
+
+    def __init__(self) -> None:
+        self.outboxes: dict[str, Outbox] = {}
+
+    async def GetWatermark(
+        self, request: core_pb2.Watermark, context: Context
+    ) -> core_pb2.Watermark:
+        outbox = self.outboxes.get(request.source)
+        if outbox is None:
+            raise NotFound(f"This process writes no events of {request.source!r}.")
+        return core_pb2.Watermark(source=request.source, position=await outbox.watermark())

@@ -1,0 +1,266 @@
+"""``/activities``, and those of an item, a test plan or a test run; an activity's
+affected items, and the restore of an item deletion."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+from starlette.requests import Request
+from starlette.responses import Response
+
+from plumbline.api.activity.v1 import activity_pb2
+from plumbline.api.core.v1 import core_pb2
+from plumbline.api.items.v1 import items_pb2
+from plumbline.common.dates import format_datetime
+from plumbline.common.errors import InvalidArgument
+from plumbline.gateway import params, query, records, representations, schemas
+from plumbline.gateway.bodies import RecordId
+from plumbline.gateway.deps import (
+    Caller,
+    Gw,
+    Paging,
+    View,
+    dates_with_time,
+    labs_version,
+    view_of,
+)
+from plumbline.gateway.envelope import updated
+from plumbline.gateway.routes.testrecords import FAMILY_BASES, NOUNS, Kind, foreign_item
+from plumbline.gateway.upstreams import Upstreams
+
+router = APIRouter(prefix="/rest/{version}", tags=["activities"])
+
+# The contract's values (its reconstructed OpenAPI enumerations).
+EVENT_TYPES = ("CREATE", "UPDATE", "DELETE", "PUBLIC", "BATCH_SUMMARY")
+OBJECT_TYPES = (
+    "PROJECT",
+    "ITEM",
+    "USER",
+    "RELATIONSHIP",
+    "COMMENT",
+    "ITEM_TAG",
+    "TAG",
+    "ITEM_ATTACHMENT",
+    "URL",
+    "TEST_RESULT",
+    "BASELINE",
+    "CHANGE_REQUEST",
+    "REVIEW",
+    "REVISION",
+    "REVISION_ITEM",
+    "TEST_PLAN",
+    "TEST_CYCLE",
+    "TEST_RUN",
+    "INTEGRATION",
+    "MISCELLANEOUS",
+)
+
+
+async def _positions(upstreams: Upstreams) -> list[core_pb2.Watermark]:
+    """Where each event source is now: the feed must have caught up with it."""
+    replies = await asyncio.gather(
+        upstreams.identity.watermarks.GetWatermark(core_pb2.Watermark(source="identity")),
+        upstreams.items.watermarks.GetWatermark(core_pb2.Watermark(source="items")),
+        upstreams.testmgmt.watermarks.GetWatermark(core_pb2.Watermark(source="testmgmt")),
+        upstreams.attachments.watermarks.GetWatermark(core_pb2.Watermark(source="attachments")),
+        upstreams.baselines.watermarks.GetWatermark(core_pb2.Watermark(source="baselines")),
+    )
+    return list(replies)
+
+
+def _choices(name: str, allowed: tuple[str, ...], description: str) -> Any:
+    """A repeatable parameter that takes one of ``allowed`` (in any capitalisation)."""
+
+    def parse(raw: Sequence[str]) -> list[str]:
+        values = [v.strip().upper() for v in params.strings(raw, name)]
+        for value in values:
+            if value not in allowed:
+                raise InvalidArgument(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        return values
+
+    schema = {"type": "array", "items": {"type": "string", "enum": list(allowed)}}
+    return Depends(query.parameter(name, schema, parse, description=description))
+
+
+Activities = Annotated[View, Depends(view_of("activities"))]
+Items = Annotated[View, Depends(view_of("items"))]
+EventTypes = Annotated[list[str], _choices("eventType", EVENT_TYPES, "Only these kinds of change.")]
+ObjectTypes = Annotated[
+    list[str], _choices("objectType", OBJECT_TYPES, "Only changes of these kinds of record.")
+]
+ItemTypes = Annotated[
+    list[int], Depends(query.integers("itemType", description="Only changes of these item types."))
+]
+DeleteEvents = Annotated[
+    bool, Depends(query.boolean("deleteEvents", description="Only deletions."))
+]
+Dates = Annotated[query.DateRange | None, Depends(query.date_range("date", "Changes made"))]
+
+
+def _request(
+    page: Paging,
+    event_types: list[str],
+    object_types: list[str],
+    item_types: list[int],
+    delete_events: bool,
+    dates: query.DateRange | None,
+) -> activity_pb2.ListActivitiesRequest:
+    message = activity_pb2.ListActivitiesRequest(
+        event_types=event_types,
+        object_types=object_types,
+        item_types=item_types,
+        delete_events_only=delete_events,
+        page=page.message(),
+    )
+    if dates:
+        start, end = dates
+        message.date_from = format_datetime(start)
+        if end is not None:
+            message.date_to = format_datetime(end)
+    return message
+
+
+async def _page(view: View, gw: Gw, message: activity_pb2.ListActivitiesRequest) -> Response:
+    message.wait_for.extend(await _positions(gw.upstreams))
+    reply = await gw.upstreams.activity.activities.ListActivities(message)
+    data = [representations.activity(a) for a in reply.activities]
+    return await view.many(data, reply.page_info)
+
+
+@router.get(
+    "/activities",
+    summary="List a project's activities (changes of users, groups, permissions and "
+    "credentials are in the organization feed)",
+    responses=schemas.page(records.Activity),
+)
+async def list_activities(
+    view: Activities,
+    gw: Gw,
+    page: Paging,
+    _c: Caller,
+    project: query.RequiredProject,
+    event_types: EventTypes,
+    object_types: ObjectTypes,
+    item_types: ItemTypes,
+    delete_events: DeleteEvents,
+    dates: Dates,
+) -> Response:
+    message = _request(page, event_types, object_types, item_types, delete_events, dates)
+    message.project = project
+    return await _page(view, gw, message)
+
+
+@router.get(
+    "/activities/organization",
+    summary="List the organization's activities: users, groups, permissions, credentials "
+    "and settings (organization administrators, labs)",
+    responses=schemas.page(records.Activity),
+)
+async def list_organization_activities(
+    view: Activities,
+    gw: Gw,
+    page: Paging,
+    _c: Caller,
+    event_types: EventTypes,
+    object_types: ObjectTypes,
+    delete_events: DeleteEvents,
+    dates: Dates,
+    version: str = Depends(labs_version),
+) -> Response:
+    message = _request(page, event_types, object_types, [], delete_events, dates)
+    message.organization = True
+    return await _page(view, gw, message)
+
+
+@router.get(
+    "/activities/{activityId}", summary="Get an activity", responses=schemas.one(records.Activity)
+)
+async def get_activity(activityId: RecordId, view: Activities, gw: Gw, _c: Caller) -> Response:
+    message = activity_pb2.GetActivityRequest(id=activityId)
+    message.wait_for.extend(await _positions(gw.upstreams))
+    data = representations.activity(await gw.upstreams.activity.activities.GetActivity(message))
+    return await view.one(data)
+
+
+@router.get(
+    "/activities/{activityId}/affecteditems",
+    summary="The items an activity affected",
+    description="An item's activity affected the item, and a deletion also the items "
+    "deleted with it (deleted items are answered as they were deleted); a comment's, "
+    "tag's or link's activity affected the item it belongs to; other activities none.",
+    responses=schemas.page(records.Item),
+)
+async def affected_items(
+    request: Request, activityId: RecordId, view: Items, gw: Gw, page: Paging, _c: Caller
+) -> Response:
+    message = activity_pb2.ListAffectedItemsRequest(id=activityId, page=page.message())
+    message.wait_for.extend(await _positions(gw.upstreams))
+    reply = await gw.upstreams.activity.activities.ListAffectedItems(message)
+    found: list[items_pb2.Item] = []
+    if reply.items:
+        read = await gw.upstreams.items.items.GetItemsIncludingDeleted(
+            items_pb2.GetItemsRequest(ids=reply.items, dates_with_time=dates_with_time(request))
+        )
+        found = list(read.items)
+    # A comment, tag or link of a test record names no item: the one id is left out.
+    info = core_pb2.PageInfo(
+        start_index=reply.page_info.start_index,
+        result_count=len(found),
+        total_results=reply.page_info.total_results - (len(reply.items) - len(found)),
+    )
+    return await view.many([representations.item(i) for i in found], info)
+
+
+@router.post(
+    "/activities/{activityId}/restore",
+    summary="Restore what a delete activity of an item deleted",
+    description="The item comes back with the items deleted with it and their "
+    "relationships, each item with a new version: under its old parent at its old "
+    "position, or at the root of its project when that parent is deleted. A deletion can "
+    "be restored once; other activities cannot be restored.",
+    responses=schemas.updated(),
+)
+async def restore_activity(activityId: RecordId, gw: Gw, _c: Caller) -> Response:
+    message = activity_pb2.RestoreActivityRequest(id=activityId)
+    message.wait_for.extend(await _positions(gw.upstreams))
+    await gw.upstreams.activity.activities.RestoreActivity(message)
+    return updated()
+
+
+@router.get(
+    "/items/{id}/activities",
+    summary="An item's activities",
+    responses=schemas.page(records.Activity),
+)
+async def item_activities(id: int, view: Activities, gw: Gw, page: Paging, _c: Caller) -> Response:
+    # Read first: 404 for no such item, 401 without access to it.
+    reply = await gw.upstreams.items.items.GetItems(items_pb2.GetItemsRequest(ids=[id]))
+    message = activity_pb2.ListActivitiesRequest(
+        project=reply.items[0].project, item=id, page=page.message()
+    )
+    return await _page(view, gw, message)
+
+
+def _record_routes(base: str, kind: Kind) -> None:
+    """A test plan's or run's activities: the project feed's records about it."""
+
+    @router.get(
+        f"/{base}/{{id}}/activities",
+        summary=f"A {NOUNS[kind]}'s activities",
+        responses=schemas.page(records.Activity),
+    )
+    async def record_activities(
+        id: int, view: Activities, gw: Gw, page: Paging, _c: Caller
+    ) -> Response:
+        record = await foreign_item(gw, id, kind)
+        message = activity_pb2.ListActivitiesRequest(
+            project=record.project, item=id, page=page.message()
+        )
+        return await _page(view, gw, message)
+
+
+for _base, _kind in FAMILY_BASES:
+    _record_routes(_base, _kind)

@@ -1,0 +1,231 @@
+"""An attachment's file: ``PUT``/``GET /attachments/{id}/file`` and ``GET /files?url=``.
+
+Bytes are never held whole: an upload is parsed as it arrives and sent on to the
+attachments service in chunks over a client-streamed call; a download is a server-streamed
+call whose chunks go out as the response body. Both ways, gRPC's and the connection's flow
+control keep a few chunks in memory at most, whatever the file's size.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import AsyncIterator
+from typing import Annotated
+from urllib.parse import quote, urlsplit
+
+from fastapi import APIRouter, Header, Query
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from plumbline.api.attachments.v1 import attachments_pb2 as pb
+from plumbline.api.core.v1 import core_pb2
+from plumbline.common.errors import InvalidArgument, TooLarge, size_text
+from plumbline.common.streams import read_ahead
+from plumbline.gateway import schemas
+from plumbline.gateway.deps import Caller, Gw, Version
+from plumbline.gateway.envelope import error, updated
+from plumbline.gateway.uploads import FileUpload
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(prefix="/rest/{version}", tags=["attachments"])
+
+_RANGE = re.compile(r"^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$", re.IGNORECASE)
+#: The file URLs ``/files`` takes: this service's own, as links and clients build them.
+_FILE_URL = re.compile(r"^(?:/rest/[^/]+)?/attachments?/(\d+)(?:/file|/.*)?$")
+#: Multipart's own bytes around the file (boundaries, part headers) a body may add.
+FORM_SLACK = 64 * 1024
+
+
+def _upload_body() -> dict[str, object]:
+    form = {
+        "type": "object",
+        "required": ["file"],
+        "properties": {"file": {"type": "string", "format": "binary"}},
+    }
+    content = {"multipart/form-data": {"schema": form}}
+    return {"requestBody": {"required": True, "content": content}}
+
+
+@router.put(
+    "/attachments/{attachmentId}/file",
+    summary="Upload an attachment's file",
+    description=(
+        "Multipart form with the file in the part called file; the part's file name and "
+        "content type are kept. A new upload replaces the file once it has fully arrived; "
+        "until then the old one is served. Larger files than the service's limit "
+        "(PLUMBLINE_MAX_UPLOAD_BYTES) answer 413."
+    ),
+    responses={**schemas.updated(), **schemas.errors(413)},
+    openapi_extra=_upload_body(),
+)
+async def upload(
+    request: Request, attachmentId: int, version: Version, gw: Gw, _c: Caller
+) -> Response:
+    limit = gw.settings.max_upload_bytes
+    length = request.headers.get("content-length", "").strip()
+    if length.isdigit() and int(length) > limit + FORM_SLACK:
+        raise TooLarge(f"A file must be at most {size_text(limit)}; this body has {length} bytes.")
+    # Refused before any of the body is read, let alone stored.
+    await gw.upstreams.attachments.files.CheckUpload(core_pb2.Id(id=attachmentId))
+    form = FileUpload(request, gw.settings.body_timeout)
+    await form.open()
+    # gRPC cancels the call when the messages fail (a malformed form, a client that left):
+    # that failure, not the cancellation, is the answer.
+    failed: list[Exception] = []
+
+    async def messages() -> AsyncIterator[pb.UploadChunk]:
+        yield pb.UploadChunk(
+            header=pb.UploadHeader(
+                attachment=attachmentId, file_name=form.file_name, mime_type=form.content_type
+            )
+        )
+        size = 0
+        try:
+            async for data in read_ahead(form.chunks(1024 * 1024), depth=2):
+                size += len(data)
+                if size > limit:
+                    raise TooLarge(f"A file must be at most {size_text(limit)}.")
+                yield pb.UploadChunk(data=data)
+        except Exception as exc:
+            log.info("upload to attachment %d ended early: %s", attachmentId, exc)
+            failed.append(exc)
+            raise
+
+    try:
+        await gw.upstreams.attachments.files.Upload(messages())
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if failed and task is not None and not task.cancelling():
+            raise failed[0] from None
+        raise
+    return updated()
+
+
+def _range(header: str | None) -> dict[str, int]:
+    """The one range a ``Range`` header asks for, as the download request's members; an
+    empty dict (the whole file) for none, several ranges or one that is malformed."""
+    if not header:
+        return {}
+    match = _RANGE.match(header)
+    if match is None:
+        return {}
+    first, last = match.group(1), match.group(2)
+    if not first and not last:
+        return {}
+    if not first:
+        return {"suffix_length": int(last)}
+    if last and int(last) < int(first):
+        return {}
+    return {"first": int(first), **({"last": int(last)} if last else {})}
+
+
+def _disposition(name: str) -> str:
+    """``attachment`` with the name for every client: an ASCII fallback and the exact
+    name in UTF-8 (RFC 6266)."""
+    fallback = "".join(c if 32 <= ord(c) < 127 and c not in '"\\/' else "_" for c in name)
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
+
+
+async def _download(
+    gw: Gw, attachment: int, range_header: str | None, if_range: str | None
+) -> Response:
+    request = pb.DownloadRequest(attachment=attachment)
+    for member, value in _range(range_header).items():
+        setattr(request, member, value)
+    if if_range is not None:
+        request.if_range = if_range
+    messages = aiter(gw.upstreams.attachments.files.Download(request))
+    served = (await anext(messages)).served
+    headers = {"ETag": f'"{served.file.sha256}"', "Accept-Ranges": "bytes"}
+    if served.unsatisfiable:
+        headers["Content-Range"] = f"bytes */{served.file.size}"
+        message = (
+            f"The range {range_header} lies outside the file, which has {served.file.size} bytes."
+        )
+        return error(416, message, headers)
+    headers["Content-Disposition"] = _disposition(served.file.file_name)
+    headers["Content-Length"] = str(served.end - served.start)
+    status = 200
+    if served.partial:
+        status = 206
+        headers["Content-Range"] = f"bytes {served.start}-{served.end - 1}/{served.file.size}"
+
+    async def body() -> AsyncIterator[bytes]:
+        async for message in read_ahead(messages):
+            yield message.data
+
+    return StreamingResponse(
+        body(), status_code=status, headers=headers, media_type="application/octet-stream"
+    )
+
+
+_FILE_RESPONSES = {
+    200: {
+        "description": "The file's bytes.",
+        "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+    },
+    206: {
+        "description": "The bytes of the range asked for.",
+        "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+    },
+    **schemas.errors(400, 404, 416),
+}
+
+RangeHeader = Annotated[
+    str | None, Header(alias="Range", description="One byte range: bytes=first-last.")
+]
+IfRange = Annotated[
+    str | None,
+    Header(alias="If-Range", description="Serve the range only while the ETag still matches."),
+]
+
+
+@router.get(
+    "/attachments/{attachmentId}/file",
+    summary="Download an attachment's file",
+    response_class=Response,
+    responses=_FILE_RESPONSES,
+)
+async def download(
+    attachmentId: int,
+    version: Version,
+    gw: Gw,
+    _c: Caller,
+    range_header: RangeHeader = None,
+    if_range: IfRange = None,
+) -> Response:
+    return await _download(gw, attachmentId, range_header, if_range)
+
+
+@router.get(
+    "/files",
+    summary="Download a file by its URL",
+    description="The file of an attachment by the URL this service gives it "
+    "(…/rest/v1/attachments/{id}/file, or …/attachment/{id}/…).",
+    response_class=Response,
+    responses=_FILE_RESPONSES,
+)
+async def download_by_url(
+    request: Request,
+    version: Version,
+    gw: Gw,
+    _c: Caller,
+    url: Annotated[str, Query(description="The file's URL.", max_length=4000)],
+    range_header: RangeHeader = None,
+    if_range: IfRange = None,
+) -> Response:
+    parts = urlsplit(url)
+    match = _FILE_URL.match(parts.path)
+    if parts.netloc and parts.netloc.lower() != request.url.netloc.lower():
+        public = gw.settings.public_url
+        if not public or urlsplit(public).netloc.lower() != parts.netloc.lower():
+            match = None
+    if match is None:
+        raise InvalidArgument(
+            f"url must be the URL of an attachment's file on this service, such as "
+            f"{request.base_url}rest/{version}/attachments/<id>/file; got {url!r}."
+        )
+    return await _download(gw, int(match.group(1)), range_header, if_range)

@@ -1,0 +1,137 @@
+"""``POST /rest/labs/testcycles/{id}/results``: a CI pipeline's JUnit XML report applied
+to a test cycle's runs in one call.
+
+The report is the request body (any XML content type) or the ``file`` part of a
+multipart form (the first file part when none is called ``file``). It goes on to the
+testmgmt service in chunks over a client-streamed call, which parses it as it arrives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from plumbline.api.testmgmt.v1 import testmgmt_pb2
+from plumbline.common.errors import InvalidArgument
+from plumbline.gateway import records, schemas
+from plumbline.gateway.deps import Caller, Gw, labs_version
+from plumbline.gateway.envelope import updated
+
+router = APIRouter(prefix="/rest/{version}", tags=["testcycles"])
+
+CHUNK = 64 * 1024
+MULTIPART = "multipart/form-data"
+
+#: The properties a <testcase> may name its test case with, in the order they are tried.
+PROPERTIES = "testcase, test_case, testcaseid, requirement, jama, documentkey"
+
+
+async def _file_part(request: Request) -> UploadFile | None:
+    """The form's ``file`` part (or its first file part); None when the body is the
+    report itself. Read before the call starts, so a bad form is a 400 of its own."""
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type != MULTIPART:
+        return None
+    try:
+        form = await request.form()
+    except HTTPException as exc:
+        raise InvalidArgument(f"The multipart form cannot be read: {exc.detail}") from None
+    files = [(k, v) for k, v in form.multi_items() if isinstance(v, UploadFile)]
+    part = next((v for k, v in files if k == "file"), files[0][1] if files else None)
+    if part is None:
+        await form.close()
+        raise InvalidArgument(
+            "The form has no file part: send the JUnit report as the part called file."
+        )
+    return part
+
+
+async def _report(request: Request, part: UploadFile | None) -> AsyncIterator[bytes]:
+    """The report's bytes in chunks, from the body or from the form's file part."""
+    if part is None:
+        async for chunk in request.stream():
+            for start in range(0, len(chunk), CHUNK):
+                yield chunk[start : start + CHUNK]
+        return
+    try:
+        while chunk := await part.read(CHUNK):
+            yield chunk
+    finally:
+        await part.close()
+
+
+@router.post(
+    "/testcycles/{testCycleId}/results",
+    summary="Record a JUnit XML report's results in a test cycle's runs",
+    description=(
+        "The body is a JUnit XML report (Maven Surefire, pytest, Jest, go-junit-report), "
+        "as the request body or as the file part of a multipart form. Each <testcase> "
+        "is matched to the cycle's runs of one test case by a property naming the test "
+        f"case (tried in this order: {PROPERTIES}; the value is a document key, a global "
+        "id or an id), else by the run's exact name. <failure> and <error> give FAILED, "
+        "<skipped> NOT_RUN, none PASSED; messages and output go to actualResults. The "
+        "whole report is applied at once or not at all. With an Idempotency-Key header, "
+        "a repeated upload changes nothing and answers the first answer (replayed: true)."
+    ),
+    responses=schemas.updated(records.IngestAnswer),
+    openapi_extra=schemas.report_body(),
+)
+async def ingest_results(
+    request: Request,
+    testCycleId: int,
+    gw: Gw,
+    _c: Caller,
+    version: str = Depends(labs_version),
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="Idempotency-Key",
+            max_length=200,
+            description="Makes a repeated upload of the same report answer the first answer.",
+        ),
+    ] = None,
+) -> Response:
+    part = await _file_part(request)
+
+    async def chunks() -> AsyncIterator[testmgmt_pb2.ReportChunk]:
+        yield testmgmt_pb2.ReportChunk(
+            test_cycle=testCycleId, idempotency_key=idempotency_key or ""
+        )
+        async for data in _report(request, part):
+            yield testmgmt_pb2.ReportChunk(data=data)
+
+    reply = await gw.upstreams.testmgmt.results.IngestJUnit(chunks())
+    answer: records.IngestAnswer = {
+        "testCycle": reply.test_cycle,
+        "testCases": reply.test_cases,
+        "matched": [
+            {
+                "name": m.name,
+                "classname": m.classname,
+                "testRun": m.test_run,
+                "testCase": m.test_case,
+                "documentKey": m.document_key,
+                "matchedBy": m.matched_by,
+                "testRunStatus": m.status,
+                "summary": m.summary,
+            }
+            for m in reply.matched
+        ],
+        "unmatched": [
+            {
+                "name": u.name,
+                "classname": u.classname,
+                "references": list(u.references),
+                "status": u.status,
+            }
+            for u in reply.unmatched
+        ],
+        "replayed": reply.replayed,
+    }
+    return updated(answer)

@@ -1,0 +1,81 @@
+"""``plumbline.items.v1.Projects``: projects and folders."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from plumbline.api.core.v1 import core_pb2
+from plumbline.api.items.v1 import items_pb2 as pb
+from plumbline.api.items.v1 import items_pb2_grpc
+from plumbline.common.dates import format_datetime
+from plumbline.common.errors import InvalidArgument
+from plumbline.common.rpc import Context, optional, page_info, page_of
+from plumbline.services.items.projects import ProjectInput, Projects
+
+
+def project_message(row: Any) -> pb.Project:
+    """A projects row as a message; ``fields`` carries name and projectKey too."""
+    fields = json.loads(row.fields_json)
+    fields["name"] = row.name
+    if row.project_key is not None:
+        fields["projectKey"] = row.project_key
+    message = pb.Project(
+        id=row.id,
+        project_key=row.project_key or "",
+        is_folder=row.is_folder,
+        created_date=format_datetime(row.created_at),
+        modified_date=format_datetime(row.modified_at),
+        created_by=row.created_by,
+        modified_by=row.modified_by,
+        fields_json=json.dumps(fields).encode(),
+    )
+    if row.parent is not None:
+        message.parent = row.parent
+    return message
+
+
+def _input(message: pb.ProjectInput) -> ProjectInput:
+    fields = None
+    if message.HasField("fields_json"):
+        try:
+            fields = json.loads(message.fields_json)
+        except ValueError:
+            raise InvalidArgument("fields must be a JSON object") from None
+        if not isinstance(fields, dict):
+            raise InvalidArgument("fields must be a JSON object")
+    return ProjectInput(
+        project_key=optional(message, "project_key"),
+        is_folder=optional(message, "is_folder"),
+        parent=optional(message, "parent"),
+        clear_parent=message.clear_parent,
+        fields=fields,
+    )
+
+
+class ProjectsServicer(items_pb2_grpc.ProjectsServicer):
+    """Thin mapping onto ``Projects``."""
+
+    def __init__(self, projects: Projects) -> None:
+        self.projects = projects
+
+    async def ListProjects(
+        self, request: pb.ListProjectsRequest, context: Context
+    ) -> pb.ProjectPage:
+        start, size = page_of(request.page)
+        rows, total = await self.projects.page(start, size)
+        info = page_info(start, len(rows), total)
+        return pb.ProjectPage(projects=[project_message(r) for r in rows], page_info=info)
+
+    async def GetProjects(self, request: core_pb2.IdList, context: Context) -> pb.ProjectList:
+        rows = await self.projects.get_many(list(request.ids))
+        return pb.ProjectList(projects=[project_message(r) for r in rows])
+
+    async def CreateProject(self, request: pb.ProjectInput, context: Context) -> core_pb2.Created:
+        return core_pb2.Created(id=await self.projects.create(_input(request)))
+
+    async def UpdateProject(
+        self, request: pb.UpdateProjectRequest, context: Context
+    ) -> core_pb2.Empty:
+        await self.projects.update(request.id, _input(request.project))
+        return core_pb2.Empty()

@@ -1,0 +1,61 @@
+"""``plumbline.testmgmt.v1.Results``: JUnit reports from CI."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from plumbline.api.testmgmt.v1 import testmgmt_pb2 as pb
+from plumbline.api.testmgmt.v1 import testmgmt_pb2_grpc
+from plumbline.common.errors import InvalidArgument
+from plumbline.common.rpc import Context
+from plumbline.services.testmgmt.results import Answer, Results
+
+
+def answer_message(answer: Answer) -> pb.IngestReply:
+    """An ingest's answer as a message."""
+    return pb.IngestReply(
+        test_cycle=answer.test_cycle,
+        test_cases=answer.test_cases,
+        matched=[
+            pb.IngestMatch(
+                name=m.name,
+                classname=m.classname,
+                test_run=m.test_run,
+                test_case=m.test_case,
+                document_key=m.document_key,
+                matched_by=m.matched_by,
+                status=m.status,
+                summary=m.summary,
+            )
+            for m in answer.matched
+        ],
+        unmatched=[
+            pb.IngestUnmatched(
+                name=u.name, classname=u.classname, references=u.references, status=u.status
+            )
+            for u in answer.unmatched
+        ],
+        replayed=answer.replayed,
+    )
+
+
+class ResultsServicer(testmgmt_pb2_grpc.ResultsServicer):
+    """Thin mapping onto ``Results``: the first chunk names the cycle and the key."""
+
+    def __init__(self, results: Results) -> None:
+        self.results = results
+
+    async def IngestJUnit(
+        self, request_iterator: AsyncIterator[pb.ReportChunk], context: Context
+    ) -> pb.IngestReply:
+        first = await anext(request_iterator, None)
+        if first is None or not first.test_cycle:
+            raise InvalidArgument("the report's first chunk must name the test cycle")
+
+        async def chunks() -> AsyncIterator[bytes]:
+            yield first.data
+            async for chunk in request_iterator:
+                yield chunk.data
+
+        answer = await self.results.ingest(first.test_cycle, first.idempotency_key, chunks())
+        return answer_message(answer)
