@@ -1,4 +1,4 @@
-"""A run's status from its steps, the generation config, and what a result changes."""
+"""What a result changes in a test run (``runs.apply_execution``)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ import pytest
 
 from plumbline.common.catalog import Catalog, Field, ItemType
 from plumbline.common.errors import InvalidArgument
-from plumbline.services.testmgmt.generation import Config, derive, parse_config
 from plumbline.services.testmgmt.runs import apply_execution
-from plumbline.services.testmgmt.store import key_sort
 
 TODAY = "2026-11-24"
 
@@ -52,22 +50,6 @@ def _step(status: str = "NOT_RUN", result: str = "") -> dict[str, str]:
 def _run(steps: int = 2, status: str = "NOT_RUN", **fields: Any) -> SimpleNamespace:
     stored = {"name": "Login", "testRunSteps": [_step() for _ in range(steps)], **fields}
     return SimpleNamespace(fields_json=json.dumps(stored), status=status)
-
-
-@pytest.mark.parametrize(
-    ("statuses", "expected"),
-    [
-        (["PASSED", "FAILED", "BLOCKED"], "FAILED"),
-        (["PASSED", "BLOCKED", "NOT_RUN"], "BLOCKED"),
-        (["PASSED", "PASSED"], "PASSED"),
-        (["PASSED", "NOT_RUN"], "INPROGRESS"),
-        (["INPROGRESS", "NOT_RUN"], "INPROGRESS"),
-        (["NOT_RUN", "NOT_RUN"], "NOT_RUN"),
-        ([], "NOT_RUN"),
-    ],
-)
-def test_the_status_follows_the_steps(statuses: list[str], expected: str) -> None:
-    assert derive([_step(s) for s in statuses]) == expected
 
 
 def test_step_statuses_decide_the_run_status_and_date() -> None:
@@ -142,26 +124,3 @@ def test_bad_results_say_what_is_allowed(values: dict[str, Any], message: str) -
     with pytest.raises(InvalidArgument) as info:
         apply_execution(CATALOG, RUN_TYPE, _run(), values, TODAY)
     assert message in info.value.message
-
-
-def test_the_generation_config() -> None:
-    assert parse_config(None) == Config()
-    assert parse_config({}) == Config()
-    assert parse_config(
-        {"testGroupsToInclude": [3, 1, 3], "testRunStatusesToInclude": ["FAILED"]}
-    ) == Config((3, 1), ("FAILED",))
-    with pytest.raises(InvalidArgument, match="testGroupsToInclude must be a list of ids"):
-        parse_config({"testGroupsToInclude": ["a"]})
-    with pytest.raises(InvalidArgument, match="'GREEN' is not a test run status"):
-        parse_config({"testRunStatusesToInclude": ["GREEN"]})
-
-
-def test_document_keys_sort_in_natural_order() -> None:
-    keys = ["P-TSTRN-10", "P-TSTRN-9", "Q-TSTRN-1", "P-TSTRN-100", "odd"]
-    assert sorted(keys, key=key_sort) == [
-        "P-TSTRN-9",
-        "P-TSTRN-10",
-        "P-TSTRN-100",
-        "Q-TSTRN-1",
-        "odd",
-    ]
