@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 
+from tests.e2e.access.test_access_search import labs
 from tests.e2e.harness import (
     MATRIX_ROLES,
     Team,
@@ -20,7 +21,6 @@ from tests.e2e.harness import (
     project_key,
     unique,
 )
-from tests.e2e.test_access_search import labs
 
 
 def _project(admin: httpx.Client) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from plumbline.api.attachments.v1 import attachments_pb2, attachments_pb2_grpc
 from plumbline.api.testmgmt.v1 import testmgmt_pb2, testmgmt_pb2_grpc
 from plumbline.common.events import Event
 from plumbline.common.snapshots import parse_snapshot
+from tests.e2e.attachments.test_attachments import new_attachment, upload
 from tests.e2e.harness import (
     System,
     admin_metadata,
@@ -23,8 +24,7 @@ from tests.e2e.harness import (
     grpc_port,
     outbox_events,
 )
-from tests.e2e.test_attachments import new_attachment, upload
-from tests.e2e.test_results import XML, results_url
+from tests.e2e.testmgmt.test_results import XML, results_url
 from tests.e2e.testrecords import (
     add_cases,
     cycle_fields,

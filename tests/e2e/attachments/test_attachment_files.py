@@ -15,8 +15,8 @@ from typing import IO, Any, cast
 
 import httpx
 
+from tests.e2e.attachments.test_attachments import new_attachment, upload
 from tests.e2e.harness import System, assert_error, blob_store, eventually, replicas_of
-from tests.e2e.test_attachments import new_attachment, upload
 
 MB = 10**6
 BLOCK = bytes(range(256)) * 4096  # 1 MiB, repeated

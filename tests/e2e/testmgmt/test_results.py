@@ -22,7 +22,7 @@ from tests.e2e.testrecords import (
     steps,
 )
 
-FIXTURES = Path(__file__).parents[1] / "unit" / "services" / "testmgmt" / "fixtures"
+FIXTURES = Path(__file__).parents[2] / "unit" / "services" / "testmgmt" / "fixtures"
 XML = {"Content-Type": "application/xml"}
 
 
