@@ -13,19 +13,18 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.harness import (
+from tests.e2e.api import (
     MATRIX_ROLES,
-    System,
     Team,
     assert_answers,
     eventually,
     ids_of,
     item_types,
     new_project,
-    run_cli,
     total_of,
     unique,
 )
+from tests.e2e.topology import System, run_cli
 
 
 def test_configuration_by_role(team: Team, admin: httpx.Client) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import httpx
 
-from tests.e2e.harness import (
+from tests.e2e.api import (
     MATRIX_ROLES,
     MakeUser,
     Team,

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from tests.e2e.access.test_access_search import labs
-from tests.e2e.harness import (
+from tests.e2e.api import (
     MATRIX_ROLES,
     Team,
     assert_error,

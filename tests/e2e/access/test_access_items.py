@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.harness import MATRIX_ROLES, Team, assert_error, create_item, grant, new_project
+from tests.e2e.api import MATRIX_ROLES, Team, assert_error, create_item, grant, new_project
 
 
 def _body(project: dict[str, Any], name: str) -> dict[str, Any]:

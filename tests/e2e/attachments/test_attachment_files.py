@@ -15,8 +15,9 @@ from typing import IO, Any, cast
 
 import httpx
 
+from tests.e2e.api import assert_error, eventually
 from tests.e2e.attachments.test_attachments import new_attachment, upload
-from tests.e2e.harness import System, assert_error, blob_store, eventually, replicas_of
+from tests.e2e.topology import System, blob_store, replicas_of
 
 MB = 10**6
 BLOCK = bytes(range(256)) * 4096  # 1 MiB, repeated

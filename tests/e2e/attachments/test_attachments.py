@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import httpx
 
-from tests.e2e.harness import (
+from tests.e2e.api import (
     Team,
     assert_error,
     create_item,
@@ -187,7 +187,7 @@ def test_attachments_on_items_plans_and_runs(admin: httpx.Client, project: dict[
 def test_attachment_of_another_project_is_refused(
     admin: httpx.Client, project: dict[str, Any]
 ) -> None:
-    from tests.e2e.harness import new_project
+    from tests.e2e.api import new_project
 
     other = {"id": new_project(admin)}
     foreign = new_attachment(admin, other)

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.harness import (
+from tests.e2e.api import (
     MakeUser,
     Query,
     assert_error,

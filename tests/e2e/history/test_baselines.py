@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.harness import Team, assert_error, create_item, created_id, total_of
+from tests.e2e.api import Team, assert_error, create_item, created_id, total_of
 
 LABS = "/rest/labs"
 

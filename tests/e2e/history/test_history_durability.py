@@ -15,23 +15,19 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.e2e.api import create_item, eventually, item_types, new_project, project_key
 from tests.e2e.conftest import require_backends
-from tests.e2e.harness import (
+from tests.e2e.testrecords import new_plan
+from tests.e2e.topology import (
     ADMIN_PASSWORD,
     System,
     cleanup_distributed,
-    create_item,
-    eventually,
-    item_types,
-    new_project,
-    project_key,
     replicas_of,
     service_env,
     start_distributed,
     start_embedded,
     start_process,
 )
-from tests.e2e.testrecords import new_plan
 
 NATS_SERVER = shutil.which("nats-server") or "/usr/sbin/nats-server"
 

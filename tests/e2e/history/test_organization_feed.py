@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.harness import MakeUser, assert_error, new_project, unique
+from tests.e2e.api import MakeUser, assert_error, new_project, unique
 
 
 def _org_feed(labs: httpx.Client, **params: Any) -> list[dict[str, Any]]:

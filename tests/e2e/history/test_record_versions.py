@@ -15,15 +15,8 @@ from plumbline.api.attachments.v1 import attachments_pb2, attachments_pb2_grpc
 from plumbline.api.testmgmt.v1 import testmgmt_pb2, testmgmt_pb2_grpc
 from plumbline.common.events import Event
 from plumbline.common.snapshots import parse_snapshot
+from tests.e2e.api import admin_metadata, create_item, created_id
 from tests.e2e.attachments.test_attachments import new_attachment, upload
-from tests.e2e.harness import (
-    System,
-    admin_metadata,
-    create_item,
-    created_id,
-    grpc_port,
-    outbox_events,
-)
 from tests.e2e.testmgmt.test_results import XML, results_url
 from tests.e2e.testrecords import (
     add_cases,
@@ -38,6 +31,7 @@ from tests.e2e.testrecords import (
     steps,
     with_step_statuses,
 )
+from tests.e2e.topology import System, grpc_port, outbox_events
 
 Record: TypeAlias = testmgmt_pb2.TestRecord | attachments_pb2.Attachment
 RECORD_TYPES: dict[str, type[Record]] = {

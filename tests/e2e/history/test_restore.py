@@ -9,14 +9,8 @@ from typing import Any
 import httpx
 
 from plumbline.common.dates import format_datetime, utcnow
-from tests.e2e.harness import (
-    System,
-    Team,
-    assert_error,
-    create_item,
-    ids_of,
-    total_of,
-)
+from tests.e2e.api import Team, assert_error, create_item, ids_of, total_of
+from tests.e2e.topology import System
 
 
 def _relate(admin: httpx.Client, source: int, target: int) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from plumbline.common.dates import format_datetime, utcnow
-from tests.e2e.harness import Team, assert_error, create_item, created_id, total_of, unique
+from tests.e2e.api import Team, assert_error, create_item, created_id, total_of, unique
 from tests.e2e.testrecords import (
     add_cases,
     default_group,

@@ -10,15 +10,8 @@ import base64
 import httpx
 import pytest
 
-from tests.e2e.harness import (
-    MakeUser,
-    System,
-    api_credentials,
-    assert_error,
-    eventually,
-    run_cli,
-    unique,
-)
+from tests.e2e.api import MakeUser, api_credentials, assert_error, eventually, unique
+from tests.e2e.topology import System, run_cli
 
 
 def _token(system: System, client_id: str, secret: str) -> httpx.Response:

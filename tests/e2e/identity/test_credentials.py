@@ -12,14 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.harness import (
-    MakeUser,
-    System,
-    api_credentials,
-    assert_error,
-    eventually,
-    start_gateway,
-)
+from tests.e2e.api import MakeUser, api_credentials, assert_error, eventually
+from tests.e2e.topology import System, start_gateway
 
 #: What the issue allows between a revocation and every replica refusing the tokens.
 REVOCATION_SECONDS = 60.0

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import httpx
 
-from tests.e2e.harness import MakeUser, System, assert_error, new_project, project_key, unique
+from tests.e2e.api import MakeUser, assert_error, new_project, project_key, unique
+from tests.e2e.topology import System
 
 
 def _group(admin: httpx.Client, **body: object) -> int:

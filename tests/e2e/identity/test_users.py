@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import httpx
 
-from tests.e2e.harness import MakeUser, System, assert_error, eventually, unique, user_body
+from tests.e2e.api import MakeUser, assert_error, eventually, unique, user_body
+from tests.e2e.topology import System
 
 
 def _ids(response: httpx.Response) -> list[int]:

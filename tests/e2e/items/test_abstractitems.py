@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.harness import Query, new_project, project_key, type_ids
+from tests.e2e.api import Query, new_project, project_key, type_ids
 
 
 @pytest.fixture

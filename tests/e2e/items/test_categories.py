@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import httpx
 
-from tests.e2e.harness import (
-    MakeUser,
-    System,
-    grant,
-    new_project,
-    project_key,
-    type_ids,
-    unique,
-)
+from tests.e2e.api import MakeUser, grant, new_project, project_key, type_ids, unique
+from tests.e2e.topology import System
 
 
 def test_category_paths_and_items(

@@ -6,15 +6,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.e2e.harness import (
-    MakeUser,
-    System,
-    item_types,
-    new_project,
-    project_key,
-    run_cli,
-    unique,
-)
+from tests.e2e.api import MakeUser, item_types, new_project, project_key, unique
+from tests.e2e.topology import System, run_cli
 
 
 def test_default_item_types_ship_with_the_keys_clients_expect(admin: httpx.Client) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.harness import MakeUser, grant, item_types, new_project, project_key, unique
+from tests.e2e.api import MakeUser, grant, item_types, new_project, project_key, unique
 
 
 @pytest.fixture

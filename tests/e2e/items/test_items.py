@@ -7,13 +7,8 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.harness import (
-    MakeUser,
-    System,
-    create_item,
-    grant,
-    unique,
-)
+from tests.e2e.api import MakeUser, create_item, grant, unique
+from tests.e2e.topology import System
 
 
 def test_create_and_read_an_item(admin: httpx.Client, project: dict[str, Any]) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.harness import create_item
+from tests.e2e.api import create_item
 
 
 def test_links(admin: httpx.Client, project: dict[str, Any]) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.harness import create_item, new_project, project_key, unique
+from tests.e2e.api import create_item, new_project, project_key, unique
 
 
 def _tree(admin: httpx.Client, project: dict[str, Any]) -> list[tuple[str, str, int]]:

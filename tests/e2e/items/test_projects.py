@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.harness import MakeUser, assert_error, new_project, project_key, unique
+from tests.e2e.api import MakeUser, assert_error, new_project, project_key, unique
 
 
 def _get(admin: httpx.Client, project: int) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.harness import new_project, project_key, type_ids
+from tests.e2e.api import new_project, project_key, type_ids
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.harness import create_item
+from tests.e2e.api import create_item
 
 
 def test_synchronized_items(admin: httpx.Client, project: dict[str, Any]) -> None:

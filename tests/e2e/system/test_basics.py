@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from tests.e2e.harness import System
+from tests.e2e.topology import System
 
 
 def test_rest_lists_the_versions(system: System) -> None:

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.e2e.harness import MakeUser, System, assert_error, eventually
+from tests.e2e.api import MakeUser, assert_error, eventually
+from tests.e2e.topology import System
 
 LISTED = "https://app.example.com"
 UNLISTED = "https://evil.example.net"

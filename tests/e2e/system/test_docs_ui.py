@@ -12,7 +12,8 @@ from urllib.parse import urlparse
 import httpx
 import pytest
 
-from tests.e2e.harness import System, new_project, unique
+from tests.e2e.api import new_project, unique
+from tests.e2e.topology import System
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright

@@ -9,7 +9,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.e2e.harness import System, assert_error, project_key, unique, user_body
+from tests.e2e.api import assert_error, project_key, unique, user_body
+from tests.e2e.topology import System
 
 BIG = 2**64  # more than any id can be
 

@@ -20,16 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.harness import (
-    MakeUser,
-    Process,
-    System,
-    assert_error,
-    base_env,
-    start_process,
-    unique,
-    user_body,
-)
+from tests.e2e.api import MakeUser, assert_error, unique, user_body
+from tests.e2e.topology import Process, System, base_env, start_process
 
 
 def _connect(port: int) -> socket.socket:

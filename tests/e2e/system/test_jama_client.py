@@ -13,14 +13,7 @@ import httpx
 import pytest
 from py_jama_rest_client.client import JamaClient
 
-from tests.e2e.harness import (
-    System,
-    api_credentials,
-    item_types,
-    new_project,
-    project_key,
-    unique,
-)
+from tests.e2e.api import api_credentials, item_types, new_project, project_key, unique
 from tests.e2e.testrecords import (
     add_cases,
     default_group,
@@ -29,6 +22,7 @@ from tests.e2e.testrecords import (
     new_test_case,
     steps,
 )
+from tests.e2e.topology import System
 
 
 @pytest.fixture(params=["basic", "oauth"])

@@ -12,15 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.harness import (
-    PLUMBLINE,
-    Process,
-    base_env,
-    new_project,
-    project_key,
-    start_process,
-    type_ids,
-)
+from tests.e2e.api import new_project, project_key, type_ids
+from tests.e2e.topology import PLUMBLINE, Process, base_env, start_process
 
 
 def _run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:

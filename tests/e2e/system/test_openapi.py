@@ -16,7 +16,8 @@ import pytest
 from openapi_spec_validator import validate
 
 from plumbline.common.dates import format_datetime, utcnow
-from tests.e2e.harness import System, new_project, start_embedded, unique
+from tests.e2e.api import new_project, unique
+from tests.e2e.topology import System, start_embedded
 
 VERSIONS = ("v1", "latest", "labs")
 # Members of GET bodies a client cannot set: no request body may describe them.

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.harness import base_env, start_process
+from tests.e2e.topology import base_env, start_process
 
 
 def _spans(text: str) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from plumbline.services.testmgmt import junit
-from tests.e2e.harness import Team, assert_error
+from tests.e2e.api import Team, assert_error
 from tests.e2e.testrecords import (
     add_cases,
     default_group,

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from py_jama_rest_client.client import JamaClient
 
-from tests.e2e.harness import System, assert_error, created_id, ids_of, total_of
+from tests.e2e.api import assert_error, created_id, ids_of, total_of
 from tests.e2e.testrecords import (
     add_cases,
     cycle_fields,
@@ -24,6 +24,7 @@ from tests.e2e.testrecords import (
     steps,
     with_step_statuses,
 )
+from tests.e2e.topology import System
 
 
 @pytest.fixture

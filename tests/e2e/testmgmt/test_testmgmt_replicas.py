@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from plumbline.api.testmgmt.v1 import testmgmt_pb2, testmgmt_pb2_grpc
-from tests.e2e.harness import Process, System, admin_metadata, replicas_of
+from tests.e2e.api import admin_metadata
 from tests.e2e.testrecords import (
     add_cases,
     default_group,
@@ -22,6 +22,7 @@ from tests.e2e.testrecords import (
     run_of,
     runs_of,
 )
+from tests.e2e.topology import Process, System, replicas_of
 
 
 def _served(process: Process) -> float:

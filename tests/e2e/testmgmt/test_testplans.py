@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.harness import (
+from tests.e2e.api import (
     MATRIX_ROLES,
     Team,
     assert_answers,

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.harness import (
+from tests.e2e.api import (
     MATRIX_ROLES,
     Team,
     assert_answers,
