@@ -523,6 +523,7 @@ def _schemathesis(
     return took
 
 
+@pytest.mark.slow
 def test_schemathesis_reads(system: System, admin: httpx.Client, tmp_path: Path) -> None:
     """Every GET of the v1 description, in each topology (reads change nothing shared)."""
     records = _seed(admin)
@@ -543,6 +544,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[System]:
         assert not [code for code in codes.values() if code != 0], codes
 
 
+@pytest.mark.slow
 def test_schemathesis_writes(scratch: System, tmp_path: Path) -> None:
     """Every write of the labs description (a superset of v1) on a scratch system."""
     with httpx.Client(
