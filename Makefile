@@ -49,6 +49,9 @@ test: setup browser ## run unit and end-to-end tests in both topologies
 test-unit: setup ## unit tests only
 	$(BIN)/pytest -q tests/unit
 
+test-quick: setup browser ## every test but those marked slow (the schemathesis runs)
+	$(BIN)/pytest -q -m "not slow" tests
+
 lint: setup ## ruff, and mypy --strict over the code, tests and bench
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
 
@@ -62,4 +65,4 @@ clean: ## remove generated code and the virtualenv
 	rm -rf $(VENV) $(PROTO_STAMP)
 	rm -rf src/plumbline/api
 
-.PHONY: help setup proto run migrate test test-unit lint bench browser clean
+.PHONY: help setup proto run migrate test test-unit test-quick lint bench browser clean

@@ -29,7 +29,7 @@ from bench import history as hist
 from bench import testmgmt as tm
 from bench.drive import REQUESTS, analyze, drive, wait_for_feed
 from bench.seed import WORDS, Seeder
-from tests.e2e.harness import cleanup_distributed, start_distributed, start_embedded
+from tests.e2e.topology import cleanup_distributed, start_distributed, start_embedded
 
 RESULTS = Path(__file__).parent / "results"
 SIZES = {

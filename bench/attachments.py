@@ -43,7 +43,8 @@ from typing import Any
 import httpx
 
 from bench import cpu
-from tests.e2e.harness import System, new_project
+from tests.e2e.api import new_project
+from tests.e2e.topology import System
 
 MIB = 2**20
 #: The row of the distributed topology's S3 store: shown, but the store (as the disk)

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.harness import SERVICES
+from plumbline.common.settings import SERVICES
 
 #: Timed requests per run, by concurrency.
 REQUESTS = {1: 600, 32: 1500}

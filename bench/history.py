@@ -36,7 +36,7 @@ import httpx
 
 from bench.drive import REQUESTS, analyze, drive, median_seconds, table, wait_for_feed
 from bench.seed import Seeder
-from tests.e2e.harness import System
+from tests.e2e.topology import System
 
 #: Items of the project, by ``--size`` (``small`` is for a quick try; the targets are
 #: for 20,000).

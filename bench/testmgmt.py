@@ -40,7 +40,7 @@ from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.context import to_metadata
 from plumbline.common.rpc import connect
 from plumbline.gateway.upstreams import TestmgmtClient
-from tests.e2e.harness import Process, System, address_of, start_gateway
+from tests.e2e.topology import Process, System, address_of, start_gateway
 
 #: Test cases in the big plan's group (and so runs of the big cycle and cases of the
 #: report), by ``--size``.

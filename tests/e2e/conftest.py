@@ -10,22 +10,24 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.harness import (
+from tests.e2e.api import (
     MATRIX_ROLES,
-    NATS_URL,
-    PG_ADMIN_URL,
     MakeUser,
-    System,
     Team,
-    cleanup_distributed,
     grant,
     item_types,
     new_project,
     project_key,
+    user_body,
+)
+from tests.e2e.topology import (
+    NATS_URL,
+    PG_ADMIN_URL,
+    System,
+    cleanup_distributed,
     reachable,
     start_distributed,
     start_embedded,
-    user_body,
 )
 
 TOPOLOGIES = ["embedded", "distributed"]

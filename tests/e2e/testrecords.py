@@ -1,6 +1,6 @@
-"""Helpers the test management e2e modules share: test cases, plans, groups, cycles, runs.
-
-(Kept beside the modules that use them until they move into ``harness.py``.)
+"""Test cases, plans, groups, cycles and runs over HTTP: the helpers of the test
+management e2e modules, and of the attachments, history and system modules that need
+test records.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.harness import created_id, ids_of
+from tests.e2e.api import created_id, ids_of
 
 STATUSES = ("NOT_RUN", "PASSED", "FAILED", "BLOCKED", "INPROGRESS")
 

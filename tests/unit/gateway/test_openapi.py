@@ -1,5 +1,5 @@
 """The OpenAPI documents, built from the gateway's routes without servers
-(``gateway/openapi.py``); tests/e2e/test_openapi.py checks them as served."""
+(``gateway/openapi.py``); tests/e2e/system/test_openapi.py checks them as served."""
 
 from __future__ import annotations
 

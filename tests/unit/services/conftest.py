@@ -1,14 +1,13 @@
-"""Service fixtures: real SQLite databases with the services' own migrations."""
+"""The services' shared harness: real SQLite databases with a service's own migrations
+(each service's folder has the fixture of its database), principals and access caches."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from plumbline.common.access import AccessCache, Role
 from plumbline.common.context import ORG_ADMIN, Principal, principal_var
@@ -62,20 +61,6 @@ async def migrated(service: str, tmp_path: Path) -> Database:
     url = f"sqlite+aiosqlite:///{tmp_path / service}.db"
     await upgrade(service, url)
     return Database(url)
-
-
-@pytest.fixture
-async def identity_db(tmp_path: Path) -> AsyncIterator[Database]:
-    db = await migrated("identity", tmp_path)
-    yield db
-    await db.close()
-
-
-@pytest.fixture
-async def items_db(tmp_path: Path) -> AsyncIterator[Database]:
-    db = await migrated("items", tmp_path)
-    yield db
-    await db.close()
 
 
 def outbox_for(db: Database, service: str) -> Outbox:

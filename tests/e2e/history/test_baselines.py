@@ -1,0 +1,240 @@
+"""Baselines over HTTP: taking one (of a project, an item's subtree, a release, a set of
+items), its items at their versions and places then, its relationships then, and the
+comparison with another baseline or with now."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from tests.e2e.api import Team, assert_error, create_item, created_id, total_of
+
+LABS = "/rest/labs"
+
+
+def labs(client: httpx.Client, path: str) -> str:
+    """An absolute /rest/labs path on the client's server (clients are based at v1)."""
+    return str(client.base_url).split("/rest/")[0] + LABS + path
+
+
+def take(client: httpx.Client, project: dict[str, Any], name: str, **body: Any) -> int:
+    response = client.post(
+        labs(client, "/baselines"),
+        json={"name": name, **body} | ({} if "origin" in body else {"project": project["id"]}),
+    )
+    return created_id(response)
+
+
+def items_of(client: httpx.Client, baseline: int) -> list[dict[str, Any]]:
+    response = client.get(f"/baselines/{baseline}/versioneditems", params={"maxResults": 50})
+    assert response.status_code == 200, response.text
+    return list(response.json()["data"])
+
+
+def compare(client: httpx.Client, baseline: int, to: str = "current") -> list[dict[str, Any]]:
+    response = client.get(
+        labs(client, f"/baselines/{baseline}/compare"), params={"to": to, "maxResults": 50}
+    )
+    assert response.status_code == 200, response.text
+    return list(response.json()["data"])
+
+
+def rename(client: httpx.Client, item: int, name: str) -> None:
+    response = client.patch(
+        f"/items/{item}", json=[{"op": "replace", "path": "/fields/name", "value": name}]
+    )
+    assert response.status_code == 200, response.text
+
+
+def test_a_baseline_keeps_versions_and_places(admin: httpx.Client, project: dict[str, Any]) -> None:
+    me = admin.get("/users/current").json()["data"]["id"]
+    top = create_item(admin, project, "Top")
+    child = create_item(admin, project, "Child", parent=top)
+    loose = create_item(admin, project, "Loose")
+    link = admin.post("/relationships", json={"fromItem": top, "toItem": loose})
+    assert link.status_code == 201, link.text
+
+    first = take(admin, project, "Release 2.1", description="as shipped")
+    data = admin.get(f"/baselines/{first}").json()["data"]
+    assert data["name"] == "Release 2.1" and data["description"] == "as shipped"
+    assert data["project"] == project["id"] and data["origin"] == {"project": project["id"]}
+    assert data["createdBy"] == me and data["type"] == "baselines"
+    listed = admin.get("/baselines", params={"project": project["id"]})
+    assert first in [b["id"] for b in listed.json()["data"]]
+    # Taking it is in the project's activity feed.
+    feed = admin.get(
+        "/activities", params={"project": project["id"], "objectType": "BASELINE"}
+    ).json()["data"]
+    assert [(a["eventType"], a["user"]) for a in feed] == [("CREATE", me)]
+    assert "Release 2.1" in feed[0]["details"]
+
+    held = items_of(admin, first)
+    assert [i["id"] for i in held] == [top, child, loose]
+    by_id = {i["id"]: i for i in held}
+    assert by_id[child]["baselineLocation"]["parent"] == {"item": [top, 1]}
+    assert by_id[top]["baselineLocation"]["parent"] == {"project": project["id"]}
+    assert by_id[child]["version"] == 1 and by_id[child]["currentVersion"] == 1
+    assert by_id[child]["baseline"] == first
+
+    # Later changes leave the baseline as it was.
+    rename(admin, child, "Child, renamed")
+    moved = admin.put(
+        f"/items/{loose}", json={"fields": {"name": "Loose"}, "location": {"parent": {"item": top}}}
+    )
+    assert moved.status_code == 200, moved.text
+    one = admin.get(f"/baselines/{first}/versioneditems/{child}").json()["data"]
+    assert one["fields"]["name"] == "Child" and one["version"] == 1 and one["currentVersion"] == 2
+    was = admin.get(f"/baselines/{first}/versioneditems/{loose}").json()["data"]
+    assert was["baselineLocation"]["parent"] == {"project": project["id"]}
+    assert was["location"]["parent"] == {"project": project["id"]}
+
+    # Its relationships are those of when it was taken.
+    late = admin.post("/relationships", json={"fromItem": child, "toItem": loose})
+    assert late.status_code == 201, late.text
+    then = admin.get(f"/baselines/{first}/versioneditems/{top}/versionedrelationships")
+    assert then.status_code == 200, then.text
+    assert [(r["fromItem"], r["toItem"]) for r in then.json()["data"]] == [([top, 1], [loose, 1])]
+    assert (
+        admin.get(f"/baselines/{first}/versioneditems/{child}/versionedrelationships").json()[
+            "data"
+        ]
+        == []
+    )
+
+    # Compare with now: two items changed, one relationship added.
+    changes = compare(admin, first)
+    items = {c["id"]: c for c in changes if c["kind"] == "ITEM"}
+    assert items[child]["change"] == "CHANGED" and "name" in items[child]["changedFields"]
+    assert (items[child]["fromVersion"], items[child]["toVersion"]) == (1, 2)
+    assert items[loose]["change"] == "CHANGED" and "location" in items[loose]["changedFields"]
+    assert top not in items
+    relationships = [c for c in changes if c["kind"] == "RELATIONSHIP"]
+    assert [(c["change"], c["fromItem"], c["toItem"]) for c in relationships] == [
+        ("ADDED", child, loose)
+    ]
+
+    # Between two baselines: the same, plus a new item and a deleted one.
+    added = create_item(admin, project, "Added later")
+    gone = admin.delete(f"/items/{child}")
+    assert gone.status_code == 204, gone.text
+    second = take(admin, project, "Release 2.2")
+    changes = compare(admin, first, str(second))
+    kinds = {(c["kind"], c["change"], c["id"]) for c in changes}
+    assert ("ITEM", "ADDED", added) in kinds and ("ITEM", "REMOVED", child) in kinds
+    assert ("ITEM", "CHANGED", loose) in kinds
+    assert ("RELATIONSHIP", "ADDED", late.json()["meta"]["id"]) not in kinds  # went with child
+    page = admin.get(
+        labs(admin, f"/baselines/{first}/compare"),
+        params={"to": str(second), "startAt": 1, "maxResults": 1},
+    )
+    assert len(page.json()["data"]) == 1 and total_of(page) == len(changes)
+    assert compare(admin, second, str(second)) == []
+
+
+def test_origins(admin: httpx.Client, project: dict[str, Any]) -> None:
+    top = create_item(admin, project, "Subtree top")
+    below = create_item(admin, project, "Below", parent=top)
+    other = create_item(admin, project, "Elsewhere")
+    subtree = take(admin, project, "Subtree", origin={"project": project["id"], "item": top})
+    assert [i["id"] for i in items_of(admin, subtree)] == [top, below]
+    assert admin.get(f"/baselines/{subtree}").json()["data"]["origin"] == {
+        "project": project["id"],
+        "item": top,
+    }
+    chosen = take(admin, project, "Chosen", origin={"project": project["id"], "items": [other]})
+    assert [i["id"] for i in items_of(admin, chosen)] == [other]
+    everything = {"rule": {"field": {"name": "name"}, "operator": "IS_NOT_EMPTY", "values": []}}
+    found = created_id(
+        admin.post(
+            labs(admin, "/filters"),
+            json={
+                "name": f"All of {project['key']}",
+                "filterQuery": everything,
+                "projectScope": "SPECIFIED",
+                "specifiedProject": project["id"],
+            },
+        )
+    )
+    filtered = take(admin, project, "Filtered", origin={"project": project["id"], "filter": found})
+    assert [i["id"] for i in items_of(admin, filtered)] == [top, below, other]
+    assert_error(admin.get(f"/baselines/{chosen}/versioneditems/{top}"), 404, "not in baseline")
+
+
+def test_bad_baselines(team: Team) -> None:
+    admin = team.clients["ORG_ADMIN"]
+    project = team.project
+    assert_error(
+        admin.post(labs(admin, "/baselines"), json={"project": project["id"]}), 400, "name"
+    )
+    assert_error(admin.post(labs(admin, "/baselines"), json={"name": "No project"}), 400, "project")
+    assert_error(
+        admin.post(
+            labs(admin, "/baselines"),
+            json={"name": "Two", "origin": {"project": project["id"], "item": 1, "release": 2}},
+        ),
+        400,
+        "at most one",
+    )
+    assert_error(admin.post("/baselines", json={"name": "v1", "project": project["id"]}), 404)
+    assert_error(admin.get("/baselines"), 400, "project")
+    assert_error(admin.get("/baselines/999999999"), 404, "baseline")
+    baseline = take(admin, project, "Guarded")
+    assert team.clients["READ_ONLY"].get(f"/baselines/{baseline}").status_code == 200
+    assert_error(team.clients["NONE"].get(f"/baselines/{baseline}"), 401)
+    assert_error(team.clients["NONE"].get(f"/baselines/{baseline}/versioneditems"), 401)
+    assert_error(
+        team.clients["READ_ONLY"].post(
+            labs(admin, "/baselines"), json={"name": "Mine", "project": project["id"]}
+        ),
+        401,
+    )
+    assert_error(
+        admin.get(labs(admin, f"/baselines/{baseline}/compare"), params={"to": "yesterday"}),
+        400,
+        "current",
+    )
+
+
+def test_folders(team: Team) -> None:
+    admin = team.clients["ORG_ADMIN"]
+    project = team.project
+    baseline = take(admin, project, "Filed")
+    folders = labs(admin, "/baselines/folders")
+    top = created_id(admin.post(folders, json={"name": "Releases", "project": project["id"]}))
+    inner = created_id(
+        admin.post(folders, json={"name": "2.x", "project": project["id"], "parent": top})
+    )
+    assert_error(
+        admin.post(folders, json={"name": "Releases", "project": project["id"]}), 400, "already"
+    )
+    assert_error(
+        admin.post(folders, json={"name": "Lost", "project": project["id"], "parent": 999999}),
+        400,
+        "parent",
+    )
+    listed = admin.get(folders, params={"project": project["id"]}).json()["data"]
+    assert [(f["id"], f.get("parent")) for f in listed] == [(top, None), (inner, top)]
+    assert listed[0]["type"] == "baselinefolders"
+
+    moved = admin.put(
+        f"/baselinetree/{project['id']}/move", json={"baseline": baseline, "folder": inner}
+    )
+    assert moved.status_code == 200, moved.text
+    assert admin.get(f"/baselines/{baseline}").json()["data"]["folder"] == inner
+    back = admin.put(f"/baselinetree/{project['id']}/move", json={"baseline": baseline})
+    assert back.status_code == 200, back.text
+    assert "folder" not in admin.get(f"/baselines/{baseline}").json()["data"]
+    assert_error(
+        admin.put(f"/baselinetree/{project['id']}/move", json={"baseline": 999999}), 400, "baseline"
+    )
+    assert_error(
+        team.clients["READ_ONLY"].put(
+            f"/baselinetree/{project['id']}/move", json={"baseline": baseline, "folder": top}
+        ),
+        401,
+    )
+    assert (
+        team.clients["READ_ONLY"].get(folders, params={"project": project["id"]}).status_code == 200
+    )
+    assert_error(team.clients["NONE"].get(folders, params={"project": project["id"]}), 401)

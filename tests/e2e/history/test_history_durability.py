@@ -1,0 +1,175 @@
+"""The history is complete whatever happens around it: the service starting on existing
+data records what has no history, and neither a restart of the baselines service nor an
+outage of NATS loses a version or records one twice."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.api import create_item, eventually, item_types, new_project, project_key
+from tests.e2e.conftest import require_backends
+from tests.e2e.testrecords import new_plan
+from tests.e2e.topology import (
+    ADMIN_PASSWORD,
+    System,
+    cleanup_distributed,
+    replicas_of,
+    service_env,
+    start_distributed,
+    start_embedded,
+    start_process,
+)
+
+NATS_SERVER = shutil.which("nats-server") or "/usr/sbin/nats-server"
+
+
+def _rename(client: httpx.Client, item: int, name: str) -> None:
+    response = client.patch(
+        f"/items/{item}", json=[{"op": "replace", "path": "/fields/name", "value": name}]
+    )
+    assert response.status_code == 200, response.text
+
+
+def _numbers(client: httpx.Client, item: int) -> list[int]:
+    response = client.get(f"/items/{item}/versions", params={"maxResults": 50})
+    assert response.status_code == 200, response.text
+    return [v["versionNumber"] for v in response.json()["data"]]
+
+
+def _project(admin: httpx.Client) -> dict[str, Any]:
+    key = project_key("HD")
+    return {"id": new_project(admin, key), "key": key, "types": item_types(admin)}
+
+
+def test_the_history_starts_from_existing_records(tmp_path: Path) -> None:
+    system = start_embedded(tmp_path)
+    try:
+        admin = system.client(("admin", system.admin_password))
+        project = _project(admin)
+        item = create_item(admin, project, "Before the history")
+        _rename(admin, item, "Renamed before the history")
+        plan = new_plan(admin, project)
+    finally:
+        assert system.stop()["all"] == 0
+    # The baselines service's database is new: as if it were first deployed now.
+    data = Path(system.env["PLUMBLINE_DATA_DIR"])
+    for path in data.glob("baselines.db*"):
+        path.unlink()
+    system = start_embedded(tmp_path)
+    try:
+        admin = system.client(("admin", system.admin_password))
+        assert eventually(lambda: _numbers(admin, item) == [2])
+        then = admin.get(f"/items/{item}/versions/2/versioneditem").json()["data"]
+        assert then["fields"]["name"] == "Renamed before the history"
+        assert admin.get(f"/testplans/{plan}/versions").json()["data"][0]["versionNumber"] == 1
+        _rename(admin, item, "Renamed after")
+        assert _numbers(admin, item) == [2, 3]
+        versions = admin.get(f"/items/{item}/versions").json()["data"]
+        assert "name" in versions[1]["changeDetails"]
+    finally:
+        assert system.stop()["all"] == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Nats:
+    """A NATS server of this test's own, with JetStream, that can be stopped and started."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = _free_port()
+        self.store = workdir / "nats"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [NATS_SERVER, "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", str(self.store)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise TimeoutError("nats-server did not start")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+        self.process = None
+
+
+@pytest.fixture
+def outage_system(tmp_path: Path) -> Iterator[tuple[System, Nats]]:
+    require_backends()
+    nats = Nats(tmp_path)
+    nats.start()
+    system = start_distributed(tmp_path, {"PLUMBLINE_BUS_URL": nats.url})
+    try:
+        yield system, nats
+    finally:
+        system.stop()
+        if nats.process is None:
+            nats.start()  # the stream is dropped through it
+        cleanup_distributed(system)
+        nats.stop()
+
+
+def test_no_version_lost_or_doubled_by_a_restart_or_a_nats_outage(
+    outage_system: tuple[System, Nats],
+) -> None:
+    system, nats = outage_system
+    admin = system.client(("admin", ADMIN_PASSWORD))
+    project = _project(admin)
+    item = create_item(admin, project, "Steady")
+    _rename(admin, item, "v2")
+    assert _numbers(admin, item) == [1, 2]
+
+    # The baselines service stops; changes go on; it comes back and catches up.
+    [baselines] = replicas_of(system, "baselines")
+    assert baselines.stop() == 0
+    for n in range(3, 6):
+        _rename(admin, item, f"v{n}")
+    addresses = service_env(system)
+    system.processes[system.processes.index(baselines)] = start_process(
+        "baselines",
+        ["--target", "baselines"],
+        addresses,
+        system.workdir,
+        grpc_port=baselines.grpc_port,
+    )
+    assert _numbers(admin, item) == [1, 2, 3, 4, 5]
+
+    # NATS goes away; writes still succeed (their events wait in the owners' outboxes);
+    # when it is back, every event arrives, once.
+    nats.stop()
+    for n in range(6, 9):
+        _rename(admin, item, f"v{n}")
+    other = create_item(admin, project, "Made during the outage")
+    nats.start()
+    assert eventually(lambda: _numbers(admin, item) == list(range(1, 9)), seconds=30)
+    assert _numbers(admin, other) == [1]
+    names = [
+        admin.get(f"/items/{item}/versions/{n}/versioneditem").json()["data"]["fields"]["name"]
+        for n in (2, 5, 8)
+    ]
+    assert names == ["v2", "v5", "v8"]

@@ -1,0 +1,346 @@
+"""Starts Plumbline the two ways it runs, and reaches into what it started.
+
+``Embedded``: ``plumbline run --target all`` on SQLite and the memory bus.
+``Distributed``: ``plumbline migrate``, then identity, items, testmgmt (two replicas),
+attachments and activity as separate processes on PostgreSQL (a database per service,
+unique names) and NATS JetStream (a unique stream and subject prefix), attachment files in
+a real S3-compatible store (a private SeaweedFS, a unique bucket), then the gateway
+pointed at them.
+
+Also here: the processes (``Process``: ready files, ports, stopping), more gateway
+replicas, the services' addresses and gRPC ports, their outboxes and file store as the
+services see them, the operator's command line, and the clean-up of a distributed run.
+The HTTP helpers the e2e modules drive a system with are in ``tests.e2e.api``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy import MetaData, select
+
+from plumbline.common.blobs import BlobStore
+from plumbline.common.db import Database
+from plumbline.common.events import Event
+from plumbline.common.outbox import outbox_table
+from plumbline.common.settings import SERVICES, Settings
+from tests.seaweed import SeaweedFS
+
+PLUMBLINE = [sys.executable, "-m", "plumbline.cli"]
+PG_ADMIN_URL = os.environ.get("PLUMBLINE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+NATS_URL = os.environ.get("PLUMBLINE_TEST_NATS", "nats://127.0.0.1:4222")
+ADMIN_PASSWORD = "admin-test-password"
+#: Services the distributed topology runs as several processes.
+REPLICAS = {"testmgmt": 2}
+
+
+def reachable(host: str, port: int) -> bool:
+    """Whether something listens at host:port."""
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def wait_ready_file(
+    path: Path, process: subprocess.Popen[bytes], timeout: float = 60
+) -> dict[str, object]:
+    """Polls for the ready file; fails early when the process dies."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists():
+            return dict(json.loads(path.read_text()))
+        if process.poll() is not None:
+            raise RuntimeError(f"process exited with {process.returncode} before it was ready")
+        time.sleep(0.05)
+    raise TimeoutError(f"not ready within {timeout}s")
+
+
+@dataclass
+class Process:
+    """A running ``plumbline run``."""
+
+    name: str
+    popen: subprocess.Popen[bytes]
+    log: Path
+    ready: dict[str, object]
+
+    @property
+    def http_port(self) -> int:
+        return self._port("http_port")
+
+    @property
+    def grpc_port(self) -> int:
+        return self._port("grpc_port")
+
+    def _port(self, key: str) -> int:
+        port = self.ready[key]
+        assert isinstance(port, int), f"{self.name}: {key} is {port!r} in the ready file"
+        return port
+
+    def stop(self, timeout: float = 30) -> int:
+        """SIGTERM and wait; returns the exit code."""
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+        return int(self.popen.returncode)
+
+
+def start_process(
+    name: str,
+    args: list[str],
+    env: dict[str, str],
+    workdir: Path,
+    timeout: float = 60,
+    grpc_port: int = 0,
+) -> Process:
+    """Starts ``plumbline run`` with ``args`` and waits until it is ready (on ``grpc_port``
+    when given: a restarted service where its callers expect it)."""
+    ready = workdir / f"{name}.ready.json"
+    log = workdir / f"{name}.log"
+    ready.unlink(missing_ok=True)
+    with log.open("ab") as out:
+        popen = subprocess.Popen(
+            [
+                *PLUMBLINE,
+                "run",
+                *args,
+                "--http-port",
+                "0",
+                "--grpc-port",
+                str(grpc_port),
+                "--ready-file",
+                str(ready),
+            ],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=workdir,
+        )
+    try:
+        info = wait_ready_file(ready, popen, timeout)
+    except Exception:
+        popen.kill()
+        raise RuntimeError(f"{name} did not start:\n{log.read_text()[-4000:]}") from None
+    return Process(name, popen, log, info)
+
+
+def base_env(workdir: Path) -> dict[str, str]:
+    """The environment of a test process: nothing inherited from PLUMBLINE_*."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLUMBLINE_", "OTEL_"))}
+    env["PLUMBLINE_DATA_DIR"] = str(workdir / "data")
+    env["PLUMBLINE_PASSWORD_TIME_COST"] = "1"
+    env["PLUMBLINE_PASSWORD_MEMORY_COST"] = "8192"
+    env["PLUMBLINE_LOG_LEVEL"] = "WARNING"
+    # Every test connects from 127.0.0.1: the suite's wrong passwords would add up and
+    # refuse the address. test_frontdoor checks the per-address limit with its own process.
+    env["PLUMBLINE_LOGIN_FAILURES_PER_ADDRESS"] = "100000"
+    # Above test_attachment_files' 200 MB file, low enough to send a file over it quickly.
+    env["PLUMBLINE_MAX_UPLOAD_BYTES"] = str(256 * 2**20)
+    return env
+
+
+@dataclass
+class System:
+    """A running Plumbline: where to reach it, and how to stop it."""
+
+    topology: str
+    workdir: Path
+    admin_password: str
+    processes: list[Process] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    #: The S3-compatible store of the distributed topology's attachment files.
+    weed: SeaweedFS | None = None
+
+    @property
+    def gateway(self) -> Process:
+        return self.processes[-1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.gateway.http_port}"
+
+    def client(
+        self, auth: tuple[str, str] | None = None, *, version: str = "v1", timeout: float = 30
+    ) -> httpx.Client:
+        """An HTTP client at ``/rest/{version}``, authenticated as ``auth`` if given."""
+        return httpx.Client(base_url=f"{self.url}/rest/{version}", auth=auth, timeout=timeout)
+
+    def stop(self) -> dict[str, int]:
+        """Stops the gateway first, then the services; returns exit codes by name."""
+        return {p.name: p.stop() for p in reversed(self.processes)}
+
+
+def start_embedded(workdir: Path, overrides: Mapping[str, str] | None = None) -> System:
+    """``--target all`` on SQLite with the memory bus; ``overrides`` replace settings of
+    ``base_env`` (the bench's ``PLUMBLINE_MAX_UPLOAD_BYTES``, say)."""
+    env = base_env(workdir)
+    env.update(overrides or {})
+    process = start_process("all", ["--target", "all"], env, workdir)
+    return System("embedded", workdir, "admin", [process], env)
+
+
+def start_distributed(workdir: Path, overrides: Mapping[str, str] | None = None) -> System:
+    """One process per service on PostgreSQL and NATS, then the gateway; ``overrides``
+    replace settings of ``base_env``."""
+    tag = uuid.uuid4().hex[:10]
+    env = base_env(workdir)
+    env.update(overrides or {})
+    host_part = PG_ADMIN_URL.split("://", 1)[1].rsplit("/", 1)[0]
+    env["PLUMBLINE_DATABASE_URL"] = f"postgresql+asyncpg://{host_part}/pl_{tag}_{{service}}"
+    env["PLUMBLINE_BUS_URL"] = (overrides or {}).get("PLUMBLINE_BUS_URL", NATS_URL)
+    env["PLUMBLINE_BUS_STREAM"] = f"PL_{tag}"
+    env["PLUMBLINE_BUS_SUBJECT_PREFIX"] = f"pl{tag}"
+    env["PLUMBLINE_ADMIN_PASSWORD"] = ADMIN_PASSWORD
+    env["PLUMBLINE_HOST"] = "127.0.0.1"
+    weed = SeaweedFS()
+    weed.start()
+    system = System("distributed", workdir, ADMIN_PASSWORD, [], env, weed)
+    try:
+        weed.create_bucket(f"pl-{tag}")
+        env["PLUMBLINE_BLOB_URL"] = f"s3://pl-{tag}/files"
+        env["PLUMBLINE_S3_ENDPOINT"] = weed.endpoint
+        env["PLUMBLINE_S3_REGION"] = weed.region
+        env["PLUMBLINE_S3_ACCESS_KEY_ID"] = weed.access_key_id
+        env["PLUMBLINE_S3_SECRET_ACCESS_KEY"] = weed.secret_access_key
+        subprocess.run(
+            [*PLUMBLINE, "migrate"], env=env, check=True, cwd=workdir, capture_output=True
+        )
+        # identity first: the others fetch access from it.
+        addresses = dict(env)
+        for service in SERVICES:
+            # testmgmt runs as two replicas: the gateway balances over both.
+            for replica in range(REPLICAS.get(service, 1)):
+                name = service if replica == 0 else f"{service}-{replica + 1}"
+                process = start_process(name, ["--target", service], addresses, workdir)
+                system.processes.append(process)
+            addresses[f"PLUMBLINE_{service.upper()}_ADDR"] = address_of(system, service)
+        system.processes.append(start_gateway(system, "gateway"))
+    except Exception:
+        system.stop()
+        cleanup_distributed(system)
+        raise
+    return system
+
+
+def start_gateway(system: System, name: str, overrides: Mapping[str, str] | None = None) -> Process:
+    """Another gateway replica of a distributed system (the caller stops it).
+
+    ``overrides`` replace settings of its environment (a ``PLUMBLINE_TESTMGMT_ADDR`` of
+    one replica, say).
+    """
+    env = service_env(system)
+    env.update(overrides or {})
+    return start_process(name, ["--target", "gateway"], env, system.workdir)
+
+
+def service_env(system: System) -> dict[str, str]:
+    """The environment of a distributed system's processes, with every service's address."""
+    env = dict(system.env)
+    for service in SERVICES:
+        env[f"PLUMBLINE_{service.upper()}_ADDR"] = address_of(system, service)
+    return env
+
+
+def replicas_of(system: System, service: str) -> list[Process]:
+    """The processes that serve ``service`` (``testmgmt``, ``testmgmt-2``...)."""
+    return [p for p in system.processes if p.name == service or p.name.startswith(f"{service}-")]
+
+
+def address_of(system: System, service: str) -> str:
+    """The service's address setting: every replica's, comma separated."""
+    return ",".join(f"127.0.0.1:{p.grpc_port}" for p in replicas_of(system, service))
+
+
+def blob_store(system: System) -> BlobStore:
+    """The store of the system's attachment files, as its attachments service sees it."""
+    names = "data_dir blob_url s3_endpoint s3_region s3_access_key_id s3_secret_access_key"
+    given = {
+        n: system.env[v] for n in names.split() if (v := f"PLUMBLINE_{n.upper()}") in system.env
+    }
+    return BlobStore.from_settings(Settings.model_validate(given))
+
+
+def grpc_port(system: System, service: str) -> int:
+    """The gRPC port that serves ``service``: its first replica's, or the one process's
+    of the embedded topology."""
+    replicas = replicas_of(system, service)
+    return (replicas[0] if replicas else system.gateway).grpc_port
+
+
+def outbox_events(system: System, service: str, after: int = 0) -> list[Event]:
+    """The events ``service`` wrote after outbox position ``after``, oldest first, each with
+    its ``position``: read from its database, where a change's events are by the time the
+    change has answered."""
+    names = ("data_dir", "database_url")
+    given = {n: system.env[v] for n in names if (v := f"PLUMBLINE_{n.upper()}") in system.env}
+    url = Settings.model_validate(given).database_url_for(service)
+    table = outbox_table(MetaData())
+
+    async def read() -> list[Any]:
+        db = Database(url)
+        try:
+            async with db.read() as session:
+                statement = select(table.c.id, table.c.body).where(table.c.id > after)
+                return list((await session.execute(statement.order_by(table.c.id))).all())
+        finally:
+            await db.close()
+
+    return [replace(Event.from_json(r.body), position=int(r.id)) for r in asyncio.run(read())]
+
+
+def cleanup_distributed(system: System) -> None:
+    """Drops the databases, the stream and the bucket the system used; stops its S3."""
+    import asyncpg
+    import nats
+
+    tag = system.env["PLUMBLINE_BUS_STREAM"][3:]
+
+    async def drop() -> None:
+        conn = await asyncpg.connect(PG_ADMIN_URL)
+        try:
+            for service in SERVICES:
+                await conn.execute(f'DROP DATABASE IF EXISTS "pl_{tag}_{service}" WITH (FORCE)')
+        finally:
+            await conn.close()
+        nc = await nats.connect(NATS_URL)
+        with contextlib.suppress(Exception):
+            await nc.jetstream().delete_stream(system.env["PLUMBLINE_BUS_STREAM"])
+        await nc.close()
+
+    asyncio.run(drop())
+    if system.weed is not None:
+        with contextlib.suppress(Exception):
+            system.weed.delete_bucket(f"pl-{tag.lower()}")
+        system.weed.stop()
+
+
+def run_cli(system: System, *args: str) -> subprocess.CompletedProcess[str]:
+    """``plumbline *args`` with the system's environment, as an operator would run it."""
+    return subprocess.run(
+        [*PLUMBLINE, *args],
+        env=system.env,
+        cwd=system.workdir,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )

@@ -1,0 +1,112 @@
+"""The activity feed: each event recorded once, whatever the bus redelivers, on SQLite
+and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator
+from typing import cast
+
+import pytest
+from sqlalchemy import func, select
+
+from plumbline.common.db import Database
+from plumbline.common.events import Event
+from plumbline.common.inbox import Inbox
+from plumbline.services.activity import feed as feed_module
+from plumbline.services.activity.feed import Feed
+from plumbline.services.activity.mapping import ActivityDraft, describe
+from plumbline.services.activity.models import (
+    activities,
+    consumed_events,
+    consumer_positions,
+    metadata,
+)
+from tests.unit.common.conftest import db_url, pg_url  # noqa: F401  (fixtures)
+from tests.unit.services.conftest import access_cache
+
+
+@pytest.fixture
+async def feed_db(db_url: str) -> AsyncIterator[Database]:  # noqa: F811
+    db = Database(db_url)
+    async with db.engine.begin() as conn:
+        await conn.run_sync(metadata.create_all)
+    try:
+        yield db
+    finally:
+        await db.close()
+
+
+def make_feed(db: Database) -> Feed:
+    inbox = Inbox(db, consumed_events, consumer_positions)
+    return Feed(db, inbox, consistency_wait=1, access=access_cache())
+
+
+async def activity_rows(db: Database) -> list[tuple[str, str, int | None]]:
+    async with db.read() as session:
+        result = await session.execute(
+            select(activities.c.event_id, activities.c.object_type, activities.c.project)
+        )
+        return [tuple(r) for r in result.all()]
+
+
+async def test_a_redelivered_event_is_recorded_once(feed_db: Database) -> None:
+    feed = make_feed(feed_db)
+    event = Event(
+        "items.project.created",
+        actor=1,
+        project=3,
+        object_ids=[3],
+        payload={"name": "Apollo"},
+        position=1,
+    )
+    await feed.record(event)
+    await feed.record(event)
+    assert await activity_rows(feed_db) == [(event.id, "PROJECT", 3)]
+    assert await feed.inbox.position("items") == 1
+
+
+async def test_concurrent_deliveries_of_one_event_are_recorded_once(feed_db: Database) -> None:
+    feed = make_feed(feed_db)
+    # A first event makes the position row exist, as it does in a running system.
+    await feed.record(Event("items.project.created", actor=1, project=1, position=1))
+    event = Event("items.project.updated", actor=1, project=1, object_ids=[1], position=2)
+    await asyncio.gather(*(feed.record(event) for _ in range(4)))
+    rows = await activity_rows(feed_db)
+    assert [r[0] for r in rows].count(event.id) == 1
+    assert len(rows) == 2
+
+
+async def test_events_that_are_not_history_are_claimed_without_an_activity(
+    feed_db: Database,
+) -> None:
+    feed = make_feed(feed_db)
+    event = Event("items.idblock.allocated", actor=None, position=4)
+    await feed.record(event)
+    assert await activity_rows(feed_db) == []
+    async with feed_db.read() as session:
+        assert await session.scalar(select(func.count()).select_from(consumed_events)) == 1
+    assert await feed.inbox.wait_for({"items": 4}, timeout=0.2)
+
+
+async def test_an_event_whose_effect_failed_is_recorded_on_redelivery(
+    feed_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    feed = make_feed(feed_db)
+    event = Event("items.project.created", actor=1, project=3, object_ids=[3], position=1)
+    real_describe = describe
+
+    def broken(e: Event) -> ActivityDraft | None:
+        draft = real_describe(e)
+        assert draft is not None
+        # A NULL action: the insert into the feed fails.
+        return dataclasses.replace(draft, action=cast(str, None))
+
+    monkeypatch.setattr(feed_module, "describe", broken)
+    with pytest.raises(Exception, match=r"(?i)null"):
+        await feed.record(event)
+    assert await activity_rows(feed_db) == []
+    monkeypatch.setattr(feed_module, "describe", real_describe)
+    await feed.record(event)  # the bus redelivers
+    assert await activity_rows(feed_db) == [(event.id, "PROJECT", 3)]
