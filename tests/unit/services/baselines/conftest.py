@@ -21,7 +21,7 @@ from plumbline.services.baselines.models import consumed_events, consumer_positi
 from tests.unit.services.conftest import access_cache, migrated
 
 #: The consistency wait of these tests' history: short, so a time-out costs little.
-WAIT = 0.3
+WAIT = 1.0
 PROJECT = 7
 
 
