@@ -55,14 +55,20 @@ class World:
     types: dict[str, int]
 
     async def item(
-        self, name: str, parent: int | None = None, project: int | None = None, **fields: Any
+        self,
+        name: str,
+        parent: int | None = None,
+        project: int | None = None,
+        type_key: str = "REQ",
+        **fields: Any,
     ) -> int:
-        """A requirement named ``name`` at the bottom of ``parent`` (or of the project)."""
+        """An item (a requirement unless ``type_key`` says) named ``name`` at the bottom
+        of ``parent`` (or of the project)."""
         with acting_as(ADMIN):
             return await self.items.create(
                 ItemInput(
                     project=project or self.a,
-                    item_type=self.types["REQ"],
+                    item_type=self.types[type_key],
                     fields={"name": name, **fields},
                     parent_item=parent,
                 )
