@@ -20,8 +20,10 @@ from plumbline.services.baselines.history import History
 from plumbline.services.baselines.models import consumed_events, consumer_positions
 from tests.unit.services.conftest import access_cache, migrated
 
-#: The consistency wait of these tests' history: short, so a time-out costs little.
-WAIT = 1.0
+#: The consistency wait of these tests' history: long, so that a wait expected to end
+#: never runs out on a busy machine; a test that waits it out sets ``SHORT`` first.
+WAIT = 10.0
+SHORT = 0.3
 PROJECT = 7
 
 

@@ -20,7 +20,7 @@ from plumbline.common.rpc import Context
 from plumbline.services.baselines.baselines import Baselines, Change, Origin
 from plumbline.services.baselines.history import History
 from plumbline.services.baselines.models import baseline_items, baselines, outbox
-from tests.unit.services.baselines.conftest import PROJECT, Owner
+from tests.unit.services.baselines.conftest import PROJECT, SHORT, Owner
 from tests.unit.services.conftest import ADMIN, access_cache, acting_as, outbox_for
 from tests.unit.services.serving import serving
 
@@ -253,6 +253,7 @@ async def test_compare_refuses_a_baseline_of_another_project(
 async def test_compare_waits_for_versions_the_history_has_not_received(
     store: Baselines, fake: FakeBaselining, owner: Owner
 ) -> None:
+    store.history.consistency_wait = SHORT
     await owner.version(1, 1, "Login")
     a = await _take(store, fake, [(1, 1, None)], T1)
     b = await _take(store, fake, [(1, 2, None)], T2)
