@@ -13,6 +13,7 @@ from sqlalchemy import select, update
 
 from plumbline.api.items.v1 import items_pb2, items_pb2_grpc
 from plumbline.common.context import Principal
+from plumbline.common.dates import utcnow
 from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument, PermissionDenied, Unavailable
 from plumbline.common.events import Event
@@ -97,7 +98,7 @@ async def _take(
     return baseline
 
 
-NOW = datetime.now().astimezone()
+NOW = utcnow()  # UTC, as the services date everything
 T1 = NOW - timedelta(minutes=50)  # baseline A
 T2 = NOW - timedelta(minutes=20)  # baseline B
 
