@@ -130,6 +130,8 @@ async def test_ingest_sets_every_run_of_each_matched_case(testmgmt: Domain) -> N
     cycle, runs = await _cycle(testmgmt)
     with acting_as(ADMIN):
         answer = await testmgmt.results.ingest(cycle, "", _chunks(REPORT))
+    # One lookup of the cycle's test cases, each once, for their keys and global ids.
+    assert testmgmt.items.asked[-1] == [101, 102, 103]
     failed = "AssertionError: 500\n\nTraceback: line 1\nline 2"
     login = ("test_login", "web.Login")
     assert answer.test_cycle == cycle and answer.test_cases == 5
