@@ -291,7 +291,7 @@ class Baselines:
                     baseline_items.c.item, baseline_items.c.version, baseline_items.c.position
                 ).where(baseline_items.c.baseline == baseline_id)
             )
-            return _State({i: (v, p) for i, v, p in found.tuples()}, moment)
+            return _State({i: (v, p) for i, v, p in found}, moment)
 
     async def _relationship_changes(
         self, project: int, before: _State, after: _State

@@ -327,9 +327,7 @@ class History:
                                 tuple_(versions.c.item, versions.c.version).in_(pairs)
                             )
                         )
-                    )
-                    .tuples()
-                    .all()
+                    ).all()
                 )
             pairs = [p for p in pairs if p not in found]
             return not pairs
@@ -445,9 +443,7 @@ class History:
                         .where(versions.c.item.in_(ends), versions.c.created_at <= moment)
                         .group_by(versions.c.item)
                     )
-                )
-                .tuples()
-                .all()
+                ).all()
             )
         found = [
             RelationshipAt(

@@ -138,7 +138,7 @@ class Baselining:
                     found = await session.execute(
                         select(items.c.id, items.c.version).where(items.c.id.in_(chunk))
                     )
-                    versions.update({i: v for i, v in found.tuples()})
+                    versions.update({i: v for i, v in found})
         return [
             Member(
                 id=r.id,

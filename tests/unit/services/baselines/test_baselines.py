@@ -25,9 +25,6 @@ from tests.unit.services.baselines.conftest import PROJECT, SHORT, Owner
 from tests.unit.services.conftest import ADMIN, access_cache, acting_as, outbox_for
 from tests.unit.services.serving import serving
 
-#: The module reads with ``Result.tuples()``, deprecated since SQLAlchemy 2.1 (reported).
-pytestmark = pytest.mark.filterwarnings("ignore:The Result.tuples:DeprecationWarning")
-
 
 @dataclass
 class FakeBaselining(items_pb2_grpc.BaseliningServicer):

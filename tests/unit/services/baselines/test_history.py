@@ -22,9 +22,6 @@ from plumbline.services.baselines.models import consumer_positions, histories, v
 from tests.unit.services.baselines.conftest import PROJECT, SHORT, WAIT, Owner, fields_json
 from tests.unit.services.conftest import ADMIN, acting_as
 
-#: The module reads with ``Result.tuples()``, deprecated since SQLAlchemy 2.1 (reported).
-pytestmark = pytest.mark.filterwarnings("ignore:The Result.tuples:DeprecationWarning")
-
 CATCHING_UP = "The history is catching up with recent changes; try again shortly."
 
 
