@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.settings import SERVICES
 from plumbline.runtime import Module
 
 
@@ -63,13 +64,9 @@ MODULES: dict[str, tuple[Callable[[], Module], tuple[str, ...]]] = {
     "attachments": (_attachments, ("identity", "items")),
     "activity": (_activity, ("identity", "items", "testmgmt", "attachments")),
     "baselines": (_baselines, ("identity", "items", "testmgmt", "attachments")),
-    "gateway": (
-        _gateway,
-        ("identity", "items", "testmgmt", "attachments", "activity", "baselines"),
-    ),
+    "gateway": (_gateway, SERVICES),
 }
 
-SERVICES = ("identity", "items", "testmgmt", "attachments", "activity", "baselines")
 ALL = tuple(MODULES)
 
 
