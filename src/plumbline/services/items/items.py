@@ -28,7 +28,7 @@ from plumbline.common.errors import (
     InvalidArgument,
     NotFound,
 )
-from plumbline.common.fields import check_fields
+from plumbline.common.fields import SYSTEM_FIELDS, check_fields
 from plumbline.common.idblocks import IdAllocator
 from plumbline.common.outbox import Outbox
 from plumbline.services.items import itemdoc, tree, workflow
@@ -391,7 +391,7 @@ class Items:
         kept = {
             f.name: stored[f.name]
             for f in item_type.fields
-            if (f.read_only or f.name in ("documentKey", "globalId")) and f.name in stored
+            if (f.read_only or f.name in SYSTEM_FIELDS) and f.name in stored
         }
         fields = check_fields(catalog, item_type, data.fields or {}, creating=False)
         fields = workflow.check_change(catalog, item_type, stored, data.fields or {}, fields)
