@@ -22,6 +22,7 @@ from plumbline.api.items.v1 import items_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.dates import format_datetime
 from plumbline.common.errors import InvalidArgument, NotFound
+from plumbline.common.rpc import page_info
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.deps import Caller, Gw, Paging, View, dates_with_time, view_of
 from plumbline.gateway.routes.attachments import get_attachments
@@ -183,7 +184,7 @@ async def search(
     chunk = merge_pages(streams, field, descending, page.start_at, page.max_results)
     return await view.many(
         chunk,
-        core_pb2.PageInfo(start_index=page.start_at, result_count=len(chunk), total_results=total),
+        page_info(page.start_at, len(chunk), total),
     )
 
 
