@@ -56,14 +56,18 @@ def _gateway() -> Module:
     return GatewayModule()
 
 
+#: What activity and baselines start after in one process: the services whose events
+#: they read.
+_PUBLISHERS = ("identity", "items", "testmgmt", "attachments")
+
 #: target -> (factory, targets it starts after when they share the process)
 MODULES: dict[str, tuple[Callable[[], Module], tuple[str, ...]]] = {
     "identity": (_identity, ()),
     "items": (_items, ()),
     "testmgmt": (_testmgmt, ("identity", "items")),
     "attachments": (_attachments, ("identity", "items")),
-    "activity": (_activity, ("identity", "items", "testmgmt", "attachments")),
-    "baselines": (_baselines, ("identity", "items", "testmgmt", "attachments")),
+    "activity": (_activity, _PUBLISHERS),
+    "baselines": (_baselines, _PUBLISHERS),
     "gateway": (_gateway, SERVICES),
 }
 
