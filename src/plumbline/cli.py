@@ -11,8 +11,8 @@ from pathlib import Path
 
 from plumbline.common.errors import PlumblineError
 from plumbline.common.logs import setup as setup_logging
-from plumbline.common.settings import Settings
-from plumbline.modules import ALL, MODULES, SERVICES, resolve
+from plumbline.common.settings import SERVICES, Settings
+from plumbline.modules import ALL, MODULES, resolve
 
 
 def _settings(args: argparse.Namespace) -> Settings:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.settings import SERVICES
 from plumbline.runtime import Module
 
 
@@ -55,21 +56,21 @@ def _gateway() -> Module:
     return GatewayModule()
 
 
+#: What activity and baselines start after in one process: the services whose events
+#: they read.
+_PUBLISHERS = ("identity", "items", "testmgmt", "attachments")
+
 #: target -> (factory, targets it starts after when they share the process)
 MODULES: dict[str, tuple[Callable[[], Module], tuple[str, ...]]] = {
     "identity": (_identity, ()),
     "items": (_items, ()),
     "testmgmt": (_testmgmt, ("identity", "items")),
     "attachments": (_attachments, ("identity", "items")),
-    "activity": (_activity, ("identity", "items", "testmgmt", "attachments")),
-    "baselines": (_baselines, ("identity", "items", "testmgmt", "attachments")),
-    "gateway": (
-        _gateway,
-        ("identity", "items", "testmgmt", "attachments", "activity", "baselines"),
-    ),
+    "activity": (_activity, _PUBLISHERS),
+    "baselines": (_baselines, _PUBLISHERS),
+    "gateway": (_gateway, SERVICES),
 }
 
-SERVICES = ("identity", "items", "testmgmt", "attachments", "activity", "baselines")
 ALL = tuple(MODULES)
 
 

@@ -20,11 +20,10 @@ from plumbline.common.bus import create_bus
 from plumbline.common.db import check_url, is_sqlite
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.rpc import GrpcServer, target_of
-from plumbline.common.settings import SERVICES as SETTINGS_SERVICES
-from plumbline.common.settings import Settings
+from plumbline.common.settings import SERVICES, Settings
 from plumbline.health import ProcessState, base_app
 from plumbline.httpproto import http_protocol
-from plumbline.modules import ALL, MODULES, SERVICES
+from plumbline.modules import ALL, MODULES
 from plumbline.runtime import Module, Runtime
 
 log = logging.getLogger(__name__)
@@ -48,7 +47,7 @@ def check_topology(settings: Settings, targets: tuple[str, ...]) -> bool:
             "the memory:// bus only works when every target runs in one process "
             "(--target all); set PLUMBLINE_BUS_URL=nats://host:4222 to split the services"
         )
-    for service in SETTINGS_SERVICES:
+    for service in SERVICES:
         address = settings.address_of(service)
         if address is not None:
             try:

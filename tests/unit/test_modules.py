@@ -7,7 +7,8 @@ import itertools
 import pytest
 
 from plumbline.common.errors import InvalidArgument
-from plumbline.modules import ALL, MODULES, SERVICES, resolve
+from plumbline.common.settings import SERVICES
+from plumbline.modules import ALL, MODULES, resolve
 
 
 def test_all_is_every_module_with_the_gateway_last() -> None:

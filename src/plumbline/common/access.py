@@ -20,12 +20,13 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from grpc import aio
-from sqlalchemy import ColumnElement, true
+from sqlalchemy import ColumnElement, Row, Select, true
 
 from plumbline.api.core.v1 import core_pb2, core_pb2_grpc
 from plumbline.api.identity.v1 import identity_pb2_grpc
 from plumbline.common.bus import Bus, Subscription
 from plumbline.common.context import Principal, require_principal
+from plumbline.common.db import Database, check_batch
 from plumbline.common.errors import InvalidArgument, PermissionDenied
 from plumbline.common.events import Event
 from plumbline.common.rpc import Context
@@ -154,6 +155,22 @@ def readable(
     if len(asked) == 1 and rows and not kept:
         access.require(Action.READ, of(rows[0]), f"{noun} {asked[0]}")
     return kept
+
+
+async def read_by_ids(
+    db: Database,
+    access: Access,
+    query: Select[Any],
+    ids: Sequence[int],
+    noun: str,
+    project: Callable[[Row[Any]], int] | None = None,
+) -> list[Row[Any]]:
+    """The rows ``query`` (a read of ``ids``) finds that the caller may read: a read of
+    exactly one id is NotFound when it finds nothing, and refused as ``readable`` says."""
+    async with db.read() as session:
+        rows = (await session.execute(query)).all()
+    check_batch(rows, ids, noun)
+    return readable(access, list(rows), ids, noun, project)
 
 
 def readable_where(access: Access, project: ColumnElement[Any]) -> ColumnElement[bool]:

@@ -1,4 +1,4 @@
-"""The domain error hierarchy and its two mapping tables.
+"""The domain error hierarchy and how it crosses gRPC and HTTP.
 
     PlumblineError
     ├── InvalidArgument       bad input: 400
@@ -8,11 +8,15 @@
     ├── Unauthenticated       no or wrong credentials: 401
     ├── PermissionDenied      authenticated, but not allowed: 401 (the contract has no 403)
     ├── MethodNotAllowed      wrong HTTP method: 405
+    ├── TooLarge              a body or file over its limit: 413
     ├── Throttled             queue full or timed out: 429
-    └── Unavailable           a dependency is down: 503
+    ├── Unavailable           a dependency is down: 503
+    └── Internal              a fault of ours: 500
 
-Services raise these; the gRPC layer maps them to status codes (``GRPC_CODES``) and the
-gateway maps status codes to HTTP (``HTTP_STATUS``). Messages are sentences for users.
+Services raise these, and the gRPC layer answers with the error's ``grpc_code``; a client
+turns the status code back into the error (``from_grpc``), and the gateway answers with
+its ``http_status``. ``GRPC_CODES`` and ``HTTP_STATUS`` tabulate the same mapping for the
+tests. Messages are sentences for users.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from plumbline.common import int64
 from plumbline.common.catalog import Catalog, Field, ItemType
 from plumbline.common.errors import InvalidArgument
 
+#: The names of the system fields every item type has: the system sets their values.
 SYSTEM_FIELDS = ("documentKey", "globalId")
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:T00:00:00(?:\.000)?(?:Z|[+-]00:?00))?$")
 MAX_STRING = 255

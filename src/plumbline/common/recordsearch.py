@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import ColumnElement, FromClause, Row, Select, Table, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -34,25 +34,6 @@ SORTS: dict[str, tuple[str, ...]] = {
 DATES = {"created": "created_at", "modified": "modified_at", "last_activity": "last_activity_at"}
 
 
-class SearchRequest(Protocol):
-    """The search members the owners' search requests share."""
-
-    @property
-    def projects(self) -> Any: ...
-    @property
-    def item_types(self) -> Any: ...
-    @property
-    def document_keys(self) -> Any: ...
-    @property
-    def contains(self) -> Any: ...
-    @property
-    def sort_field(self) -> str: ...
-    @property
-    def sort_descending(self) -> bool: ...
-    @property
-    def page(self) -> core_pb2.Page: ...
-
-
 @dataclass
 class Search:
     """What ``/abstractitems`` asks of one owner's records."""
@@ -66,7 +47,7 @@ class Search:
     descending: bool = False
 
     @classmethod
-    def of(cls, request: SearchRequest) -> Search:
+    def of(cls, request: core_pb2.RecordSearch) -> Search:
         """The search a request message asks for."""
         search = cls(
             projects=list(request.projects),

@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+#: The gRPC services, in start order: every module but the gateway.
 SERVICES = ("identity", "items", "testmgmt", "attachments", "activity", "baselines")
 
 

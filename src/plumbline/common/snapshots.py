@@ -25,6 +25,7 @@ from plumbline.common.context import require_admin
 from plumbline.common.dates import format_datetime
 from plumbline.common.db import Database
 from plumbline.common.errors import NotFound
+from plumbline.common.rpc import Context
 
 #: The most snapshots one ``ListSnapshots`` call answers.
 MAX_SNAPSHOTS = 1000
@@ -64,7 +65,7 @@ class SnapshotsServicer(core_pb2_grpc.SnapshotsServicer):
         self.owners: dict[str, OwnerSnapshots] = {}
 
     async def ListSnapshots(
-        self, request: core_pb2.ListSnapshotsRequest, context: Any
+        self, request: core_pb2.ListSnapshotsRequest, context: Context
     ) -> core_pb2.SnapshotPage:
         owner = self.owners.get(request.owner)
         if owner is None:

@@ -200,7 +200,6 @@ def view_of(resource: str, *, dated: bool = True) -> Callable[..., Awaitable[Vie
         version: str,
         gw: Gateway,
         include: Sequence[str] = (),
-        dates: str | None = None,
     ) -> View:
         extra = await gw.catalog.field_links() if resource in WITH_FIELDS else None
         return View(request, gw, version, resource, extra, include)

@@ -16,6 +16,7 @@ from plumbline.api.core.v1 import core_pb2_grpc as core
 from plumbline.api.identity.v1 import identity_pb2_grpc as identity
 from plumbline.api.items.v1 import items_pb2_grpc as items
 from plumbline.api.testmgmt.v1 import testmgmt_pb2_grpc as testmgmt
+from plumbline.common.settings import SERVICES
 from plumbline.runtime import Runtime
 
 
@@ -107,8 +108,9 @@ class BaselinesClient:
         self.access = core.AccessStub(channel)
 
 
-#: The services that check access, and so keep a cache that ``Settle`` brings up to date.
-GUARDED = ("items", "testmgmt", "attachments", "activity", "baselines")
+#: The services that check access (all but identity, whose outbox they follow), and so
+#: keep a cache that ``Settle`` brings up to date.
+GUARDED = tuple(s for s in SERVICES if s != "identity")
 
 
 @dataclass
@@ -150,5 +152,5 @@ class Upstreams:
     @staticmethod
     async def wait_ready(runtime: Runtime, timeout: float) -> None:
         """Waits until every service answers SERVING."""
-        for service in ("identity", "items", "testmgmt", "attachments", "activity", "baselines"):
+        for service in SERVICES:
             await runtime.wait_ready(service, timeout)

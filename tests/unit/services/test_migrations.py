@@ -11,9 +11,8 @@ from alembic.migration import MigrationContext
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from plumbline.common.migrations import comparable, upgrade
+from plumbline.common.settings import SERVICES
 from tests.unit.common.conftest import pg_url  # noqa: F401  (fixture)
-
-SERVICES = ("identity", "items", "testmgmt", "attachments", "activity", "baselines")
 
 
 async def _difference(service: str, url: str) -> list[object]:

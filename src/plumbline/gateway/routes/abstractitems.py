@@ -17,12 +17,12 @@ from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
-from plumbline.api.attachments.v1 import attachments_pb2
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.dates import format_datetime
 from plumbline.common.errors import InvalidArgument, NotFound
+from plumbline.common.rpc import page_info
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.deps import Caller, Gw, Paging, View, dates_with_time, view_of
 from plumbline.gateway.routes.attachments import get_attachments
@@ -68,13 +68,7 @@ def _sort(values: Sequence[str]) -> tuple[str, bool]:
     return field, direction == "desc"
 
 
-def _range(
-    dates: query.DateRange | None,
-    message: items_pb2.SearchItemsRequest
-    | testmgmt_pb2.SearchRecordsRequest
-    | attachments_pb2.SearchAttachmentsRequest,
-    prefix: str,
-) -> None:
+def _range(dates: query.DateRange | None, message: core_pb2.RecordSearch, prefix: str) -> None:
     if dates is None:
         return
     start, end = dates
@@ -157,7 +151,7 @@ async def search(
     with_time = dates_with_time(request)
     # Each owner returns its first startAt + maxResults; the merge picks the page.
     first = core_pb2.Page(start_at=0, max_results=min(page.start_at + page.max_results, MAX_INT32))
-    items = items_pb2.SearchItemsRequest(
+    wanted = core_pb2.RecordSearch(
         projects=projects,
         item_types=item_types,
         document_keys=document_keys,
@@ -168,39 +162,18 @@ async def search(
         page=first,
         dates_with_time=with_time,
     )
-    tests = testmgmt_pb2.SearchRecordsRequest(
-        projects=projects,
-        item_types=item_types,
-        document_keys=document_keys,
-        contains=texts,
-        sort_field=field,
-        sort_descending=descending,
-        page=first,
-        dates_with_time=with_time,
-    )
-    files = attachments_pb2.SearchAttachmentsRequest(
-        projects=projects,
-        item_types=item_types,
-        document_keys=document_keys,
-        contains=texts,
-        sort_field=field,
-        sort_descending=descending,
-        page=first,
-        dates_with_time=with_time,
-    )
-    for message in (items, tests, files):
-        _range(created, message, "created")
-        _range(modified, message, "modified")
-        _range(last_activity, message, "last_activity")
+    _range(created, wanted, "created")
+    _range(modified, wanted, "modified")
+    _range(last_activity, wanted, "last_activity")
     if releases:
         # Test records belong to no release: items alone answers, and pages by itself.
-        items.page.CopyFrom(page.message())
-        reply = await gw.upstreams.items.items.SearchItems(items)
+        wanted.page.CopyFrom(page.message())
+        reply = await gw.upstreams.items.items.SearchItems(wanted)
         return await view.many([representations.item(i) for i in reply.items], reply.page_info)
     found_items, found_tests, found_files = await asyncio.gather(
-        gw.upstreams.items.items.SearchItems(items),
-        gw.upstreams.testmgmt.records.SearchRecords(tests),
-        gw.upstreams.attachments.attachments.SearchAttachments(files),
+        gw.upstreams.items.items.SearchItems(wanted),
+        gw.upstreams.testmgmt.records.SearchRecords(wanted),
+        gw.upstreams.attachments.attachments.SearchAttachments(wanted),
     )
     streams: list[list[Mapping[str, Any]]] = [
         [representations.item(i) for i in found_items.items],
@@ -211,7 +184,7 @@ async def search(
     chunk = merge_pages(streams, field, descending, page.start_at, page.max_results)
     return await view.many(
         chunk,
-        core_pb2.PageInfo(start_index=page.start_at, result_count=len(chunk), total_results=total),
+        page_info(page.start_at, len(chunk), total),
     )
 
 

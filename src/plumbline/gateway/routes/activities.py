@@ -16,6 +16,7 @@ from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2
 from plumbline.common.dates import format_datetime
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.rpc import page_info
 from plumbline.gateway import params, query, records, representations, schemas
 from plumbline.gateway.bodies import RecordId
 from plumbline.gateway.deps import (
@@ -206,11 +207,8 @@ async def affected_items(
         )
         found = list(read.items)
     # A comment, tag or link of a test record names no item: the one id is left out.
-    info = core_pb2.PageInfo(
-        start_index=reply.page_info.start_index,
-        result_count=len(found),
-        total_results=reply.page_info.total_results - (len(reply.items) - len(found)),
-    )
+    total = reply.page_info.total_results - (len(reply.items) - len(found))
+    info = page_info(reply.page_info.start_index, len(found), total)
     return await view.many([representations.item(i) for i in found], info)
 
 

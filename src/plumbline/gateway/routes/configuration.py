@@ -12,6 +12,7 @@ from starlette.responses import Response
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2
 from plumbline.common.dates import parse_datetime
+from plumbline.common.rpc import page_info
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import FieldCreate, PickListOptionBody
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
@@ -300,7 +301,5 @@ async def rule_set_projects(id: int, view: Projects, gw: Gw, page: Paging, _c: C
     data = [representations.project(p) for p in found.projects] if found else []
     return await view.many(
         data,
-        core_pb2.PageInfo(
-            start_index=page.start_at, result_count=len(data), total_results=len(project_ids)
-        ),
+        page_info(page.start_at, len(data), len(project_ids)),
     )

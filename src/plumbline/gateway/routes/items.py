@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends
 from starlette.requests import Request
@@ -18,15 +18,20 @@ from plumbline.common.jsonvalues import free_json
 from plumbline.common.rpc import from_wire
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import DuplicateBody, ItemBody, ItemPatch, LockBody, PatchOperation
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
+from plumbline.gateway.deps import (
+    Caller,
+    Gateway,
+    Gw,
+    Paging,
+    Version,
+    View,
+    dates_with_time,
+    view_of,
+)
 from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.gateway.routes.versions import AsOf, as_of_record
 
 router = APIRouter(prefix="/rest/{version}", tags=["items"])
-
-# Declared for the description and checked before the route runs; item_input and the
-# PATCH routes read it with the same function.
-
 
 Items = Annotated[View, Depends(view_of("items"))]
 
@@ -83,7 +88,7 @@ def item_input(body: ItemBody, manually: bool) -> items_pb2.ItemInput:
     return message
 
 
-async def _get(gw: Any, request: Request, ids: list[int]) -> list[records.Item]:
+async def _get(gw: Gateway, request: Request, ids: list[int]) -> list[records.Item]:
     reply = await gw.upstreams.items.items.GetItems(
         items_pb2.GetItemsRequest(ids=ids, dates_with_time=dates_with_time(request))
     )

@@ -15,6 +15,7 @@ from starlette.responses import Response
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.identity.v1 import identity_pb2
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.rpc import page_info
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import PermissionEntry, RecordId
 from plumbline.gateway.deps import Caller, Gw, View, view_of
@@ -52,8 +53,7 @@ def _change(project: int, entries: list[PermissionEntry]) -> identity_pb2.Permis
 
 async def _answer(view: View, reply: identity_pb2.PermissionList) -> Response:
     data = [representations.permission(p) for p in reply.permissions]
-    info = core_pb2.PageInfo(start_index=0, result_count=len(data), total_results=len(data))
-    return await view.many(data, info)
+    return await view.many(data, page_info(0, len(data), len(data)))
 
 
 async def _exists(gw: Gw, project: int) -> None:

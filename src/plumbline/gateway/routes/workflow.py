@@ -10,6 +10,7 @@ from starlette.responses import Response
 
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2
+from plumbline.common.rpc import page_info
 from plumbline.gateway import records, schemas
 from plumbline.gateway.bodies import (
     TransitionBody,
@@ -38,9 +39,7 @@ async def transition_options(
     chunk = data[page.start_at : page.start_at + page.max_results]
     return await view.many(
         chunk,
-        core_pb2.PageInfo(
-            start_index=page.start_at, result_count=len(chunk), total_results=len(data)
-        ),
+        page_info(page.start_at, len(chunk), len(data)),
     )
 
 

@@ -6,9 +6,9 @@ from typing import Any
 
 from sqlalchemy import Row, and_, func, select
 
-from plumbline.common.access import Access, AccessCache, Action, readable, readable_where
+from plumbline.common.access import Access, AccessCache, Action, read_by_ids, readable_where
 from plumbline.common.dates import utcnow
-from plumbline.common.db import Database, check_batch, first_or_missing, insert_id
+from plumbline.common.db import Database, first_or_missing, insert_id
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
@@ -90,17 +90,12 @@ class Comments:
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
         """Comments the caller may read, by id; a single unknown id is NotFound."""
-        access = await self.access.current()
-        async with self.db.read() as session:
-            rows = (
-                await session.execute(
-                    select(comments)
-                    .where(comments.c.id.in_(ids), comments.c.deleted.is_(False))
-                    .order_by(comments.c.id)
-                )
-            ).all()
-        check_batch(rows, ids, "comment")
-        return readable(access, list(rows), ids, "comment")
+        query = (
+            select(comments)
+            .where(comments.c.id.in_(ids), comments.c.deleted.is_(False))
+            .order_by(comments.c.id)
+        )
+        return await read_by_ids(self.db, await self.access.current(), query, ids, "comment")
 
     async def create(
         self,

@@ -42,7 +42,8 @@ from plumbline.services.items.models import (
 
 TTL = 2.0
 
-SYSTEM_FIELDS = (
+#: The descriptions of the system fields (``fields.SYSTEM_FIELDS``) every item type has.
+SYSTEM_FIELD_DOCS = (
     FieldDoc(
         name="documentKey", label="Unique ID", fieldType="STRING", readOnly=True, textType="KEY"
     ),
@@ -233,7 +234,7 @@ class Configuration:
                 )
             ).all()
         }
-        for position, field_doc in enumerate((*SYSTEM_FIELDS, *doc.fields)):
+        for position, field_doc in enumerate((*SYSTEM_FIELD_DOCS, *doc.fields)):
             name = f"{field_doc.name}${type_id}" if field_doc.custom else field_doc.name
             await self._apply_field(
                 session,

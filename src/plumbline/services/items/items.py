@@ -28,7 +28,7 @@ from plumbline.common.errors import (
     InvalidArgument,
     NotFound,
 )
-from plumbline.common.fields import check_fields
+from plumbline.common.fields import SYSTEM_FIELDS, check_fields
 from plumbline.common.idblocks import IdAllocator
 from plumbline.common.outbox import Outbox
 from plumbline.services.items import itemdoc, tree, workflow
@@ -332,34 +332,36 @@ class Items:
     async def update(self, item_id: int, data: ItemInput) -> None:
         """``PUT /items/{id}``: the fields sent replace the editable fields."""
         access = await self.access.current()
-        caller = access.principal
         catalog = await self.config.catalog()
         async with self.outbox.transaction() as session:
-            await self.lock_tree_of(session, item_id)
-            current = await self.active(session, item_id, access, Action.WRITE)
-            self.check_lock(current, caller)
-            await self._write(session, catalog, current, data, caller)
+            current = await self.writable(session, item_id, access)
+            await self._write(session, catalog, current, data, access.principal)
 
     async def patch(
         self, item_id: int, operations: Any, set_global_id_manually: bool, comment: str = ""
     ) -> None:
         """``PATCH /items/{id}``: RFC 6902 on the PUT request object."""
         access = await self.access.current()
-        caller = access.principal
         catalog = await self.config.catalog()
         async with self.outbox.transaction() as session:
-            await self.lock_tree_of(session, item_id)
-            current = await self.active(session, item_id, access, Action.WRITE)
-            self.check_lock(current, caller)
+            current = await self.writable(session, item_id, access)
             data = itemdoc.patched(current, catalog.item_types.get(current.item_type), operations)
             data.set_global_id_manually = set_global_id_manually
             if data.global_id == current.global_id:
                 data.global_id = None
             try:
-                await self._write(session, catalog, current, data, caller, comment)
+                await self._write(session, catalog, current, data, access.principal, comment)
             except InvalidArgument as exc:
                 # The contract's wording first, then which value and why.
                 raise InvalidArgument(f"{jsonpatch.CANNOT_SET} {exc.message}") from None
+
+    async def writable(self, session: AsyncSession, item_id: int, access: Access) -> Row[Any]:
+        """The active item ``item_id``, its tree locked for the rest of the transaction,
+        that the caller may write and that no one else has locked."""
+        await self.lock_tree_of(session, item_id)
+        current = await self.active(session, item_id, access, Action.WRITE)
+        self.check_lock(current, access.principal)
+        return current
 
     async def _write(
         self,
@@ -391,7 +393,7 @@ class Items:
         kept = {
             f.name: stored[f.name]
             for f in item_type.fields
-            if (f.read_only or f.name in ("documentKey", "globalId")) and f.name in stored
+            if (f.read_only or f.name in SYSTEM_FIELDS) and f.name in stored
         }
         fields = check_fields(catalog, item_type, data.fields or {}, creating=False)
         fields = workflow.check_change(catalog, item_type, stored, data.fields or {}, fields)
@@ -415,7 +417,6 @@ class Items:
         }
         if data.global_id is not None:
             values["global_id"] = data.global_id
-        wanted_parent = data.parent_item if data.parent_item is not None else None
         moving = (data.parent_item is not None and data.parent_item != current.parent) or (
             data.parent_project is not None and current.parent is not None
         )
@@ -428,7 +429,7 @@ class Items:
         ):
             await mark_downstream_suspect(session, current.id)
         if moving:
-            await self.move_within_project(session, current, wanted_parent)
+            await self.move_within_project(session, current, data.parent_item)
         await self.outbox.add(
             session, await item_event(session, "updated", current.id, catalog, caller, comment)
         )
@@ -495,9 +496,7 @@ class Items:
         caller = access.principal
         catalog = await self.config.catalog()
         async with self.outbox.transaction() as session:
-            await self.lock_tree_of(session, item_id)
-            current = await self.active(session, item_id, access, Action.WRITE)
-            self.check_lock(current, caller)
+            current = await self.writable(session, item_id, access)
             now = utcnow()
             below = (
                 await session.scalars(

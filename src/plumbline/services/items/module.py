@@ -57,7 +57,9 @@ log = logging.getLogger(__name__)
 
 
 class ItemsModule(Module):
-    """Projects and the abstract-item ID space."""
+    """Projects, the abstract-item ID space, the configuration (item types, fields,
+    workflows) and the items with everything hung on them: relationships, tags, releases,
+    comments, links, filters, categories, baselining reads and snapshots."""
 
     name = "items"
 

@@ -146,9 +146,7 @@ class Moves:
         if peer is not None and peer == item_id:
             raise InvalidArgument("peer must be another item than the one being placed.")
         async with self.items.outbox.transaction() as session:
-            await self.items.lock_tree_of(session, item_id)
-            current = await self.items.active(session, item_id, access, Action.WRITE)
-            self.items.check_lock(current, caller)
+            current = await self.items.writable(session, item_id, access)
             if parent_project is not None and parent_project != current.project:
                 raise InvalidArgument(
                     f"parent.project {parent_project} is not the item's project "

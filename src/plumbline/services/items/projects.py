@@ -13,10 +13,10 @@ from sqlalchemy import Row, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from plumbline.api.identity.v1 import identity_pb2, identity_pb2_grpc
-from plumbline.common.access import Access, AccessCache, Action, readable, readable_where
+from plumbline.common.access import Access, AccessCache, Action, read_by_ids, readable_where
 from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
-from plumbline.common.db import Database, check_batch, first_or_missing, insert_id, unique_violation
+from plumbline.common.db import Database, first_or_missing, insert_id, unique_violation
 from plumbline.common.errors import AlreadyExists, InvalidArgument, PermissionDenied
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
@@ -82,15 +82,10 @@ class Projects:
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
         """Projects the caller may read, by id; a single missing id is a NotFound."""
-        access = await self.access.current()
-        async with self.db.read() as session:
-            rows = (
-                await session.execute(
-                    select(projects).where(projects.c.id.in_(ids)).order_by(projects.c.id)
-                )
-            ).all()
-        check_batch(rows, ids, "project")
-        return readable(access, list(rows), ids, "project", lambda row: int(row.id))
+        query = select(projects).where(projects.c.id.in_(ids)).order_by(projects.c.id)
+        return await read_by_ids(
+            self.db, await self.access.current(), query, ids, "project", lambda row: int(row.id)
+        )
 
     async def sync_placements(self) -> None:
         """Reports every project to identity (at start: earlier reports may have failed)."""

@@ -8,10 +8,10 @@ from typing import Any
 from sqlalchemy import Row, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbline.common.access import AccessCache, Action, readable
+from plumbline.common.access import AccessCache, Action, read_by_ids
 from plumbline.common.context import Principal
 from plumbline.common.dates import parse_datetime
-from plumbline.common.db import Database, check_batch, first_or_missing, insert_id
+from plumbline.common.db import Database, first_or_missing, insert_id
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
@@ -57,15 +57,8 @@ class Releases:
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
         """Releases the caller may read, by id; a single unknown id is NotFound."""
-        access = await self.access.current()
-        async with self.db.read() as session:
-            rows = (
-                await session.execute(
-                    _with_counts().where(releases.c.id.in_(ids)).order_by(releases.c.id)
-                )
-            ).all()
-        check_batch(rows, ids, "release")
-        return readable(access, list(rows), ids, "release")
+        query = _with_counts().where(releases.c.id.in_(ids)).order_by(releases.c.id)
+        return await read_by_ids(self.db, await self.access.current(), query, ids, "release")
 
     async def create(
         self, name: str, description: str, release_date: str | None, project: int

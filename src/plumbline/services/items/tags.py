@@ -8,9 +8,9 @@ from sqlalchemy import Row, and_, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbline.common.access import Access, AccessCache, Action, readable, readable_where
+from plumbline.common.access import Access, AccessCache, Action, read_by_ids, readable_where
 from plumbline.common.context import Principal
-from plumbline.common.db import Database, affected, check_batch, insert_id, unique_violation
+from plumbline.common.db import Database, affected, insert_id, unique_violation
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
@@ -63,13 +63,8 @@ class Tags:
 
     async def get_many(self, ids: list[int]) -> list[Row[Any]]:
         """Tags the caller may read, by id; a single unknown id is NotFound."""
-        access = await self.access.current()
-        async with self.db.read() as session:
-            rows = (
-                await session.execute(select(tags).where(tags.c.id.in_(ids)).order_by(tags.c.id))
-            ).all()
-        check_batch(rows, ids, "tag")
-        return readable(access, list(rows), ids, "tag")
+        query = select(tags).where(tags.c.id.in_(ids)).order_by(tags.c.id)
+        return await read_by_ids(self.db, await self.access.current(), query, ids, "tag")
 
     async def create(self, name: str, project: int) -> int:
         """``POST /tags``."""

@@ -3,7 +3,7 @@
 ``global_sort_order`` is the item's place in a pre-order walk of the project's tree. It is
 gapped (``GAP`` apart) so that a new item, which always goes to the bottom of its parent,
 gets the next free number after its parent's subtree without touching anyone else; about
-a thousand items can be appended at one place before the project is renumbered.
+a million items can be appended at one place before the project is renumbered.
 """
 
 from __future__ import annotations

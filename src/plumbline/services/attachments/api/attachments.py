@@ -40,7 +40,7 @@ class AttachmentsServicer(attachments_pb2_grpc.AttachmentsServicer):
         return pb.AttachmentList(attachments=await self.render.many(rows, request.dates_with_time))
 
     async def SearchAttachments(
-        self, request: pb.SearchAttachmentsRequest, context: Context
+        self, request: core_pb2.RecordSearch, context: Context
     ) -> pb.AttachmentPage:
         start, size = page_of(request.page)
         rows, total = await self.records.search(Search.of(request), start, size)

@@ -102,9 +102,7 @@ def rule_set_message(rule_set: RuleSet, visible: frozenset[int] | None = None) -
 def _page(rows: Sequence[T], page: core_pb2.Page) -> tuple[list[T], core_pb2.PageInfo]:
     start, size = page_of(page)
     chunk = list(rows[start : start + size])
-    return chunk, core_pb2.PageInfo(
-        start_index=start, result_count=len(chunk), total_results=len(rows)
-    )
+    return chunk, page_info(start, len(chunk), len(rows))
 
 
 def _pick(found: dict[int, T], ids: Sequence[int], what: str) -> list[T]:

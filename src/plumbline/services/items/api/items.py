@@ -145,7 +145,7 @@ class ItemsServicer(items_pb2_grpc.ItemsServicer):
         )
         return core_pb2.Created(id=new_id)
 
-    async def SearchItems(self, request: pb.SearchItemsRequest, context: Context) -> pb.ItemPage:
+    async def SearchItems(self, request: core_pb2.RecordSearch, context: Context) -> pb.ItemPage:
         start, size = page_of(request.page)
 
         def bound(text: str) -> Any:

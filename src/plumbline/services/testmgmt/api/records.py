@@ -25,7 +25,7 @@ class TestRecordsServicer(testmgmt_pb2_grpc.TestRecordsServicer):
         return pb.RecordList(records=await self.render.many(rows, request.dates_with_time))
 
     async def SearchRecords(
-        self, request: pb.SearchRecordsRequest, context: Context
+        self, request: core_pb2.RecordSearch, context: Context
     ) -> pb.RecordPage:
         start, size = page_of(request.page)
         rows, total = await self.records.search(Search.of(request), start, size)
