@@ -31,12 +31,12 @@ from typing import Any, Protocol, TypeAlias
 import httpx
 from sqlalchemy import MetaData, select
 
-from plumbline.common.blobs import BlobStore
 from plumbline.common.context import ORG_ADMIN, ROLES_KEY, USER_ID_KEY, USERNAME_KEY
 from plumbline.common.db import Database
 from plumbline.common.events import Event
 from plumbline.common.outbox import outbox_table
 from plumbline.common.settings import Settings
+from plumbline.services.attachments.blobs import BlobStore
 from tests.seaweed import SeaweedFS
 
 PLUMBLINE = [sys.executable, "-m", "plumbline.cli"]
