@@ -33,11 +33,11 @@ from typing import Any
 import httpx
 from sqlalchemy import MetaData, select
 
-from plumbline.common.blobs import BlobStore
 from plumbline.common.db import Database
 from plumbline.common.events import Event
 from plumbline.common.outbox import outbox_table
 from plumbline.common.settings import SERVICES, Settings
+from plumbline.services.attachments.blobs import BlobStore
 from tests.seaweed import SeaweedFS
 
 PLUMBLINE = [sys.executable, "-m", "plumbline.cli"]

@@ -1,4 +1,4 @@
-"""Real backends for the common library's tests: SQLite, PostgreSQL, NATS, SeaweedFS."""
+"""Real backends for the common library's tests: SQLite, PostgreSQL, NATS."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ import pytest
 from nats.js.api import ConsumerInfo
 
 from plumbline.common.bus._nats import NatsBus
-from tests.seaweed import SeaweedFS
 
 NATS_URL = os.environ.get("PLUMBLINE_TEST_NATS", "nats://127.0.0.1:4222")
 PG_URL = os.environ.get("PLUMBLINE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
@@ -187,10 +186,3 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite+aiosqlite:///{tmp_path}/test.db"
     return str(request.getfixturevalue("pg_url"))
-
-
-@pytest.fixture(scope="session")
-def seaweedfs() -> Iterator[SeaweedFS]:
-    """One SeaweedFS S3 server for the whole session (the weed of the dev dependencies)."""
-    with SeaweedFS() as server:
-        yield server

@@ -23,13 +23,13 @@ from typing import Any
 from sqlalchemy import delete, select
 
 from plumbline.common.access import AccessCache, Action
-from plumbline.common.blobs import BlobMissing, BlobStore
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument, NotFound, TooLarge, size_text
 from plumbline.common.itemsclient import ItemsClient
 from plumbline.common.outbox import Outbox
 from plumbline.services.attachments.api.messages import snapshot
+from plumbline.services.attachments.blobs import BlobMissing, BlobStore
 from plumbline.services.attachments.models import blobs
 from plumbline.services.attachments.records import Domain, check_lock, event, load, touch
 

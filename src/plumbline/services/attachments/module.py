@@ -7,7 +7,6 @@ import contextlib
 import logging
 
 from plumbline.api.attachments.v1 import attachments_pb2_grpc as rpc
-from plumbline.common.blobs import BlobStore
 from plumbline.common.bus import Subscription
 from plumbline.common.db import Database
 from plumbline.common.events import Event
@@ -21,6 +20,7 @@ from plumbline.services.attachments.api.attachments import AttachmentsServicer
 from plumbline.services.attachments.api.files import FilesServicer
 from plumbline.services.attachments.api.links import AttachmentLinksServicer
 from plumbline.services.attachments.api.messages import Messages, message
+from plumbline.services.attachments.blobs import BlobStore
 from plumbline.services.attachments.files import Files
 from plumbline.services.attachments.links import Links
 from plumbline.services.attachments.models import attachments, outbox

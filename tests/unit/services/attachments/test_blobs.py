@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from plumbline.common.blobs import BlobMissing, BlobStore
 from plumbline.common.settings import Settings
+from plumbline.services.attachments.blobs import BlobMissing, BlobStore
 from tests.seaweed import SeaweedFS
 
 MiB = 1024 * 1024
