@@ -52,6 +52,9 @@ test-unit: setup ## unit tests only
 lint: setup ## ruff, and mypy --strict over the code, tests and bench
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
 
+fmt: setup ## format the code (ruff format), then apply ruff's safe fixes
+	$(BIN)/ruff format . && $(BIN)/ruff check --fix .
+
 bench: setup ## benchmarks (TOPOLOGY=embedded|distributed, SIZE=small|normal|large, ONLY=items|testmgmt|attachments|history)
 	$(PY) -m bench --topology $${TOPOLOGY:-embedded} --size $${SIZE:-normal} --only $${ONLY:-all}
 
@@ -62,4 +65,4 @@ clean: ## remove generated code and the virtualenv
 	rm -rf $(VENV) $(PROTO_STAMP)
 	rm -rf src/plumbline/api
 
-.PHONY: help setup proto run migrate test test-unit lint bench browser clean
+.PHONY: help setup proto run migrate test test-unit lint fmt bench browser clean
