@@ -57,9 +57,12 @@ def test_a_baseline_keeps_versions_and_places(admin: httpx.Client, project: dict
 
     first = take(admin, project, "Release 2.1", description="as shipped")
     data = admin.get(f"/baselines/{first}").json()["data"]
-    assert data["name"] == "Release 2.1" and data["description"] == "as shipped"
-    assert data["project"] == project["id"] and data["origin"] == {"project": project["id"]}
-    assert data["createdBy"] == me and data["type"] == "baselines"
+    assert data["name"] == "Release 2.1"
+    assert data["description"] == "as shipped"
+    assert data["project"] == project["id"]
+    assert data["origin"] == {"project": project["id"]}
+    assert data["createdBy"] == me
+    assert data["type"] == "baselines"
     listed = admin.get("/baselines", params={"project": project["id"]})
     assert first in [b["id"] for b in listed.json()["data"]]
     # Taking it is in the project's activity feed.
@@ -74,7 +77,8 @@ def test_a_baseline_keeps_versions_and_places(admin: httpx.Client, project: dict
     by_id = {i["id"]: i for i in held}
     assert by_id[child]["baselineLocation"]["parent"] == {"item": [top, 1]}
     assert by_id[top]["baselineLocation"]["parent"] == {"project": project["id"]}
-    assert by_id[child]["version"] == 1 and by_id[child]["currentVersion"] == 1
+    assert by_id[child]["version"] == 1
+    assert by_id[child]["currentVersion"] == 1
     assert by_id[child]["baseline"] == first
 
     # Later changes leave the baseline as it was.
@@ -84,7 +88,9 @@ def test_a_baseline_keeps_versions_and_places(admin: httpx.Client, project: dict
     )
     assert moved.status_code == 200, moved.text
     one = admin.get(f"/baselines/{first}/versioneditems/{child}").json()["data"]
-    assert one["fields"]["name"] == "Child" and one["version"] == 1 and one["currentVersion"] == 2
+    assert one["fields"]["name"] == "Child"
+    assert one["version"] == 1
+    assert one["currentVersion"] == 2
     was = admin.get(f"/baselines/{first}/versioneditems/{loose}").json()["data"]
     assert was["baselineLocation"]["parent"] == {"project": project["id"]}
     assert was["location"]["parent"] == {"project": project["id"]}
@@ -105,9 +111,11 @@ def test_a_baseline_keeps_versions_and_places(admin: httpx.Client, project: dict
     # Compare with now: two items changed, one relationship added.
     changes = compare(admin, first)
     items = {c["id"]: c for c in changes if c["kind"] == "ITEM"}
-    assert items[child]["change"] == "CHANGED" and "name" in items[child]["changedFields"]
+    assert items[child]["change"] == "CHANGED"
+    assert "name" in items[child]["changedFields"]
     assert (items[child]["fromVersion"], items[child]["toVersion"]) == (1, 2)
-    assert items[loose]["change"] == "CHANGED" and "location" in items[loose]["changedFields"]
+    assert items[loose]["change"] == "CHANGED"
+    assert "location" in items[loose]["changedFields"]
     assert top not in items
     relationships = [c for c in changes if c["kind"] == "RELATIONSHIP"]
     assert [(c["change"], c["fromItem"], c["toItem"]) for c in relationships] == [
@@ -121,14 +129,16 @@ def test_a_baseline_keeps_versions_and_places(admin: httpx.Client, project: dict
     second = take(admin, project, "Release 2.2")
     changes = compare(admin, first, str(second))
     kinds = {(c["kind"], c["change"], c["id"]) for c in changes}
-    assert ("ITEM", "ADDED", added) in kinds and ("ITEM", "REMOVED", child) in kinds
+    assert ("ITEM", "ADDED", added) in kinds
+    assert ("ITEM", "REMOVED", child) in kinds
     assert ("ITEM", "CHANGED", loose) in kinds
     assert ("RELATIONSHIP", "ADDED", late.json()["meta"]["id"]) not in kinds  # went with child
     page = admin.get(
         labs(admin, f"/baselines/{first}/compare"),
         params={"to": str(second), "startAt": 1, "maxResults": 1},
     )
-    assert len(page.json()["data"]) == 1 and total_of(page) == len(changes)
+    assert len(page.json()["data"]) == 1
+    assert total_of(page) == len(changes)
     assert compare(admin, second, str(second)) == []
 
 

@@ -209,7 +209,8 @@ def test_test_management(jama: JamaClient, admin: httpx.Client) -> None:
     assert isinstance(cycle, int)
     assert jama.get_test_cycle(cycle)["fields"]["name"] == "Sprint 1"
     runs = jama.get_testruns(cycle)
-    assert len(runs) == 23 and len({r["id"] for r in runs}) == 23, "a page was returned twice"
+    assert len(runs) == 23, "a page was returned twice"
+    assert len({r["id"] for r in runs}) == 23, "a page was returned twice"
     assert [r["fields"]["testCase"] for r in runs] == cases
 
     failed, passed = runs[0], runs[1]
@@ -220,7 +221,8 @@ def test_test_management(jama: JamaClient, admin: httpx.Client) -> None:
     whole["fields"]["testRunSteps"][0]["status"] = "PASSED"
     jama.put_test_run(passed["id"], data=json.dumps(whole))
     statuses = {r["id"]: r["fields"]["testRunStatus"] for r in jama.get_testruns(cycle)}
-    assert statuses[failed["id"]] == "FAILED" and statuses[passed["id"]] == "PASSED"
+    assert statuses[failed["id"]] == "FAILED"
+    assert statuses[passed["id"]] == "PASSED"
 
     only_smoke = jama.post_testplans_testcycles(
         plan, "Smoke only", "2026-01-19", "2026-01-20", testgroups_to_include=[other]
@@ -235,7 +237,8 @@ def test_test_management(jama: JamaClient, admin: httpx.Client) -> None:
     found = jama.get_abstract_items(
         project=[project["id"]], item_type=[project["types"]["TSTRN"]["id"]]
     )
-    assert len(found) == 23 + 2 and all(r["type"] == "testruns" for r in found)
+    assert len(found) == 23 + 2
+    assert all(r["type"] == "testruns" for r in found)
 
     with pytest.raises(APIException):
         jama.post_testplans_testcycles(plan, "Backwards", "2026-02-10", "2026-02-01")
@@ -250,7 +253,8 @@ def test_attachments(jama: JamaClient, admin: httpx.Client, system: System, tmp_
     path.write_bytes(content)
     assert jama.put_attachments_file(attachment, str(path)) == 200
     record = jama.get_attachment(attachment)
-    assert record["fileName"] == "run log (1).txt" and record["fileSize"] == len(content)
+    assert record["fileName"] == "run log (1).txt"
+    assert record["fileSize"] == len(content)
     assert record["fields"]["name"] == "Evidence"
 
     item = admin.post(
@@ -269,10 +273,12 @@ def test_attachments(jama: JamaClient, admin: httpx.Client, system: System, tmp_
     # The download, through the client's own session and credentials.
     core = jama._JamaClient__core
     direct = core.get(f"attachments/{attachment}/file")
-    assert direct.status_code == 200 and direct.content == content
+    assert direct.status_code == 200
+    assert direct.content == content
     url = f"{system.url}/rest/v1/attachments/{attachment}/file"
     by_url = core.get("files", params={"url": url})
-    assert by_url.status_code == 200 and by_url.content == content
+    assert by_url.status_code == 200
+    assert by_url.content == content
     found = jama.get_abstract_items(project=[project_id], contains=["Evidence"])
     assert [r["id"] for r in found if r["type"] == "attachments"] == [attachment]
 

@@ -28,14 +28,17 @@ def test_a_combined_row_is_its_requests_over_the_runs_summed_wall_time() -> None
     # 100 requests in 1 s, then 100 in 2 s.
     assert row["requests"] == 200
     assert row["rps"] == 200 / 3
-    assert row["p50_ms"] == 3.0 and row["p99_ms"] == 20.0
-    assert row["errors"] == 2 and row["error_kinds"] == {"409": 2}
+    assert row["p50_ms"] == 3.0
+    assert row["p99_ms"] == 20.0
+    assert row["errors"] == 2
+    assert row["error_kinds"] == {"409": 2}
     assert row["driver_cpu"] == (0.1 * 1 + 0.4 * 2) / 3
 
 
 def test_runs_without_throughput_combine_to_zero() -> None:
     row = hist.combine([_run(0.0, requests=0), _run(0.0, requests=0)])
-    assert row["rps"] == 0.0 and row["driver_cpu"] == 0.0
+    assert row["rps"] == 0.0
+    assert row["driver_cpu"] == 0.0
 
 
 def test_interleaved_runs_go_a_b_b_a_with_half_the_requests_each() -> None:
@@ -51,7 +54,8 @@ def test_interleaved_runs_go_a_b_b_a_with_half_the_requests_each() -> None:
     a, b = hist.interleaved(recorder("a", 100.0), recorder("b", 200.0), 301)
     assert calls == [("a", 150), ("b", 150), ("b", 151), ("a", 151)]
     assert a["requests"] == b["requests"] == 301
-    assert a["rps"] == 100.0 and b["rps"] == 200.0
+    assert a["rps"] == 100.0
+    assert b["rps"] == 200.0
 
 
 def _figures(**overrides: Any) -> dict[str, Any]:

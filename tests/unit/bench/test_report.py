@@ -63,15 +63,18 @@ def test_growth_is_the_cost_ratio_raw_and_against_the_bare_endpoint() -> None:
 def test_targets_report_the_measured_figure_and_the_verdict() -> None:
     targets = {t["target"]: t for t in _targets(_rows(), (2_000, 20_000))}
     ratio = targets["GET /items/{id} c32, x bare (>= 0.5)"]
-    assert ratio["measured"] == 280 / 900 and not ratio["met"]
+    assert ratio["measured"] == 280 / 900
+    assert not ratio["met"]
     assert targets["worst read p99 ms at c32 (< 25)"]["met"]
     assert targets["worst read p99 ms at c32 (< 25)"]["measured"] == 20.0
     assert not targets["worst write p99 ms at c32 (< 50)"]["met"]
     deep = targets["startAt=10000 cost / first page, c1 (<= 2)"]
-    assert deep["measured"] == 200 / 50 and not deep["met"]
+    assert deep["measured"] == 200 / 50
+    assert not deep["met"]
     assert targets["startAt=10000 cost / first page, c32 (<= 2)"]["met"]
     basic = targets["Basic cost over Bearer, c1 (< 10%)"]
-    assert round(basic["measured"], 6) == 5.0 and basic["met"]
+    assert round(basic["measured"], 6) == 5.0
+    assert basic["met"]
     assert not targets["worst read growth 2000 -> 20000, vs bare (<= 1.2)"]["met"]
 
 

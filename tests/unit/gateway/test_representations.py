@@ -44,8 +44,10 @@ def _item(**overrides: Any) -> items_pb2.Item:
 def test_an_item_has_exactly_the_declared_members() -> None:
     body = representations.item(_item())
     assert set(body) == _keys(records.Item)
-    assert body["childItemType"] == 25 and body["itemType"] == 24
-    assert body["documentKey"] == "P-REQ-7" and body["modifiedBy"] == 2
+    assert body["childItemType"] == 25
+    assert body["itemType"] == 24
+    assert body["documentKey"] == "P-REQ-7"
+    assert body["modifiedBy"] == 2
     assert body["lastActivityDate"] == "2026-11-24T10:02:00.000+0000"
     assert body["location"]["parent"] == {"item": 6}
     assert "version" not in body  # the history's number is not an item member
@@ -82,8 +84,10 @@ def test_from_wire_sets_what_is_given_by_wire_name() -> None:
         items_pb2.ItemInput(),
         {"itemType": 5, "childItemType": None, "globalId": "G", "location": {}, "id": 9},
     )
-    assert message.item_type == 5 and message.global_id == "G"
-    assert not message.HasField("child_item_type") and not message.HasField("project")
+    assert message.item_type == 5
+    assert message.global_id == "G"
+    assert not message.HasField("child_item_type")
+    assert not message.HasField("project")
 
 
 @pytest.mark.parametrize("set_child", [True, False])
