@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from bench import history as hist
-from bench.__main__ import _report, _targets
+from bench.report import report
+from bench.targets import targets
 
 
 def _run(rps: float, requests: int = 100, **figures: Any) -> dict[str, Any]:
@@ -102,7 +103,7 @@ def test_targets_judge_reads_baselines_compare_and_write_growth() -> None:
 
 
 def test_the_bench_targets_take_the_history_ones_with_verdicts() -> None:
-    verdicts = {t["target"]: t["met"] for t in _targets([], (), [], history=_figures())}
+    verdicts = {t["target"]: t["met"] for t in targets([], (), [], history=_figures())}
     assert verdicts == {
         "versions c32, x GET /items/{id} c32 (>= 0.8)": True,
         "baseline of 20000 items, median s (< 5)": True,
@@ -111,14 +112,14 @@ def test_the_bench_targets_take_the_history_ones_with_verdicts() -> None:
         "PATCH cost, 1000 versions / new item, c1 (<= 1.2)": True,
         "PATCH cost, 1000 versions / new item, c4 (<= 1.2)": False,
     }
-    assert "PATCH cost, 1000 versions / new item, c4 (<= 1.2)" in _report(
+    assert "PATCH cost, 1000 versions / new item, c4 (<= 1.2)" in report(
         [], (), [], history=_figures()
     )
 
 
 def test_missing_figures_give_no_target_and_the_table_still_prints() -> None:
     history = {"items": 2_000, "rows": []}
-    assert _targets([], (), [], history=history) == []
+    assert targets([], (), [], history=history) == []
     assert hist.VERSIONS_ROW not in hist.report(history)
     text = hist.report(_figures())
     assert f"{hist.VERSIONS_ROW:42}  32      250" in text
