@@ -109,19 +109,26 @@ def _named(word: str) -> dict[str, Any]:
     return {"field": {"name": "name"}, "operator": "CONTAINS", "values": [word]}
 
 
+def _admins_filters(admin: httpx.Client, word: str, project: int, other: int) -> dict[str, int]:
+    """The admin's filters of ``word``: in ``project`` ("specified"), in ``other``
+    ("elsewhere"), and in every project ("all")."""
+    specified = _filter(admin, _named(word), projectScope="SPECIFIED", specifiedProject=project)
+    elsewhere = _filter(admin, _named(word), projectScope="SPECIFIED", specifiedProject=other)
+    everywhere = _filter(admin, _named(word), projectScope="ALL")
+    ids = {}
+    for name, made in (("specified", specified), ("elsewhere", elsewhere), ("all", everywhere)):
+        assert made.status_code == 201, made.text
+        ids[name] = made.json()["meta"]["id"]
+    return ids
+
+
 def test_filters_by_role(team: Team, admin: httpx.Client) -> None:
     project = team.project["id"]
     other = _other_project(admin)
     word = unique("flt")
     mine = sorted(create_item(admin, team.project, f"{word} {n}") for n in range(3))
     hidden = sorted(create_item(admin, other, f"{word} hidden {n}") for n in range(2))
-    specified = _filter(admin, _named(word), projectScope="SPECIFIED", specifiedProject=project)
-    elsewhere = _filter(admin, _named(word), projectScope="SPECIFIED", specifiedProject=other["id"])
-    everywhere = _filter(admin, _named(word), projectScope="ALL")
-    ids = {}
-    for name, made in (("specified", specified), ("elsewhere", elsewhere), ("all", everywhere)):
-        assert made.status_code == 201, made.text
-        ids[name] = made.json()["meta"]["id"]
+    ids = _admins_filters(admin, word, project, other["id"])
     may_read, may_write = team.expect("READ_ONLY"), team.expect("READ_WRITE")
     for role in MATRIX_ROLES:
         client = team.clients[role]

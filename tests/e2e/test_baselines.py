@@ -47,15 +47,8 @@ def rename(client: httpx.Client, item: int, name: str) -> None:
     assert response.status_code == 200, response.text
 
 
-def test_a_baseline_keeps_versions_and_places(admin: httpx.Client, project: dict[str, Any]) -> None:
-    me = admin.get("/users/current").json()["data"]["id"]
-    top = create_item(admin, project, "Top")
-    child = create_item(admin, project, "Child", parent=top)
-    loose = create_item(admin, project, "Loose")
-    link = admin.post("/relationships", json={"fromItem": top, "toItem": loose})
-    assert link.status_code == 201, link.text
-
-    first = take(admin, project, "Release 2.1", description="as shipped")
+def _assert_taken(admin: httpx.Client, project: dict[str, Any], first: int, me: int) -> None:
+    """Baseline ``first``, "Release 2.1", as ``me`` took it: read, listed, in the feed."""
     data = admin.get(f"/baselines/{first}").json()["data"]
     assert data["name"] == "Release 2.1"
     assert data["description"] == "as shipped"
@@ -72,14 +65,35 @@ def test_a_baseline_keeps_versions_and_places(admin: httpx.Client, project: dict
     assert [(a["eventType"], a["user"]) for a in feed] == [("CREATE", me)]
     assert "Release 2.1" in feed[0]["details"]
 
+
+def _assert_held(
+    admin: httpx.Client, project: dict[str, Any], first: int, taken: list[int]
+) -> None:
+    """Baseline ``first`` holds the items ``taken`` (top, its child, a loose one) at their
+    versions and places of then."""
+    top, child, _loose = taken
     held = items_of(admin, first)
-    assert [i["id"] for i in held] == [top, child, loose]
+    assert [i["id"] for i in held] == taken
     by_id = {i["id"]: i for i in held}
     assert by_id[child]["baselineLocation"]["parent"] == {"item": [top, 1]}
     assert by_id[top]["baselineLocation"]["parent"] == {"project": project["id"]}
     assert by_id[child]["version"] == 1
     assert by_id[child]["currentVersion"] == 1
     assert by_id[child]["baseline"] == first
+
+
+def test_a_baseline_keeps_versions_and_places(admin: httpx.Client, project: dict[str, Any]) -> None:
+    me = admin.get("/users/current").json()["data"]["id"]
+    top = create_item(admin, project, "Top")
+    child = create_item(admin, project, "Child", parent=top)
+    loose = create_item(admin, project, "Loose")
+    link = admin.post("/relationships", json={"fromItem": top, "toItem": loose})
+    assert link.status_code == 201, link.text
+
+    first = take(admin, project, "Release 2.1", description="as shipped")
+    _assert_taken(admin, project, first, me)
+
+    _assert_held(admin, project, first, [top, child, loose])
 
     # Later changes leave the baseline as it was.
     rename(admin, child, "Child, renamed")

@@ -179,6 +179,26 @@ def _recorder(into: list[str]) -> Callable[[ConsoleMessage], None]:
     return lambda message: into.append(message.text)
 
 
+def _try_current_user(page: Page) -> None:
+    current = page.locator(
+        ".opblock-get:has(.opblock-summary-path[data-path='/rest/latest/users/current'])"
+    )
+    current.wait_for()
+    paths = page.locator(".opblock-summary-path").all_inner_texts()
+    assert "/rest/latest/projects" in [p.replace("\u200b", "") for p in paths]
+    current.locator(".opblock-summary").click()
+    current.locator("button.try-out__btn").click()
+    current.locator("button.execute").click()
+    status = current.locator(".live-responses-table tr.response .response-col_status").first
+    status.wait_for()
+    assert status.inner_text().strip() == "200"
+    reply = current.locator(".live-responses-table tr.response .microlight").first.inner_text()
+    assert '"username"' in reply
+    assert '"admin"' in reply
+    request_url = current.locator(".request-url pre").inner_text()
+    assert request_url.endswith("/rest/latest/users/current")
+
+
 def _try_list_items(page: Page, project: int) -> None:
     items = page.locator(
         ".opblock-get:has(.opblock-summary-path[data-path='/rest/latest/items'])"
@@ -237,28 +257,9 @@ def test_browser_logs_in_and_tries_an_operation(system: System) -> None:
             page.click("button[type=submit]")
             page.wait_for_url("**/api-docs/?version=latest")
 
-            # The operations of /rest/latest are listed, with their parameters.
-            current = page.locator(
-                ".opblock-get:has(.opblock-summary-path[data-path='/rest/latest/users/current'])"
-            )
-            current.wait_for()
-            paths = page.locator(".opblock-summary-path").all_inner_texts()
-            assert "/rest/latest/projects" in [p.replace("\u200b", "") for p in paths]
-
-            # "Try it out" sends the request with the session cookie and shows the reply.
-            current.locator(".opblock-summary").click()
-            current.locator("button.try-out__btn").click()
-            current.locator("button.execute").click()
-            status = current.locator(".live-responses-table tr.response .response-col_status").first
-            status.wait_for()
-            assert status.inner_text().strip() == "200"
-            reply = current.locator(
-                ".live-responses-table tr.response .microlight"
-            ).first.inner_text()
-            assert '"username"' in reply
-            assert '"admin"' in reply
-            request_url = current.locator(".request-url pre").inner_text()
-            assert request_url.endswith("/rest/latest/users/current")
+            # The operations of /rest/latest are listed, with their parameters; "Try it
+            # out" sends the request with the session cookie and shows the reply.
+            _try_current_user(page)
 
             # GET /items asks for its required project, sends it and lists the items.
             _try_list_items(page, project)

@@ -83,11 +83,8 @@ def test_get_available_endpoints(jama: JamaClient) -> None:
     assert {"users", "projects"} <= names
 
 
-def test_items_families(jama: JamaClient, admin: httpx.Client) -> None:
-    key = project_key("JI")
-    project = new_project(admin, key)
-    assert key in {p.get("projectKey") for p in jama.get_projects()}
-
+def _requirement_type(jama: JamaClient) -> dict[str, Any]:
+    """The REQ item type, found with its status field's pick list and options."""
     types = {t["typeKey"]: t for t in jama.get_item_types()}
     req = types["REQ"]
     assert jama.get_item_type(req["id"])["typeKey"] == "REQ"
@@ -97,6 +94,41 @@ def test_items_families(jama: JamaClient, admin: httpx.Client) -> None:
     assert jama.get_pick_list(status["pickList"])["name"] == "Status"
     options = jama.get_pick_list_options(status["pickList"])
     assert jama.get_pick_list_option(options[0]["id"])["name"] == options[0]["name"]
+    return dict(req)
+
+
+def _tag(jama: JamaClient, project: int, child: int) -> None:
+    """A new tag on ``child``, found from both sides."""
+    tag = jama.post_tag(unique("tag"), project)
+    assert isinstance(tag, int)
+    jama.post_item_tag(child, tag)
+    assert [t["id"] for t in jama.get_item_tags(child)] == [tag]
+    assert tag in {t["id"] for t in jama.get_tags(project)}
+    assert [i["id"] for i in jama.get_tagged_items(tag)] == [child]
+
+
+def _relate(jama: JamaClient, project: int, parent: int, child: int, other: int) -> None:
+    """A relationship made, moved to ``other``, found up- and downstream, deleted."""
+    rel_types = jama.get_relationship_types()
+    assert jama.get_relationship_type(rel_types[0]["id"])["name"] == rel_types[0]["name"]
+    rel = jama.post_relationship(parent, child)
+    jama.put_relationship(rel, parent, other)
+    assert jama.get_relationship(rel)["toItem"] == other
+    assert [r["id"] for r in jama.get_relationships(project)] == [rel]
+    assert [i["id"] for i in jama.get_items_downstream_related(parent)] == [other]
+    assert [r["id"] for r in jama.get_items_downstream_relationships(parent)] == [rel]
+    assert [i["id"] for i in jama.get_items_upstream_related(other)] == [parent]
+    assert [r["id"] for r in jama.get_items_upstream_relationships(other)] == [rel]
+    jama.delete_relationships(rel)
+    assert jama.get_relationships(project) == []
+
+
+def test_items_families(jama: JamaClient, admin: httpx.Client) -> None:
+    key = project_key("JI")
+    project = new_project(admin, key)
+    assert key in {p.get("projectKey") for p in jama.get_projects()}
+
+    req = _requirement_type(jama)
 
     parent = jama.post_item(project, req["id"], req["id"], {"project": project}, {"name": "Parent"})
     child = jama.post_item(project, req["id"], req["id"], {"item": parent}, {"name": "Child"})
@@ -127,25 +159,8 @@ def test_items_families(jama: JamaClient, admin: httpx.Client) -> None:
     assert jama.get_item_lock(child)["locked"] is True
     jama.put_item_lock(child, False)
 
-    tag = jama.post_tag(unique("tag"), project)
-    assert isinstance(tag, int)
-    jama.post_item_tag(child, tag)
-    assert [t["id"] for t in jama.get_item_tags(child)] == [tag]
-    assert tag in {t["id"] for t in jama.get_tags(project)}
-    assert [i["id"] for i in jama.get_tagged_items(tag)] == [child]
-
-    rel_types = jama.get_relationship_types()
-    assert jama.get_relationship_type(rel_types[0]["id"])["name"] == rel_types[0]["name"]
-    rel = jama.post_relationship(parent, child)
-    jama.put_relationship(rel, parent, other)
-    assert jama.get_relationship(rel)["toItem"] == other
-    assert [r["id"] for r in jama.get_relationships(project)] == [rel]
-    assert [i["id"] for i in jama.get_items_downstream_related(parent)] == [other]
-    assert [r["id"] for r in jama.get_items_downstream_relationships(parent)] == [rel]
-    assert [i["id"] for i in jama.get_items_upstream_related(other)] == [parent]
-    assert [r["id"] for r in jama.get_items_upstream_relationships(other)] == [rel]
-    jama.delete_relationships(rel)
-    assert jama.get_relationships(project) == []
+    _tag(jama, project, child)
+    _relate(jama, project, parent, child, other)
 
     synced = jama.post_item_sync(child, other)
     assert synced == child

@@ -54,6 +54,21 @@ def _delete(admin: httpx.Client, project: int, item: int) -> int:
     return int(_activity(admin, project, item, "DELETE")["id"])
 
 
+def _assert_affected(admin: httpx.Client, activity: int, subtree: list[int]) -> None:
+    """The items deletion ``activity`` affected: the subtree's top first, paged."""
+    affected = admin.get(f"/activities/{activity}/affecteditems")
+    assert ids_of(affected)[0] == subtree[0]
+    assert sorted(ids_of(affected)) == sorted(subtree)
+    assert total_of(affected) == 4
+    assert all(i["type"] == "items" for i in affected.json()["data"])
+    assert all(i["resources"]["self"]["allowed"] == [] for i in affected.json()["data"])
+    paged = admin.get(
+        f"/activities/{activity}/affecteditems", params={"startAt": 1, "maxResults": 2}
+    )
+    assert ids_of(paged) == ids_of(affected)[1:3]
+    assert total_of(paged) == 4
+
+
 def test_a_deleted_subtree_comes_back_with_its_relationships(
     admin: httpx.Client, project: dict[str, Any]
 ) -> None:
@@ -79,17 +94,7 @@ def test_a_deleted_subtree_comes_back_with_its_relationships(
     assert _item(admin, last)["location"]["sequence"] == "2"
 
     # What the deletion affected: the item, then the items deleted with it, as deleted.
-    affected = admin.get(f"/activities/{activity}/affecteditems")
-    assert ids_of(affected)[0] == doomed
-    assert sorted(ids_of(affected)) == sorted(subtree)
-    assert total_of(affected) == 4
-    assert all(i["type"] == "items" for i in affected.json()["data"])
-    assert all(i["resources"]["self"]["allowed"] == [] for i in affected.json()["data"])
-    paged = admin.get(
-        f"/activities/{activity}/affecteditems", params={"startAt": 1, "maxResults": 2}
-    )
-    assert ids_of(paged) == ids_of(affected)[1:3]
-    assert total_of(paged) == 4
+    _assert_affected(admin, activity, subtree)
 
     restored = admin.post(f"/activities/{activity}/restore")
     assert restored.status_code == 200, restored.text
