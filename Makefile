@@ -46,8 +46,8 @@ migrate: $(RUN_STAMP) proto ## apply every service's migrations
 test: setup browser ## run unit and end-to-end tests in both topologies
 	$(BIN)/pytest -q tests
 
-test-unit: setup ## unit tests only
-	$(BIN)/pytest -q tests/unit
+test-unit: setup ## unit tests only, with a coverage report of the package
+	$(BIN)/pytest -q --cov --cov-report=term tests/unit
 
 lint: setup ## ruff, and mypy --strict over the code, tests and bench
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
