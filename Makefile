@@ -46,14 +46,17 @@ migrate: $(RUN_STAMP) proto ## apply every service's migrations
 test: setup browser ## run unit and end-to-end tests in both topologies
 	$(BIN)/pytest -q tests
 
-test-unit: setup ## unit tests only
-	$(BIN)/pytest -q tests/unit
+test-unit: setup ## unit tests only, with a coverage report of the package
+	$(BIN)/pytest -q --cov --cov-report=term tests/unit
 
 test-quick: setup browser ## every test but those marked slow (the schemathesis runs)
 	$(BIN)/pytest -q -m "not slow" tests
 
 lint: setup ## ruff, and mypy --strict over the code, tests and bench
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
+
+fmt: setup ## format the code (ruff format), then apply ruff's safe fixes
+	$(BIN)/ruff format . && $(BIN)/ruff check --fix .
 
 bench: setup ## benchmarks (TOPOLOGY=embedded|distributed, SIZE=small|normal|large, ONLY=items|testmgmt|attachments|history)
 	$(PY) -m bench --topology $${TOPOLOGY:-embedded} --size $${SIZE:-normal} --only $${ONLY:-all}
@@ -65,4 +68,4 @@ clean: ## remove generated code and the virtualenv
 	rm -rf $(VENV) $(PROTO_STAMP)
 	rm -rf src/plumbline/api
 
-.PHONY: help setup proto run migrate test test-unit test-quick lint bench browser clean
+.PHONY: help setup proto run migrate test test-unit test-quick lint fmt bench browser clean

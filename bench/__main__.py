@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,8 +28,10 @@ from bench import attachments as att
 from bench import history as hist
 from bench import testmgmt as tm
 from bench.drive import REQUESTS, analyze, drive, wait_for_feed
+from bench.report import overload_table, report, table
 from bench.seed import WORDS, Seeder
-from tests.e2e.topology import cleanup_distributed, start_distributed, start_embedded
+from bench.targets import GROUP_ITEM, GROUP_SEARCH, growth, targets
+from tests.e2e.topology import System, cleanup_distributed, start_distributed, start_embedded
 
 RESULTS = Path(__file__).parent / "results"
 SIZES = {
@@ -37,8 +39,6 @@ SIZES = {
     "normal": (2_000, 20_000),
     "large": (2_000, 20_000, 200_000),
 }
-GROUP_ITEM = "GET /items/{id} (role through a group)"
-GROUP_SEARCH = "GET /abstractitems?contains= (role through a group)"
 #: The word searched for: 2% of the requirements hold it (see bench.seed.WORDS).
 SEARCHED = WORDS[7]
 
@@ -106,22 +106,6 @@ def _wait_idle(url: str, timeout: float = 90.0) -> None:
         if quiet_since is not None and now - quiet_since >= 2:
             return
         time.sleep(0.2)
-
-
-def _overload_table(results: list[dict[str, Any]]) -> str:
-    header = (
-        f"{'overload GET /items/{id}':28} {'conns':>5} {'ok/s':>7} {'429/s':>7} {'of cap':>7} "
-        f"{'ok p50':>7} {'ok p99':>7} {'429 p50':>7} {'other':>5} {'drv cpu':>7}"
-    )
-    lines = ["", header, "-" * len(header)]
-    for r in results:
-        lines.append(
-            f"{r['mode']:28} {r['connections']:>5} {r['ok_per_s']:>7.0f} "
-            f"{r['refused_per_s']:>7.0f} {r['of_capacity']:>7.2f} {r['ok_p50_ms']:>7.1f} "
-            f"{r['ok_p99_ms']:>7.1f} {r['refused_p50_ms']:>7.1f} "
-            f"{r['other_errors'] + r['broken_connections']:>5} {r['driver_cpu']:>7.2f}"
-        )
-    return "\n".join(lines)
 
 
 def _group_member(url: str, admin: str, projects: list[int]) -> str:
@@ -246,174 +230,31 @@ def _operations(
     ]
 
 
-def _table(rows: list[dict[str, Any]]) -> str:
-    header = f"{'operation':42} {'size':>7} {'c':>3} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'err':>4} {'x bare':>7} {'drv cpu':>7}"
-    lines = [header, "-" * len(header)]
-    for r in rows:
-        lines.append(
-            f"{r['operation']:42} {r['size']:>7} {r['concurrency']:>3} {r['rps']:>8.0f} {r['p50_ms']:>8.2f} "
-            f"{r['p99_ms']:>8.2f} {r['errors']:>4} {r.get('ratio_to_bare', 0):>7.2f} {r['driver_cpu']:>7.2f}"
-        )
-    return "\n".join(lines)
+@dataclass
+class Bench:
+    """The running system and what drives it: the seeder on its own event loop, the
+    bare endpoint the rows are measured against, the admin's Basic credentials."""
+
+    system: System
+    loop: asyncio.AbstractEventLoop
+    seeder: Seeder
+    basic: str
+    bare_url: str
+    workdir: Path
 
 
-def _find(rows: list[dict[str, Any]], operation: str, size: int, c: int) -> dict[str, Any] | None:
-    return next(
-        (
-            r
-            for r in rows
-            if r["operation"] == operation and r["size"] == size and r["concurrency"] == c
-        ),
-        None,
-    )
+@dataclass
+class Measured:
+    """Every figure of a run: the item rows, the overload runs, and the other parts'."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    overload: list[dict[str, Any]] = field(default_factory=list)
+    testmgmt: dict[str, Any] | None = None
+    attachments: dict[str, Any] | None = None
+    history: dict[str, Any] | None = None
 
 
-def _growth(rows: list[dict[str, Any]], small: int, large: int) -> list[dict[str, Any]]:
-    """How each read's cost grows from ``small`` to ``large`` items.
-
-    Cost is the inverse of throughput, so growth is rps(small) / rps(large); the same
-    against the bare endpoint measured at each size cancels drift of the machine between
-    the two moments, and is the figure the target judges.
-    """
-    growth = []
-    for r in rows:
-        if r["size"] != large or not r.get("read"):
-            continue
-        before = _find(rows, r["operation"], small, r["concurrency"])
-        if before is None or not r["rps"] or not r["ratio_to_bare"]:
-            continue
-        growth.append(
-            {
-                "operation": r["operation"],
-                "concurrency": r["concurrency"],
-                "rps_small": before["rps"],
-                "rps_large": r["rps"],
-                "growth": before["rps"] / r["rps"],
-                "growth_vs_bare": before["ratio_to_bare"] / r["ratio_to_bare"],
-            }
-        )
-    return growth
-
-
-def _targets(
-    rows: list[dict[str, Any]],
-    sizes: tuple[int, ...],
-    overload: list[dict[str, Any]] | None = None,
-    testmgmt: dict[str, Any] | None = None,
-    attachments: dict[str, Any] | None = None,
-    history: dict[str, Any] | None = None,
-) -> list[dict[str, Any]]:
-    """The issue's targets, each with the measured figure and whether it is met (None
-    for a figure reported without a limit)."""
-    size = sizes[-1] if sizes else 0
-    targets: list[dict[str, Any]] = []
-
-    def add(name: str, measured: float | None, limit: float | None, higher_is_better: bool) -> None:
-        if measured is None:
-            return
-        met = (
-            None if limit is None else measured >= limit if higher_is_better else measured <= limit
-        )
-        targets.append({"target": name, "measured": measured, "limit": limit, "met": met})
-
-    item = _find(rows, "GET /items/{id}", size, 32)
-    add("GET /items/{id} c32, x bare (>= 0.5)", item["ratio_to_bare"] if item else None, 0.5, True)
-    reads = [r for r in rows if r["size"] == size and r["concurrency"] == 32 and r.get("read")]
-    writes = [r for r in rows if r["size"] == size and r["concurrency"] == 32 and not r.get("read")]
-    worst_read = max((r["p99_ms"] for r in reads), default=None)
-    add("worst read p99 ms at c32 (< 25)", worst_read, 25, False)
-    add(
-        "worst write p99 ms at c32 (< 50)",
-        max((r["p99_ms"] for r in writes), default=None),
-        50,
-        False,
-    )
-    for c in REQUESTS:
-        first = _find(rows, "GET /items?project first page", size, c)
-        deep = _find(rows, "GET /items?project startAt=10000", size, c)
-        if first and deep and deep["rps"]:
-            add(
-                f"startAt=10000 cost / first page, c{c} (<= 2)",
-                first["rps"] / deep["rps"],
-                2,
-                False,
-            )
-        for admin_row, member_row in (
-            ("GET /items/{id}", GROUP_ITEM),
-            ("GET /abstractitems?contains=", GROUP_SEARCH),
-        ):
-            as_admin = _find(rows, admin_row, size, c)
-            as_member = _find(rows, member_row, size, c)
-            if as_admin and as_member and as_member["rps"]:
-                add(
-                    f"{member_row} cost over the admin's, c{c} (< 10%)",
-                    100 * (as_admin["rps"] / as_member["rps"] - 1),
-                    10,
-                    False,
-                )
-        basic = _find(rows, "GET /users/current (Basic)", size, c)
-        bearer = _find(rows, "GET /users/current (Bearer)", size, c)
-        if basic and bearer and basic["rps"]:
-            add(
-                f"Basic cost over Bearer, c{c} (< 10%)",
-                100 * (bearer["rps"] / basic["rps"] - 1),
-                10,
-                False,
-            )
-    if len(sizes) > 1 and 20_000 in sizes:
-        growth = _growth(rows, sizes[0], 20_000)
-        add(
-            f"worst read growth {sizes[0]} -> 20000, vs bare (<= 1.2)",
-            max((g["growth_vs_bare"] for g in growth), default=None),
-            1.2,
-            False,
-        )
-    for result in (overload or [])[1:]:
-        add(
-            f"successes at {result['connections']} conns, {result['mode']}, of capacity (>= 0.8)",
-            result["of_capacity"],
-            0.8,
-            True,
-        )
-    for target in tm.targets(testmgmt) if testmgmt else []:
-        add(*target)
-    for target in att.targets(attachments) if attachments else []:
-        add(*target)
-    for target in hist.targets(history) if history else []:
-        add(*target)
-    return targets
-
-
-def _report(
-    rows: list[dict[str, Any]],
-    sizes: tuple[int, ...],
-    overload: list[dict[str, Any]],
-    testmgmt: dict[str, Any] | None = None,
-    attachments: dict[str, Any] | None = None,
-    history: dict[str, Any] | None = None,
-) -> str:
-    """Growth and targets, after the per-size tables."""
-    lines = []
-    for large in sizes[1:]:
-        lines += [
-            "",
-            f"growth {sizes[0]} -> {large} items (cost = 1/rps; vs bare cancels machine drift)",
-            f"{'operation':42} {'c':>3} {'rps ' + str(sizes[0]):>10} {'rps ' + str(large):>11} "
-            f"{'growth':>7} {'vs bare':>8}",
-        ]
-        for g in _growth(rows, sizes[0], large):
-            lines.append(
-                f"{g['operation']:42} {g['concurrency']:>3} {g['rps_small']:>10.0f} "
-                f"{g['rps_large']:>11.0f} {g['growth']:>7.2f} {g['growth_vs_bare']:>8.2f}"
-            )
-    lines += ["", f"{'target':54} {'measured':>9}  met"]
-    for t in _targets(rows, sizes, overload, testmgmt, attachments, history):
-        verdict = "-" if t["met"] is None else "yes" if t["met"] else "NO"
-        lines.append(f"{t['target']:54} {t['measured']:>9.2f}  {verdict}")
-    return "\n".join(lines)
-
-
-def main() -> None:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bench")
     parser.add_argument(
         "--topology",
@@ -428,155 +269,190 @@ def main() -> None:
         help="items: the item rows and overload; testmgmt: the test management rows; "
         "attachments: file uploads and downloads; history: versions, baselines, compare",
     )
-    args = parser.parse_args()
-    sizes = SIZES[args.size] if args.only in ("all", "items") else ()
-    workdir = Path(tempfile.mkdtemp(prefix="plumbline-bench-"))
-    started = time.monotonic()
-    # The e2e harness lowers the upload limit; the bench sends files above it.
-    overrides = {"PLUMBLINE_MAX_UPLOAD_BYTES": str(att.MAX_UPLOAD)}
-    system = (
-        start_embedded(workdir, overrides)
-        if args.topology == "embedded"
-        else start_distributed(workdir, overrides)
+    return parser.parse_args()
+
+
+def _bearer(system: System) -> str:
+    """A Bearer token of the admin's, through API credentials and the OAuth token grant."""
+    creds = httpx.post(
+        f"{system.url}/rest/labs/users/current/apicredentials",
+        json={"name": "bench"},
+        auth=("admin", system.admin_password),
+    ).json()["data"]
+    token = httpx.post(
+        f"{system.url}/rest/oauth/token",
+        data={"grant_type": "client_credentials"},
+        auth=(creds["clientId"], creds["clientSecret"]),
+    ).json()["access_token"]
+    return f"Bearer {token}"
+
+
+def _start_bare(system: System) -> tuple[subprocess.Popen[bytes], str]:
+    """The bare endpoint (bench.bare) on the items database, and its URL once it answers."""
+    env = system.env
+    items_url = env.get("PLUMBLINE_DATABASE_URL", "").replace("{service}", "items") or (
+        f"sqlite+aiosqlite:///{Path(env['PLUMBLINE_DATA_DIR']).resolve()}/items.db"
     )
-    bare_process = None
-    rows: list[dict[str, Any]] = []
-    overload: list[dict[str, Any]] = []
-    testmgmt: dict[str, Any] | None = None
-    attachments: dict[str, Any] | None = None
-    history: dict[str, Any] | None = None
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bench.bare", "--database-url", items_url, "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"{url}/bare/items/1", timeout=1)
+            break
+        except httpx.TransportError:
+            time.sleep(0.1)
+    return process, url
+
+
+def _seed(bench: Bench, size: int) -> Path:
+    """Grows the data to ``size`` items, waits for the activity feed (and, on PostgreSQL,
+    analyzes), and writes the ids the reads aim at."""
+    seeder, loop = bench.seeder, bench.loop
+    seed_started = time.monotonic()
+    loop.run_until_complete(seeder.grow_to(size))
+    seeded = time.monotonic() - seed_started
+    waited = wait_for_feed(bench.system.url, seeder.data.big_project, bench.basic)
+    analyzed = (
+        f"; VACUUM ANALYZE took "
+        f"{loop.run_until_complete(analyze(bench.system.env['PLUMBLINE_DATABASE_URL'])):.0f}s"
+        if bench.system.topology == "distributed"
+        else ""
+    )
+    print(
+        f"seeded {seeder.data.items} items, {seeder.data.relationships} relationships "
+        f"in {seeded:.0f}s; the activity feed caught up {waited:.0f}s later{analyzed}",
+        flush=True,
+    )
+    ids = bench.workdir / "ids.json"
+    ids.write_text(json.dumps(seeder.data.leaves[-2000:]))
+    return ids
+
+
+def _measure_size(
+    bench: Bench,
+    size: int,
+    last: bool,
+    operations: list[tuple[str, str, str, str | None, str, bool]],
+) -> list[dict[str, Any]]:
+    """The rows of one size: the bare endpoint, then each operation next to it (writes at
+    the last size only, deep pages where there are enough items)."""
+    ids = _seed(bench, size)
+    rows = [
+        {
+            "operation": "bare endpoint (same stack, same row)",
+            "size": size,
+            "concurrency": c,
+            **drive(bench.bare_url, "/bare/items/{id}", c, ids),
+            "ratio_to_bare": 1.0,
+        }
+        for c in REQUESTS
+    ]
+    for name, method, path, body, auth, read in operations:
+        if not read and not last:
+            continue
+        if "startAt=10000" in path and size < 12_000:
+            continue
+        for c in REQUESTS:
+            # The bare endpoint again, right before: this machine's speed drifts
+            # during a run, and a ratio is only fair between neighbours in time.
+            neighbour = drive(bench.bare_url, "/bare/items/{id}", c, ids)
+            result = drive(bench.system.url, path, c, ids, method, body, auth)
+            rows.append(
+                {
+                    "operation": name,
+                    "size": size,
+                    "concurrency": c,
+                    **result,
+                    "bare_rps": neighbour["rps"],
+                    "ratio_to_bare": result["rps"] / neighbour["rps"] if neighbour["rps"] else 0.0,
+                    "read": read,
+                }
+            )
+    return rows
+
+
+def _measure_items(
+    bench: Bench,
+    sizes: tuple[int, ...],
+    operations: list[tuple[str, str, str, str | None, str, bool]],
+) -> Measured:
+    """The item rows of each size (printed as each is done), then the overload runs."""
+    measured = Measured()
+    if not sizes:
+        return measured
+    for size in sizes:
+        rows = _measure_size(bench, size, size == sizes[-1], operations)
+        measured.rows += rows
+        print(table(rows), flush=True)
+    measured.overload = _overload(bench.system.url, bench.basic, bench.workdir / "ids.json")
+    print(overload_table(measured.overload), flush=True)
+    return measured
+
+
+def _measure_parts(bench: Bench, only: str, size: str, measured: Measured) -> None:
+    """The test management, attachments and history parts ``only`` asks for."""
+    if only in ("all", "testmgmt"):
+        measured.testmgmt = tm.measure(
+            bench.system, bench.loop, bench.seeder, bench.basic, bench.workdir, size
+        )
+        print(tm.report(measured.testmgmt), flush=True)
+    if only in ("all", "attachments"):
+        measured.attachments = att.measure(bench.system, bench.basic, bench.workdir)
+        print(att.report(measured.attachments), flush=True)
+    if only in ("all", "history"):
+        measured.history = hist.measure(
+            bench.system, bench.loop, bench.seeder, bench.basic, bench.workdir, size
+        )
+        print(hist.report(measured.history), flush=True)
+
+
+def _measure(system: System, args: argparse.Namespace, workdir: Path) -> Measured:
+    """Seeds and measures every part of the run on the started ``system``."""
+    sizes = SIZES[args.size] if args.only in ("all", "items") else ()
+    basic = "Basic " + base64.b64encode(f"admin:{system.admin_password}".encode()).decode()
+    bearer = _bearer(system)
+    items_port = next(p for p in system.processes if p.name in ("all", "items")).grpc_port
+    # The gRPC channel binds to the loop that is current when it is made.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    seeder = Seeder(f"127.0.0.1:{items_port}")
+    loop.run_until_complete(seeder.start())
+    bare_process, bare_url = _start_bare(system)
     try:
-        items_port = next(p for p in system.processes if p.name in ("all", "items")).grpc_port
-        basic = "Basic " + base64.b64encode(f"admin:{system.admin_password}".encode()).decode()
-        creds = httpx.post(
-            f"{system.url}/rest/labs/users/current/apicredentials",
-            json={"name": "bench"},
-            auth=("admin", system.admin_password),
-        ).json()["data"]
-        token = httpx.post(
-            f"{system.url}/rest/oauth/token",
-            data={"grant_type": "client_credentials"},
-            auth=(creds["clientId"], creds["clientSecret"]),
-        ).json()["access_token"]
-        bearer = f"Bearer {token}"
-
-        # The gRPC channel binds to the loop that is current when it is made.
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        seeder = Seeder(f"127.0.0.1:{items_port}")
-        loop.run_until_complete(seeder.start())
-        env = system.env
-        items_url = env.get("PLUMBLINE_DATABASE_URL", "").replace("{service}", "items") or (
-            f"sqlite+aiosqlite:///{Path(env['PLUMBLINE_DATA_DIR']).resolve()}/items.db"
-        )
-        bare_port = _free_port()
-        bare_process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "bench.bare",
-                "--database-url",
-                items_url,
-                "--port",
-                str(bare_port),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(f"http://127.0.0.1:{bare_port}/bare/items/1", timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
-
         member = _group_member(system.url, basic, seeder.data.projects)
-        targets = Targets(
-            big_project=seeder.data.big_project,
-            req_type=seeder.types["REQ"],
-            folder=seeder.folders[seeder.data.big_project][0],
+        big = seeder.data.big_project
+        aimed = Targets(big, req_type=seeder.types["REQ"], folder=seeder.folders[big][0])
+        bench = Bench(system, loop, seeder, basic, bare_url, workdir)
+        measured = _measure_items(bench, sizes, _operations(aimed, basic, bearer, member))
+        _measure_parts(bench, args.only, args.size, measured)
+        print(
+            report(
+                measured.rows,
+                sizes,
+                measured.overload,
+                measured.testmgmt,
+                measured.attachments,
+                measured.history,
+            ),
+            flush=True,
         )
-
-        for size in sizes:
-            seed_started = time.monotonic()
-            loop.run_until_complete(seeder.grow_to(size))
-            seeded = time.monotonic() - seed_started
-            waited = wait_for_feed(system.url, seeder.data.big_project, basic)
-            analyzed = (
-                f"; VACUUM ANALYZE took "
-                f"{loop.run_until_complete(analyze(env['PLUMBLINE_DATABASE_URL'])):.0f}s"
-                if args.topology == "distributed"
-                else ""
-            )
-            print(
-                f"seeded {seeder.data.items} items, {seeder.data.relationships} relationships "
-                f"in {seeded:.0f}s; the activity feed caught up {waited:.0f}s later{analyzed}",
-                flush=True,
-            )
-            ids = workdir / "ids.json"
-            ids.write_text(json.dumps(seeder.data.leaves[-2000:]))
-            bare = {
-                c: drive(f"http://127.0.0.1:{bare_port}", "/bare/items/{id}", c, ids)
-                for c in REQUESTS
-            }
-            for c, result in bare.items():
-                rows.append(
-                    {
-                        "operation": "bare endpoint (same stack, same row)",
-                        "size": size,
-                        "concurrency": c,
-                        **result,
-                        "ratio_to_bare": 1.0,
-                    }
-                )
-            for name, method, path, body, auth, read in _operations(targets, basic, bearer, member):
-                if not read and size != sizes[-1]:
-                    continue
-                if "startAt=10000" in path and size < 12_000:
-                    continue
-                for c in REQUESTS:
-                    # The bare endpoint again, right before: this machine's speed drifts
-                    # during a run, and a ratio is only fair between neighbours in time.
-                    neighbour = drive(f"http://127.0.0.1:{bare_port}", "/bare/items/{id}", c, ids)
-                    result = drive(system.url, path, c, ids, method, body, auth)
-                    rows.append(
-                        {
-                            "operation": name,
-                            "size": size,
-                            "concurrency": c,
-                            **result,
-                            "bare_rps": neighbour["rps"],
-                            "ratio_to_bare": result["rps"] / neighbour["rps"]
-                            if neighbour["rps"]
-                            else 0.0,
-                            "read": read,
-                        }
-                    )
-            print(_table([r for r in rows if r["size"] == size]), flush=True)
-        if sizes:
-            overload = _overload(system.url, basic, workdir / "ids.json")
-            print(_overload_table(overload), flush=True)
-        if args.only in ("all", "testmgmt"):
-            testmgmt = tm.measure(system, loop, seeder, basic, workdir, args.size)
-            print(tm.report(testmgmt), flush=True)
-        if args.only in ("all", "attachments"):
-            attachments = att.measure(system, basic, workdir)
-            print(att.report(attachments), flush=True)
-        if args.only in ("all", "history"):
-            history = hist.measure(system, loop, seeder, basic, workdir, args.size)
-            print(hist.report(history), flush=True)
-        print(_report(rows, sizes, overload, testmgmt, attachments, history), flush=True)
         loop.run_until_complete(seeder.close())
         loop.close()
     finally:
-        if bare_process is not None:
-            bare_process.terminate()
-        system.stop()
-        if args.topology == "distributed":
-            cleanup_distributed(system)
-        if args.only in ("all", "attachments"):
-            att.cleanup(system)
+        bare_process.terminate()
+    return measured
+
+
+def _save(args: argparse.Namespace, seconds: float, measured: Measured) -> Path:
+    """The run's figures and verdicts as JSON under bench/results."""
+    sizes = SIZES[args.size] if args.only in ("all", "items") else ()
+    rows = measured.rows
     RESULTS.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     out = RESULTS / f"{stamp}-{args.topology}.json"
@@ -591,18 +467,45 @@ def main() -> None:
                     "python": platform.python_version(),
                     "platform": platform.platform(),
                 },
-                "seconds": time.monotonic() - started,
+                "seconds": seconds,
                 "rows": rows,
-                "growth": [g for large in sizes[1:] for g in _growth(rows, sizes[0], large)],
-                "overload": overload,
-                "testmgmt": testmgmt,
-                "attachments": attachments,
-                "history": history,
-                "targets": _targets(rows, sizes, overload, testmgmt, attachments, history),
+                "growth": [g for large in sizes[1:] for g in growth(rows, sizes[0], large)],
+                "overload": measured.overload,
+                "testmgmt": measured.testmgmt,
+                "attachments": measured.attachments,
+                "history": measured.history,
+                "targets": targets(
+                    rows,
+                    sizes,
+                    measured.overload,
+                    measured.testmgmt,
+                    measured.attachments,
+                    measured.history,
+                ),
             },
             indent=1,
         )
     )
+    return out
+
+
+def main() -> None:
+    args = _arguments()
+    workdir = Path(tempfile.mkdtemp(prefix="plumbline-bench-"))
+    started = time.monotonic()
+    # The e2e harness lowers the upload limit; the bench sends files above it.
+    overrides = {"PLUMBLINE_MAX_UPLOAD_BYTES": str(att.MAX_UPLOAD)}
+    start = start_embedded if args.topology == "embedded" else start_distributed
+    system = start(workdir, overrides)
+    try:
+        measured = _measure(system, args, workdir)
+    finally:
+        system.stop()
+        if args.topology == "distributed":
+            cleanup_distributed(system)
+        if args.only in ("all", "attachments"):
+            att.cleanup(system)
+    out = _save(args, time.monotonic() - started, measured)
     print(f"\nresults: {out} ({time.monotonic() - started:.0f}s)")
 
 

@@ -191,77 +191,103 @@ def measure(
             f"caught up {fed:.0f}s later, the history {caught_up:.0f}s after that",
             flush=True,
         )
-
-        def row(name: str, c: int, result: dict[str, Any]) -> None:
-            out["rows"].append({"operation": name, "concurrency": c, **result})
-            print(f"  {name} c{c}: {result['rps']:.0f} req/s", flush=True)
-
-        ids = workdir / "history-ids.json"
-        ids.write_text(json.dumps(requirements[-READ_SET:]))
-        for c in REQUESTS:
-            item, versions = interleaved(
-                runner(system.url, ITEM, c, ids, auth),
-                runner(system.url, f"{ITEM}/versions", c, ids, auth),
-                REQUESTS[c],
-            )
-            row(ITEM_ROW, c, item)
-            row(VERSIONS_ROW, c, versions)
-
-        taken = [_baseline(client, project, f"Bench {n}") for n in range(BASELINES)]
-        out["baseline_samples"] = [s for _, s in taken]
-        changed = requirements[:: len(requirements) // CHANGED][:CHANGED]
-        for n, requirement in enumerate(changed):
-            _rename(client, requirement, f"Changed requirement {n}")
-        wait_for_history(client, changed[-1])
-        second, seconds = _baseline(client, project, "Bench after 1%")
-        out["baseline_samples"].append(seconds)
-        out["baseline_median_s"] = median_seconds(out["baseline_samples"])
-        held = client.get(f"/rest/v1/baselines/{second}/versioneditems", params={"maxResults": 1})
-        out["baseline_items"] = _total(held)
-        compare = f"/rest/labs/baselines/{taken[0][0]}/compare"
-        for key, to in (("compare_baseline", str(second)), ("compare_current", "current")):
-            page = partial(client.get, compare, params={"to": to, "maxResults": 50})
-            timed = [_timed(page, 200) for _ in range(COMPARES)]
-            out[f"{key}_samples"] = [seconds for _, seconds in timed]
-            out[f"{key}_median_s"] = median_seconds(out[f"{key}_samples"])
-            out[f"{key}_changes"] = _total(timed[-1][0])
-        print(
-            f"baseline of {items} items: median {out['baseline_median_s']:.2f}s; compare "
-            f"first page: {out['compare_baseline_median_s']:.2f}s to a baseline, "
-            f"{out['compare_current_median_s']:.2f}s to now",
-            flush=True,
-        )
-
-        req_type = seeder.types["REQ"]
-        old = _new_item(client, project, req_type, "Many versions")
-        aged = workdir / "history-old.json"
-        aged.write_text(json.dumps([old]))
-        started = time.monotonic()
-        # 1 version at creation, 5 untimed PATCHes of the driver, then the rest.
-        runner(system.url, ITEM, 1, aged, auth, "PATCH", PATCH_NAME)(VERSIONS - 6)
-        out["versions_s"] = time.monotonic() - started
-        for c in WRITE_CONCURRENCY:
-            new = _new_item(client, project, req_type, f"New item c{c}")
-            fresh = workdir / "history-new.json"
-            fresh.write_text(json.dumps([new]))
-            wait_for_history(client, new)
-            wait_for_history(client, old)
-            wait_for_feed(system.url, project, auth)
-
-            before, after = interleaved(
-                runner(system.url, ITEM, c, aged, auth, "PATCH", PATCH_NAME),
-                runner(system.url, ITEM, c, fresh, auth, "PATCH", PATCH_NAME),
-                WRITES,
-            )
-            row(OLD_ROW, c, before)
-            row(NEW_ROW, c, after)
-        wait_for_history(client, old)
-        out["old_versions"] = _total(
-            client.get(f"/rest/v1/items/{old}/versions", params={"maxResults": 1})
-        )
+        _measure_reads(system, auth, workdir, requirements, out)
+        _measure_baselines(client, project, requirements, out)
+        _measure_writes(system, client, seeder.types["REQ"], project, auth, workdir, out)
     finally:
         client.close()
     return out
+
+
+def _row(out: dict[str, Any], name: str, c: int, result: dict[str, Any]) -> None:
+    out["rows"].append({"operation": name, "concurrency": c, **result})
+    print(f"  {name} c{c}: {result['rps']:.0f} req/s", flush=True)
+
+
+def _measure_reads(
+    system: System, auth: str, workdir: Path, requirements: list[int], out: dict[str, Any]
+) -> None:
+    """An item and its versions, read in turns."""
+    ids = workdir / "history-ids.json"
+    ids.write_text(json.dumps(requirements[-READ_SET:]))
+    for c in REQUESTS:
+        item, versions = interleaved(
+            runner(system.url, ITEM, c, ids, auth),
+            runner(system.url, f"{ITEM}/versions", c, ids, auth),
+            REQUESTS[c],
+        )
+        _row(out, ITEM_ROW, c, item)
+        _row(out, VERSIONS_ROW, c, versions)
+
+
+def _measure_baselines(
+    client: httpx.Client, project: int, requirements: list[int], out: dict[str, Any]
+) -> None:
+    """Baselines of the project, then 1% of it changed and a baseline again, and the first
+    page of comparing the first with the second and with now."""
+    items = out["items"]
+    taken = [_baseline(client, project, f"Bench {n}") for n in range(BASELINES)]
+    out["baseline_samples"] = [s for _, s in taken]
+    changed = requirements[:: len(requirements) // CHANGED][:CHANGED]
+    for n, requirement in enumerate(changed):
+        _rename(client, requirement, f"Changed requirement {n}")
+    wait_for_history(client, changed[-1])
+    second, seconds = _baseline(client, project, "Bench after 1%")
+    out["baseline_samples"].append(seconds)
+    out["baseline_median_s"] = median_seconds(out["baseline_samples"])
+    held = client.get(f"/rest/v1/baselines/{second}/versioneditems", params={"maxResults": 1})
+    out["baseline_items"] = _total(held)
+    compare = f"/rest/labs/baselines/{taken[0][0]}/compare"
+    for key, to in (("compare_baseline", str(second)), ("compare_current", "current")):
+        page = partial(client.get, compare, params={"to": to, "maxResults": 50})
+        timed = [_timed(page, 200) for _ in range(COMPARES)]
+        out[f"{key}_samples"] = [seconds for _, seconds in timed]
+        out[f"{key}_median_s"] = median_seconds(out[f"{key}_samples"])
+        out[f"{key}_changes"] = _total(timed[-1][0])
+    print(
+        f"baseline of {items} items: median {out['baseline_median_s']:.2f}s; compare "
+        f"first page: {out['compare_baseline_median_s']:.2f}s to a baseline, "
+        f"{out['compare_current_median_s']:.2f}s to now",
+        flush=True,
+    )
+
+
+def _measure_writes(
+    system: System,
+    client: httpx.Client,
+    req_type: int,
+    project: int,
+    auth: str,
+    workdir: Path,
+    out: dict[str, Any],
+) -> None:
+    """PATCHes of an item with many versions, in turns with those of a new item."""
+    old = _new_item(client, project, req_type, "Many versions")
+    aged = workdir / "history-old.json"
+    aged.write_text(json.dumps([old]))
+    started = time.monotonic()
+    # 1 version at creation, 5 untimed PATCHes of the driver, then the rest.
+    runner(system.url, ITEM, 1, aged, auth, "PATCH", PATCH_NAME)(VERSIONS - 6)
+    out["versions_s"] = time.monotonic() - started
+    for c in WRITE_CONCURRENCY:
+        new = _new_item(client, project, req_type, f"New item c{c}")
+        fresh = workdir / "history-new.json"
+        fresh.write_text(json.dumps([new]))
+        wait_for_history(client, new)
+        wait_for_history(client, old)
+        wait_for_feed(system.url, project, auth)
+
+        before, after = interleaved(
+            runner(system.url, ITEM, c, aged, auth, "PATCH", PATCH_NAME),
+            runner(system.url, ITEM, c, fresh, auth, "PATCH", PATCH_NAME),
+            WRITES,
+        )
+        _row(out, OLD_ROW, c, before)
+        _row(out, NEW_ROW, c, after)
+    wait_for_history(client, old)
+    out["old_versions"] = _total(
+        client.get(f"/rest/v1/items/{old}/versions", params={"maxResults": 1})
+    )
 
 
 def _find(history: dict[str, Any], operation: str, c: int) -> dict[str, Any] | None:

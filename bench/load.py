@@ -62,119 +62,139 @@ def percentile(sorted_values: list[float], p: float) -> float:
     return sorted_values[min(len(sorted_values) - 1, int(p * len(sorted_values)))] * 1000
 
 
-async def run(args: argparse.Namespace) -> dict[str, Any]:
-    url = urlparse(args.url)
-    host, port = url.hostname or "127.0.0.1", url.port or 80
-    ids = json.loads(Path(args.ids).read_text()) if args.ids else [0]
-    body_template = args.body or ""
-    headers = {"Authorization": args.authorization} if args.authorization else {}
-    latencies: list[float] = []
-    #: Failed requests by kind: an HTTP status of 400 or more, or "broken" (connection).
-    failures: Counter[str] = Counter()
-    remaining = 0
-    rng = random.Random(7)
+Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 
-    async def worker(slot: int) -> None:
-        nonlocal remaining
+
+class _Load:
+    """The requests of one run, and what came back: latencies, and failed requests by
+    kind (an HTTP status of 400 or more, or "broken" for a connection)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.url = urlparse(args.url)
+        self.host, self.port = self.url.hostname or "127.0.0.1", self.url.port or 80
+        self.ids = json.loads(Path(args.ids).read_text()) if args.ids else [0]
+        self.body_template = args.body or ""
+        self.headers = {"Authorization": args.authorization} if args.authorization else {}
+        self.latencies: list[float] = []
+        self.failures: Counter[str] = Counter()
+        self.rng = random.Random(7)
+        #: Requests left to the closed loop's connections.
+        self.remaining = 0
+        #: The paced run's idle connections (longest idle first), how many it opened.
+        self.idle: deque[Connection] = deque()
+        self.opened = 0
+
+    def request(self, n: int) -> bytes:
+        """Request ``n``: the path and body with a random id and ``n`` filled in."""
+        item = self.rng.choice(self.ids)
+        path = self.args.path.replace("{id}", str(item)).replace("{n}", str(n))
+        body = self.body_template.replace("{id}", str(item)).replace("{n}", str(n)).encode()
+        return _raw(self.args.method, self.url.netloc, path, self.headers, body)
+
+    async def connect(self) -> Connection:
+        return await asyncio.open_connection(self.host, self.port)
+
+    async def closed_loop(self, connections: list[Connection], slot: int) -> None:
+        """Sends the next request on connection ``slot`` when the last is answered, until
+        none remain; a broken connection is replaced."""
         reader, writer = connections[slot]
-        while remaining > 0:
-            remaining -= 1
-            item = rng.choice(ids)
-            path = args.path.replace("{id}", str(item)).replace("{n}", str(remaining))
-            body = body_template.replace("{id}", str(item)).replace("{n}", str(remaining)).encode()
+        while self.remaining > 0:
+            self.remaining -= 1
             started = time.perf_counter()
             try:
-                status = await _request(
-                    reader, writer, _raw(args.method, url.netloc, path, headers, body)
-                )
+                status = await _request(reader, writer, self.request(self.remaining))
             except (OSError, asyncio.IncompleteReadError):
-                failures["broken"] += 1
+                self.failures["broken"] += 1
                 writer.close()
-                reader, writer = connections[slot] = await asyncio.open_connection(host, port)
+                reader, writer = connections[slot] = await self.connect()
                 continue
-            latencies.append(time.perf_counter() - started)
+            self.latencies.append(time.perf_counter() - started)
             if status >= 400:
-                failures[str(status)] += 1
+                self.failures[str(status)] += 1
 
-    idle: deque[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = deque()
-    opened = 0
-    late = 0.0
-
-    async def paced(n: int, due: float) -> None:
+    async def paced(self, n: int, due: float) -> None:
         """Request ``n``, due at ``due``: on an idle connection, or a new one."""
-        nonlocal opened
-        item = rng.choice(ids)
-        path = args.path.replace("{id}", str(item)).replace("{n}", str(n))
-        body = body_template.replace("{id}", str(item)).replace("{n}", str(n)).encode()
+        raw = self.request(n)
         # The longest idle connection first: each stays in use, so none reaches the
         # server's keep-alive timeout; one the server closed anyway is dropped.
-        while idle and idle[0][0].at_eof():
-            idle.popleft()[1].close()
-        if idle:
-            reader, writer = idle.popleft()
+        while self.idle and self.idle[0][0].at_eof():
+            self.idle.popleft()[1].close()
+        if self.idle:
+            reader, writer = self.idle.popleft()
         else:
-            opened += 1
+            self.opened += 1
             try:
-                reader, writer = await asyncio.open_connection(host, port)
+                reader, writer = await self.connect()
             except OSError:
-                failures["broken"] += 1
+                self.failures["broken"] += 1
                 return
         try:
-            status = await _request(
-                reader, writer, _raw(args.method, url.netloc, path, headers, body)
-            )
+            status = await _request(reader, writer, raw)
         except (OSError, asyncio.IncompleteReadError):
-            failures["broken"] += 1
+            self.failures["broken"] += 1
             writer.close()
             return
-        latencies.append(time.perf_counter() - due)
-        idle.append((reader, writer))
+        self.latencies.append(time.perf_counter() - due)
+        self.idle.append((reader, writer))
         if status >= 400:
-            failures[str(status)] += 1
+            self.failures[str(status)] += 1
 
-    # Connections are opened, and each serves a few requests, before the clock starts:
-    # what is measured is the steady state, not connection set-up or cold caches.
-    connections = [await asyncio.open_connection(host, port) for _ in range(args.concurrency)]
-    remaining = args.warmup * args.concurrency
-    await asyncio.gather(*(worker(slot) for slot in range(args.concurrency)))
-    latencies.clear()
-    failures.clear()
-    idle.extend(connections)
-    cpu_before = resource.getrusage(resource.RUSAGE_SELF)
-    started = time.perf_counter()
-    if args.rate:
+    async def on_schedule(self, started: float) -> float:
+        """Sends every paced request when it is due; how late the latest was sent."""
+        late = 0.0
         pending = []
-        for n, offset in enumerate(schedule(args.rate, args.requests)):
+        for n, offset in enumerate(schedule(self.args.rate, self.args.requests)):
             due = started + offset
             wait = due - time.perf_counter()
             if wait > 0:
                 await asyncio.sleep(wait)
             late = max(late, time.perf_counter() - due)
-            pending.append(asyncio.create_task(paced(n, due)))
+            pending.append(asyncio.create_task(self.paced(n, due)))
         await asyncio.gather(*pending)
-        connections = list(idle)
+        return late
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    load = _Load(args)
+    # Connections are opened, and each serves a few requests, before the clock starts:
+    # what is measured is the steady state, not connection set-up or cold caches.
+    connections = [await load.connect() for _ in range(args.concurrency)]
+    load.remaining = args.warmup * args.concurrency
+    await asyncio.gather(*(load.closed_loop(connections, slot) for slot in range(args.concurrency)))
+    load.latencies.clear()
+    load.failures.clear()
+    load.idle.extend(connections)
+    cpu_before = resource.getrusage(resource.RUSAGE_SELF)
+    started = time.perf_counter()
+    late = 0.0
+    if args.rate:
+        late = await load.on_schedule(started)
+        connections = list(load.idle)
     else:
-        remaining = args.requests
-        await asyncio.gather(*(worker(slot) for slot in range(args.concurrency)))
+        load.remaining = args.requests
+        await asyncio.gather(
+            *(load.closed_loop(connections, slot) for slot in range(args.concurrency))
+        )
     wall = time.perf_counter() - started
     for _, writer in connections:
         writer.close()
     cpu_after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
-    latencies.sort()
+    latencies = sorted(load.latencies)
     result: dict[str, Any] = {
         "requests": len(latencies),
         "rps": len(latencies) / wall if wall else 0.0,
         "p50_ms": percentile(latencies, 0.50),
         "p99_ms": percentile(latencies, 0.99),
-        "errors": sum(failures.values()),
-        "error_kinds": dict(failures),
+        "errors": sum(load.failures.values()),
+        "error_kinds": dict(load.failures),
         "driver_cpu": cpu / wall if wall else 0.0,
     }
     if args.rate:
         # Connections opened because every other was busy, and how late the driver
         # itself sent the latest request (a late sender would flatter the server).
-        result.update(rate=args.rate, extra_connections=opened, max_late_ms=late * 1000)
+        result.update(rate=args.rate, extra_connections=load.opened, max_late_ms=late * 1000)
     return result
 
 

@@ -42,86 +42,99 @@ async def _answer(reader: asyncio.StreamReader) -> tuple[int, float, bool]:
     return status, retry_after, close
 
 
-async def run(args: argparse.Namespace) -> dict[str, float]:
-    url = urlparse(args.url)
-    host, port = url.hostname or "127.0.0.1", url.port or 80
-    ids = json.loads(Path(args.ids).read_text()) if args.ids else [0]
-    rng = random.Random(7)
-    ok_latencies: list[float] = []
-    refused_latencies: list[float] = []
-    other = 0
-    broken = 0
-    deadline = 0.0
+class _Overload:
+    """Many connections sending one request after another until the deadline, and what
+    came back: latencies of successes and of refusals, other answers, broken connections."""
 
-    def request() -> bytes:
-        path = args.path.replace("{id}", str(rng.choice(ids)))
-        lines = [f"GET {path} HTTP/1.1", f"Host: {url.netloc}", "Connection: keep-alive"]
-        if args.authorization:
-            lines.append(f"Authorization: {args.authorization}")
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.url = urlparse(args.url)
+        self.host, self.port = self.url.hostname or "127.0.0.1", self.url.port or 80
+        self.ids = json.loads(Path(args.ids).read_text()) if args.ids else [0]
+        self.rng = random.Random(7)
+        self.ok_latencies: list[float] = []
+        self.refused_latencies: list[float] = []
+        self.other = 0
+        self.broken = 0
+        self.deadline = 0.0
+
+    def request(self) -> bytes:
+        path = self.args.path.replace("{id}", str(self.rng.choice(self.ids)))
+        lines = [f"GET {path} HTTP/1.1", f"Host: {self.url.netloc}", "Connection: keep-alive"]
+        if self.args.authorization:
+            lines.append(f"Authorization: {self.args.authorization}")
         return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
-    async def worker(connection: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> None:
-        nonlocal other, broken
+    async def connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        return await asyncio.open_connection(self.host, self.port)
+
+    async def worker(self, connection: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> None:
         reader, writer = connection
-        while time.monotonic() < deadline:
+        while time.monotonic() < self.deadline:
             started = time.perf_counter()
             try:
-                writer.write(request())
+                writer.write(self.request())
                 status, retry_after, close = await _answer(reader)
             except (OSError, asyncio.IncompleteReadError, ValueError):
-                broken += 1
+                self.broken += 1
                 writer.close()
                 try:
-                    reader, writer = await asyncio.open_connection(host, port)
+                    reader, writer = await self.connect()
                 except OSError:
                     await asyncio.sleep(0.1)
                 continue
-            elapsed = time.perf_counter() - started
-            if status == 200:
-                ok_latencies.append(elapsed)
-            elif status == 429:
-                refused_latencies.append(elapsed)
-                if args.mode == "polite":
-                    await asyncio.sleep(min(retry_after, max(0.0, deadline - time.monotonic())))
-            else:
-                other += 1
+            await self.count(status, retry_after, time.perf_counter() - started)
             if close:
                 writer.close()
-                reader, writer = await asyncio.open_connection(host, port)
+                reader, writer = await self.connect()
 
+    async def count(self, status: int, retry_after: float, elapsed: float) -> None:
+        """Counts one answer; a polite client waits as long as a refusal asks."""
+        if status == 200:
+            self.ok_latencies.append(elapsed)
+        elif status == 429:
+            self.refused_latencies.append(elapsed)
+            if self.args.mode == "polite":
+                await asyncio.sleep(min(retry_after, max(0.0, self.deadline - time.monotonic())))
+        else:
+            self.other += 1
+
+
+def _pct(values: list[float], p: float) -> float:
+    values.sort()
+    return values[min(len(values) - 1, int(p * len(values)))] * 1000 if values else 0.0
+
+
+async def run(args: argparse.Namespace) -> dict[str, float]:
+    load = _Overload(args)
     connections = []
     for _ in range(args.connections):
-        connections.append(await asyncio.open_connection(host, port))
+        connections.append(await load.connect())
     cpu_before = resource.getrusage(resource.RUSAGE_SELF)
     started = time.monotonic()
-    deadline = started + args.seconds
+    load.deadline = started + args.seconds
     # Requests still waiting at the deadline are abandoned, not waited for: what counts
     # is what the server completed within the time.
-    workers = [asyncio.create_task(worker(c)) for c in connections]
+    workers = [asyncio.create_task(load.worker(c)) for c in connections]
     await asyncio.wait(workers, timeout=args.seconds)
     wall = time.monotonic() - started
-    counted = len(ok_latencies), len(refused_latencies)
+    counted = len(load.ok_latencies), len(load.refused_latencies)
     for task in workers:
         task.cancel()
     await asyncio.gather(*workers, return_exceptions=True)
     cpu_after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
-
-    def pct(values: list[float], p: float) -> float:
-        values.sort()
-        return values[min(len(values) - 1, int(p * len(values)))] * 1000 if values else 0.0
-
     return {
         "connections": args.connections,
         "mode": args.mode,
         "seconds": wall,
         "ok_per_s": counted[0] / wall,
         "refused_per_s": counted[1] / wall,
-        "ok_p50_ms": pct(ok_latencies, 0.5),
-        "ok_p99_ms": pct(ok_latencies, 0.99),
-        "refused_p50_ms": pct(refused_latencies, 0.5),
-        "other_errors": other,
-        "broken_connections": broken,
+        "ok_p50_ms": _pct(load.ok_latencies, 0.5),
+        "ok_p99_ms": _pct(load.ok_latencies, 0.99),
+        "refused_p50_ms": _pct(load.refused_latencies, 0.5),
+        "other_errors": load.other,
+        "broken_connections": load.broken,
         "driver_cpu": cpu / wall,
     }
 

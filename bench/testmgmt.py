@@ -304,72 +304,12 @@ def measure(
             flush=True,
         )
 
-        samples, cycles = [], []
-        for repetition in range(REPETITIONS):
-            cycle, seconds = create_cycle(client, plans.small_plan, f"Generated {repetition}")
-            samples.append(seconds)
-            cycles.append(cycle)
-            wait_for_feed(system.url, plans.project, auth)
-        out["cycle_samples"] = samples
-        out["cycle_median_s"] = median_seconds(samples)
-        big_cycle, out["big_cycle_s"] = create_cycle(client, plans.big_plan, "Ingest")
-        waited = wait_for_feed(system.url, plans.project, auth)
-        print(
-            f"cycle of {GENERATED} runs: median {out['cycle_median_s']:.2f}s of {samples}; "
-            f"cycle of {big} runs: {out['big_cycle_s']:.2f}s (the feed caught up {waited:.0f}s "
-            "later)",
-            flush=True,
-        )
+        big_cycle, first_cycle = _measure_cycles(system, client, plans, auth, big, out)
         if system.topology == "distributed":
             loop.run_until_complete(analyze(system.env["PLUMBLINE_DATABASE_URL"]))
-
         runs = workdir / "runs.json"
-        runs.write_text(json.dumps(run_ids(client, cycles[0])))
-
-        def row(name: str, c: int, result: dict[str, Any], runs_in_cycle: int) -> None:
-            out["rows"].append(
-                {"operation": name, "size": runs_in_cycle, "concurrency": c, **result}
-            )
-            print(f"  {name} c{c}: {result['rps']:.0f} req/s", flush=True)
-
-        listing = f"/rest/v1/testruns?testCycle={big_cycle}"
-        for c in REQUESTS:
-            row(
-                "GET /testruns?testCycle= first page",
-                c,
-                drive(system.url, listing, c, runs, auth=auth),
-                big,
-            )
-        put = "/rest/v1/testruns/{id}"
-        row(PUT, 1, drive(system.url, put, 1, runs, "PUT", PUT_BODY, auth), GENERATED)
-        result, out["cpu"] = timed_cpu(
-            system, extra, lambda: drive(system.url, put, 32, runs, "PUT", PUT_BODY, auth)
-        )
-        row(PUT, 32, result, GENERATED)
-        rate = result["rps"] / 2
-        paced = drive(
-            system.url,
-            put,
-            32,
-            runs,
-            "PUT",
-            PUT_BODY,
-            auth,
-            requests=max(200, int(rate * PACED_SECONDS)),
-            rate=rate,
-        )
-        out["paced"] = paced
-        if system.topology == "distributed":
-            first = system.processes[[p.name for p in system.processes].index("testmgmt")]
-            env = {"PLUMBLINE_TESTMGMT_ADDR": f"127.0.0.1:{first.grpc_port}"}
-            extra.append(start_gateway(system, "gateway-1replica", env))
-            one = f"http://127.0.0.1:{extra[0].http_port}"
-            name = f"{PUT} (1 testmgmt replica)"
-            row(name, 1, drive(one, put, 1, runs, "PUT", PUT_BODY, auth), GENERATED)
-            result, out["cpu_one_replica"] = timed_cpu(
-                system, extra, lambda: drive(one, put, 32, runs, "PUT", PUT_BODY, auth)
-            )
-            row(name, 32, result, GENERATED)
+        runs.write_text(json.dumps(run_ids(client, first_cycle)))
+        _measure_runs(system, runs, big_cycle, auth, big, extra, out)
 
         wait_for_feed(system.url, plans.project, auth)
         report, statuses = junit_report(
@@ -392,6 +332,87 @@ def measure(
         client.close()
         loop.run_until_complete(tm.channel.close())
     return out
+
+
+def _row(out: dict[str, Any], name: str, c: int, result: dict[str, Any], runs: int) -> None:
+    out["rows"].append({"operation": name, "size": runs, "concurrency": c, **result})
+    print(f"  {name} c{c}: {result['rps']:.0f} req/s", flush=True)
+
+
+def _measure_cycles(
+    system: System, client: httpx.Client, plans: Plans, auth: str, big: int, out: dict[str, Any]
+) -> tuple[int, int]:
+    """Cycles generated from the small plan, then one from the big plan: the big cycle
+    and the first generated one."""
+    samples, cycles = [], []
+    for repetition in range(REPETITIONS):
+        cycle, seconds = create_cycle(client, plans.small_plan, f"Generated {repetition}")
+        samples.append(seconds)
+        cycles.append(cycle)
+        wait_for_feed(system.url, plans.project, auth)
+    out["cycle_samples"] = samples
+    out["cycle_median_s"] = median_seconds(samples)
+    big_cycle, out["big_cycle_s"] = create_cycle(client, plans.big_plan, "Ingest")
+    waited = wait_for_feed(system.url, plans.project, auth)
+    print(
+        f"cycle of {GENERATED} runs: median {out['cycle_median_s']:.2f}s of {samples}; "
+        f"cycle of {big} runs: {out['big_cycle_s']:.2f}s (the feed caught up {waited:.0f}s "
+        "later)",
+        flush=True,
+    )
+    return big_cycle, cycles[0]
+
+
+def _measure_runs(
+    system: System,
+    runs: Path,
+    big_cycle: int,
+    auth: str,
+    big: int,
+    extra: list[Process],
+    out: dict[str, Any],
+) -> None:
+    """The big cycle's first page of runs; PUTs of runs closed loop, then paced at half
+    that rate; distributed, PUTs through a gateway that reaches one testmgmt replica
+    (started into ``extra``)."""
+    listing = f"/rest/v1/testruns?testCycle={big_cycle}"
+    for c in REQUESTS:
+        _row(
+            out,
+            "GET /testruns?testCycle= first page",
+            c,
+            drive(system.url, listing, c, runs, auth=auth),
+            big,
+        )
+    put = "/rest/v1/testruns/{id}"
+    _row(out, PUT, 1, drive(system.url, put, 1, runs, "PUT", PUT_BODY, auth), GENERATED)
+    result, out["cpu"] = timed_cpu(
+        system, extra, lambda: drive(system.url, put, 32, runs, "PUT", PUT_BODY, auth)
+    )
+    _row(out, PUT, 32, result, GENERATED)
+    rate = result["rps"] / 2
+    out["paced"] = drive(
+        system.url,
+        put,
+        32,
+        runs,
+        "PUT",
+        PUT_BODY,
+        auth,
+        requests=max(200, int(rate * PACED_SECONDS)),
+        rate=rate,
+    )
+    if system.topology == "distributed":
+        first = system.processes[[p.name for p in system.processes].index("testmgmt")]
+        env = {"PLUMBLINE_TESTMGMT_ADDR": f"127.0.0.1:{first.grpc_port}"}
+        extra.append(start_gateway(system, "gateway-1replica", env))
+        one = f"http://127.0.0.1:{extra[0].http_port}"
+        name = f"{PUT} (1 testmgmt replica)"
+        _row(out, name, 1, drive(one, put, 1, runs, "PUT", PUT_BODY, auth), GENERATED)
+        result, out["cpu_one_replica"] = timed_cpu(
+            system, extra, lambda: drive(one, put, 32, runs, "PUT", PUT_BODY, auth)
+        )
+        _row(out, name, 32, result, GENERATED)
 
 
 def targets(tm: dict[str, Any]) -> list[tuple[str, float | None, float | None, bool]]:

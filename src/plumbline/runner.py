@@ -101,21 +101,18 @@ async def run(settings: Settings, targets: tuple[str, ...]) -> None:
             await module.serve(runtime)
         sock = _bind(host, settings.http_port)
         http_port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            runtime.http,
-            http=http_protocol(settings.header_timeout),
-            log_config=None,
-            access_log=False,
-            lifespan="off",
-            server_header=False,
+        http = _Server(
+            uvicorn.Config(
+                runtime.http,
+                http=http_protocol(settings.header_timeout),
+                log_config=None,
+                access_log=False,
+                lifespan="off",
+                server_header=False,
+            )
         )
-        http = _Server(config)
         http_task = asyncio.create_task(http.serve(sockets=[sock]))
-        while not http.started:
-            if http_task.done():
-                await http_task
-                raise OSError("the HTTP server stopped during start-up")
-            await asyncio.sleep(0.01)
+        await _started(http, http_task)
         await grpc_server.set_serving(True)
         state.ready = True
         _announce(settings, targets, host, http_port, grpc_port)
@@ -123,32 +120,53 @@ async def run(settings: Settings, targets: tuple[str, ...]) -> None:
         log.info("stopping: draining")
     finally:
         state.ready = False
+        await _stop(runtime, started, http, http_task)
+
+
+async def _started(http: _Server, http_task: asyncio.Task[None]) -> None:
+    """Waits until the HTTP server listens; raises if it stopped instead."""
+    while not http.started:
+        if http_task.done():
+            await http_task
+            raise OSError("the HTTP server stopped during start-up")
+        await asyncio.sleep(0.01)
+
+
+async def _stop(
+    runtime: Runtime,
+    started: list[Module],
+    http: _Server | None,
+    http_task: asyncio.Task[None] | None,
+) -> None:
+    """Drains and stops: the health check first, then HTTP after the drain time, gRPC,
+    the started modules in reverse, the channels and the bus."""
+    settings, grpc_server = runtime.settings, runtime.grpc
+    with contextlib.suppress(Exception):
+        await grpc_server.set_serving(False)
+    if settings.drain_seconds > 0 and http is not None:
+        await asyncio.sleep(settings.drain_seconds)
+    if http is not None and http_task is not None:
+        http.should_exit = True
         with contextlib.suppress(Exception):
-            await grpc_server.set_serving(False)
-        if settings.drain_seconds > 0 and http is not None:
-            await asyncio.sleep(settings.drain_seconds)
-        if http is not None and http_task is not None:
-            http.should_exit = True
-            with contextlib.suppress(Exception):
-                await http_task
+            await http_task
+    with contextlib.suppress(Exception):
+        await grpc_server.stop(grace=5)
+    for module in reversed(started):
+        try:
+            await module.stop()
+        except Exception:
+            log.exception("error while stopping %s", module.name)
+    if runtime.access_cache is not None:
         with contextlib.suppress(Exception):
-            await grpc_server.stop(grace=5)
-        for module in reversed(started):
-            try:
-                await module.stop()
-            except Exception:
-                log.exception("error while stopping %s", module.name)
-        if runtime.access_cache is not None:
-            with contextlib.suppress(Exception):
-                await runtime.access_cache.close()
-        for channel in runtime.channels.values():
-            await channel.close()
-        with contextlib.suppress(Exception):
-            await bus.close()
-        if settings.ready_file is not None:
-            with contextlib.suppress(FileNotFoundError):
-                settings.ready_file.unlink()
-        await _cancel_leftovers()
+            await runtime.access_cache.close()
+    for channel in runtime.channels.values():
+        await channel.close()
+    with contextlib.suppress(Exception):
+        await runtime.bus.close()
+    if settings.ready_file is not None:
+        with contextlib.suppress(FileNotFoundError):
+            settings.ready_file.unlink()
+    await _cancel_leftovers()
 
 
 async def _cancel_leftovers(timeout: float = 5.0) -> None:

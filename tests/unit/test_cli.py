@@ -35,7 +35,8 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         parser().parse_args(["--version"])
     assert exited.value.code == 0
     out = capsys.readouterr().out
-    assert out.startswith("plumbline ") and out.strip() != "plumbline"
+    assert out.startswith("plumbline ")
+    assert out.strip() != "plumbline"
 
 
 def test_every_option_has_help() -> None:

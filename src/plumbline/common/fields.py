@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
 from typing import Any
 
@@ -73,38 +74,39 @@ def _check_steps(name: str, value: Any, with_status: bool) -> list[dict[str, Any
 
 def check_value(catalog: Catalog, field: Field, value: Any) -> Any:
     """The stored form of one field value, or InvalidArgument naming the field."""
-    name = field.name
     if value is None:
         return None
+    check = _CHECKS.get(field.field_type)
+    if check is None:
+        raise InvalidArgument(
+            f"fields.{field.name} has a field type ({field.field_type}) that cannot be set."
+        )
+    return check(catalog, field, value)
+
+
+def _boolean(catalog: Catalog, field: Field, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidArgument(f"fields.{field.name} must be true or false.")
+    return value
+
+
+def _reference(catalog: Catalog, field: Field, value: Any) -> Any:
+    """The id of a user, release, group or item: a positive 64-bit integer."""
     kind = field.field_type
-    if kind in ("STRING", "URL_STRING"):
-        return _text(name, value, MAX_STRING)
-    if kind == "TEXT":
-        return _text(name, value, MAX_TEXT)
-    if kind == "INTEGER":
-        return _int64(name, value, f"fields.{name} must be an integer.")
-    if kind == "BOOLEAN":
-        if not isinstance(value, bool):
-            raise InvalidArgument(f"fields.{name} must be true or false.")
-        return value
-    if kind == "DATE":
-        return _check_date(name, value)
-    if kind in ("USER", "RELEASE", "GROUP", "DOCUMENT_TYPE_ITEM_LOOKUP"):
-        problem = f"fields.{name} must be the id of a {kind.lower().replace('_', ' ')}."
-        if _int64(name, value, problem) < 1:
-            raise InvalidArgument(problem)
-        return value
-    if kind == "LOOKUP":
-        return _check_option(catalog, field, value)
-    if kind == "MULTI_LOOKUP":
-        if not isinstance(value, list):
-            raise InvalidArgument(f"fields.{name} must be a list of pick list option ids.")
-        return [_check_option(catalog, field, v) for v in value]
-    if kind == "STEPS":
-        return _check_steps(name, value, with_status=False)
-    if kind in ("TEST_RUN_STATUS", "TEST_CASE_STATUS"):
-        return _text(name, value, MAX_STRING)
-    raise InvalidArgument(f"fields.{name} has a field type ({kind}) that cannot be set.")
+    problem = f"fields.{field.name} must be the id of a {kind.lower().replace('_', ' ')}."
+    if _int64(field.name, value, problem) < 1:
+        raise InvalidArgument(problem)
+    return value
+
+
+def _options(catalog: Catalog, field: Field, value: Any) -> list[int]:
+    if not isinstance(value, list):
+        raise InvalidArgument(f"fields.{field.name} must be a list of pick list option ids.")
+    return [_check_option(catalog, field, v) for v in value]
+
+
+def _string(catalog: Catalog, field: Field, value: Any) -> str:
+    return _text(field.name, value, MAX_STRING)
 
 
 def _text(name: str, value: Any, limit: int) -> str:
@@ -131,6 +133,28 @@ def _check_option(catalog: Catalog, field: Field, value: Any) -> int:
     if not option.active:
         raise InvalidArgument(f"fields.{field.name}: option {value} ({option.name}) is inactive.")
     return int(value)
+
+
+#: How each field type's value is checked and stored.
+_CHECKS: dict[str, Callable[[Catalog, Field, Any], Any]] = {
+    "STRING": _string,
+    "URL_STRING": _string,
+    "TEXT": lambda catalog, field, value: _text(field.name, value, MAX_TEXT),
+    "INTEGER": lambda catalog, field, value: _int64(
+        field.name, value, f"fields.{field.name} must be an integer."
+    ),
+    "BOOLEAN": _boolean,
+    "DATE": lambda catalog, field, value: _check_date(field.name, value),
+    "USER": _reference,
+    "RELEASE": _reference,
+    "GROUP": _reference,
+    "DOCUMENT_TYPE_ITEM_LOOKUP": _reference,
+    "LOOKUP": _check_option,
+    "MULTI_LOOKUP": _options,
+    "STEPS": lambda catalog, field, value: _check_steps(field.name, value, with_status=False),
+    "TEST_RUN_STATUS": _string,
+    "TEST_CASE_STATUS": _string,
+}
 
 
 def check_fields(

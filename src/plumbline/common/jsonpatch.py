@@ -77,17 +77,7 @@ def apply(document: dict[str, Any], operations: Any) -> dict[str, Any]:
 def _apply_one(document: dict[str, Any], op: str, tokens: list[str], value: Any) -> None:
     if tokens == [""]:
         raise InvalidArgument(CANNOT_SET)
-    parent: Any = document
-    for token in tokens[:-1]:
-        if isinstance(parent, dict):
-            if token not in parent:
-                # Even add creates only the member it names, not missing parents (RFC 6902).
-                raise InvalidArgument(NO_SUCH_PATH)
-            parent = parent[token]
-        elif isinstance(parent, list):
-            parent = parent[_index(parent, token, allow_end=False)]
-        else:
-            raise InvalidArgument(CANNOT_SET)
+    parent = _parent(document, tokens[:-1])
     last = tokens[-1]
     if isinstance(parent, dict):
         if op == "add":
@@ -108,3 +98,20 @@ def _apply_one(document: dict[str, Any], op: str, tokens: list[str], value: Any)
             del parent[index]
     else:
         raise InvalidArgument(CANNOT_SET)
+
+
+def _parent(document: dict[str, Any], tokens: list[str]) -> Any:
+    """The member ``tokens`` lead to: it must exist (RFC 6902), and only objects and
+    arrays have members."""
+    parent: Any = document
+    for token in tokens:
+        if isinstance(parent, dict):
+            if token not in parent:
+                # Even add creates only the member it names, not missing parents (RFC 6902).
+                raise InvalidArgument(NO_SUCH_PATH)
+            parent = parent[token]
+        elif isinstance(parent, list):
+            parent = parent[_index(parent, token, allow_end=False)]
+        else:
+            raise InvalidArgument(CANNOT_SET)
+    return parent

@@ -178,96 +178,96 @@ def _form_version(form: dict[str, str]) -> str:
 
 def install(app: FastAPI) -> None:
     """Adds the documentation routes (not part of the OpenAPI description)."""
+    app.get("/api-docs/", include_in_schema=False)(_page)
+    app.get("/api-docs", include_in_schema=False)(_page)
+    app.post("/api-docs/login", include_in_schema=False)(_login)
+    app.post("/api-docs/logout", include_in_schema=False)(_logout)
+    app.get("/api-docs/assets/{name}", include_in_schema=False)(_asset)
 
-    @app.get("/api-docs", include_in_schema=False)
-    @app.get("/api-docs/", include_in_schema=False)
-    async def page(request: Request) -> Response:
-        version = request.query_params.get("version", DEFAULT_VERSION)
-        if version not in VERSIONS:
-            allowed = ", ".join(VERSIONS)
-            return _message_page(
-                request, f"There is no API version {version!r}; use one of {allowed}.", 404
-            )
-        if _gateway(request) is None:
-            return _message_page(request, "The service is starting; try again shortly.", 503)
-        username = await _session_user(request)
-        if username is None:
-            return _login_page(request, version, None, 200)
-        return _html(
-            request,
-            _PAGE,
-            200,
-            version=version,
-            username=username,
-            spec=f"{_prefix(request)}/rest/{version}/api-docs",
-            links_html=_version_links(request, version),
-        )
 
-    @app.post("/api-docs/login", include_in_schema=False)
-    async def login(request: Request) -> Response:
-        form = await _read_form(request)
-        if form is None:
-            return _login_page(request, DEFAULT_VERSION, "The form is too large.", 413)
-        version = _form_version(form)
-        username, password = form.get("username", ""), form.get("password", "")
-        if not username or not password:
-            return _login_page(request, version, "Enter a user name and a password.", 400)
-        gw = _gateway(request)
-        if gw is None:
-            return _login_page(request, version, "The service is starting; try again.", 503)
-        credentials = identity_pb2.BasicCredentials(username=username, password=password)
-        try:
-            reply = await gw.auth.logins.attempt(
-                username,
-                client_address(request),
-                lambda: gw.upstreams.identity.auth.IssueUserToken(credentials),
-            )
-        except PlumblineError as exc:
-            if exc.http_status >= 500:
-                log.warning("docs login failed: %s", exc)
-                message, status = "Logging in is not possible right now; try again later.", 503
-            else:
-                message = exc.message
-                status = 429 if exc.http_status == 429 else 401
-            page = _login_page(request, version, message, status, username)
-            if isinstance(exc, Throttled):
-                page.headers["Retry-After"] = str(exc.retry_after)
-            return page
-        except Exception:
-            log.exception("docs login failed")
-            message = "Logging in is not possible right now; try again later."
-            return _login_page(request, version, message, 503, username)
-        response = RedirectResponse(
-            f"{_prefix(request)}/api-docs/?version={version}", status_code=303
+async def _page(request: Request) -> Response:
+    version = request.query_params.get("version", DEFAULT_VERSION)
+    if version not in VERSIONS:
+        allowed = ", ".join(VERSIONS)
+        return _message_page(
+            request, f"There is no API version {version!r}; use one of {allowed}.", 404
         )
-        public_url = gw.settings.public_url or ""
-        response.set_cookie(
-            SESSION_COOKIE,
-            reply.access_token,
-            max_age=reply.expires_in,
-            httponly=True,
-            samesite="strict",
-            path="/",
-            secure=request.url.scheme == "https" or public_url.startswith("https:"),
-        )
-        response.headers["Cache-Control"] = "no-store"
-        return response
+    if _gateway(request) is None:
+        return _message_page(request, "The service is starting; try again shortly.", 503)
+    username = await _session_user(request)
+    if username is None:
+        return _login_page(request, version, None, 200)
+    return _html(
+        request,
+        _PAGE,
+        200,
+        version=version,
+        username=username,
+        spec=f"{_prefix(request)}/rest/{version}/api-docs",
+        links_html=_version_links(request, version),
+    )
 
-    @app.post("/api-docs/logout", include_in_schema=False)
-    async def logout(request: Request) -> Response:
-        version = _form_version(await _read_form(request) or {})
-        response = RedirectResponse(
-            f"{_prefix(request)}/api-docs/?version={version}", status_code=303
-        )
-        response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
-        return response
 
-    @app.get("/api-docs/assets/{name}", include_in_schema=False)
-    async def asset(name: str) -> Response:
-        media_type = _MEDIA_TYPES.get(Path(name).suffix, "application/octet-stream")
-        if name in _OWN_ASSETS:
-            return Response(_OWN_ASSETS[name], media_type=media_type, headers=_ASSET_HEADERS)
-        path = _SWAGGER_ASSETS.get(name)
-        if path is None:
-            return Response("Not found", status_code=404, media_type="text/plain")
-        return FileResponse(path, media_type=media_type, headers=_ASSET_HEADERS)
+async def _login(request: Request) -> Response:
+    form = await _read_form(request)
+    if form is None:
+        return _login_page(request, DEFAULT_VERSION, "The form is too large.", 413)
+    version = _form_version(form)
+    username, password = form.get("username", ""), form.get("password", "")
+    if not username or not password:
+        return _login_page(request, version, "Enter a user name and a password.", 400)
+    gw = _gateway(request)
+    if gw is None:
+        return _login_page(request, version, "The service is starting; try again.", 503)
+    credentials = identity_pb2.BasicCredentials(username=username, password=password)
+    try:
+        reply = await gw.auth.logins.attempt(
+            username,
+            client_address(request),
+            lambda: gw.upstreams.identity.auth.IssueUserToken(credentials),
+        )
+    except PlumblineError as exc:
+        if exc.http_status >= 500:
+            log.warning("docs login failed: %s", exc)
+            message, status = "Logging in is not possible right now; try again later.", 503
+        else:
+            message = exc.message
+            status = 429 if exc.http_status == 429 else 401
+        page = _login_page(request, version, message, status, username)
+        if isinstance(exc, Throttled):
+            page.headers["Retry-After"] = str(exc.retry_after)
+        return page
+    except Exception:
+        log.exception("docs login failed")
+        message = "Logging in is not possible right now; try again later."
+        return _login_page(request, version, message, 503, username)
+    response = RedirectResponse(f"{_prefix(request)}/api-docs/?version={version}", status_code=303)
+    public_url = gw.settings.public_url or ""
+    response.set_cookie(
+        SESSION_COOKIE,
+        reply.access_token,
+        max_age=reply.expires_in,
+        httponly=True,
+        samesite="strict",
+        path="/",
+        secure=request.url.scheme == "https" or public_url.startswith("https:"),
+    )
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+async def _logout(request: Request) -> Response:
+    version = _form_version(await _read_form(request) or {})
+    response = RedirectResponse(f"{_prefix(request)}/api-docs/?version={version}", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
+    return response
+
+
+async def _asset(name: str) -> Response:
+    media_type = _MEDIA_TYPES.get(Path(name).suffix, "application/octet-stream")
+    if name in _OWN_ASSETS:
+        return Response(_OWN_ASSETS[name], media_type=media_type, headers=_ASSET_HEADERS)
+    path = _SWAGGER_ASSETS.get(name)
+    if path is None:
+        return Response("Not found", status_code=404, media_type="text/plain")
+    return FileResponse(path, media_type=media_type, headers=_ASSET_HEADERS)

@@ -71,7 +71,8 @@ def test_search_by_role(team: Team, admin: httpx.Client) -> None:
             assert len(_ids(paged)) == 1, role
             assert one.status_code == 200, (role, one.text)
         else:
-            assert _ids(found) == [] and _total(found) == 0, role
+            assert _ids(found) == [], role
+            assert _total(found) == 0, role
             assert _total(paged) == 0, role
             assert_error(one, 401, "no access", f"item {mine[0]}")
 
@@ -108,19 +109,26 @@ def _named(word: str) -> dict[str, Any]:
     return {"field": {"name": "name"}, "operator": "CONTAINS", "values": [word]}
 
 
+def _admins_filters(admin: httpx.Client, word: str, project: int, other: int) -> dict[str, int]:
+    """The admin's filters of ``word``: in ``project`` ("specified"), in ``other``
+    ("elsewhere"), and in every project ("all")."""
+    specified = _filter(admin, _named(word), projectScope="SPECIFIED", specifiedProject=project)
+    elsewhere = _filter(admin, _named(word), projectScope="SPECIFIED", specifiedProject=other)
+    everywhere = _filter(admin, _named(word), projectScope="ALL")
+    ids = {}
+    for name, made in (("specified", specified), ("elsewhere", elsewhere), ("all", everywhere)):
+        assert made.status_code == 201, made.text
+        ids[name] = made.json()["meta"]["id"]
+    return ids
+
+
 def test_filters_by_role(team: Team, admin: httpx.Client) -> None:
     project = team.project["id"]
     other = _other_project(admin)
     word = unique("flt")
     mine = sorted(create_item(admin, team.project, f"{word} {n}") for n in range(3))
     hidden = sorted(create_item(admin, other, f"{word} hidden {n}") for n in range(2))
-    specified = _filter(admin, _named(word), projectScope="SPECIFIED", specifiedProject=project)
-    elsewhere = _filter(admin, _named(word), projectScope="SPECIFIED", specifiedProject=other["id"])
-    everywhere = _filter(admin, _named(word), projectScope="ALL")
-    ids = {}
-    for name, made in (("specified", specified), ("elsewhere", elsewhere), ("all", everywhere)):
-        assert made.status_code == 201, made.text
-        ids[name] = made.json()["meta"]["id"]
+    ids = _admins_filters(admin, word, project, other["id"])
     may_read, may_write = team.expect("READ_ONLY"), team.expect("READ_WRITE")
     for role in MATRIX_ROLES:
         client = team.clients[role]
@@ -148,7 +156,8 @@ def test_filters_by_role(team: Team, admin: httpx.Client) -> None:
         if may_read[role]:
             assert ids["specified"] in _ids(listed), role
             assert read.status_code == 200, (role, read.text)
-            assert sorted(_ids(results)) == mine and _total(results) == len(mine), role
+            assert sorted(_ids(results)) == mine, role
+            assert _total(results) == len(mine), role
             if role != "ORG_ADMIN":
                 assert sorted(_ids(across)) == mine, role
                 assert _total(across) == _total(paged) == len(mine), role
@@ -157,7 +166,8 @@ def test_filters_by_role(team: Team, admin: httpx.Client) -> None:
             assert_error(listed, 401, "no access", f"project {project}")
             assert_error(read, 401, "no access", f"filter {ids['specified']}")
             assert_error(results, 401, "no access")
-            assert _ids(across) == [] and _total(across) == 0, role
+            assert _ids(across) == [], role
+            assert _total(across) == 0, role
             assert count.json()["data"]["count"] == 0, role
         if may_write[role]:
             assert created.status_code == 201, (role, created.text)
@@ -180,7 +190,8 @@ def test_sub_queries_do_not_reach_unreadable_items(team: Team, admin: httpx.Clie
     assert _ids(admin.get(url)) == [mine]
     for role in ("READ_ONLY", "READ_WRITE", "PROJECT_ADMIN"):
         response = team.clients[role].get(url)
-        assert _ids(response) == [] and _total(response) == 0, role
+        assert _ids(response) == [], role
+        assert _total(response) == 0, role
 
 
 def test_linked_leaves_out_unreadable_items(team: Team, admin: httpx.Client) -> None:

@@ -125,7 +125,8 @@ def test_200_mb_both_ways_in_bounded_memory(
             for chunk in stream.iter_bytes():
                 download.update(chunk)
                 size += len(chunk)
-    assert size == 200 * MB and download.hexdigest() == body.digest.hexdigest()
+    assert size == 200 * MB
+    assert download.hexdigest() == body.digest.hexdigest()
     grown = peaks.growth()
     # Far below the file: a few chunks in flight per process, not the file.
     assert all(g < 80 * MB for g in grown.values()), grown

@@ -52,10 +52,12 @@ def test_attachment_lifecycle(admin: httpx.Client, project: dict[str, Any]) -> N
     name = unique("Screenshot ")
     attachment = new_attachment(admin, project, name)
     data = admin.get(f"/attachments/{attachment}").json()["data"]
-    assert data["type"] == "attachments" and data["id"] == attachment
+    assert data["type"] == "attachments"
+    assert data["id"] == attachment
     assert data["documentKey"].startswith(f"{project['key']}-ATT-")
     assert data["itemType"] == project["types"]["ATT"]["id"]
-    assert data["fields"]["name"] == name and data["fields"]["description"] == "what it shows"
+    assert data["fields"]["name"] == name
+    assert data["fields"]["description"] == "what it shows"
     assert (data["fileName"], data["mimeType"], data["fileSize"]) == ("", "", 0)
     assert data["lock"]["locked"] is False
     assert_error(admin.get(f"/attachments/{attachment}/file"), 404, "no file", "PUT")
@@ -81,7 +83,8 @@ def test_attachment_lifecycle(admin: httpx.Client, project: dict[str, Any]) -> N
     newer = b"second version"
     assert upload(admin, attachment, newer, "notes.txt").status_code == 200
     again = admin.get(f"/attachments/{attachment}/file")
-    assert again.content == newer and again.headers["etag"] != download.headers["etag"]
+    assert again.content == newer
+    assert again.headers["etag"] != download.headers["etag"]
 
     missing = 9_000_000_000_000
     assert_error(admin.get(f"/attachments/{missing}"), 404, str(missing))
@@ -94,21 +97,25 @@ def test_ranges_and_file_urls(admin: httpx.Client, project: dict[str, Any]) -> N
     upload(admin, attachment, content, "data.bin", "application/x-thing")
     path = f"/attachments/{attachment}/file"
     part = admin.get(path, headers={"Range": "bytes=10-19"})
-    assert part.status_code == 206 and part.content == content[10:20]
+    assert part.status_code == 206
+    assert part.content == content[10:20]
     assert part.headers["content-range"] == f"bytes 10-19/{len(content)}"
     assert admin.get(path, headers={"Range": "bytes=-5"}).content == content[-5:]
     tail = admin.get(path, headers={"Range": "bytes=10000-"})
-    assert tail.status_code == 206 and tail.content == content[10000:]
+    assert tail.status_code == 206
+    assert tail.content == content[10000:]
     outside = admin.get(path, headers={"Range": f"bytes={len(content)}-"})
     assert_error(outside, 416, "outside")
     assert outside.headers["content-range"] == f"bytes */{len(content)}"
     stale = admin.get(path, headers={"Range": "bytes=0-0", "If-Range": '"not-the-etag"'})
-    assert stale.status_code == 200 and stale.content == content
+    assert stale.status_code == 200
+    assert stale.content == content
 
     # GET /files?url= takes the file's own URL, absolute or not.
     url = str(admin.base_url).rstrip("/") + path
     by_url = admin.get("/files", params={"url": url})
-    assert by_url.status_code == 200 and by_url.content == content
+    assert by_url.status_code == 200
+    assert by_url.content == content
     assert admin.get("/files", params={"url": path}).content == content
     assert_error(admin.get("/files", params={"url": "https://elsewhere.example/x"}), 400, "url")
     assert_error(admin.get("/files"), 400, "url")
@@ -160,7 +167,8 @@ def test_attachments_on_items_plans_and_runs(admin: httpx.Client, project: dict[
             == second
         )
         listed = admin.get(f"/{base}/{owner}/attachments")
-        assert ids_of(listed) == [first, second] and total_of(listed) == 2
+        assert ids_of(listed) == [first, second]
+        assert total_of(listed) == 2
         again = admin.post(f"/{base}/{owner}/attachments", json={"attachment": first})
         assert_error(again, 400, "already")
         assert admin.delete(f"/{base}/{owner}/attachments/{first}").status_code == 204
@@ -204,7 +212,8 @@ def test_lock_comments_search_and_feed(
     attachment = new_attachment(admin, project, name)
     assert admin.put(f"/attachments/{attachment}/lock", json={"locked": True}).status_code == 200
     lock = admin.get(f"/attachments/{attachment}/lock").json()["data"]
-    assert lock["locked"] is True and isinstance(lock["lockedBy"], int)
+    assert lock["locked"] is True
+    assert isinstance(lock["lockedBy"], int)
     assert admin.put(f"/attachments/{attachment}/lock", json={"locked": False}).status_code == 200
 
     comment = {
@@ -231,7 +240,8 @@ def test_lock_comments_search_and_feed(
     )
     assert feed.status_code == 200, feed.text
     actions = {(a["item"], a["eventType"]) for a in feed.json()["data"]}
-    assert (attachment, "CREATE") in actions and (attachment, "UPDATE") in actions
+    assert (attachment, "CREATE") in actions
+    assert (attachment, "UPDATE") in actions
 
     # Deleting (labs): the record, its file and its comments go.
     assert labs.delete(f"/attachments/{attachment}").status_code == 204

@@ -73,7 +73,8 @@ def test_changes_show_in_the_feed_at_once(admin: httpx.Client, make_user: MakeUs
     ).json()
     assert len(updates["data"]) == 1
     deletes = admin.get("/activities", params={"project": pid, "deleteEvents": "true"}).json()
-    assert deletes["data"] and all(a["eventType"] == "DELETE" for a in deletes["data"])
+    assert deletes["data"]
+    assert all(a["eventType"] == "DELETE" for a in deletes["data"])
     both = admin.get(
         "/activities",
         params=[
@@ -96,7 +97,8 @@ def test_changes_show_in_the_feed_at_once(admin: httpx.Client, make_user: MakeUs
     )
     assert len(window.json()["data"]) == 2
     future = admin.get("/activities", params={"project": pid, "date": later}).json()
-    assert future["data"] == [] and future["meta"]["pageInfo"]["totalResults"] == 0
+    assert future["data"] == []
+    assert future["meta"]["pageInfo"]["totalResults"] == 0
 
     one = admin.get(f"/activities/{activity['id']}", params={"include": "data.user"}).json()
     assert one["data"]["id"] == activity["id"]
@@ -175,7 +177,8 @@ def test_date_takes_one_value_or_a_range(admin: httpx.Client) -> None:
     empty = admin.get(
         "/activities", params={"project": project, "date": _shift(date, 3_600_000)}
     ).json()
-    assert empty["data"] == [] and empty["meta"]["pageInfo"]["totalResults"] == 0
+    assert empty["data"] == []
+    assert empty["meta"]["pageInfo"]["totalResults"] == 0
 
 
 def test_delete_events_only(admin: httpx.Client) -> None:
@@ -184,7 +187,8 @@ def test_delete_events_only(admin: httpx.Client) -> None:
     tag = admin.post("/tags", json={"name": name, "project": project}).json()["meta"]["id"]
     assert admin.delete(f"/tags/{tag}").status_code == 204
     deletes = _feed(admin, {"project": project, "deleteEvents": "true", "maxResults": 50})
-    assert deletes and all(a["eventType"] == "DELETE" for a in deletes)
+    assert deletes
+    assert all(a["eventType"] == "DELETE" for a in deletes)
     assert deletes[0]["details"] == f"tag {name} deleted"
     assert deletes[0]["action"] == "Deleted"
     everything = _feed(admin, {"project": project, "deleteEvents": "false", "maxResults": 50})
@@ -265,7 +269,8 @@ def test_normal_users_read_the_feed_and_anonymous_callers_do_not(
     assert_error(client.get("/activities", params={"project": project}), 401, "no access")
     grant(admin, project, "READ_ONLY", user=user_id)
     feed = client.get("/activities", params={"project": project, "objectType": "PROJECT"})
-    assert feed.status_code == 200 and len(feed.json()["data"]) == 1
+    assert feed.status_code == 200
+    assert len(feed.json()["data"]) == 1
     assert_error(anonymous.get("/activities", params={"project": project}), 401)
     assert_error(anonymous.get("/activities/1"), 401)
 
@@ -281,7 +286,8 @@ def test_an_items_activities(admin: httpx.Client, project: dict[str, Any]) -> No
     response = admin.get(f"/items/{item}/activities")
     assert response.status_code == 200, response.text
     feed = response.json()["data"]
-    assert {a["item"] for a in feed} == {item} and other != item
+    assert {a["item"] for a in feed} == {item}
+    assert other != item
     assert [a["eventType"] for a in feed] == ["UPDATE", "CREATE"]
     assert total_of(response) == 2
     assert_error(admin.get("/items/9000000000000/activities"), 404)

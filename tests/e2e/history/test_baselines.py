@@ -47,19 +47,15 @@ def rename(client: httpx.Client, item: int, name: str) -> None:
     assert response.status_code == 200, response.text
 
 
-def test_a_baseline_keeps_versions_and_places(admin: httpx.Client, project: dict[str, Any]) -> None:
-    me = admin.get("/users/current").json()["data"]["id"]
-    top = create_item(admin, project, "Top")
-    child = create_item(admin, project, "Child", parent=top)
-    loose = create_item(admin, project, "Loose")
-    link = admin.post("/relationships", json={"fromItem": top, "toItem": loose})
-    assert link.status_code == 201, link.text
-
-    first = take(admin, project, "Release 2.1", description="as shipped")
+def _assert_taken(admin: httpx.Client, project: dict[str, Any], first: int, me: int) -> None:
+    """Baseline ``first``, "Release 2.1", as ``me`` took it: read, listed, in the feed."""
     data = admin.get(f"/baselines/{first}").json()["data"]
-    assert data["name"] == "Release 2.1" and data["description"] == "as shipped"
-    assert data["project"] == project["id"] and data["origin"] == {"project": project["id"]}
-    assert data["createdBy"] == me and data["type"] == "baselines"
+    assert data["name"] == "Release 2.1"
+    assert data["description"] == "as shipped"
+    assert data["project"] == project["id"]
+    assert data["origin"] == {"project": project["id"]}
+    assert data["createdBy"] == me
+    assert data["type"] == "baselines"
     listed = admin.get("/baselines", params={"project": project["id"]})
     assert first in [b["id"] for b in listed.json()["data"]]
     # Taking it is in the project's activity feed.
@@ -69,13 +65,35 @@ def test_a_baseline_keeps_versions_and_places(admin: httpx.Client, project: dict
     assert [(a["eventType"], a["user"]) for a in feed] == [("CREATE", me)]
     assert "Release 2.1" in feed[0]["details"]
 
+
+def _assert_held(
+    admin: httpx.Client, project: dict[str, Any], first: int, taken: list[int]
+) -> None:
+    """Baseline ``first`` holds the items ``taken`` (top, its child, a loose one) at their
+    versions and places of then."""
+    top, child, _loose = taken
     held = items_of(admin, first)
-    assert [i["id"] for i in held] == [top, child, loose]
+    assert [i["id"] for i in held] == taken
     by_id = {i["id"]: i for i in held}
     assert by_id[child]["baselineLocation"]["parent"] == {"item": [top, 1]}
     assert by_id[top]["baselineLocation"]["parent"] == {"project": project["id"]}
-    assert by_id[child]["version"] == 1 and by_id[child]["currentVersion"] == 1
+    assert by_id[child]["version"] == 1
+    assert by_id[child]["currentVersion"] == 1
     assert by_id[child]["baseline"] == first
+
+
+def test_a_baseline_keeps_versions_and_places(admin: httpx.Client, project: dict[str, Any]) -> None:
+    me = admin.get("/users/current").json()["data"]["id"]
+    top = create_item(admin, project, "Top")
+    child = create_item(admin, project, "Child", parent=top)
+    loose = create_item(admin, project, "Loose")
+    link = admin.post("/relationships", json={"fromItem": top, "toItem": loose})
+    assert link.status_code == 201, link.text
+
+    first = take(admin, project, "Release 2.1", description="as shipped")
+    _assert_taken(admin, project, first, me)
+
+    _assert_held(admin, project, first, [top, child, loose])
 
     # Later changes leave the baseline as it was.
     rename(admin, child, "Child, renamed")
@@ -84,7 +102,9 @@ def test_a_baseline_keeps_versions_and_places(admin: httpx.Client, project: dict
     )
     assert moved.status_code == 200, moved.text
     one = admin.get(f"/baselines/{first}/versioneditems/{child}").json()["data"]
-    assert one["fields"]["name"] == "Child" and one["version"] == 1 and one["currentVersion"] == 2
+    assert one["fields"]["name"] == "Child"
+    assert one["version"] == 1
+    assert one["currentVersion"] == 2
     was = admin.get(f"/baselines/{first}/versioneditems/{loose}").json()["data"]
     assert was["baselineLocation"]["parent"] == {"project": project["id"]}
     assert was["location"]["parent"] == {"project": project["id"]}
@@ -105,9 +125,11 @@ def test_a_baseline_keeps_versions_and_places(admin: httpx.Client, project: dict
     # Compare with now: two items changed, one relationship added.
     changes = compare(admin, first)
     items = {c["id"]: c for c in changes if c["kind"] == "ITEM"}
-    assert items[child]["change"] == "CHANGED" and "name" in items[child]["changedFields"]
+    assert items[child]["change"] == "CHANGED"
+    assert "name" in items[child]["changedFields"]
     assert (items[child]["fromVersion"], items[child]["toVersion"]) == (1, 2)
-    assert items[loose]["change"] == "CHANGED" and "location" in items[loose]["changedFields"]
+    assert items[loose]["change"] == "CHANGED"
+    assert "location" in items[loose]["changedFields"]
     assert top not in items
     relationships = [c for c in changes if c["kind"] == "RELATIONSHIP"]
     assert [(c["change"], c["fromItem"], c["toItem"]) for c in relationships] == [
@@ -121,14 +143,16 @@ def test_a_baseline_keeps_versions_and_places(admin: httpx.Client, project: dict
     second = take(admin, project, "Release 2.2")
     changes = compare(admin, first, str(second))
     kinds = {(c["kind"], c["change"], c["id"]) for c in changes}
-    assert ("ITEM", "ADDED", added) in kinds and ("ITEM", "REMOVED", child) in kinds
+    assert ("ITEM", "ADDED", added) in kinds
+    assert ("ITEM", "REMOVED", child) in kinds
     assert ("ITEM", "CHANGED", loose) in kinds
     assert ("RELATIONSHIP", "ADDED", late.json()["meta"]["id"]) not in kinds  # went with child
     page = admin.get(
         labs(admin, f"/baselines/{first}/compare"),
         params={"to": str(second), "startAt": 1, "maxResults": 1},
     )
-    assert len(page.json()["data"]) == 1 and total_of(page) == len(changes)
+    assert len(page.json()["data"]) == 1
+    assert total_of(page) == len(changes)
     assert compare(admin, second, str(second)) == []
 
 

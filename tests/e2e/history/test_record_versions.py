@@ -93,7 +93,8 @@ def versioned(history: History, event: Event, version: int) -> Any:
 
 def deleted(event: Event, version: int) -> None:
     """``event`` is a deletion at ``version``, without a snapshot."""
-    assert event.action == "deleted" and event.payload["deleted"] is True
+    assert event.action == "deleted"
+    assert event.payload["deleted"] is True
     assert event.version == version
     assert "snapshot" not in event.payload
 
@@ -110,7 +111,8 @@ def test_a_test_plan_has_a_version_per_change(
     plan = new_plan(admin, project, "Versions")
     made = one(history.changes(), "testmgmt.testplan.created", plan)
     assert fields_of(versioned(history, made, 1))["name"] == "Versions"
-    assert made.payload["documentKey"] and made.payload["name"] == "Versions"
+    assert made.payload["documentKey"]
+    assert made.payload["name"] == "Versions"
 
     assert admin.put(f"/testplans/{plan}", json={"fields": {"name": "Put"}}).status_code == 200
     put = one(history.changes(), "testmgmt.testplan.updated", plan)
@@ -130,7 +132,8 @@ def test_a_test_plan_has_a_version_per_change(
     # Test groups and the lock are not part of the plan's record: no new version.
     new_group(admin, plan, "More")
     group = one(history.changes(), "testmgmt.testgroup.created", plan)
-    assert group.version == 4 and "snapshot" not in group.payload
+    assert group.version == 4
+    assert "snapshot" not in group.payload
     assert admin.put(f"/testplans/{plan}/lock", json={"locked": True}).status_code == 200
     assert admin.put(f"/testplans/{plan}/lock", json={"locked": False}).status_code == 200
     assert [e for e in history.changes() if "snapshot" in e.payload] == []
@@ -270,7 +273,8 @@ def test_an_attachment_has_a_version_per_change(
     uploaded = one(history.changes(), "attachments.attachment.updated", attachment)
     file = versioned(history, uploaded, 2)
     assert (file.file_name, file.file_size) == ("log.txt", 11)
-    assert uploaded.payload["fileName"] == "log.txt" and uploaded.payload["fileChanged"]
+    assert uploaded.payload["fileName"] == "log.txt"
+    assert uploaded.payload["fileChanged"]
 
     # Links and the lock are not part of the attachment's record: no new version.
     item = create_item(admin, project, "Holder")

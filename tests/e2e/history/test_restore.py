@@ -48,6 +48,21 @@ def _delete(admin: httpx.Client, project: int, item: int) -> int:
     return int(_activity(admin, project, item, "DELETE")["id"])
 
 
+def _assert_affected(admin: httpx.Client, activity: int, subtree: list[int]) -> None:
+    """The items deletion ``activity`` affected: the subtree's top first, paged."""
+    affected = admin.get(f"/activities/{activity}/affecteditems")
+    assert ids_of(affected)[0] == subtree[0]
+    assert sorted(ids_of(affected)) == sorted(subtree)
+    assert total_of(affected) == 4
+    assert all(i["type"] == "items" for i in affected.json()["data"])
+    assert all(i["resources"]["self"]["allowed"] == [] for i in affected.json()["data"])
+    paged = admin.get(
+        f"/activities/{activity}/affecteditems", params={"startAt": 1, "maxResults": 2}
+    )
+    assert ids_of(paged) == ids_of(affected)[1:3]
+    assert total_of(paged) == 4
+
+
 def test_a_deleted_subtree_comes_back_with_its_relationships(
     admin: httpx.Client, project: dict[str, Any]
 ) -> None:
@@ -73,15 +88,7 @@ def test_a_deleted_subtree_comes_back_with_its_relationships(
     assert _item(admin, last)["location"]["sequence"] == "2"
 
     # What the deletion affected: the item, then the items deleted with it, as deleted.
-    affected = admin.get(f"/activities/{activity}/affecteditems")
-    assert ids_of(affected)[0] == doomed and sorted(ids_of(affected)) == sorted(subtree)
-    assert total_of(affected) == 4
-    assert all(i["type"] == "items" for i in affected.json()["data"])
-    assert all(i["resources"]["self"]["allowed"] == [] for i in affected.json()["data"])
-    paged = admin.get(
-        f"/activities/{activity}/affecteditems", params={"startAt": 1, "maxResults": 2}
-    )
-    assert ids_of(paged) == ids_of(affected)[1:3] and total_of(paged) == 4
+    _assert_affected(admin, activity, subtree)
 
     restored = admin.post(f"/activities/{activity}/restore")
     assert restored.status_code == 200, restored.text
@@ -182,7 +189,8 @@ def test_affected_items_of_other_activities(admin: httpx.Client, project: dict[s
     assert renamed.status_code == 200, renamed.text
     update = _activity(admin, pid, item, "UPDATE")["id"]
     response = admin.get(f"/activities/{update}/affecteditems")
-    assert ids_of(response) == [item] and total_of(response) == 1
+    assert ids_of(response) == [item]
+    assert total_of(response) == 1
     assert response.json()["data"][0]["fields"]["name"] == "Renamed"
     assert response.json()["data"][0]["resources"]["self"]["allowed"]
 
@@ -198,7 +206,8 @@ def test_affected_items_of_other_activities(admin: httpx.Client, project: dict[s
         "/activities", params={"project": pid, "objectType": "RELATIONSHIP"}
     ).json()["data"][0]["id"]
     none = admin.get(f"/activities/{related}/affecteditems")
-    assert ids_of(none) == [] and total_of(none) == 0
+    assert ids_of(none) == []
+    assert total_of(none) == 0
 
 
 def test_access_to_affected_items_and_restores(

@@ -49,10 +49,12 @@ def test_every_change_is_a_version_read_right_after(
     item = create_item(admin, project, "First words", description="one")
     # Read-your-writes: the version is listed by the very next read.
     [first] = versions_of(admin, "items", item)
-    assert first["versionNumber"] == 1 and first["item"] == item
+    assert first["versionNumber"] == 1
+    assert first["item"] == item
     assert first["versionedItem"] == [item, 1]
     assert first["changeDetails"] == "Created"
-    assert first["createdBy"] == me and first["type"] == "versions"
+    assert first["createdBy"] == me
+    assert first["type"] == "versions"
 
     put_item(admin, item, name="Second words")
     response = admin.patch(
@@ -67,12 +69,16 @@ def test_every_change_is_a_version_read_right_after(
     assert "name" not in history[2]["changeDetails"]
 
     one = admin.get(f"/items/{item}/versions/2")
-    assert one.status_code == 200 and one.json()["data"] == history[1]
+    assert one.status_code == 200
+    assert one.json()["data"] == history[1]
 
     then = versioned(admin, "items", item, 1)
-    assert then["id"] == item and then["type"] == "items"
-    assert then["fields"]["name"] == "First words" and then["fields"]["description"] == "one"
-    assert then["version"] == 1 and then["currentVersion"] == 3
+    assert then["id"] == item
+    assert then["type"] == "items"
+    assert then["fields"]["name"] == "First words"
+    assert then["fields"]["description"] == "one"
+    assert then["version"] == 1
+    assert then["currentVersion"] == 3
     assert then["resources"]["self"]["allowed"] == ["GET"]
     assert versioned(admin, "items", item, 3)["fields"]["description"] == "two"
     assert versioned(admin, "items", item, 2)["fields"]["name"] == "Second words"
@@ -84,7 +90,8 @@ def test_every_change_is_a_version_read_right_after(
     assert_error(admin.get(f"/items/{item}/versions/4"), 404, "version 4", "1 to 3")
     assert_error(admin.get(f"/items/{item}/versions/0/versioneditem"), 400, "versionNum")
     page = admin.get(f"/items/{item}/versions", params={"startAt": 1, "maxResults": 1})
-    assert [v["versionNumber"] for v in page.json()["data"]] == [2] and total_of(page) == 3
+    assert [v["versionNumber"] for v in page.json()["data"]] == [2]
+    assert total_of(page) == 3
 
 
 def test_a_move_and_a_workflow_step_are_versions(
@@ -117,7 +124,8 @@ def test_a_move_and_a_workflow_step_are_versions(
     )
     assert response.status_code in (200, 201), response.text
     latest = versions_of(admin, "items", item)[-1]
-    assert latest["versionNumber"] == 4 and latest["comment"] == "reviewed"
+    assert latest["versionNumber"] == 4
+    assert latest["comment"] == "reviewed"
     assert "status" in latest["changeDetails"]
 
 
@@ -140,8 +148,10 @@ def test_relationships_as_they_were(admin: httpx.Client, project: dict[str, Any]
 
     assert at(upstream, moment_before) == []
     [then] = at(downstream, moment_after)
-    assert then["id"] == relationship and then["suspect"] is False
-    assert then["fromItem"] == [upstream, 2] and then["toItem"] == [downstream, 1]
+    assert then["id"] == relationship
+    assert then["suspect"] is False
+    assert then["fromItem"] == [upstream, 2]
+    assert then["toItem"] == [downstream, 1]
 
     response = admin.delete(f"/relationships/{relationship}")
     assert response.status_code == 204, response.text
@@ -191,8 +201,10 @@ def test_test_records_and_attachments_have_versions(
     assert response.status_code == 200, response.text
     assert [v["versionNumber"] for v in versions_of(admin, "testplans", plan)] == [1, 2]
     then = versioned(admin, "testplans", plan, 1)
-    assert then["type"] == "testplans" and then["fields"]["name"] == "Plan A"
-    assert then["currentVersion"] == 2 and "archived" in then
+    assert then["type"] == "testplans"
+    assert then["fields"]["name"] == "Plan A"
+    assert then["currentVersion"] == 2
+    assert "archived" in then
     assert versions_of(admin, "abstractitems", plan) == versions_of(admin, "testplans", plan)
 
     cycle = new_cycle(admin, plan)
@@ -201,7 +213,8 @@ def test_test_records_and_attachments_have_versions(
 
     [run] = runs_of(admin, cycle)
     first = versioned(admin, "testruns", run["id"], 1)
-    assert first["type"] == "testruns" and first["fields"]["testRunStatus"] == "NOT_RUN"
+    assert first["type"] == "testruns"
+    assert first["fields"]["testRunStatus"] == "NOT_RUN"
     # A generated run's testCaseVersionNumber is the case's version.
     assert (
         first["testCaseVersionNumber"]
@@ -238,10 +251,12 @@ def test_a_record_as_it_was(admin: httpx.Client, project: dict[str, Any]) -> Non
     then = admin.get(f"/items/{item}", params={"asOf": created})
     assert then.status_code == 200, then.text
     data = then.json()["data"]
-    assert data["fields"]["name"] == "Then" and data["version"] == 1
+    assert data["fields"]["name"] == "Then"
+    assert data["version"] == 1
     assert data["currentVersion"] == 2
     now = admin.get(f"/abstractitems/{item}", params={"asOf": _now()}).json()["data"]
-    assert now["fields"]["name"] == "Now" and now["version"] == 2
+    assert now["fields"]["name"] == "Now"
+    assert now["version"] == 2
     # Without asOf, the record as it is (no version members).
     assert "version" not in admin.get(f"/items/{item}").json()["data"]
     assert_error(admin.get(f"/items/{item}", params={"asOf": before}), 404, "did not exist")
@@ -263,7 +278,9 @@ def test_categories_at_each_version(admin: httpx.Client, project: dict[str, Any]
         assert reply.status_code == 200, reply.text
         return [c["id"] for c in reply.json()["data"]]
 
-    assert at(1) == [] and at(2) == [category] and at(None) == [category]
+    assert at(1) == []
+    assert at(2) == [category]
+    assert at(None) == [category]
     assert_error(admin.get(f"/items/{item}/versioncategories", params={"versionNumber": 3}), 404)
     assert_error(
         admin.get(f"/items/{item}/versioncategories", params={"versionNumber": "x"}),

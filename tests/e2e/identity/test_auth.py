@@ -215,7 +215,8 @@ def test_public_paths_stay_public(system: System) -> None:
     assert httpx.get(f"{system.url}/api-docs/assets/docs.js").status_code == 200
     # The token exchange answers for itself (OAuth's invalid_client), not the API's 401.
     token = httpx.post(f"{system.url}/rest/oauth/token", data={"grant_type": "client_credentials"})
-    assert token.status_code == 401 and token.json()["error"] == "invalid_client"
+    assert token.status_code == 401
+    assert token.json()["error"] == "invalid_client"
 
 
 def test_the_docs_page_session_is_offered_bearer_only(system: System) -> None:

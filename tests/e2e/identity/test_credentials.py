@@ -55,7 +55,8 @@ def test_own_credentials_are_listed_without_secrets(system: System, make_user: M
     assert [c["clientId"] for c in listed] == [first, second]
     entry = listed[0]
     assert set(entry) == {"id", "name", "clientId", "user", "created", "type"}
-    assert entry["user"] == user_id and entry["type"] == "apicredentials"
+    assert entry["user"] == user_id
+    assert entry["type"] == "apicredentials"
     assert entry["created"].endswith("+0000")
 
 

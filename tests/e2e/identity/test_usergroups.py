@@ -24,7 +24,8 @@ def _all_group_ids(admin: httpx.Client, **params: str | int) -> list[int]:
         assert page.status_code == 200, page.text
         body = page.json()
         info = body["meta"]["pageInfo"]
-        assert info["startIndex"] == start and info["resultCount"] == len(body["data"])
+        assert info["startIndex"] == start
+        assert info["resultCount"] == len(body["data"])
         ids += [g["id"] for g in body["data"]]
         start += 50
         if start >= info["totalResults"]:
@@ -70,7 +71,8 @@ def test_list_and_the_project_filter(admin: httpx.Client) -> None:
     assert {*in_project, elsewhere, org_wide} <= set(everything)
     assert everything == sorted(everything)
     none = admin.get("/usergroups", params={"project": 987654321}).json()
-    assert none["data"] == [] and none["meta"]["pageInfo"]["totalResults"] == 0
+    assert none["data"] == []
+    assert none["meta"]["pageInfo"]["totalResults"] == 0
 
 
 def test_groups_of_a_project(admin: httpx.Client) -> None:
@@ -196,7 +198,8 @@ def test_members(admin: httpx.Client, make_user: MakeUser) -> None:
     )
 
     removed = admin.delete(f"/usergroups/{group}/users/{users[1]}")
-    assert removed.status_code == 204 and removed.content == b""
+    assert removed.status_code == 204
+    assert removed.content == b""
     after = admin.get(f"/usergroups/{group}/users").json()
     assert [m["id"] for m in after["data"]] == [users[0], users[2]]
     assert after["meta"]["pageInfo"]["totalResults"] == 2
@@ -223,16 +226,19 @@ def test_group_family(admin: httpx.Client, make_user: MakeUser) -> None:
     user, _n, _p, _c = make_user()
     assert admin.post(f"/usergroups/{group}/users", json={"user": user}).status_code == 201
     twice = admin.post(f"/usergroups/{group}/users", json={"user": user})
-    assert twice.status_code == 400 and "already exists" in twice.json()["meta"]["message"]
+    assert twice.status_code == 400
+    assert "already exists" in twice.json()["meta"]["message"]
     members = admin.get(f"/usergroups/{group}/users").json()
     assert [m["id"] for m in members["data"]] == [user]
     assert admin.post(f"/usergroups/{group}/users", json={"user": 987654}).status_code == 400
     removed = admin.delete(f"/usergroups/{group}/users/{user}")
-    assert removed.status_code == 204 and removed.content == b""
+    assert removed.status_code == 204
+    assert removed.content == b""
     assert admin.delete(f"/usergroups/{group}/users/{user}").status_code == 404
 
     deleted = admin.delete(f"/usergroups/{group}")
-    assert deleted.status_code == 204 and deleted.content == b""
+    assert deleted.status_code == 204
+    assert deleted.content == b""
     assert admin.get(f"/usergroups/{group}").status_code == 404
 
 

@@ -95,7 +95,8 @@ def test_filters_and_paging(admin: httpx.Client, make_user: MakeUser) -> None:
     )
     assert one.json()["meta"]["pageInfo"]["totalResults"] == 0
     empty = admin.get("/users", params={"email": "nobody@nowhere.invalid"}).json()
-    assert empty["data"] == [] and empty["meta"]["pageInfo"]["totalResults"] == 0
+    assert empty["data"] == []
+    assert empty["meta"]["pageInfo"]["totalResults"] == 0
 
 
 def test_a_deactivated_user_is_listed_only_with_include_inactive(
@@ -106,7 +107,8 @@ def test_a_deactivated_user_is_listed_only_with_include_inactive(
     active = make_user(lastName=family)[0]
     inactive = make_user(lastName=family)[0]
     response = admin.put(f"/users/{inactive}/active", json={"active": False})
-    assert response.status_code == 200 and response.json()["meta"]["status"] == "OK"
+    assert response.status_code == 200
+    assert response.json()["meta"]["status"] == "OK"
 
     hidden = admin.get("/users", params={"lastName": family}).json()
     assert [u["id"] for u in hidden["data"]] == [active]
@@ -225,11 +227,13 @@ def test_put_updates_and_ignores_read_only_members(
     data = admin.get(f"/users/{user_id}").json()["data"]
     data.update({"title": "Lead", "location": "Berlin"})
     response = admin.put(f"/users/{user_id}", json=data)
-    assert response.status_code == 200 and response.json()["meta"]["status"] == "OK"
+    assert response.status_code == 200
+    assert response.json()["meta"]["status"] == "OK"
     after = admin.get(f"/users/{user_id}").json()["data"]
     assert (after["title"], after["location"], after["active"]) == ("Lead", "Berlin", True)
     refused = admin.put(f"/users/{user_id}", json={"password": "new"})
-    assert refused.status_code == 400 and "password" in refused.json()["meta"]["message"]
+    assert refused.status_code == 400
+    assert "password" in refused.json()["meta"]["message"]
 
 
 def test_renaming_a_user_changes_their_login(
@@ -240,7 +244,8 @@ def test_renaming_a_user_changes_their_login(
     new_name = unique("renamed")
     assert admin.put(f"/users/{user_id}", json={"username": new_name}).status_code == 200
     renamed = httpx.get(f"{system.url}/rest/v1/users/current", auth=(new_name, password))
-    assert renamed.status_code == 200 and renamed.json()["data"]["id"] == user_id
+    assert renamed.status_code == 200
+    assert renamed.json()["data"]["id"] == user_id
     assert eventually(lambda: client.get("/users/current").status_code == 401)
 
 
@@ -268,11 +273,13 @@ def test_deactivation_stops_basic_auth_and_activation_restores_it(
     user_id, _name, _pw, client = make_user()
     assert client.get("/users/current").status_code == 200  # now cached by the gateway
     off = admin.put(f"/users/{user_id}/active", json={"active": False})
-    assert off.status_code == 200 and off.json()["meta"]["status"] == "OK"
+    assert off.status_code == 200
+    assert off.json()["meta"]["status"] == "OK"
     assert eventually(lambda: client.get("/users/current").status_code == 401)
     assert_error(client.get("/users/current"), 401, "inactive")
     on = admin.put(f"/users/{user_id}/active", json={"active": True})
-    assert on.status_code == 200 and on.json()["meta"]["status"] == "OK"
+    assert on.status_code == 200
+    assert on.json()["meta"]["status"] == "OK"
     assert eventually(lambda: client.get("/users/current").status_code == 200)
     assert client.get("/users/current").json()["data"]["active"] is True
 

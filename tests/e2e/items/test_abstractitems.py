@@ -96,7 +96,8 @@ def test_dates_sorting_and_paging(admin: httpx.Client, data: dict[str, Any]) -> 
 def test_get_by_id(admin: httpx.Client, data: dict[str, Any]) -> None:
     alpha = data["ids"]["Alpha"]
     body = admin.get(f"/abstractitems/{alpha}", params={"include": "data.itemType"}).json()
-    assert body["data"]["id"] == alpha and body["data"]["type"] == "items"
+    assert body["data"]["id"] == alpha
+    assert body["data"]["type"] == "items"
     assert body["linked"]["itemtypes"][str(body["data"]["itemType"])]["typeKey"] == "REQ"
     assert admin.get("/abstractitems/999999999").status_code == 404
     admin.delete(f"/items/{alpha}")
@@ -233,7 +234,8 @@ def test_matches_come_in_the_requested_order_across_pages(
         )
         assert response.status_code == 200, response.text
         pages += response.json()["data"]
-    assert len(pages) == 5 and len({i["id"] for i in pages}) == 5  # every text but the CJK one
+    assert len(pages) == 5  # every text but the CJK one
+    assert len({i["id"] for i in pages}) == 5
 
     def value(item: dict[str, Any]) -> Any:
         if key == "sequence":

@@ -30,7 +30,8 @@ def test_comments_and_replies(admin: httpx.Client, project: dict[str, Any]) -> N
     comment = admin.get(f"/comments/{root}", params={"include": "data.location.item"}).json()
     assert comment["data"]["body"] == {"text": "Is this testable?"}
     assert comment["data"]["location"] == {"item": item, "project": project["id"]}
-    assert comment["data"]["commentType"] == "QUESTION" and comment["data"]["status"] == "OPEN"
+    assert comment["data"]["commentType"] == "QUESTION"
+    assert comment["data"]["status"] == "OPEN"
     assert comment["linked"]["items"][str(item)]["id"] == item
     replies = admin.get(f"/comments/{root}/replies").json()
     assert [c["id"] for c in replies["data"]] == [reply_id]
@@ -38,7 +39,8 @@ def test_comments_and_replies(admin: httpx.Client, project: dict[str, Any]) -> N
     on_item = admin.get(f"/items/{item}/comments").json()
     assert on_item["meta"]["pageInfo"]["totalResults"] == 3
     roots = admin.get(f"/items/{item}/comments", params={"rootCommentsOnly": "true"}).json()
-    assert reply_id not in [c["id"] for c in roots["data"]] and len(roots["data"]) == 2
+    assert reply_id not in [c["id"] for c in roots["data"]]
+    assert len(roots["data"]) == 2
     assert (
         admin.get("/comments", params={"maxResults": 50}).json()["meta"]["pageInfo"]["totalResults"]
         >= 3
@@ -50,10 +52,10 @@ def test_comments_and_replies(admin: httpx.Client, project: dict[str, Any]) -> N
         ({"location": {"item": item}}, "body is required"),
     ):
         response = admin.post("/comments", json=bad)
-        assert response.status_code == 400 and word in response.json()["meta"]["message"], (
-            response.text
-        )
+        assert response.status_code == 400, response.text
+        assert word in response.json()["meta"]["message"], response.text
     feed = admin.get(
         "/activities", params={"project": project["id"], "objectType": "COMMENT"}
     ).json()
-    assert len(feed["data"]) == 3 and all(a["item"] == item for a in feed["data"])
+    assert len(feed["data"]) == 3
+    assert all(a["item"] == item for a in feed["data"])

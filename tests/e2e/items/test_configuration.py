@@ -26,8 +26,10 @@ def test_default_item_types_ship_with_the_keys_clients_expect(admin: httpx.Clien
         "ATT",
     } <= set(types)
     categories = {t["typeKey"]: t["category"] for t in types.values()}
-    assert categories["TC"] == "TEST_CASE" and categories["TSTRN"] == "TEST_RUN"
-    assert categories["ATT"] == "ATTACHMENT" and categories["SET"] == "SET"
+    assert categories["TC"] == "TEST_CASE"
+    assert categories["TSTRN"] == "TEST_RUN"
+    assert categories["ATT"] == "ATTACHMENT"
+    assert categories["SET"] == "SET"
     test_case = {f["name"]: f for f in types["TC"]["fields"]}
     assert test_case["testCaseSteps"]["fieldType"] == "STEPS"
     requirement = types["REQ"]
@@ -35,7 +37,8 @@ def test_default_item_types_ship_with_the_keys_clients_expect(admin: httpx.Clien
     assert names[:3] == ["documentKey", "globalId", "name"]
     assert f"risk${requirement['id']}" in names
     status = next(f for f in requirement["fields"] if f["name"] == "status")
-    assert status["fieldType"] == "LOOKUP" and isinstance(status["pickList"], int)
+    assert status["fieldType"] == "LOOKUP"
+    assert isinstance(status["pickList"], int)
     one = admin.get(f"/itemtypes/{requirement['id']}").json()
     assert one["data"]["typeKey"] == "REQ"
     assert "data.fields.pickList" in one["links"]
@@ -62,7 +65,8 @@ def test_pick_lists_and_options(admin: httpx.Client) -> None:
     option = admin.get(f"/picklistoptions/{option_id}").json()["data"]
     assert (option["name"], option["color"], option["active"]) == (name, "#00ff00", True)
     again = admin.post(f"/picklists/{status['pickList']}/options", json={"name": name})
-    assert again.status_code == 400 and "already exists" in again.json()["meta"]["message"]
+    assert again.status_code == 400
+    assert "already exists" in again.json()["meta"]["message"]
     option["description"] = "changed"
     assert admin.put(f"/picklistoptions/{option_id}", json=option).status_code == 200
     assert admin.get(f"/picklistoptions/{option_id}").json()["data"]["description"] == "changed"
@@ -74,7 +78,8 @@ def test_pick_lists_and_options(admin: httpx.Client) -> None:
 def test_relationship_types_have_one_default(admin: httpx.Client) -> None:
     body = admin.get("/relationshiptypes").json()
     defaults = [t for t in body["data"] if t["isDefault"]]
-    assert len(defaults) == 1 and defaults[0]["name"] == "Related to"
+    assert len(defaults) == 1
+    assert defaults[0]["name"] == "Related to"
     one = admin.get(
         f"/relationshiptypes/{defaults[0]['id']}",
         params={"timestamp": "2024-01-01T00:00:00.000+0000"},
@@ -115,16 +120,19 @@ def test_add_fields_to_an_item_type(admin: httpx.Client) -> None:
         f"/itemtypes/{feature['id']}/fields",
         json={"name": name, "label": "E", "fieldType": "INTEGER"},
     )
-    assert twice.status_code == 400 and "already exists" in twice.json()["meta"]["message"]
+    assert twice.status_code == 400
+    assert "already exists" in twice.json()["meta"]["message"]
     no_list = admin.post(
         f"/itemtypes/{feature['id']}/fields",
         json={"name": unique("x"), "label": "X", "fieldType": "LOOKUP"},
     )
-    assert no_list.status_code == 400 and "pick" in no_list.json()["meta"]["message"]
+    assert no_list.status_code == 400
+    assert "pick" in no_list.json()["meta"]["message"]
     bad_type = admin.post(
         f"/itemtypes/{feature['id']}/fields", json={"name": "y", "label": "Y", "fieldType": "BLOB"}
     )
-    assert bad_type.status_code == 400 and "fieldType" in bad_type.json()["meta"]["message"]
+    assert bad_type.status_code == 400
+    assert "fieldType" in bad_type.json()["meta"]["message"]
 
 
 def test_project_item_types(admin: httpx.Client) -> None:
@@ -173,15 +181,18 @@ itemTypes:
         return result.stdout
 
     dry = apply("--dry-run")
-    assert f"would create item type {key}" in dry and "would change" in dry
+    assert f"would create item type {key}" in dry
+    assert "would change" in dry
     assert "\ncreated " not in "\n" + dry  # a dry run tells what would happen, not what did
     first = apply()
-    assert f"created item type {key}" in first and f"created pick list '{key} Colours'" in first
+    assert f"created item type {key}" in first
+    assert f"created pick list '{key} Colours'" in first
     assert apply().strip() == "nothing to change"
     broken = tmp_path / "broken.yaml"
     broken.write_text("itemTypes: [{typeKey: lower, display: X}]")
     result = run_cli(system, "config", "apply", str(broken))
-    assert result.returncode == 2 and "typeKey" in result.stderr
+    assert result.returncode == 2
+    assert "typeKey" in result.stderr
 
 
 def test_an_included_item_type_shows_a_field_added_a_moment_ago(admin: httpx.Client) -> None:

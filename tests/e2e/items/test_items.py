@@ -20,7 +20,8 @@ def test_create_and_read_an_item(admin: httpx.Client, project: dict[str, Any]) -
     req = project["types"]["REQ"]
     assert data["documentKey"] == f"{project['key']}-REQ-1"
     assert data["fields"]["documentKey"] == data["documentKey"]
-    assert data["globalId"].startswith("GID-") and data["fields"]["globalId"] == data["globalId"]
+    assert data["globalId"].startswith("GID-")
+    assert data["fields"]["globalId"] == data["globalId"]
     assert (data["itemType"], data["project"], data["type"]) == (req["id"], project["id"], "items")
     assert data["resources"]["self"]["allowed"] == ["GET", "PUT", "DELETE"]
     assert data["lock"]["locked"] is False
@@ -41,18 +42,18 @@ def test_put_replaces_fields_and_ignores_read_only_ones(
     data["fields"]["name"] = "New"
     data["fields"]["documentKey"] = "HACKED-1"
     response = admin.put(f"/items/{item_id}", json=data)
-    assert response.status_code == 200 and response.json()["meta"]["status"] == "OK"
+    assert response.status_code == 200
+    assert response.json()["meta"]["status"] == "OK"
     after = admin.get(f"/items/{item_id}").json()["data"]
-    assert (
-        after["fields"]["name"] == "New"
-        and after["documentKey"] == data["documentKey"] != "HACKED-1"
-    )
+    assert after["fields"]["name"] == "New"
+    assert after["documentKey"] == data["documentKey"] != "HACKED-1"
     assert after["modifiedDate"] >= data["modifiedDate"]
     cleared = admin.put(f"/items/{item_id}", json={"fields": {"name": "Only name"}})
     assert cleared.status_code == 200
     assert "description" not in admin.get(f"/items/{item_id}").json()["data"]["fields"]
     missing = admin.put(f"/items/{item_id}", json={"fields": {"description": "no name"}})
-    assert missing.status_code == 400 and "fields.name" in missing.json()["meta"]["message"]
+    assert missing.status_code == 400
+    assert "fields.name" in missing.json()["meta"]["message"]
 
 
 def test_fields_that_cannot_be_stored_are_400s(
@@ -121,9 +122,8 @@ def test_field_validation_names_the_field(admin: httpx.Client, project: dict[str
         ),
     ):
         response = admin.post("/items", json=body)
-        assert response.status_code == 400 and message in response.json()["meta"]["message"], (
-            response.text
-        )
+        assert response.status_code == 400, response.text
+        assert message in response.json()["meta"]["message"], response.text
 
 
 INT64 = "between -9223372036854775808 and 9223372036854775807"
@@ -147,7 +147,8 @@ def test_integers_wider_than_64_bits_are_400s_that_name_the_field(
                     in response.json()["meta"]["message"]
                 )
         nested = admin.post("/items", json={**base, "fields": {"name": "x", "tags": [1, value]}})
-        assert nested.status_code == 400 and f"fields.tags[1] must be {INT64}" in nested.text
+        assert nested.status_code == 400
+        assert f"fields.tags[1] must be {INT64}" in nested.text
     for value in (2**64 - 1, 2**63):  # wider values reach PATCH as floats: still a 400
         for path, where in (
             ("/fields/priority", "fields.priority"),
@@ -170,9 +171,11 @@ def test_integers_wider_than_64_bits_are_400s_that_name_the_field(
         % (base["project"], base["itemType"]),
         headers={"Content-Type": "application/json"},
     )
-    assert unpaired.status_code == 400 and "fields.name" in unpaired.json()["meta"]["message"]
+    assert unpaired.status_code == 400
+    assert "fields.name" in unpaired.json()["meta"]["message"]
     deep = admin.post("/items", json={**base, "fields": {"name": "x", "description": _nested(300)}})
-    assert deep.status_code == 400 and "fields" in deep.json()["meta"]["message"]
+    assert deep.status_code == 400
+    assert "fields" in deep.json()["meta"]["message"]
     assert admin.get(f"/items/{item_id}").json()["data"]["fields"]["name"] == "Numbers"
 
 
@@ -249,7 +252,8 @@ def test_global_id_needs_set_global_id_manually(
         "fields": {"name": "x"},
     }
     refused = admin.post("/items", json=body)
-    assert refused.status_code == 400 and "setGlobalIdManually" in refused.json()["meta"]["message"]
+    assert refused.status_code == 400
+    assert "setGlobalIdManually" in refused.json()["meta"]["message"]
     for value in ("true", "True", "TRUE"):
         body["globalId"] = unique("GID-MINE-")
         created = admin.post(f"/items?setGlobalIdManually={value}", json=body)
@@ -267,7 +271,8 @@ def test_patch_semantics(admin: httpx.Client, project: dict[str, Any]) -> None:
             {"op": "add", "path": "/fields/description", "value": "added"},
         ],
     )
-    assert ok.status_code == 200 and ok.json()["meta"]["status"] == "OK"
+    assert ok.status_code == 200
+    assert ok.json()["meta"]["status"] == "OK"
     fields = admin.get(f"/items/{item_id}").json()["data"]["fields"]
     assert (fields["name"], fields["description"]) == ("Patched", "added")
     removed = admin.patch(
@@ -424,14 +429,16 @@ def test_duplicate(admin: httpx.Client, project: dict[str, Any]) -> None:
     copy_id = copied.json()["meta"]["id"]
     copy = admin.get(f"/items/{copy_id}").json()["data"]
     assert (copy["fields"]["name"], copy["fields"]["description"]) == ("Original", "text")
-    assert copy["location"]["parent"] == {"item": parent} and copy["location"]["sortOrder"] == 1
+    assert copy["location"]["parent"] == {"item": parent}
+    assert copy["location"]["sortOrder"] == 1
     assert copy["documentKey"] != admin.get(f"/items/{source}").json()["data"]["documentKey"]
     assert [t["id"] for t in admin.get(f"/items/{copy_id}/tags").json()["data"]] == [tag]
     assert len(admin.get(f"/items/{copy_id}/links").json()["data"]) == 1
     plain = admin.post(f"/items/{source}/duplicate", json={}).json()["meta"]["id"]
     assert admin.get(f"/items/{plain}/tags").json()["data"] == []
     refused = admin.post(f"/items/{parent}/duplicate", json={})
-    assert refused.status_code == 400 and "children" in refused.json()["meta"]["message"]
+    assert refused.status_code == 400
+    assert "children" in refused.json()["meta"]["message"]
 
 
 def test_bulk_patch(admin: httpx.Client, project: dict[str, Any]) -> None:
@@ -446,7 +453,8 @@ def test_bulk_patch(admin: httpx.Client, project: dict[str, Any]) -> None:
     assert response.status_code == 200, response.text
     results = {r["id"]: r for r in response.json()["data"]["results"]}
     assert results[first]["status"] == 200
-    assert results[second]["status"] == 400 and "no such path" in results[second]["message"]
+    assert results[second]["status"] == 400
+    assert "no such path" in results[second]["message"]
     assert results[987654]["status"] == 404
     assert admin.get(f"/items/{first}").json()["data"]["fields"]["name"] == "One!"
     assert admin.get(f"/items/{second}").json()["data"]["fields"]["name"] == "Two"
@@ -526,7 +534,8 @@ def test_lock_blocks_other_users(
     assert admin.get(f"/items/{item}/lock").json()["data"]["locked"] is False
     assert admin.put(f"/items/{item}/lock", json={"locked": True}).status_code == 200
     lock = admin.get(f"/items/{item}/lock", params={"include": "data.lockedBy"}).json()
-    assert lock["data"]["locked"] is True and lock["data"]["lastLockedDate"].endswith("+0000")
+    assert lock["data"]["locked"] is True
+    assert lock["data"]["lastLockedDate"].endswith("+0000")
     admin_id = admin.get("/users/current").json()["data"]["id"]
     assert lock["data"]["lockedBy"] == admin_id
     assert lock["linked"]["users"][str(admin_id)]["username"] == "admin"
@@ -537,7 +546,8 @@ def test_lock_blocks_other_users(
     refused = other.patch(
         f"/items/{item}", json=[{"op": "replace", "path": "/fields/name", "value": "x"}]
     )
-    assert refused.status_code == 400 and "locked" in refused.json()["meta"]["message"]
+    assert refused.status_code == 400
+    assert "locked" in refused.json()["meta"]["message"]
     assert other.put(f"/items/{item}/lock", json={"locked": False}).status_code == 400
     assert other.delete(f"/items/{item}").status_code == 400
     assert (

@@ -33,7 +33,8 @@ def test_tree_order_sequence_and_moves(admin: httpx.Client, project: dict[str, A
         i["location"]["globalSortOrder"]
         for i in admin.get("/items", params={"project": project["id"]}).json()["data"]
     ]
-    assert orders == sorted(orders) and len(set(orders)) == 4
+    assert orders == sorted(orders)
+    assert len(set(orders)) == 4
     roots = admin.get("/items", params={"project": project["id"], "rootOnly": "true"}).json()
     assert [i["id"] for i in roots["data"]] == [a, b]
     children = admin.get(f"/items/{a}/children").json()
@@ -44,7 +45,8 @@ def test_tree_order_sequence_and_moves(admin: httpx.Client, project: dict[str, A
     moved = admin.patch(
         f"/items/{a1}", json=[{"op": "replace", "path": "/location/parent", "value": {"item": b}}]
     )
-    assert moved.status_code == 200 and moved.json()["meta"]["status"] == "OK"
+    assert moved.status_code == 200
+    assert moved.json()["meta"]["status"] == "OK"
     assert _tree(admin, project) == [
         ("A", "1", 0),
         ("A2", "1.1", 0),
@@ -109,7 +111,8 @@ def test_tree_location_places_an_item_after_a_peer(
         i["location"]["globalSortOrder"]
         for i in admin.get("/items", params={"project": project["id"]}).json()["data"]
     ]
-    assert orders == sorted(orders) and len(set(orders)) == 5
+    assert orders == sorted(orders)
+    assert len(set(orders)) == 5
     assert admin.get(f"/items/{b}").json()["data"]["location"]["parent"] == {"item": a}
 
     def refused(response: httpx.Response, words: str) -> None:
@@ -148,11 +151,14 @@ def test_move_to_another_project(admin: httpx.Client, project: dict[str, Any]) -
     response = admin.put(f"/items/{top}/location", json={"parent": {"project": target}})
     assert response.status_code == 200, response.text
     body = response.json()
-    assert body["meta"]["status"] == "OK" and body["data"]["workId"]
+    assert body["meta"]["status"] == "OK"
+    assert body["data"]["workId"]
     assert sorted(body["data"]["movedItems"]) == sorted([top, child])
     moved = admin.get(f"/items/{top}").json()["data"]
-    assert moved["project"] == target and moved["location"]["parent"] == {"project": target}
-    assert moved["location"]["sequence"] == "2" and moved["documentKey"].startswith(f"{key}-REQ-")
+    assert moved["project"] == target
+    assert moved["location"]["parent"] == {"project": target}
+    assert moved["location"]["sequence"] == "2"
+    assert moved["documentKey"].startswith(f"{key}-REQ-")
     assert admin.get(f"/items/{child}").json()["data"]["location"]["sequence"] == "2.1"
     assert admin.get(f"/items/{child}/tags").json()["data"] == [], (
         "tags of the old project are dropped"

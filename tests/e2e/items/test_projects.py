@@ -49,9 +49,11 @@ def test_create_read_update_a_project(admin: httpx.Client) -> None:
     updated = admin.put(
         f"/projects/{pid}", json={"fields": {"name": "Renamed", "description": "e"}}
     )
-    assert updated.status_code == 200 and updated.json()["meta"]["status"] == "OK"
+    assert updated.status_code == 200
+    assert updated.json()["meta"]["status"] == "OK"
     after = admin.get(f"/projects/{pid}").json()["data"]
-    assert after["fields"]["name"] == "Renamed" and after["modifiedDate"] >= data["modifiedDate"]
+    assert after["fields"]["name"] == "Renamed"
+    assert after["modifiedDate"] >= data["modifiedDate"]
 
 
 def test_project_key_is_required_unless_folder(admin: httpx.Client) -> None:
@@ -71,11 +73,14 @@ def test_project_key_rules(admin: httpx.Client, make_user: MakeUser) -> None:
     key = project_key("DUP")
     new_project(admin, projectKey=key, fields={"name": "a"})
     duplicate = admin.post("/projects", json={"projectKey": key, "fields": {"name": "b"}})
-    assert duplicate.status_code == 400 and "already exists" in duplicate.json()["meta"]["message"]
+    assert duplicate.status_code == 400
+    assert "already exists" in duplicate.json()["meta"]["message"]
     missing = admin.post("/projects", json={"fields": {"name": "no key"}})
-    assert missing.status_code == 400 and "projectKey" in missing.json()["meta"]["message"]
+    assert missing.status_code == 400
+    assert "projectKey" in missing.json()["meta"]["message"]
     bad = admin.post("/projects", json={"projectKey": "9 lives", "fields": {"name": "x"}})
-    assert bad.status_code == 400 and "projectKey" in bad.json()["meta"]["message"]
+    assert bad.status_code == 400
+    assert "projectKey" in bad.json()["meta"]["message"]
     _id, _n, _p, client = make_user()
     refused = client.post(
         "/projects", json={"projectKey": project_key("U"), "fields": {"name": "x"}}
@@ -208,7 +213,8 @@ def test_folders(admin: httpx.Client) -> None:
         "/projects",
         json={"projectKey": project_key("X"), "parent": child, "fields": {"name": "x"}},
     )
-    assert not_folder.status_code == 400 and "not a folder" in not_folder.json()["meta"]["message"]
+    assert not_folder.status_code == 400
+    assert "not a folder" in not_folder.json()["meta"]["message"]
     assert admin.put(f"/projects/{child}", json={"parent": None}).status_code == 200
     assert "parent" not in admin.get(f"/projects/{child}").json()["data"]
 

@@ -59,7 +59,8 @@ def test_create_read_update_delete(admin: httpx.Client, setup: dict[str, Any]) -
     changed = admin.get(f"/relationships/{rel}").json()["data"]
     assert (changed["toItem"], changed["relationshipType"]) == (test, setup["default"])
     deleted = admin.delete(f"/relationships/{rel}")
-    assert deleted.status_code == 204 and deleted.content == b""
+    assert deleted.status_code == 204
+    assert deleted.content == b""
     assert admin.get(f"/relationships/{rel}").status_code == 404
 
 
@@ -80,13 +81,16 @@ def test_bad_relationships(admin: httpx.Client, setup: dict[str, Any]) -> None:
     need, design, _test = setup["items"]
     _relate(admin, need, design)
     duplicate = admin.post("/relationships", json={"fromItem": need, "toItem": design})
-    assert duplicate.status_code == 400 and "already exists" in duplicate.json()["meta"]["message"]
+    assert duplicate.status_code == 400
+    assert "already exists" in duplicate.json()["meta"]["message"]
     to_self = admin.post("/relationships", json={"fromItem": need, "toItem": need})
     assert to_self.status_code == 400
     unknown = admin.post("/relationships", json={"fromItem": need, "toItem": 987654})
-    assert unknown.status_code == 400 and "toItem" in unknown.json()["meta"]["message"]
+    assert unknown.status_code == 400
+    assert "toItem" in unknown.json()["meta"]["message"]
     missing = admin.post("/relationships", json={"fromItem": need})
-    assert missing.status_code == 400 and "toItem is required" in missing.json()["meta"]["message"]
+    assert missing.status_code == 400
+    assert "toItem is required" in missing.json()["meta"]["message"]
 
 
 def test_suspect_follows_upstream_changes(admin: httpx.Client, setup: dict[str, Any]) -> None:
@@ -160,7 +164,8 @@ def test_project_listing_with_paging_last_id_and_omit_count(
         "/relationships",
         params={"project": setup["project"], "lastId": ids[2], "omitCount": "true"},
     ).json()
-    assert end["data"] == [] and end["meta"]["pageInfo"]["totalResults"] == 0
+    assert end["data"] == []
+    assert end["meta"]["pageInfo"]["totalResults"] == 0
     assert admin.get("/relationships").status_code == 400
     feed = admin.get(
         "/activities", params={"project": setup["project"], "objectType": "RELATIONSHIP"}

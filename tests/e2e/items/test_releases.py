@@ -42,7 +42,8 @@ def test_releases_count_their_items(admin: httpx.Client, project: dict[str, Any]
     bad = admin.patch(
         f"/items/{item}", json=[{"op": "replace", "path": "/fields/release", "value": 987654}]
     )
-    assert bad.status_code == 400 and "release" in bad.json()["meta"]["message"]
+    assert bad.status_code == 400
+    assert "release" in bad.json()["meta"]["message"]
     assert (
         admin.put(
             f"/releases/{release}",

@@ -29,13 +29,13 @@ def test_tags(admin: httpx.Client, project: dict[str, Any]) -> None:
     item = create_item(admin, project, "I")
     assert admin.post(f"/items/{item}/tags", json={"tag": tag}).status_code == 201
     again = admin.post(f"/items/{item}/tags", json={"tag": tag})
-    assert again.status_code == 400 and "already" in again.json()["meta"]["message"]
+    assert again.status_code == 400
+    assert "already" in again.json()["meta"]["message"]
     assert [t["id"] for t in admin.get(f"/items/{item}/tags").json()["data"]] == [tag]
     assert admin.get(f"/items/{item}/tags/{tag}").json()["data"]["name"] == name
     tagged = admin.get(f"/tags/{tag}/items").json()
-    assert [i["id"] for i in tagged["data"]] == [item] and tagged["meta"]["pageInfo"][
-        "totalResults"
-    ] == 1
+    assert [i["id"] for i in tagged["data"]] == [item]
+    assert tagged["meta"]["pageInfo"]["totalResults"] == 1
 
     assert admin.put(f"/tags/{tag}", json={"name": name + "!"}).status_code == 200
     assert admin.get(f"/tags/{tag}").json()["data"]["name"] == name + "!"

@@ -60,7 +60,8 @@ def test_health_readiness_and_metrics(system: System) -> None:
         base = f"http://127.0.0.1:{process.http_port}"
         assert httpx.get(f"{base}/healthz").status_code == 200
         ready = httpx.get(f"{base}/readyz")
-        assert ready.status_code == 200 and ready.json()["status"] == "ready"
+        assert ready.status_code == 200
+        assert ready.json()["status"] == "ready"
         metrics = httpx.get(f"{base}/metrics")
         assert metrics.status_code == 200
         assert "plumbline_grpc_server_seconds" in metrics.text or process.name == "gateway"
@@ -72,7 +73,8 @@ def test_every_response_carries_a_request_id(admin: httpx.Client) -> None:
     response = admin.get("/users/current", headers={"X-Request-Id": "abc123"})
     assert response.headers["x-request-id"] == "abc123"
     generated = admin.get("/users/current").headers["x-request-id"]
-    assert generated and generated != "abc123"
+    assert generated
+    assert generated != "abc123"
 
 
 def test_the_root_leads_to_the_documentation(system: System) -> None:

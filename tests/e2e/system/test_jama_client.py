@@ -77,11 +77,8 @@ def test_get_available_endpoints(jama: JamaClient) -> None:
     assert {"users", "projects"} <= names
 
 
-def test_items_families(jama: JamaClient, admin: httpx.Client) -> None:
-    key = project_key("JI")
-    project = new_project(admin, key)
-    assert key in {p.get("projectKey") for p in jama.get_projects()}
-
+def _requirement_type(jama: JamaClient) -> dict[str, Any]:
+    """The REQ item type, found with its status field's pick list and options."""
     types = {t["typeKey"]: t for t in jama.get_item_types()}
     req = types["REQ"]
     assert jama.get_item_type(req["id"])["typeKey"] == "REQ"
@@ -91,6 +88,41 @@ def test_items_families(jama: JamaClient, admin: httpx.Client) -> None:
     assert jama.get_pick_list(status["pickList"])["name"] == "Status"
     options = jama.get_pick_list_options(status["pickList"])
     assert jama.get_pick_list_option(options[0]["id"])["name"] == options[0]["name"]
+    return dict(req)
+
+
+def _tag(jama: JamaClient, project: int, child: int) -> None:
+    """A new tag on ``child``, found from both sides."""
+    tag = jama.post_tag(unique("tag"), project)
+    assert isinstance(tag, int)
+    jama.post_item_tag(child, tag)
+    assert [t["id"] for t in jama.get_item_tags(child)] == [tag]
+    assert tag in {t["id"] for t in jama.get_tags(project)}
+    assert [i["id"] for i in jama.get_tagged_items(tag)] == [child]
+
+
+def _relate(jama: JamaClient, project: int, parent: int, child: int, other: int) -> None:
+    """A relationship made, moved to ``other``, found up- and downstream, deleted."""
+    rel_types = jama.get_relationship_types()
+    assert jama.get_relationship_type(rel_types[0]["id"])["name"] == rel_types[0]["name"]
+    rel = jama.post_relationship(parent, child)
+    jama.put_relationship(rel, parent, other)
+    assert jama.get_relationship(rel)["toItem"] == other
+    assert [r["id"] for r in jama.get_relationships(project)] == [rel]
+    assert [i["id"] for i in jama.get_items_downstream_related(parent)] == [other]
+    assert [r["id"] for r in jama.get_items_downstream_relationships(parent)] == [rel]
+    assert [i["id"] for i in jama.get_items_upstream_related(other)] == [parent]
+    assert [r["id"] for r in jama.get_items_upstream_relationships(other)] == [rel]
+    jama.delete_relationships(rel)
+    assert jama.get_relationships(project) == []
+
+
+def test_items_families(jama: JamaClient, admin: httpx.Client) -> None:
+    key = project_key("JI")
+    project = new_project(admin, key)
+    assert key in {p.get("projectKey") for p in jama.get_projects()}
+
+    req = _requirement_type(jama)
 
     parent = jama.post_item(project, req["id"], req["id"], {"project": project}, {"name": "Parent"})
     child = jama.post_item(project, req["id"], req["id"], {"item": parent}, {"name": "Child"})
@@ -121,25 +153,8 @@ def test_items_families(jama: JamaClient, admin: httpx.Client) -> None:
     assert jama.get_item_lock(child)["locked"] is True
     jama.put_item_lock(child, False)
 
-    tag = jama.post_tag(unique("tag"), project)
-    assert isinstance(tag, int)
-    jama.post_item_tag(child, tag)
-    assert [t["id"] for t in jama.get_item_tags(child)] == [tag]
-    assert tag in {t["id"] for t in jama.get_tags(project)}
-    assert [i["id"] for i in jama.get_tagged_items(tag)] == [child]
-
-    rel_types = jama.get_relationship_types()
-    assert jama.get_relationship_type(rel_types[0]["id"])["name"] == rel_types[0]["name"]
-    rel = jama.post_relationship(parent, child)
-    jama.put_relationship(rel, parent, other)
-    assert jama.get_relationship(rel)["toItem"] == other
-    assert [r["id"] for r in jama.get_relationships(project)] == [rel]
-    assert [i["id"] for i in jama.get_items_downstream_related(parent)] == [other]
-    assert [r["id"] for r in jama.get_items_downstream_relationships(parent)] == [rel]
-    assert [i["id"] for i in jama.get_items_upstream_related(other)] == [parent]
-    assert [r["id"] for r in jama.get_items_upstream_relationships(other)] == [rel]
-    jama.delete_relationships(rel)
-    assert jama.get_relationships(project) == []
+    _tag(jama, project, child)
+    _relate(jama, project, parent, child, other)
 
     synced = jama.post_item_sync(child, other)
     assert synced == child
@@ -203,7 +218,8 @@ def test_test_management(jama: JamaClient, admin: httpx.Client) -> None:
     assert isinstance(cycle, int)
     assert jama.get_test_cycle(cycle)["fields"]["name"] == "Sprint 1"
     runs = jama.get_testruns(cycle)
-    assert len(runs) == 23 and len({r["id"] for r in runs}) == 23, "a page was returned twice"
+    assert len(runs) == 23, "a page was returned twice"
+    assert len({r["id"] for r in runs}) == 23, "a page was returned twice"
     assert [r["fields"]["testCase"] for r in runs] == cases
 
     failed, passed = runs[0], runs[1]
@@ -214,7 +230,8 @@ def test_test_management(jama: JamaClient, admin: httpx.Client) -> None:
     whole["fields"]["testRunSteps"][0]["status"] = "PASSED"
     jama.put_test_run(passed["id"], data=json.dumps(whole))
     statuses = {r["id"]: r["fields"]["testRunStatus"] for r in jama.get_testruns(cycle)}
-    assert statuses[failed["id"]] == "FAILED" and statuses[passed["id"]] == "PASSED"
+    assert statuses[failed["id"]] == "FAILED"
+    assert statuses[passed["id"]] == "PASSED"
 
     only_smoke = jama.post_testplans_testcycles(
         plan, "Smoke only", "2026-01-19", "2026-01-20", testgroups_to_include=[other]
@@ -229,7 +246,8 @@ def test_test_management(jama: JamaClient, admin: httpx.Client) -> None:
     found = jama.get_abstract_items(
         project=[project["id"]], item_type=[project["types"]["TSTRN"]["id"]]
     )
-    assert len(found) == 23 + 2 and all(r["type"] == "testruns" for r in found)
+    assert len(found) == 23 + 2
+    assert all(r["type"] == "testruns" for r in found)
 
     with pytest.raises(APIException):
         jama.post_testplans_testcycles(plan, "Backwards", "2026-02-10", "2026-02-01")
@@ -244,7 +262,8 @@ def test_attachments(jama: JamaClient, admin: httpx.Client, system: System, tmp_
     path.write_bytes(content)
     assert jama.put_attachments_file(attachment, str(path)) == 200
     record = jama.get_attachment(attachment)
-    assert record["fileName"] == "run log (1).txt" and record["fileSize"] == len(content)
+    assert record["fileName"] == "run log (1).txt"
+    assert record["fileSize"] == len(content)
     assert record["fields"]["name"] == "Evidence"
 
     item = admin.post(
@@ -263,10 +282,12 @@ def test_attachments(jama: JamaClient, admin: httpx.Client, system: System, tmp_
     # The download, through the client's own session and credentials.
     core = jama._JamaClient__core
     direct = core.get(f"attachments/{attachment}/file")
-    assert direct.status_code == 200 and direct.content == content
+    assert direct.status_code == 200
+    assert direct.content == content
     url = f"{system.url}/rest/v1/attachments/{attachment}/file"
     by_url = core.get("files", params={"url": url})
-    assert by_url.status_code == 200 and by_url.content == content
+    assert by_url.status_code == 200
+    assert by_url.content == content
     found = jama.get_abstract_items(project=[project_id], contains=["Evidence"])
     assert [r["id"] for r in found if r["type"] == "attachments"] == [attachment]
 

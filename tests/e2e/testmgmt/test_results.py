@@ -63,8 +63,10 @@ def test_each_dialect_is_matched_by_name(
     response = admin.post(results_url(admin, cycle), content=report, headers=XML)
     assert response.status_code == 200, response.text
     answer = response.json()["data"]
-    assert answer["testCycle"] == cycle and answer["testCases"] == len(expected)
-    assert answer["unmatched"] == [] and not answer["replayed"]
+    assert answer["testCycle"] == cycle
+    assert answer["testCases"] == len(expected)
+    assert answer["unmatched"] == []
+    assert not answer["replayed"]
     assert {m["name"] for m in answer["matched"]} == set(expected)
     assert all(m["matchedBy"] == "name" for m in answer["matched"])
     for run in runs_of(admin, cycle):
@@ -214,7 +216,8 @@ def test_a_large_report(admin: httpx.Client, project: dict[str, Any]) -> None:
     assert response.status_code == 200, response.text
     answer = response.json()["data"]
     assert answer["testCases"] == 10_000
-    assert len(answer["matched"]) == 5 and len(answer["unmatched"]) == 9_995
+    assert len(answer["matched"]) == 5
+    assert len(answer["unmatched"]) == 9_995
     assert _statuses(admin, cycle) == {
         "case 0": "PASSED",
         "case 1": "FAILED",

@@ -69,7 +69,8 @@ def test_a_cycle_generates_a_run_per_case_in_group_order(
     cycle = created_id(response)
     assert response.json()["meta"]["location"].endswith(f"/rest/v1/testcycles/{cycle}")
     data = admin.get(f"/testcycles/{cycle}").json()["data"]
-    assert data["type"] == "testcycles" and data["id"] == cycle
+    assert data["type"] == "testcycles"
+    assert data["id"] == cycle
     assert data["itemType"] == project["types"]["TSTCY"]["id"]
     assert data["documentKey"].startswith(f"{project['key']}-TSTCY-")
     assert (data["fields"]["name"], data["fields"]["startDate"], data["fields"]["endDate"]) == (
@@ -78,7 +79,8 @@ def test_a_cycle_generates_a_run_per_case_in_group_order(
         "2024-03-31",
     )
     listed = admin.get(f"/testplans/{plan['id']}/testcycles")
-    assert ids_of(listed) == [cycle] and listed.json()["data"][0]["type"] == "testcycles"
+    assert ids_of(listed) == [cycle]
+    assert listed.json()["data"][0]["type"] == "testcycles"
 
     runs = runs_of(admin, cycle)
     cases, (first, second) = plan["cases"], plan["groups"]
@@ -104,7 +106,8 @@ def test_a_cycle_generates_a_run_per_case_in_group_order(
     assert len(run_steps) == len(case_steps) == 2
     for run_step, case_step in zip(run_steps, case_steps, strict=True):
         assert {k: run_step[k] for k in ("action", "expectedResult", "notes")} == case_step
-        assert "status" in run_step and "result" in run_step
+        assert "status" in run_step
+        assert "result" in run_step
     assert runs[2]["fields"].get("testRunSteps") in (None, [])
 
     group = admin.get(f"/testcycles/{cycle}/testgroup/{second}").json()["data"]
@@ -178,7 +181,8 @@ def test_put_regenerates_and_keeps_results(
     d = new_test_case(admin, project, "Case d")
     add_cases(admin, plan["id"], plan["groups"][1], d)
     put = admin.put(f"/testcycles/{cycle}", json={"fields": cycle_fields("Sprint 1b")})
-    assert put.status_code == 200 and put.json()["meta"]["status"] == "OK"
+    assert put.status_code == 200
+    assert put.json()["meta"]["status"] == "OK"
     runs = runs_of(admin, cycle)
     assert [r["fields"]["testCase"] for r in runs] == [*plan["cases"].values(), d]
     assert [r["id"] for r in runs[:3]] == [a["id"], b["id"], c["id"]]
@@ -207,12 +211,14 @@ def test_deleting_a_cycle_deletes_its_runs(admin: httpx.Client, plan: dict[str, 
     cycle = new_cycle(admin, plan["id"])
     runs = runs_of(admin, cycle)
     deleted = admin.delete(f"/testcycles/{cycle}")
-    assert deleted.status_code == 204 and not deleted.content
+    assert deleted.status_code == 204
+    assert not deleted.content
     assert_error(admin.get(f"/testcycles/{cycle}"), 404, str(cycle))
     for run in runs:
         assert_error(admin.get(f"/testruns/{run['id']}"), 404)
     gone = admin.get("/testruns", params={"testCycle": cycle})
-    assert ids_of(gone) == [] and total_of(gone) == 0
+    assert ids_of(gone) == []
+    assert total_of(gone) == 0
     assert total_of(admin.get(f"/testplans/{plan['id']}/testcycles")) == 0
 
 

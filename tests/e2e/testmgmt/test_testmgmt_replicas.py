@@ -67,5 +67,6 @@ def test_both_replicas_serve_and_share_their_data(
             testmgmt_pb2.GetRecordsRequest(ids=[run_id]), metadata=metadata
         )
     read = json.loads(reply.records[0].fields_json)
-    assert read["testRunStatus"] == "BLOCKED" and read["actualResults"] == "written by one"
+    assert read["testRunStatus"] == "BLOCKED"
+    assert read["actualResults"] == "written by one"
     assert run_of(admin, run_id)["fields"]["testRunStatus"] == "BLOCKED"

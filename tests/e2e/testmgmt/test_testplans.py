@@ -30,17 +30,21 @@ def test_plan_lifecycle(admin: httpx.Client, project: dict[str, Any]) -> None:
     assert response.json()["meta"]["location"].endswith(f"/rest/v1/testplans/{plan}")
     body = admin.get(f"/testplans/{plan}").json()
     data = body["data"]
-    assert data["type"] == "testplans" and data["id"] == plan
+    assert data["type"] == "testplans"
+    assert data["id"] == plan
     assert data["documentKey"].startswith(f"{project['key']}-TSTPL-")
     assert data["fields"]["documentKey"] == data["documentKey"]
-    assert data["fields"]["globalId"] == data["globalId"] and data["globalId"]
+    assert data["fields"]["globalId"] == data["globalId"]
+    assert data["globalId"]
     assert (data["fields"]["name"], data["fields"]["description"]) == (name, "<p>d</p>")
     assert (data["project"], data["itemType"]) == (project["id"], project["types"]["TSTPL"]["id"])
-    assert data["archived"] is False and data["lock"]["locked"] is False
+    assert data["archived"] is False
+    assert data["lock"]["locked"] is False
     assert "GET" in data["resources"]["self"]["allowed"]
     for member in ("createdDate", "modifiedDate", "lastActivityDate"):
         assert data[member].endswith("+0000"), member
-    assert isinstance(data["createdBy"], int) and isinstance(data["modifiedBy"], int)
+    assert isinstance(data["createdBy"], int)
+    assert isinstance(data["modifiedBy"], int)
     assert body["links"]["data.project"]["type"] == "projects"
 
     assert (
@@ -50,7 +54,8 @@ def test_plan_lifecycle(admin: httpx.Client, project: dict[str, Any]) -> None:
         == "OK"
     )
     again = admin.get(f"/testplans/{plan}").json()["data"]
-    assert again["fields"]["name"] == "Renamed" and again["documentKey"] == data["documentKey"]
+    assert again["fields"]["name"] == "Renamed"
+    assert again["documentKey"] == data["documentKey"]
 
     # A whole GET data object back: the read-only members are ignored.
     again["fields"]["name"] = "Put back"
@@ -59,11 +64,13 @@ def test_plan_lifecycle(admin: httpx.Client, project: dict[str, Any]) -> None:
     assert admin.put(f"/testplans/{plan}", json=again).status_code == 200
     put_back = admin.get(f"/testplans/{plan}").json()["data"]
     assert put_back["fields"]["name"] == "Put back"
-    assert put_back["documentKey"] == data["documentKey"] and put_back["archived"] is False
+    assert put_back["documentKey"] == data["documentKey"]
+    assert put_back["archived"] is False
 
     patch = [{"op": "replace", "path": "/fields/name", "value": "Patched"}]
     patched = admin.patch(f"/testplans/{plan}", json=patch)
-    assert patched.status_code == 200 and patched.json()["meta"]["status"] == "OK"
+    assert patched.status_code == 200
+    assert patched.json()["meta"]["status"] == "OK"
     assert admin.get(f"/testplans/{plan}").json()["data"]["fields"]["name"] == "Patched"
     nowhere = [{"op": "replace", "path": "/fields/nope", "value": 1}]
     assert_error(admin.patch(f"/testplans/{plan}", json=nowhere), 400)
@@ -75,7 +82,8 @@ def test_plan_lifecycle(admin: httpx.Client, project: dict[str, Any]) -> None:
     assert_error(admin.put(f"/testplans/{plan}/archived", json={}), 400, "archived")
 
     deleted = admin.delete(f"/testplans/{plan}")
-    assert deleted.status_code == 204 and not deleted.content
+    assert deleted.status_code == 204
+    assert not deleted.content
     assert_error(admin.get(f"/testplans/{plan}"), 404, str(plan))
     assert_error(admin.delete(f"/testplans/{plan}"), 404)
 
@@ -92,10 +100,12 @@ def test_a_plan_needs_a_project_and_a_name(admin: httpx.Client, project: dict[st
 def test_plans_of_a_project_are_listed(admin: httpx.Client, project: dict[str, Any]) -> None:
     plans = [new_plan(admin, project, f"Plan {n}") for n in range(3)]
     listed = admin.get("/testplans", params={"project": project["id"]})
-    assert ids_of(listed) == plans and total_of(listed) == 3
+    assert ids_of(listed) == plans
+    assert total_of(listed) == 3
     assert all(p["type"] == "testplans" for p in listed.json()["data"])
     page = admin.get("/testplans", params={"project": project["id"], "startAt": 1, "maxResults": 1})
-    assert ids_of(page) == plans[1:2] and total_of(page) == 3
+    assert ids_of(page) == plans[1:2]
+    assert total_of(page) == 3
     assert page.json()["meta"]["pageInfo"]["startIndex"] == 1
 
 
@@ -120,7 +130,8 @@ def test_a_new_plan_has_one_test_group_and_groups_change(
     listed = admin.get(f"/testplans/{plan}/testgroups")
     assert total_of(listed) == 1
     [first] = listed.json()["data"]
-    assert first["type"] == "testgroups" and first["name"]
+    assert first["type"] == "testgroups"
+    assert first["name"]
 
     me = admin.get("/users/current").json()["data"]["id"]
     response = admin.post(f"/testplans/{plan}/testgroups", json={"name": "Smoke", "assignedTo": me})
@@ -139,7 +150,8 @@ def test_a_new_plan_has_one_test_group_and_groups_change(
     renamed = admin.put(f"/testplans/{plan}/testgroups/{group}", json={"name": "Regression"})
     assert renamed.status_code == 200
     data = admin.get(f"/testplans/{plan}/testgroups/{group}").json()["data"]
-    assert data["name"] == "Regression" and "assignedTo" not in data
+    assert data["name"] == "Regression"
+    assert "assignedTo" not in data
     assert_error(admin.post(f"/testplans/{plan}/testgroups", json={}), 400, "name")
 
     other = new_plan(admin, project, "Other")
@@ -156,14 +168,16 @@ def test_test_cases_of_a_group_in_order(admin: httpx.Client, project: dict[str, 
     add_cases(admin, plan, group, two, one, three)
     cases = f"/testplans/{plan}/testgroups/{group}/testcases"
     listed = admin.get(cases, params={"include": "data.itemType"})
-    assert ids_of(listed) == [two, one, three] and total_of(listed) == 3
+    assert ids_of(listed) == [two, one, three]
+    assert total_of(listed) == 3
     body = listed.json()
     assert all(c["type"] == "items" for c in body["data"])
     assert body["data"][1]["fields"]["name"] == "Case 1"
     tc = str(project["types"]["TC"]["id"])
     assert body["linked"]["itemtypes"][tc]["typeKey"] == "TC"
     page = admin.get(cases, params={"startAt": 1, "maxResults": 1})
-    assert ids_of(page) == [one] and total_of(page) == 3
+    assert ids_of(page) == [one]
+    assert total_of(page) == 3
 
     assert admin.get(f"{cases}/{one}").json()["data"]["id"] == one
     requirement = create_item(admin, project, "Not a test case")

@@ -68,9 +68,12 @@ def test_lock(
     for user in (locker, _user_id(theirs)):
         grant(admin, project["id"], "READ_WRITE", user=user)
     response = mine.put(path, json={"locked": True})
-    assert response.status_code == 200 and response.json()["meta"]["status"] == "OK"
+    assert response.status_code == 200
+    assert response.json()["meta"]["status"] == "OK"
     lock = admin.get(path).json()["data"]
-    assert lock["locked"] is True and lock["lockedBy"] == locker and lock["lastLockedDate"]
+    assert lock["locked"] is True
+    assert lock["lockedBy"] == locker
+    assert lock["lastLockedDate"]
     assert_error(theirs.put(path, json={"locked": False}), 400, "locked by user", str(locker))
     assert mine.put(path, json={"locked": False}).status_code == 200
     assert admin.get(path).json()["data"]["locked"] is False
@@ -174,11 +177,13 @@ def test_activities(admin: httpx.Client, project: dict[str, Any], records: dict[
     plan, run = records["testplans"], records["testruns"]
     assert admin.put(f"/testplans/{plan}", json={"fields": {"name": "Renamed"}}).status_code == 200
     feed = admin.get(f"/testplans/{plan}/activities").json()["data"]
-    assert feed[0]["item"] == plan and feed[0]["objectType"] == "TEST_PLAN"
+    assert feed[0]["item"] == plan
+    assert feed[0]["objectType"] == "TEST_PLAN"
     assert {a["item"] for a in feed} == {plan}
     assert admin.put(f"/testruns/{run}", json={"fields": {"testRunStatus": "PASSED"}}).status_code
     feed = admin.get(f"/testruns/{run}/activities").json()["data"]
-    assert feed[0]["item"] == run and feed[0]["objectType"] == "TEST_RESULT"
+    assert feed[0]["item"] == run
+    assert feed[0]["objectType"] == "TEST_RESULT"
     admin.post(f"/testruns/{run}/tags", json={"tag": _tag(admin, project["id"])})
     response = admin.get(f"/testruns/{run}/activities")
     assert response.json()["data"][0]["objectType"] == "ITEM_TAG"

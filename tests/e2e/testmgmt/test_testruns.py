@@ -74,7 +74,8 @@ def test_search_rules(admin: httpx.Client, project: dict[str, Any]) -> None:
     assert _search(admin, ("testCycle", plan_a)) == []
     assert _search(admin, ("testCase", cycle_a)) == []
     nothing = admin.get("/testruns")
-    assert ids_of(nothing) == [] and total_of(nothing) == 0
+    assert ids_of(nothing) == []
+    assert total_of(nothing) == 0
 
     ascending = _search(admin, ("testCycle", cycle_a))
     keys = [run_of(admin, r)["documentKey"] for r in ascending]
@@ -86,7 +87,8 @@ def test_search_rules(admin: httpx.Client, project: dict[str, Any]) -> None:
     )
     assert_error(admin.get("/testruns", params={"testCycle": "x"}), 400, "testCycle")
     page = admin.get("/testruns", params={"testPlan": plan_a, "maxResults": 1, "startAt": 1})
-    assert len(ids_of(page)) == 1 and total_of(page) == 2
+    assert len(ids_of(page)) == 1
+    assert total_of(page) == 2
 
 
 @pytest.mark.parametrize(
@@ -107,7 +109,8 @@ def test_step_statuses_decide_the_run_status(
     put = record(
         admin, run["id"], testRunSteps=with_step_statuses(run, *statuses), testRunStatus="PASSED"
     )
-    assert put.status_code == 200 and put.json()["meta"]["status"] == "OK"
+    assert put.status_code == 200
+    assert put.json()["meta"]["status"] == "OK"
     after = run_of(admin, run["id"])
     assert after["fields"]["testRunStatus"] == expected
     assert [s["status"] for s in after["fields"]["testRunSteps"]] == list(statuses)
@@ -145,7 +148,8 @@ def test_a_run_without_steps_takes_the_status_sent(
     assert_error(record(admin, run, testRunStatus="DONE"), 400, "DONE", *STATUSES)
     patch = [{"op": "replace", "path": "/fields/testRunStatus", "value": "PASSED"}]
     patched = admin.patch(f"/testruns/{run}", json=patch)
-    assert patched.status_code == 200 and patched.json()["meta"]["status"] == "OK"
+    assert patched.status_code == 200
+    assert patched.json()["meta"]["status"] == "OK"
     assert run_of(admin, run)["fields"]["testRunStatus"] == "PASSED"
     assert_error(
         admin.patch(f"/testruns/{run}", json=[{"op": "replace", "path": "/nope", "value": 1}]), 400
@@ -213,7 +217,8 @@ def test_runs_of_an_unknown_cycle_are_not_found(admin: httpx.Client, runs: dict[
 
 def test_delete_a_run(admin: httpx.Client, runs: dict[str, Any]) -> None:
     deleted = admin.delete(f"/testruns/{runs['plain']}")
-    assert deleted.status_code == 204 and not deleted.content
+    assert deleted.status_code == 204
+    assert not deleted.content
     assert_error(admin.get(f"/testruns/{runs['plain']}"), 404, str(runs["plain"]))
     assert [r["id"] for r in runs_of(admin, runs["cycle"])] == [runs["stepped"]]
     assert_error(admin.delete(f"/testruns/{runs['plain']}"), 404)
@@ -291,14 +296,16 @@ def test_abstract_items_find_test_records(
 ) -> None:
     plan = admin.get(f"/testplans/{runs['plan']}").json()["data"]
     found = admin.get("/abstractitems", params={"documentKey": plan["documentKey"]})
-    assert ids_of(found) == [runs["plan"]] and total_of(found) == 1
+    assert ids_of(found) == [runs["plan"]]
+    assert total_of(found) == 1
     assert found.json()["data"][0]["type"] == "testplans"
     run = admin.get(f"/abstractitems/{runs['plain']}", params={"include": "data.fields.testCycle"})
     assert run.status_code == 200, run.text
     assert run.json()["data"]["type"] == "testruns"
     assert str(runs["cycle"]) in run.json()["linked"]["testcycles"]
     cycle = admin.get(f"/abstractitems/{runs['cycle']}").json()["data"]
-    assert cycle["type"] == "testcycles" and cycle["id"] == runs["cycle"]
+    assert cycle["type"] == "testcycles"
+    assert cycle["id"] == runs["cycle"]
 
     everything = admin.get("/abstractitems", params={"project": project["id"], "maxResults": 50})
     types = [r["type"] for r in everything.json()["data"]]
@@ -317,10 +324,12 @@ def test_abstract_items_find_test_records(
     by_name = admin.get("/abstractitems", params={"project": project["id"], "sortBy": "name.asc"})
     assert by_name.status_code == 200, by_name.text
     names = [r["fields"]["name"] for r in by_name.json()["data"]]
-    assert by_name.status_code == 200 and names == sorted(names)
+    assert by_name.status_code == 200
+    assert names == sorted(names)
     release = created_id(admin.post("/releases", json={"name": "R1", "project": project["id"]}))
     in_release = admin.get("/abstractitems", params={"project": project["id"], "release": release})
-    assert ids_of(in_release) == [] and total_of(in_release) == 0
+    assert ids_of(in_release) == []
+    assert total_of(in_release) == 0
 
 
 def test_results_by_role(team: Team, admin: httpx.Client) -> None:

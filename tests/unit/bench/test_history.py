@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from bench import history as hist
-from bench.__main__ import _report, _targets
+from bench.report import report
+from bench.targets import targets
 
 
 def _run(rps: float, requests: int = 100, **figures: Any) -> dict[str, Any]:
@@ -28,14 +29,17 @@ def test_a_combined_row_is_its_requests_over_the_runs_summed_wall_time() -> None
     # 100 requests in 1 s, then 100 in 2 s.
     assert row["requests"] == 200
     assert row["rps"] == 200 / 3
-    assert row["p50_ms"] == 3.0 and row["p99_ms"] == 20.0
-    assert row["errors"] == 2 and row["error_kinds"] == {"409": 2}
+    assert row["p50_ms"] == 3.0
+    assert row["p99_ms"] == 20.0
+    assert row["errors"] == 2
+    assert row["error_kinds"] == {"409": 2}
     assert row["driver_cpu"] == (0.1 * 1 + 0.4 * 2) / 3
 
 
 def test_runs_without_throughput_combine_to_zero() -> None:
     row = hist.combine([_run(0.0, requests=0), _run(0.0, requests=0)])
-    assert row["rps"] == 0.0 and row["driver_cpu"] == 0.0
+    assert row["rps"] == 0.0
+    assert row["driver_cpu"] == 0.0
 
 
 def test_interleaved_runs_go_a_b_b_a_with_half_the_requests_each() -> None:
@@ -51,7 +55,8 @@ def test_interleaved_runs_go_a_b_b_a_with_half_the_requests_each() -> None:
     a, b = hist.interleaved(recorder("a", 100.0), recorder("b", 200.0), 301)
     assert calls == [("a", 150), ("b", 150), ("b", 151), ("a", 151)]
     assert a["requests"] == b["requests"] == 301
-    assert a["rps"] == 100.0 and b["rps"] == 200.0
+    assert a["rps"] == 100.0
+    assert b["rps"] == 200.0
 
 
 def _figures(**overrides: Any) -> dict[str, Any]:
@@ -98,7 +103,7 @@ def test_targets_judge_reads_baselines_compare_and_write_growth() -> None:
 
 
 def test_the_bench_targets_take_the_history_ones_with_verdicts() -> None:
-    verdicts = {t["target"]: t["met"] for t in _targets([], (), [], history=_figures())}
+    verdicts = {t["target"]: t["met"] for t in targets([], (), [], history=_figures())}
     assert verdicts == {
         "versions c32, x GET /items/{id} c32 (>= 0.8)": True,
         "baseline of 20000 items, median s (< 5)": True,
@@ -107,14 +112,14 @@ def test_the_bench_targets_take_the_history_ones_with_verdicts() -> None:
         "PATCH cost, 1000 versions / new item, c1 (<= 1.2)": True,
         "PATCH cost, 1000 versions / new item, c4 (<= 1.2)": False,
     }
-    assert "PATCH cost, 1000 versions / new item, c4 (<= 1.2)" in _report(
+    assert "PATCH cost, 1000 versions / new item, c4 (<= 1.2)" in report(
         [], (), [], history=_figures()
     )
 
 
 def test_missing_figures_give_no_target_and_the_table_still_prints() -> None:
     history = {"items": 2_000, "rows": []}
-    assert _targets([], (), [], history=history) == []
+    assert targets([], (), [], history=history) == []
     assert hist.VERSIONS_ROW not in hist.report(history)
     text = hist.report(_figures())
     assert f"{hist.VERSIONS_ROW:42}  32      250" in text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.__main__ import _growth, _targets
+from bench.targets import growth, targets
 
 
 def _row(
@@ -51,32 +51,35 @@ def _rows() -> list[dict[str, Any]]:
 
 
 def test_growth_is_the_cost_ratio_raw_and_against_the_bare_endpoint() -> None:
-    growth = {(g["operation"], g["concurrency"]): g for g in _growth(_rows(), 2_000, 20_000)}
-    item = growth[("GET /items/{id}", 32)]
+    grown = {(g["operation"], g["concurrency"]): g for g in growth(_rows(), 2_000, 20_000)}
+    item = grown[("GET /items/{id}", 32)]
     assert item["growth"] == 400 / 280
     assert item["growth_vs_bare"] == (400 / 1000) / (280 / 900)
     # Writes and operations measured at one size only have no growth.
-    assert ("POST /items", 32) not in growth
-    assert ("GET /items?project startAt=10000", 1) not in growth
+    assert ("POST /items", 32) not in grown
+    assert ("GET /items?project startAt=10000", 1) not in grown
 
 
 def test_targets_report_the_measured_figure_and_the_verdict() -> None:
-    targets = {t["target"]: t for t in _targets(_rows(), (2_000, 20_000))}
-    ratio = targets["GET /items/{id} c32, x bare (>= 0.5)"]
-    assert ratio["measured"] == 280 / 900 and not ratio["met"]
-    assert targets["worst read p99 ms at c32 (< 25)"]["met"]
-    assert targets["worst read p99 ms at c32 (< 25)"]["measured"] == 20.0
-    assert not targets["worst write p99 ms at c32 (< 50)"]["met"]
-    deep = targets["startAt=10000 cost / first page, c1 (<= 2)"]
-    assert deep["measured"] == 200 / 50 and not deep["met"]
-    assert targets["startAt=10000 cost / first page, c32 (<= 2)"]["met"]
-    basic = targets["Basic cost over Bearer, c1 (< 10%)"]
-    assert round(basic["measured"], 6) == 5.0 and basic["met"]
-    assert not targets["worst read growth 2000 -> 20000, vs bare (<= 1.2)"]["met"]
+    judged = {t["target"]: t for t in targets(_rows(), (2_000, 20_000))}
+    ratio = judged["GET /items/{id} c32, x bare (>= 0.5)"]
+    assert ratio["measured"] == 280 / 900
+    assert not ratio["met"]
+    assert judged["worst read p99 ms at c32 (< 25)"]["met"]
+    assert judged["worst read p99 ms at c32 (< 25)"]["measured"] == 20.0
+    assert not judged["worst write p99 ms at c32 (< 50)"]["met"]
+    deep = judged["startAt=10000 cost / first page, c1 (<= 2)"]
+    assert deep["measured"] == 200 / 50
+    assert not deep["met"]
+    assert judged["startAt=10000 cost / first page, c32 (<= 2)"]["met"]
+    basic = judged["Basic cost over Bearer, c1 (< 10%)"]
+    assert round(basic["measured"], 6) == 5.0
+    assert basic["met"]
+    assert not judged["worst read growth 2000 -> 20000, vs bare (<= 1.2)"]["met"]
 
 
 def test_a_single_size_run_has_no_growth_target() -> None:
     rows = [r for r in _rows() if r["size"] == 2_000]
-    names = {t["target"] for t in _targets(rows, (2_000,))}
+    names = {t["target"] for t in targets(rows, (2_000,))}
     assert not any("growth" in n for n in names)
     assert "GET /items/{id} c32, x bare (>= 0.5)" in names

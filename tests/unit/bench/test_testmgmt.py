@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.__main__ import _report, _targets
 from bench.drive import median_seconds
+from bench.report import report as bench_report
+from bench.targets import targets as bench_targets
 from bench.testmgmt import PUT, junit_report, report, targets
 from plumbline.services.testmgmt import junit
 
@@ -73,21 +74,22 @@ def test_targets_judge_generation_ingest_and_paced_latency_and_report_put() -> N
 
 
 def test_the_bench_targets_take_the_test_management_ones_with_verdicts() -> None:
-    verdicts = {t["target"]: t["met"] for t in _targets([], (), [], _tm())}
+    verdicts = {t["target"]: t["met"] for t in bench_targets([], (), [], _tm())}
     assert verdicts == {
         f"{PUT} c32, req/s (reported)": None,
         "cycle generation of 500 runs, median s (< 1)": True,
         "JUnit ingest of 10000 cases, s (< 5)": False,
         f"{PUT} paced at half of c32, p99 ms (< 50)": True,
     }
-    text = _report([], (), [], _tm())
-    assert "JUnit ingest of 10000 cases, s (< 5)" in text and "NO" in text
+    text = bench_report([], (), [], _tm())
+    assert "JUnit ingest of 10000 cases, s (< 5)" in text
+    assert "NO" in text
 
 
 def test_missing_figures_give_no_target_and_the_table_still_prints() -> None:
     tm = _tm(rows=[], paced=None, ingest=None)
     del tm["cycle_median_s"]
-    assert _targets([], (), [], tm) == []
+    assert bench_targets([], (), [], tm) == []
     assert "test management" in report(tm)
     assert "cycle generation, 500 runs: median 0.40 s" in report(_tm())
 

@@ -53,7 +53,8 @@ def test_format_date() -> None:
 
 def test_utcnow_is_aware_and_at_millisecond_precision() -> None:
     now = utcnow()
-    assert now.tzinfo is not None and now.utcoffset() == timedelta(0)
+    assert now.tzinfo is not None
+    assert now.utcoffset() == timedelta(0)
     assert now.microsecond % 1000 == 0
     assert CONTRACT.match(format_datetime(now))
 

@@ -57,10 +57,14 @@ async def test_a_second_claim_in_the_same_transaction_is_refused(inbox: Inbox) -
 
 async def test_a_claim_that_was_rolled_back_does_not_count(inbox: Inbox) -> None:
     event = Event("items.project.created", actor=1, position=3)
-    with pytest.raises(RuntimeError):
+
+    async def claim_then_fail() -> None:
         async with inbox.db.transaction() as session:
             assert await inbox.claim(session, event)
             raise RuntimeError("the effect failed")
+
+    with pytest.raises(RuntimeError, match="the effect failed"):
+        await claim_then_fail()
     assert await consumed_ids(inbox) == []
     assert await inbox.position("items") == 0
     assert await consume(inbox, event) is True

@@ -6,8 +6,10 @@ from plumbline.common import int64
 
 
 def test_the_range_is_signed_64_bit() -> None:
-    assert int64.fits(2**63 - 1) and int64.fits(-(2**63))
-    assert not int64.fits(2**63) and not int64.fits(-(2**63) - 1)
+    assert int64.fits(2**63 - 1)
+    assert int64.fits(-(2**63))
+    assert not int64.fits(2**63)
+    assert not int64.fits(-(2**63) - 1)
 
 
 def test_the_sentence_names_the_place_the_range_and_the_value() -> None:

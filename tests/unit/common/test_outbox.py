@@ -77,15 +77,19 @@ async def write(outbox: Outbox, *names: str) -> list[Event]:
     return events
 
 
+async def _add_then_roll_back(outbox: Outbox) -> None:
+    async with outbox.transaction() as session:
+        await outbox.add(session, Event("items.project.created", actor=1))
+        raise RuntimeError("rolled back")
+
+
 async def test_events_are_relayed_in_order_with_their_outbox_ids(outbox: Outbox) -> None:
     bus = MemoryBus("t")
     received = await collect(bus)
     outbox.start(bus)
     await write(outbox, "a")
-    with pytest.raises(RuntimeError):
-        async with outbox.transaction() as session:
-            await outbox.add(session, Event("items.project.created", actor=1))
-            raise RuntimeError("rolled back")
+    with pytest.raises(RuntimeError, match="rolled back"):
+        await _add_then_roll_back(outbox)
     await write(outbox, "b", "c")
     await write(outbox, "d")
     await eventually(lambda: len(received) == 4)
@@ -102,10 +106,8 @@ async def test_events_are_relayed_in_order_with_their_outbox_ids(outbox: Outbox)
 async def test_a_rolled_back_transaction_publishes_nothing(outbox: Outbox) -> None:
     bus = MemoryBus("t")
     outbox.start(bus)
-    with pytest.raises(RuntimeError):
-        async with outbox.transaction() as session:
-            await outbox.add(session, Event("items.project.created", actor=1))
-            raise RuntimeError("rolled back")
+    with pytest.raises(RuntimeError, match="rolled back"):
+        await _add_then_roll_back(outbox)
     assert await rows(outbox) == []
     [kept] = await write(outbox, "kept")
     await eventually(lambda: len(bus.log) == 1)
@@ -139,10 +141,8 @@ async def test_watermark_is_the_newest_committed_id(outbox: Outbox) -> None:
     await write(outbox, "a", "b")
     first = await outbox.watermark()
     assert first == max(r.id for r in await rows(outbox))
-    with pytest.raises(RuntimeError):
-        async with outbox.transaction() as session:
-            await outbox.add(session, Event("items.project.created", actor=1))
-            raise RuntimeError("rolled back")
+    with pytest.raises(RuntimeError, match="rolled back"):
+        await _add_then_roll_back(outbox)
     assert await outbox.watermark() == first
     await write(outbox, "c")
     assert await outbox.watermark() > first
@@ -301,7 +301,8 @@ async def test_an_event_written_while_nats_is_unreachable_is_published_once_it_i
         # The relay tries, fails and keeps the row.
         await eventually(lambda: bus.failed >= 1, timeout=15)
         [row] = await rows(outbox)
-        assert row.event_id == event.id and row.published_at is None
+        assert row.event_id == event.id
+        assert row.published_at is None
 
         private_nats.start()
         await eventually(lambda: _all_published(outbox), timeout=20)

@@ -36,9 +36,13 @@ async def test_it_reads_ahead_at_most_depth_items() -> None:
 async def test_a_failure_is_raised_after_the_items_before_it() -> None:
     pulled: list[int] = []
     seen: list[int] = []
-    with pytest.raises(ValueError, match="broken at 5"):
+
+    async def read_all() -> None:
         async for n in read_ahead(_numbers(10, pulled, fail_at=5)):
             seen.append(n)
+
+    with pytest.raises(ValueError, match="broken at 5"):
+        await read_all()
     assert seen == [0, 1, 2, 3, 4]
 
 

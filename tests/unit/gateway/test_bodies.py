@@ -28,9 +28,11 @@ def test_item_fields_are_sent_on_or_refused_with_a_400(fields: dict[str, Any]) -
     try:
         encoded = free_json(body.fields, "fields")
     except InvalidArgument as exc:
-        assert exc.message.startswith("fields")
+        refused = exc.message
+    else:
+        assert b"\\u0000" not in encoded.replace(b"\\\\", b"")
         return
-    assert b"\\u0000" not in encoded.replace(b"\\\\", b"")
+    assert refused.startswith("fields")
 
 
 @pytest.mark.parametrize(
@@ -60,7 +62,8 @@ def test_read_only_members_are_accepted_but_not_described() -> None:
     body = ProjectBody.model_validate({"id": 3, "createdDate": "x", "fields": {"name": "P"}})
     assert body.fields.name == "P"
     described = ProjectBody.model_json_schema()["properties"]
-    assert "id" not in described and "createdDate" not in described
+    assert "id" not in described
+    assert "createdDate" not in described
     assert "fields" in described
 
 

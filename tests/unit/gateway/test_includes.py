@@ -186,7 +186,8 @@ async def test_a_reference_the_caller_may_not_see_is_left_out(rig: Rig) -> None:
     records: list[dict[str, Any]] = [{"createdBy": 1, "parent": DENIED}]
     linked = await resolve(rig.upstreams, "projects", ["data.createdBy", "data.parent"], records)
     assert linked is not None
-    assert set(linked["users"]) == {"1"} and linked["projects"] == {}
+    assert set(linked["users"]) == {"1"}
+    assert linked["projects"] == {}
 
 
 async def test_no_include_no_linked(rig: Rig) -> None:

@@ -117,7 +117,8 @@ def test_routes_that_honour_the_date_header_declare_it(
         }, version
         for path in HONOURS_DATE_HEADER:
             [header] = declaring[("get", path)]
-            assert header["in"] == "header" and header["required"] is False
+            assert header["in"] == "header"
+            assert header["required"] is False
             assert header["schema"] == {"type": "boolean", "default": False}
             assert "x-jama-date-fields-with-time" in header["description"]
     # Records as they were keep their dates: history routes do not declare the header.

@@ -41,8 +41,10 @@ def _item(**overrides: Any) -> items_pb2.Item:
 def test_an_item_has_exactly_the_declared_members() -> None:
     body = representations.item(_item())
     assert set(body) == _keys(records.Item)
-    assert body["childItemType"] == 25 and body["itemType"] == 24
-    assert body["documentKey"] == "P-REQ-7" and body["modifiedBy"] == 2
+    assert body["childItemType"] == 25
+    assert body["itemType"] == 24
+    assert body["documentKey"] == "P-REQ-7"
+    assert body["modifiedBy"] == 2
     assert body["lastActivityDate"] == "2026-11-24T10:02:00.000+0000"
     assert body["location"]["parent"] == {"item": 6}
     assert "version" not in body  # the history's number is not an item member

@@ -18,7 +18,7 @@ import obstore
 from obstore.store import LocalStore, S3Store
 
 if TYPE_CHECKING:
-    from obstore import GetOptions
+    from obstore import GetOptions, GetResult
     from obstore.store import S3Config
 
     from plumbline.common.settings import Settings
@@ -213,13 +213,22 @@ class BlobStore:
             async for piece in _read_local(self._store.prefix / key, start, end):
                 yield piece
             return
+        result = await self._get_range(key, start, end)
+        if result is None:
+            return
+        async for chunk in result.stream(min_chunk_size=READ_CHUNK_BYTES):
+            yield chunk
+
+    async def _get_range(self, key: str, start: int, end: int | None) -> GetResult | None:
+        """The object store's answer for bytes ``[start, end)``; None for a range that
+        starts at or after the blob's end."""
         options: GetOptions = {}
         if end is not None:
             options["range"] = (start, end)
         elif start:
             options["range"] = {"offset": start}
         try:
-            result = await obstore.get_async(self._store, key, options=options)
+            return await obstore.get_async(self._store, key, options=options)
         except FileNotFoundError:
             raise BlobMissing(key) from None
         except Exception:
@@ -228,10 +237,8 @@ class BlobStore:
             if size is None:
                 raise BlobMissing(key) from None
             if start >= size:
-                return
+                return None
             raise
-        async for chunk in result.stream(min_chunk_size=READ_CHUNK_BYTES):
-            yield chunk
 
     async def size(self, key: str) -> int | None:
         """The blob's length in bytes, None if there is no such blob."""

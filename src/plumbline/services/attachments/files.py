@@ -78,6 +78,23 @@ def mime_type(given: str) -> str:
     return bare if _MIME.fullmatch(bare) and len(bare) <= 255 else OCTET_STREAM
 
 
+def _byte_range(
+    size: int, first: int | None, last: int | None, suffix: int | None
+) -> tuple[int, int, bool] | None:
+    """The bytes ``[start, end)`` to serve of a file of ``size`` bytes and whether they are
+    part of it: the whole file, ``first``-``last`` (cut at the end) or the last ``suffix``
+    bytes. None when the range asked for lies outside the file."""
+    if suffix is not None:
+        if suffix <= 0 or size == 0:
+            return None
+        return max(0, size - suffix), size, True
+    if first is not None:
+        if first >= size:
+            return None
+        return first, size if last is None else min(last + 1, size), True
+    return 0, size, False
+
+
 class Files(Domain):
     """Upload, download and the sweep of leftover blobs."""
 
@@ -187,20 +204,12 @@ class Files(Domain):
                 f"PUT /attachments/{attachment_id}/file."
             )
         info = FileInfo(row.file_name, row.mime_type, int(row.file_size), row.sha256)
-        size = info.size
-        start, end, partial = 0, size, False
         if if_range is not None and if_range.strip() != f'"{info.sha256}"':
             first = suffix = None
-        if suffix is not None:
-            if suffix <= 0 or size == 0:
-                return Served(info, 0, 0, False, unsatisfiable=True), None
-            start, partial = max(0, size - suffix), True
-        elif first is not None:
-            if first >= size:
-                return Served(info, 0, 0, False, unsatisfiable=True), None
-            start, partial = first, True
-            if last is not None:
-                end = min(last + 1, size)
+        served = _byte_range(info.size, first, last, suffix)
+        if served is None:
+            return Served(info, 0, 0, False, unsatisfiable=True), None
+        start, end, partial = served
         chunks = self.store.get(row.blob, start, end)
         try:
             head = await anext(chunks) if end > start else b""

@@ -167,11 +167,33 @@ def _empty(value: Any) -> bool:
     return value is None or value == "" or value == []
 
 
+_STATES = ("IS_EMPTY", "IS_NOT_EMPTY", "IS_TRUE", "IS_FALSE", "IS_CURRENT_USER", "IS_WITHIN_LAST")
+_TREE = (
+    "IS_DIRECTLY_UNDER",
+    "IS_NOT_DIRECTLY_UNDER",
+    "IS_UNDER",
+    "IS_UNDER_OR_EQUAL",
+    "IS_NOT_UNDER",
+)
+_TEXT = ("CONTAINS", "NOT_CONTAINS", "CONTAINS_WORD", "NOT_CONTAINS_WORD")
+
+
 def _leaf(rule: dict[str, Any], record: Record, context: Context) -> bool:
     operator = rule["operator"]
     values: list[str] = rule.get("values") or []
     raw = record.value(rule["field"]["name"])
     many = raw if isinstance(raw, list) else ([] if raw is None else [raw])
+    if operator in _STATES:
+        return _state(operator, values, raw, many, context)
+    if operator in _TREE:
+        return _in_tree(operator, values, record, context)
+    if operator in _TEXT:
+        return _contains(operator, values, many)
+    return _compare(operator, values, raw, many)
+
+
+def _state(operator: str, values: list[str], raw: Any, many: list[Any], context: Context) -> bool:
+    """Operators on the value itself: empty, true or false, the caller, recent."""
     if operator == "IS_EMPTY":
         return _empty(raw)
     if operator == "IS_NOT_EMPTY":
@@ -182,28 +204,37 @@ def _leaf(rule: dict[str, Any], record: Record, context: Context) -> bool:
         return raw is False or raw is None
     if operator == "IS_CURRENT_USER":
         return context.user_id in many
+    # IS_WITHIN_LAST
+    when = raw if isinstance(raw, datetime) else _when(str(raw)) if raw else None
+    days = int(values[0]) if values and values[0].strip().isdigit() else 0
+    return when is not None and when >= context.now - timedelta(days=days)
+
+
+def _in_tree(operator: str, values: list[str], record: Record, context: Context) -> bool:
+    """Operators on the record's place: directly under, or anywhere under, given items."""
+    wanted = {int(v) for v in values if v.strip().isdigit()}
     if operator in ("IS_DIRECTLY_UNDER", "IS_NOT_DIRECTLY_UNDER"):
-        wanted = {int(v) for v in values if v.strip().isdigit()}
         hit = record.parent in wanted
         return hit if operator == "IS_DIRECTLY_UNDER" else not hit
-    if operator in ("IS_UNDER", "IS_UNDER_OR_EQUAL", "IS_NOT_UNDER"):
-        wanted = {int(v) for v in values if v.strip().isdigit()}
-        hit = bool(wanted & set(context.ancestors(record)))
-        if operator == "IS_UNDER_OR_EQUAL":
-            hit = hit or record.id in wanted
-        return hit if operator != "IS_NOT_UNDER" else not hit
-    if operator == "IS_WITHIN_LAST":
-        when = raw if isinstance(raw, datetime) else _when(str(raw)) if raw else None
-        days = int(values[0]) if values and values[0].strip().isdigit() else 0
-        return when is not None and when >= context.now - timedelta(days=days)
-    if operator in ("CONTAINS", "NOT_CONTAINS", "CONTAINS_WORD", "NOT_CONTAINS_WORD"):
-        text = " ".join(str(v) for v in many).lower()
-        if "WORD" in operator:
-            words = set(re.findall(r"\w+", text))
-            hit = any(v.lower() in words for v in values)
-        else:
-            hit = any(v.lower() in text for v in values)
-        return hit if not operator.startswith("NOT_") else not hit
+    hit = bool(wanted & set(context.ancestors(record)))
+    if operator == "IS_UNDER_OR_EQUAL":
+        hit = hit or record.id in wanted
+    return hit if operator != "IS_NOT_UNDER" else not hit
+
+
+def _contains(operator: str, values: list[str], many: list[Any]) -> bool:
+    """Operators on the text: a part of it, or a whole word."""
+    text = " ".join(str(v) for v in many).lower()
+    if "WORD" in operator:
+        words = set(re.findall(r"\w+", text))
+        hit = any(v.lower() in words for v in values)
+    else:
+        hit = any(v.lower() in text for v in values)
+    return hit if not operator.startswith("NOT_") else not hit
+
+
+def _compare(operator: str, values: list[str], raw: Any, many: list[Any]) -> bool:
+    """Operators that compare with the values given: equal, among, on a day, ordered."""
     converted = [_as(many[0] if many else "", v) for v in values]
     if operator in ("EQUALS", "EQUALS_MULTI", "IN", "NOT_EQUALS", "NOT_EQUALS_MULTI"):
         hit = any(item in converted for item in many)

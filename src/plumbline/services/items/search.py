@@ -137,27 +137,7 @@ async def search(
             f"sortBy: {query.sort_field!r} cannot be sorted on; "
             f"use one of {', '.join(SORT_COLUMNS)}."
         )
-    conditions: list[Any] = [items.c.active.is_(True)]
-    if query.item_types:
-        conditions.append(items.c.item_type.in_(query.item_types))
-    if query.document_keys:
-        conditions.append(items.c.document_key.in_(query.document_keys))
-    if query.releases:
-        conditions.append(
-            items.c.id.in_(
-                select(item_releases.c.item).where(item_releases.c.release.in_(query.releases))
-            )
-        )
-    columns = {
-        "created": items.c.created_at,
-        "modified": items.c.modified_at,
-        "lastActivity": items.c.last_activity_at,
-    }
-    for name, (low, high) in query.ranges.items():
-        if low is not None:
-            conditions.append(columns[name] >= low)
-        if high is not None:
-            conditions.append(columns[name] <= high)
+    conditions = _conditions(query)
     order = [c.desc() if query.descending else c.asc() for c in SORT_COLUMNS[query.sort_field]]
     scope: list[int] | None = list(query.projects) or None
     readable = access.readable()
@@ -198,6 +178,33 @@ async def search(
             statement = select(items).where(where).order_by(*order, items.c.id)
         rows = (await session.execute(statement.offset(start_at).limit(max_results))).all()
     return list(rows), int(total or 0)
+
+
+def _conditions(query: Search) -> list[Any]:
+    """The filters on an item's own columns: active, of the item types, document keys and
+    releases asked for, created, modified and last active within the ranges."""
+    conditions: list[Any] = [items.c.active.is_(True)]
+    if query.item_types:
+        conditions.append(items.c.item_type.in_(query.item_types))
+    if query.document_keys:
+        conditions.append(items.c.document_key.in_(query.document_keys))
+    if query.releases:
+        conditions.append(
+            items.c.id.in_(
+                select(item_releases.c.item).where(item_releases.c.release.in_(query.releases))
+            )
+        )
+    columns = {
+        "created": items.c.created_at,
+        "modified": items.c.modified_at,
+        "lastActivity": items.c.last_activity_at,
+    }
+    for name, (low, high) in query.ranges.items():
+        if low is not None:
+            conditions.append(columns[name] >= low)
+        if high is not None:
+            conditions.append(columns[name] <= high)
+    return conditions
 
 
 def _same_column(alias: Any, ordering: UnaryExpression[Any]) -> UnaryExpression[Any]:

@@ -94,7 +94,8 @@ def test_matching_agrees_with_the_nats_rules(
 
 def test_create_bus_by_url() -> None:
     memory = create_bus("memory://", "S", "pre")
-    assert isinstance(memory, MemoryBus) and memory.prefix == "pre"
+    assert isinstance(memory, MemoryBus)
+    assert memory.prefix == "pre"
     nats = create_bus("nats://127.0.0.1:4222", "STREAM", "pre")
     assert isinstance(nats, NatsBus)
     assert (nats.url, nats.stream, nats.prefix) == ("nats://127.0.0.1:4222", "STREAM", "pre")

@@ -97,7 +97,8 @@ async def test_a_failing_handler_gets_the_event_again(nats_bus: NatsBus) -> None
     await eventually(lambda: consumer_drained(nats_bus, "flaky"))
     assert attempts == [event.id, event.id]
     info = await _consumer(nats_bus, "flaky")
-    assert info.ack_floor is not None and info.ack_floor.stream_seq == 1
+    assert info.ack_floor is not None
+    assert info.ack_floor.stream_seq == 1
 
 
 async def test_a_message_is_acked_only_after_the_handler_returned(nats_bus: NatsBus) -> None:
@@ -115,11 +116,13 @@ async def test_a_message_is_acked_only_after_the_handler_returned(nats_bus: Nats
     await nats_bus._nc.flush()  # anything the consumer sent so far has reached the server
     info = await _consumer(nats_bus, "slow")
     assert info.num_ack_pending == 1
-    assert info.ack_floor is not None and info.ack_floor.stream_seq == 0
+    assert info.ack_floor is not None
+    assert info.ack_floor.stream_seq == 0
     release.set()
     await eventually(lambda: consumer_drained(nats_bus, "slow"))
     info = await _consumer(nats_bus, "slow")
-    assert info.ack_floor is not None and info.ack_floor.stream_seq == 1
+    assert info.ack_floor is not None
+    assert info.ack_floor.stream_seq == 1
 
 
 async def test_a_plain_subscriber_sees_only_new_events(nats_bus: NatsBus) -> None:

@@ -76,7 +76,8 @@ async def rig() -> AsyncIterator[Rig]:
     server = GrpcServer("127.0.0.1", 0)
     server.add(items_pb2_grpc.add_IdSpaceServicer_to_server, servicer)
     port = await server.start()
-    assert port > 0 and server.port == port
+    assert port > 0
+    assert server.port == port
     await server.set_serving(True)
     channel = connect("items", f"127.0.0.1:{port}")
     try:
@@ -247,13 +248,17 @@ async def test_an_oversize_message_is_not_throttling(
     await server.set_serving(True)
     channel = connect("items", f"127.0.0.1:{port}", max_message=client_limit)
     client = items_pb2_grpc.IdSpaceStub(channel)
+
+    async def too_big() -> None:
+        if call == "big request":
+            await client.AllocateIdBlock(items_pb2.AllocateIdBlockRequest(owner=" " * 8192))
+        else:
+            await client.GetIdOwner(core_pb2.Id(id=HUGE))
+
     try:
         assert (await client.GetIdOwner(core_pb2.Id(id=1))).owner == "items"
         with pytest.raises(errors.PlumblineError) as info:
-            if call == "big request":
-                await client.AllocateIdBlock(items_pb2.AllocateIdBlockRequest(owner=" " * 8192))
-            else:
-                await client.GetIdOwner(core_pb2.Id(id=HUGE))
+            await too_big()
         assert type(info.value) is errors.Internal
         assert info.value.http_status == 500
         assert info.value.message == (

@@ -19,8 +19,10 @@ def test_from_wire_sets_what_is_given_by_wire_name() -> None:
         items_pb2.ItemInput(),
         {"itemType": 5, "childItemType": None, "globalId": "G", "location": {}, "id": 9},
     )
-    assert message.item_type == 5 and message.global_id == "G"
-    assert not message.HasField("child_item_type") and not message.HasField("project")
+    assert message.item_type == 5
+    assert message.global_id == "G"
+    assert not message.HasField("child_item_type")
+    assert not message.HasField("project")
 
 
 @pytest.mark.parametrize("set_child", [True, False])

@@ -32,7 +32,9 @@ def test_known_events(event_type: str, event: str, object_type: str) -> None:
 
 def test_items_carry_their_id_and_type() -> None:
     draft = describe(Event("items.item.created", actor=1, object_ids=[42], payload={"itemType": 7}))
-    assert draft is not None and draft.item == 42 and draft.item_type == 7
+    assert draft is not None
+    assert draft.item == 42
+    assert draft.item_type == 7
 
 
 @pytest.mark.parametrize(
@@ -58,13 +60,15 @@ def test_identity_changes_belong_to_the_organization_feed(
     event_type: str, organization: bool
 ) -> None:
     draft = describe(Event(event_type, actor=1, project=4, payload={"name": "X"}))
-    assert draft is not None and draft.organization is organization
+    assert draft is not None
+    assert draft.organization is organization
 
 
 def test_credentials_read_as_credentials() -> None:
     event = Event("identity.apiclient.revoked", actor=1, payload={"name": "ci", "user": 3})
     draft = describe(event)
-    assert draft is not None and draft.details == "API credentials ci revoked"
+    assert draft is not None
+    assert draft.details == "API credentials ci revoked"
 
 
 def test_a_restore_reads_as_an_update_of_the_item() -> None:
@@ -72,7 +76,8 @@ def test_a_restore_reads_as_an_update_of_the_item() -> None:
     draft = describe(event)
     assert draft is not None
     assert (draft.event_type, draft.object_type, draft.item) == ("UPDATE", "ITEM", 42)
-    assert draft.details == "item R restored" and draft.subtree == ()
+    assert draft.details == "item R restored"
+    assert draft.subtree == ()
 
 
 def test_an_item_deletion_keeps_the_items_deleted_with_it() -> None:
@@ -80,9 +85,11 @@ def test_an_item_deletion_keeps_the_items_deleted_with_it() -> None:
         "items.item.deleted", actor=1, object_ids=[42], payload={"subtree": [43, 44, "x"]}
     )
     draft = describe(event)
-    assert draft is not None and draft.subtree == (43, 44)
+    assert draft is not None
+    assert draft.subtree == (43, 44)
     tag = describe(Event("items.tag.deleted", actor=1, object_ids=[7], payload={"subtree": [1]}))
-    assert tag is not None and tag.subtree == ()
+    assert tag is not None
+    assert tag.subtree == ()
 
 
 @pytest.mark.parametrize(

@@ -75,7 +75,8 @@ async def test_of_concurrent_claims_one_wins(restorer: Restorer) -> None:
         *(restorer.claim(activity_id) for _ in range(5)), return_exceptions=True
     )
     refused = [o for o in outcomes if isinstance(o, InvalidArgument)]
-    assert len(refused) == 4 and "already been restored" in refused[0].message
+    assert len(refused) == 4
+    assert "already been restored" in refused[0].message
     [claimed_at] = [o for o in outcomes if not isinstance(o, BaseException)]
     assert (await _state(restorer.db, activity_id)).restore_state == PENDING
     await restorer.finish(activity_id, claimed_at)

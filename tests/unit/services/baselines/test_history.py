@@ -162,7 +162,8 @@ async def test_a_redelivered_event_changes_nothing(
     await history.record(again)
     async with baselines_db.read() as session:
         snapshots = (await session.scalars(select(versions.c.snapshot))).all()
-    assert len(snapshots) == 1 and '"name":"A"' in snapshots[0]
+    assert len(snapshots) == 1
+    assert '"name":"A"' in snapshots[0]
 
 
 def test_changed_fields_compares_members_and_the_fields_inside_json_members() -> None:

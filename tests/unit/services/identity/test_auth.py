@@ -30,7 +30,8 @@ async def test_create_user_and_authenticate(identity: IdentityDomain) -> None:
     with acting_as(ADMIN):
         user_id = await identity.users.create_user(dict(USER))
     principal = await identity.auth.authenticate_basic("alice", "s3cret")  # case-insensitive name
-    assert principal.user_id == user_id and not principal.is_admin
+    assert principal.user_id == user_id
+    assert not principal.is_admin
     with pytest.raises(Unauthenticated):
         await identity.auth.authenticate_basic("alice", "wrong")
     with pytest.raises(Unauthenticated):
@@ -74,7 +75,8 @@ async def test_deactivated_users_cannot_authenticate_or_exchange_tokens(
     with pytest.raises(Unauthenticated):
         await identity.auth.issue_client_token(client_id, secret + "x")
     principal, active = await identity.auth.principal(alice)
-    assert principal.username == "Alice" and active is False
+    assert principal.username == "Alice"
+    assert active is False
 
 
 async def test_credentials_only_for_yourself(identity: IdentityDomain) -> None:

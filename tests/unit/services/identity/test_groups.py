@@ -30,7 +30,8 @@ async def test_groups_and_members(identity: IdentityDomain) -> None:
         with pytest.raises(InvalidArgument):
             await identity.groups.add_member(group, 999)
         rows, total = await identity.groups.group_members(group, 0, 20)
-        assert total == 2 and [r.id for r in rows] == [alice, bob]
+        assert total == 2
+        assert [r.id for r in rows] == [alice, bob]
     with acting_as(Principal(alice, "Alice")):
         assert (await identity.users.get_user(bob)).username == "bob"  # shares a group
         assert (await identity.groups.get_group(group)).name == "Reviewers"

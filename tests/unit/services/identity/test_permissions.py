@@ -156,7 +156,8 @@ async def test_project_admins_list_their_projects_users(
         await permissions.update(14, [Entry(None, people["team"], Role.READ_ONLY)])
     with acting_as(ann):
         rows, total = await identity.users.list_users(project=14)
-        assert {r.id for r in rows} == {people["ann"], people["bob"]} and total == 2
+        assert {r.id for r in rows} == {people["ann"], people["bob"]}
+        assert total == 2
         with pytest.raises(PermissionDenied, match="administrators"):
             await identity.users.list_users()
         with pytest.raises(PermissionDenied, match="project 12"):

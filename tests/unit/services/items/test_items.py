@@ -57,8 +57,10 @@ async def test_a_batch_is_placed_like_single_creates(
     assert [r.sort_order for r in rows] == list(range(6))
     assert [r.document_key for r in rows] == [f"BULK-REQ-{n}" for n in range(1, 7)]
     orders = [r.global_sort_order for r in rows]
-    assert orders == sorted(orders) and len(set(orders)) == 6
-    assert len(rel_ids) == 2 and rel_ids[0] < rel_ids[1]
+    assert orders == sorted(orders)
+    assert len(set(orders)) == 6
+    assert len(rel_ids) == 2
+    assert rel_ids[0] < rel_ids[1]
     # One event per item and per relationship, as single creates make.
     assert await items.outbox.watermark() == 1 + 1 + 5 + 1 + 2
 

@@ -131,7 +131,8 @@ async def test_an_item_moves_to_another_project_with_its_subtree(world: World) -
     last = await world.last_event()
     with acting_as(ADMIN):
         work, moved = await world.moves.to_project(ids["C2"], world.b)
-    assert len(work) == 36 and moved == [ids["C2"], ids["G1"]]
+    assert len(work) == 36
+    assert moved == [ids["C2"], ids["G1"]]
     # It goes to the bottom of B's root; A closes the gap it left.
     assert await world.tree(world.b) == [("1", "B1"), ("2", "C2"), ("2.1", "G1")]
     assert [s for s, _ in await world.tree(world.a)] == ["1", "1.1", "1.2", "2", "3"]

@@ -28,7 +28,9 @@ async def test_create_and_read_a_project(projects: Projects) -> None:
             ProjectInput(project_key="DEMO", fields={"name": "Demo", "description": "d"})
         )
         [row] = await projects.get_many([pid])
-    assert row.project_key == "DEMO" and row.name == "Demo" and not row.is_folder
+    assert row.project_key == "DEMO"
+    assert row.name == "Demo"
+    assert not row.is_folder
     assert row.created_by == ADMIN.user_id
     assert await projects.outbox.watermark() == 1
 
@@ -67,4 +69,6 @@ async def test_folders_and_parents(projects: Projects) -> None:
             await projects.update(folder, ProjectInput(parent=inner))
         await projects.update(project, ProjectInput(clear_parent=True, fields={"name": "Moved"}))
         [row] = await projects.get_many([project])
-    assert row.parent is None and row.name == "Moved" and row.version == 2
+    assert row.parent is None
+    assert row.name == "Moved"
+    assert row.version == 2

@@ -93,7 +93,8 @@ async def test_only_the_subtree_that_hangs_below_comes_back(world: World) -> Non
     assert [e.object_ids for e in events] == [[top], [child], [grandchild], [kept]]
     assert [e.version for e in events[:3]] == [2, 2, 2]
     assert all("snapshot" in e.payload for e in events[:3])
-    assert events[3].payload["fromItem"] == child and events[3].payload["toItem"] == outside
+    assert events[3].payload["fromItem"] == child
+    assert events[3].payload["toItem"] == outside
     with acting_as(ADMIN):
         [shown] = await world.relationships.get_many([kept])
         # Its other end is still deleted: it stays hidden.
@@ -108,7 +109,8 @@ async def test_reading_deleted_items_and_who_may_restore(world: World) -> None:
         await world.items.delete(gone)
     with acting_as(READER):
         [row] = await world.restore.get_many([gone, 123456])
-        assert row.id == gone and not row.active
+        assert row.id == gone
+        assert not row.active
         with pytest.raises(PermissionDenied):
             await world.restore.restore(gone, [])
     with acting_as(Principal(8, "stranger")), pytest.raises(PermissionDenied):

@@ -304,7 +304,8 @@ async def test_the_index_is_used(db: Database) -> None:
         for plan in searches:
             # From the hits to items by id, not through a project index.
             assert "items_fts VIRTUAL TABLE INDEX 0:M" in plan, plan
-            assert "(id=?)" in plan and "ix_items_tree" not in plan, plan
+            assert "(id=?)" in plan, plan
+            assert "ix_items_tree" not in plan, plan
         for plan in await _explained(db, ["lo"], projects=[1]):
             assert "items_fts" not in plan, plan  # too short for trigrams: a scan
     else:

@@ -88,7 +88,8 @@ async def test_regeneration_keeps_results_moves_adds_and_removes_runs(testmgmt: 
     assert sorted(after) == sorted([(d, 101), (d, 105), (d, 104), (s, 103), (s, 101)])
     kept = after[(d, 101)]
     assert (kept.id, kept.status, kept.version) == (before[(d, 101)].id, "PASSED", 2)
-    assert after[(s, 103)].id == before[(s, 103)].id and after[(s, 103)].version == 1
+    assert after[(s, 103)].id == before[(s, 103)].id
+    assert after[(s, 103)].version == 1
     moved = after[(d, 105)]
     assert (moved.id, moved.sort_order, moved.version) == (before[(d, 105)].id, 1, 2)
     # New runs: next keys, in wanted order (group order, then case order).

@@ -134,7 +134,8 @@ async def test_ingest_sets_every_run_of_each_matched_case(testmgmt: Domain) -> N
     assert testmgmt.items.asked[-1] == [101, 102, 103]
     failed = "AssertionError: 500\n\nTraceback: line 1\nline 2"
     login = ("test_login", "web.Login")
-    assert answer.test_cycle == cycle and answer.test_cases == 5
+    assert answer.test_cycle == cycle
+    assert answer.test_cases == 5
     assert answer.matched == [
         Match(
             *login,
