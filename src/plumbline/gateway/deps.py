@@ -108,9 +108,24 @@ DATE_HEADER_PARAMETER: dict[str, Any] = {
 }
 
 
+# A route under ``/rest/{version}`` does not declare the caller or the version check:
+# ``install_routes`` (``module.py``) includes its router with ``AUTHENTICATED`` (or
+# ``LABS``) as the router's dependencies. A handler names ``Version`` or ``Caller`` only
+# to read the value; FastAPI resolves a dependency once per request, wherever declared.
 Version = Annotated[str, Depends(api_version)]
 Caller = Annotated[Principal, Depends(caller)]
 Gw = Annotated[Gateway, Depends(gateway)]
+
+#: The dependencies of a router of authenticated routes: the version segment is checked
+#: (404 when unknown), then the caller is authenticated and made current for the gRPC
+#: calls (``principal_var``). The version check comes first, as it did when every
+#: handler named ``version`` before ``_c: Caller``.
+AUTHENTICATED = [Depends(api_version), Depends(caller)]
+#: The same for a router of routes offered under ``/rest/labs`` only.
+LABS = [Depends(labs_version), Depends(caller)]
+#: A labs-only route in a router whose other routes serve every version:
+#: ``@router.post(..., dependencies=[LABS_ONLY])``.
+LABS_ONLY = Depends(labs_version)
 
 
 class View:

@@ -6,14 +6,14 @@ import asyncio
 import contextlib
 import logging
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI, params
 
 from plumbline.common.bus import Subscription
 from plumbline.gateway import errors
 from plumbline.gateway.auth import Authenticator
 from plumbline.gateway.catalog import ItemTypeCache
 from plumbline.gateway.cors import CorsPolicy
-from plumbline.gateway.deps import Gateway
+from plumbline.gateway.deps import AUTHENTICATED, LABS, Gateway
 from plumbline.gateway.logins import LoginGuard
 from plumbline.gateway.middleware import GatewayMiddleware
 from plumbline.gateway.routes import (
@@ -66,48 +66,58 @@ RELOAD_SECONDS = 30.0
 
 def install_routes(app: FastAPI) -> None:
     """The API's routes, each with its operationId (``openapi.operation_id``), the error
-    handlers and the documentation pages."""
+    handlers and the documentation pages.
+
+    Every router is included with its dependencies here: ``AUTHENTICATED`` (the version
+    segment checked, then the caller authenticated and made current for the services'
+    calls) or ``LABS`` (the same, under ``/rest/labs`` only); the public ones, ``GET
+    /rest`` and the token exchange, with none. The order is the routes' matching order.
+    """
     from plumbline.gateway import docs, openapi
 
     errors.install(app)
-    for module in (
-        meta,
-        oauth,
-        openapi,
-        credentials,
-        roles,
-        users,
-        usergroups,
-        projects,
-        permissions,
-        activities,
-        configuration,
-        system,
+    routers: tuple[tuple[APIRouter, list[params.Depends]], ...] = (
+        (meta.public, []),
+        (meta.router, AUTHENTICATED),
+        (oauth.router, []),
+        (openapi.router, AUTHENTICATED),
+        (credentials.router, LABS),
+        (roles.router, LABS),
+        (users.router, AUTHENTICATED),
+        (usergroups.router, AUTHENTICATED),
+        (projects.router, AUTHENTICATED),
+        (permissions.router, AUTHENTICATED),
+        (activities.router, AUTHENTICATED),
+        (configuration.router, AUTHENTICATED),
+        (system.router, AUTHENTICATED),
         # PUT /items/treelocation before PUT /items/{id}, which would take it for an id.
-        moves,
-        items,
-        workflow,
-        sync,
-        relationships,
-        tags,
-        releases,
-        comments,
-        links,
-        abstractitems,
-        filters,
-        categories,
-        testplans,
-        testgroups,
-        testcycles,
-        testruns,
-        testrecords,
-        results,
-        attachments,
-        files,
-        versions,
-        baselines,
-    ):
-        app.include_router(module.router, generate_unique_id_function=openapi.operation_id)
+        (moves.router, AUTHENTICATED),
+        (items.router, AUTHENTICATED),
+        (workflow.router, AUTHENTICATED),
+        (sync.router, AUTHENTICATED),
+        (relationships.router, AUTHENTICATED),
+        (tags.router, AUTHENTICATED),
+        (releases.router, AUTHENTICATED),
+        (comments.router, AUTHENTICATED),
+        (links.router, AUTHENTICATED),
+        (abstractitems.router, AUTHENTICATED),
+        (filters.router, AUTHENTICATED),
+        (categories.router, LABS),
+        (testplans.router, AUTHENTICATED),
+        (testgroups.router, AUTHENTICATED),
+        (testcycles.router, AUTHENTICATED),
+        (testruns.router, AUTHENTICATED),
+        (testrecords.router, AUTHENTICATED),
+        (results.router, LABS),
+        (attachments.router, AUTHENTICATED),
+        (files.router, AUTHENTICATED),
+        (versions.router, AUTHENTICATED),
+        (baselines.router, AUTHENTICATED),
+    )
+    for router, dependencies in routers:
+        app.include_router(
+            router, dependencies=dependencies, generate_unique_id_function=openapi.operation_id
+        )
     docs.install(app)
 
 

@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.gateway import schemas
-from plumbline.gateway.deps import DATE_HEADER_PARAMETER, Caller, Gw, Version, serves
+from plumbline.gateway.deps import DATE_HEADER_PARAMETER, Gw, Version, serves
 from plumbline.gateway.envelope import json_response
 
 router = APIRouter(tags=["meta"])
@@ -253,7 +253,7 @@ def describe(app: FastAPI, version: str, base: str) -> dict[str, Any]:
         }
     },
 )
-async def api_docs(request: Request, version: Version, gw: Gw, _c: Caller) -> Response:
+async def api_docs(request: Request, version: Version, gw: Gw) -> Response:
     # Without a configured public URL the server is "/", relative to wherever the reader
     # loaded the document from: the docs page's "Try it out" then calls the origin the
     # browser is on, whatever host name reached the gateway (the front door does not

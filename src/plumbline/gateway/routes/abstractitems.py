@@ -24,7 +24,7 @@ from plumbline.common.dates import format_datetime
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.rpc import page_info
 from plumbline.gateway import query, records, representations, schemas
-from plumbline.gateway.deps import Caller, Gw, Paging, View, dates_with_time, view_of
+from plumbline.gateway.deps import Gw, Paging, View, dates_with_time, view_of
 from plumbline.gateway.routes.attachments import get_attachments
 from plumbline.gateway.routes.testrecords import get_records
 from plumbline.gateway.routes.versions import AsOf, as_of_record
@@ -135,7 +135,6 @@ async def search(
     view: AbstractItems,
     gw: Gw,
     page: Paging,
-    _c: Caller,
     sort: SortBy,
     projects: Projects,
     item_types: ItemTypes,
@@ -202,7 +201,7 @@ def merge_pages(
     responses=schemas.one(records.AbstractItem),
 )
 async def get_abstract_item(
-    request: Request, id: int, view: AbstractItems, gw: Gw, _c: Caller, as_of: AsOf
+    request: Request, id: int, view: AbstractItems, gw: Gw, as_of: AsOf
 ) -> Response:
     if as_of is not None:
         return await view.one(await as_of_record(gw, request, "abstractitems", id, as_of))

@@ -20,12 +20,11 @@ from plumbline.common.rpc import page_info
 from plumbline.gateway import params, query, records, representations, schemas
 from plumbline.gateway.bodies import RecordId
 from plumbline.gateway.deps import (
-    Caller,
+    LABS_ONLY,
     Gw,
     Paging,
     View,
     dates_with_time,
-    labs_version,
     view_of,
 )
 from plumbline.gateway.envelope import updated
@@ -141,7 +140,6 @@ async def list_activities(
     view: Activities,
     gw: Gw,
     page: Paging,
-    _c: Caller,
     project: query.RequiredProject,
     event_types: EventTypes,
     object_types: ObjectTypes,
@@ -159,17 +157,16 @@ async def list_activities(
     summary="List the organization's activities: users, groups, permissions, credentials "
     "and settings (organization administrators, labs)",
     responses=schemas.page(records.Activity),
+    dependencies=[LABS_ONLY],
 )
 async def list_organization_activities(
     view: Activities,
     gw: Gw,
     page: Paging,
-    _c: Caller,
     event_types: EventTypes,
     object_types: ObjectTypes,
     delete_events: DeleteEvents,
     dates: Dates,
-    version: str = Depends(labs_version),
 ) -> Response:
     message = _request(page, event_types, object_types, [], delete_events, dates)
     message.organization = True
@@ -179,7 +176,7 @@ async def list_organization_activities(
 @router.get(
     "/activities/{activityId}", summary="Get an activity", responses=schemas.one(records.Activity)
 )
-async def get_activity(activityId: RecordId, view: Activities, gw: Gw, _c: Caller) -> Response:
+async def get_activity(activityId: RecordId, view: Activities, gw: Gw) -> Response:
     message = activity_pb2.GetActivityRequest(id=activityId)
     message.wait_for.extend(await _positions(gw.upstreams))
     data = representations.activity(await gw.upstreams.activity.activities.GetActivity(message))
@@ -195,7 +192,7 @@ async def get_activity(activityId: RecordId, view: Activities, gw: Gw, _c: Calle
     responses=schemas.page(records.Item),
 )
 async def affected_items(
-    request: Request, activityId: RecordId, view: Items, gw: Gw, page: Paging, _c: Caller
+    request: Request, activityId: RecordId, view: Items, gw: Gw, page: Paging
 ) -> Response:
     message = activity_pb2.ListAffectedItemsRequest(id=activityId, page=page.message())
     message.wait_for.extend(await _positions(gw.upstreams))
@@ -221,7 +218,7 @@ async def affected_items(
     "be restored once; other activities cannot be restored.",
     responses=schemas.updated(),
 )
-async def restore_activity(activityId: RecordId, gw: Gw, _c: Caller) -> Response:
+async def restore_activity(activityId: RecordId, gw: Gw) -> Response:
     message = activity_pb2.RestoreActivityRequest(id=activityId)
     message.wait_for.extend(await _positions(gw.upstreams))
     await gw.upstreams.activity.activities.RestoreActivity(message)
@@ -233,7 +230,7 @@ async def restore_activity(activityId: RecordId, gw: Gw, _c: Caller) -> Response
     summary="An item's activities",
     responses=schemas.page(records.Activity),
 )
-async def item_activities(id: int, view: Activities, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def item_activities(id: int, view: Activities, gw: Gw, page: Paging) -> Response:
     # Read first: 404 for no such item, 401 without access to it.
     reply = await gw.upstreams.items.items.GetItems(items_pb2.GetItemsRequest(ids=[id]))
     message = activity_pb2.ListActivitiesRequest(
@@ -250,9 +247,7 @@ def _record_routes(base: str, kind: Kind) -> None:
         summary=f"A {NOUNS[kind]}'s activities",
         responses=schemas.page(records.Activity),
     )
-    async def record_activities(
-        id: int, view: Activities, gw: Gw, page: Paging, _c: Caller
-    ) -> Response:
+    async def record_activities(id: int, view: Activities, gw: Gw, page: Paging) -> Response:
         record = await foreign_item(gw, id, kind)
         message = activity_pb2.ListActivitiesRequest(
             project=record.project, item=id, page=page.message()

@@ -22,14 +22,13 @@ from plumbline.common.jsonvalues import free_json
 from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import AttachmentBody, ItemAttachmentBody, LockBody
 from plumbline.gateway.deps import (
-    Caller,
+    LABS_ONLY,
     Gateway,
     Gw,
     Paging,
     Version,
     View,
     dates_with_time,
-    labs_version,
     view_of,
 )
 from plumbline.gateway.envelope import created, deleted, updated
@@ -68,7 +67,7 @@ async def vouched_attachment(gw: Gateway, id: int) -> items_pb2.ForeignItem:
     responses=schemas.created(),
 )
 async def create_attachment(
-    request: Request, projectId: int, body: AttachmentBody, version: Version, gw: Gw, _c: Caller
+    request: Request, projectId: int, body: AttachmentBody, version: Version, gw: Gw
 ) -> Response:
     view = View(request, gw, version, "attachments")
     reply = await gw.upstreams.attachments.attachments.CreateAttachment(
@@ -83,7 +82,7 @@ async def create_attachment(
     responses=schemas.one(records.Attachment),
 )
 async def get_attachment(
-    request: Request, attachmentId: int, view: Attachments, gw: Gw, _c: Caller
+    request: Request, attachmentId: int, view: Attachments, gw: Gw
 ) -> Response:
     [attachment] = await get_attachments(gw, request, [attachmentId])
     return await view.one(representations.attachment(attachment))
@@ -94,9 +93,11 @@ async def get_attachment(
     status_code=204,
     summary="Delete an attachment, its file and its places (labs)",
     responses=schemas.deleted(),
+    dependencies=[LABS_ONLY],
 )
 async def delete_attachment(
-    attachmentId: int, gw: Gw, _c: Caller, version: str = Depends(labs_version)
+    attachmentId: int,
+    gw: Gw,
 ) -> Response:
     await gw.upstreams.attachments.attachments.DeleteAttachment(core_pb2.Id(id=attachmentId))
     return deleted()
@@ -107,9 +108,7 @@ async def delete_attachment(
     summary="Get an attachment's lock",
     responses=schemas.one(records.Lock),
 )
-async def get_lock(
-    request: Request, attachmentId: int, view: Locks, gw: Gw, _c: Caller
-) -> Response:
+async def get_lock(request: Request, attachmentId: int, view: Locks, gw: Gw) -> Response:
     [attachment] = await get_attachments(gw, request, [attachmentId])
     return await view.one(representations.attachment_lock(attachment))
 
@@ -119,9 +118,7 @@ async def get_lock(
     summary="Lock or unlock an attachment",
     responses=schemas.updated(),
 )
-async def put_lock(
-    attachmentId: int, body: LockBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def put_lock(attachmentId: int, body: LockBody, gw: Gw) -> Response:
     await gw.upstreams.attachments.attachments.SetLock(
         pb.SetLockRequest(id=attachmentId, locked=body.locked)
     )
@@ -151,7 +148,7 @@ def _owner_routes(base: str, noun: str, owner: Owner) -> None:
         responses=schemas.page(records.Attachment),
     )
     async def list_attached(
-        request: Request, id: int, view: Attachments, gw: Gw, page: Paging, _c: Caller
+        request: Request, id: int, view: Attachments, gw: Gw, page: Paging
     ) -> Response:
         reply = await gw.upstreams.attachments.links.ListLinked(
             pb.ListLinkedRequest(
@@ -171,7 +168,7 @@ def _owner_routes(base: str, noun: str, owner: Owner) -> None:
         responses=schemas.created(),
     )
     async def attach(
-        request: Request, id: int, body: ItemAttachmentBody, version: Version, gw: Gw, _c: Caller
+        request: Request, id: int, body: ItemAttachmentBody, version: Version, gw: Gw
     ) -> Response:
         await gw.upstreams.attachments.links.Link(
             pb.LinkRequest(owner=await owner(gw, id), attachment=body.attachment)
@@ -185,7 +182,7 @@ def _owner_routes(base: str, noun: str, owner: Owner) -> None:
         summary=f"Detach an attachment from a {noun} (the attachment stays)",
         responses=schemas.deleted(),
     )
-    async def detach(id: int, attachmentId: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    async def detach(id: int, attachmentId: int, gw: Gw) -> Response:
         await gw.upstreams.attachments.links.Unlink(
             pb.LinkRequest(owner=await owner(gw, id), attachment=attachmentId)
         )

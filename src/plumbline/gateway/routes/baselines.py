@@ -15,7 +15,14 @@ from plumbline.api.core.v1 import core_pb2
 from plumbline.common.errors import InvalidArgument
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import BaselineBody, BaselineFolderBody, BaselineMoveBody
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, labs_version, view_of
+from plumbline.gateway.deps import (
+    LABS_ONLY,
+    Gw,
+    Paging,
+    Version,
+    View,
+    view_of,
+)
 from plumbline.gateway.envelope import created, updated
 from plumbline.gateway.routes.versions import items_position
 
@@ -34,7 +41,7 @@ Folders = Annotated[View, Depends(view_of("baselinefolders"))]
     responses=schemas.page(records.Baseline),
 )
 async def list_baselines(
-    view: Baselines, gw: Gw, page: Paging, _c: Caller, project: query.RequiredProject
+    view: Baselines, gw: Gw, page: Paging, project: query.RequiredProject
 ) -> Response:
     reply = await gw.upstreams.baselines.baselines.ListBaselines(
         pb.ListBaselinesRequest(project=project, page=page.message())
@@ -49,13 +56,13 @@ async def list_baselines(
     summary="Take a baseline: the items of a project (or of an item's subtree, a filter, "
     "a release or a set of items) at their versions now, and where they are (labs)",
     responses=schemas.created(),
+    dependencies=[LABS_ONLY],
 )
 async def create_baseline(
     request: Request,
     body: BaselineBody,
     gw: Gw,
-    _c: Caller,
-    version: str = Depends(labs_version),
+    version: Version,
 ) -> Response:
     origin = body.origin
     project = body.project or (origin.project if origin else None)
@@ -79,14 +86,13 @@ async def create_baseline(
     "/baselines/folders",
     summary="List a project's baseline folders (labs)",
     responses=schemas.page(records.BaselineFolder),
+    dependencies=[LABS_ONLY],
 )
 async def list_folders(
     view: Folders,
     gw: Gw,
     page: Paging,
-    _c: Caller,
     project: query.RequiredProject,
-    version: str = Depends(labs_version),
 ) -> Response:
     reply = await gw.upstreams.baselines.baselines.ListFolders(
         pb.ListFoldersRequest(project=project, page=page.message())
@@ -101,13 +107,13 @@ async def list_folders(
     status_code=201,
     summary="Create a baseline folder (labs)",
     responses=schemas.created(),
+    dependencies=[LABS_ONLY],
 )
 async def create_folder(
     request: Request,
     body: BaselineFolderBody,
     gw: Gw,
-    _c: Caller,
-    version: str = Depends(labs_version),
+    version: Version,
 ) -> Response:
     message = pb.FolderInput(project=body.project, name=body.name)
     if body.parent is not None:
@@ -122,9 +128,7 @@ async def create_folder(
     summary="Move a baseline into a folder of its project (or to the top)",
     responses=schemas.updated(),
 )
-async def move_baseline(
-    projectId: int, body: BaselineMoveBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def move_baseline(projectId: int, body: BaselineMoveBody, gw: Gw) -> Response:
     message = pb.MoveBaselineRequest(project=projectId, baseline=body.baseline)
     if body.folder is not None:
         message.folder = body.folder
@@ -135,7 +139,7 @@ async def move_baseline(
 @router.get(
     "/baselines/{baselineId}", summary="Get a baseline", responses=schemas.one(records.Baseline)
 )
-async def get_baseline(baselineId: int, view: Baselines, gw: Gw, _c: Caller) -> Response:
+async def get_baseline(baselineId: int, view: Baselines, gw: Gw) -> Response:
     reply = await gw.upstreams.baselines.baselines.GetBaseline(core_pb2.Id(id=baselineId))
     return await view.one(representations.baseline(reply))
 
@@ -147,7 +151,7 @@ async def get_baseline(baselineId: int, view: Baselines, gw: Gw, _c: Caller) -> 
     responses=schemas.page(records.BaselineItem),
 )
 async def list_baseline_items(
-    baselineId: int, view: BaselineItems, gw: Gw, page: Paging, _c: Caller
+    baselineId: int, view: BaselineItems, gw: Gw, page: Paging
 ) -> Response:
     reply = await gw.upstreams.baselines.baselines.ListBaselineItems(
         pb.ListBaselineItemsRequest(baseline=baselineId, page=page.message())
@@ -161,9 +165,7 @@ async def list_baseline_items(
     summary="One item of a baseline",
     responses=schemas.one(records.BaselineItem),
 )
-async def get_baseline_item(
-    baselineId: int, itemId: int, view: BaselineItems, gw: Gw, _c: Caller
-) -> Response:
+async def get_baseline_item(baselineId: int, itemId: int, view: BaselineItems, gw: Gw) -> Response:
     reply = await gw.upstreams.baselines.baselines.GetBaselineItem(
         pb.BaselineItemRequest(baseline=baselineId, item=itemId)
     )
@@ -176,7 +178,7 @@ async def get_baseline_item(
     responses=schemas.page(records.VersionedRelationship),
 )
 async def list_baseline_relationships(
-    baselineId: int, itemId: int, view: Relationships, gw: Gw, page: Paging, _c: Caller
+    baselineId: int, itemId: int, view: Relationships, gw: Gw, page: Paging
 ) -> Response:
     reply = await gw.upstreams.baselines.baselines.ListBaselineRelationships(
         pb.BaselineItemRequest(
@@ -224,15 +226,14 @@ Target = Annotated[
     summary="What changed since a baseline, in one call: items added, removed and changed "
     "(with the names of what changed), then relationships added and removed (labs)",
     responses=schemas.page(records.BaselineChange),
+    dependencies=[LABS_ONLY],
 )
 async def compare_baselines(
     baselineId: int,
     view: Changes,
     gw: Gw,
     page: Paging,
-    _c: Caller,
     to: Target,
-    version: str = Depends(labs_version),
 ) -> Response:
     message = pb.CompareRequest(
         baseline=baselineId, page=page.message(), wait_for=[await items_position(gw)]

@@ -11,12 +11,11 @@ from starlette.responses import Response
 from plumbline.api.items.v1 import items_pb2
 from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import CategoryBody, ItemCategoriesBody, VisibilityBody
-from plumbline.gateway.deps import Caller, Gw, Paging, View, labs_version, view_of
+from plumbline.gateway.deps import Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created, updated
 
 router = APIRouter(prefix="/rest/{version}", tags=["categories"])
 
-Labs = Depends(labs_version)
 Categories = Annotated[View, Depends(view_of("categories"))]
 
 
@@ -30,7 +29,9 @@ async def _page(view: View, gw: Gw, message: items_pb2.ListCategoriesRequest) ->
     "/categories", summary="List category paths (labs)", responses=schemas.page(records.Category)
 )
 async def list_categories(
-    view: Categories, gw: Gw, page: Paging, _c: Caller, version: str = Labs
+    view: Categories,
+    gw: Gw,
+    page: Paging,
 ) -> Response:
     return await _page(view, gw, items_pb2.ListCategoriesRequest(page=page.message()))
 
@@ -42,7 +43,7 @@ async def list_categories(
     responses=schemas.created(),
 )
 async def create_category(
-    request: Request, body: CategoryBody, gw: Gw, _c: Caller, version: str = Labs
+    request: Request, body: CategoryBody, gw: Gw, version: Version
 ) -> Response:
     view = View(request, gw, version, "categories")
     message = items_pb2.CategoryInput(name=body.name)
@@ -58,7 +59,9 @@ async def create_category(
     responses=schemas.updated(),
 )
 async def visibility(
-    categoryPathId: int, body: VisibilityBody, gw: Gw, _c: Caller, version: str = Labs
+    categoryPathId: int,
+    body: VisibilityBody,
+    gw: Gw,
 ) -> Response:
     await gw.upstreams.items.categories.SetCategoryVisibility(
         items_pb2.CategoryInput(id=categoryPathId, visible=body.visible)
@@ -72,7 +75,10 @@ async def visibility(
     responses=schemas.page(records.Category),
 )
 async def item_categories(
-    itemId: int, view: Categories, gw: Gw, page: Paging, _c: Caller, version: str = Labs
+    itemId: int,
+    view: Categories,
+    gw: Gw,
+    page: Paging,
 ) -> Response:
     message = items_pb2.ListCategoriesRequest(item=itemId, page=page.message())
     return await _page(view, gw, message)
@@ -85,7 +91,7 @@ async def item_categories(
     responses=schemas.created(),
 )
 async def change_item_categories(
-    request: Request, itemId: int, body: ItemCategoriesBody, gw: Gw, _c: Caller, version: str = Labs
+    request: Request, itemId: int, body: ItemCategoriesBody, gw: Gw, version: Version
 ) -> Response:
     view = View(request, gw, version, "categories")
     await gw.upstreams.items.categories.ChangeItemCategories(

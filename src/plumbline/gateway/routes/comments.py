@@ -12,7 +12,7 @@ from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import CommentBody
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
+from plumbline.gateway.deps import Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created
 from plumbline.gateway.routes.attachments import vouched_attachment
 from plumbline.gateway.routes.testrecords import (
@@ -44,16 +44,14 @@ async def _comment_page(
 
 @router.get("/comments", summary="List comments", responses=schemas.page(records.Comment))
 async def list_comments(
-    view: Comments, gw: Gw, page: Paging, _c: Caller, root_only: RootCommentsOnly
+    view: Comments, gw: Gw, page: Paging, root_only: RootCommentsOnly
 ) -> Response:
     message = items_pb2.ListCommentsRequest(page=page.message())
     return await _comment_page(view, gw, message, root_only)
 
 
 @router.post("/comments", status_code=201, summary="Create a comment", responses=schemas.created())
-async def create_comment(
-    request: Request, body: CommentBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def create_comment(request: Request, body: CommentBody, version: Version, gw: Gw) -> Response:
     view = View(request, gw, version, "comments")
     message = items_pb2.CommentInput(
         text=body.body.text, comment_type=body.commentType or "GENERAL"
@@ -72,7 +70,7 @@ async def create_comment(
 
 
 @router.get("/comments/{id}", summary="Get a comment", responses=schemas.one(records.Comment))
-async def get_comment(id: int, view: Comments, gw: Gw, _c: Caller) -> Response:
+async def get_comment(id: int, view: Comments, gw: Gw) -> Response:
     reply = await gw.upstreams.items.comments.GetComments(core_pb2.IdList(ids=[id]))
     return await view.one(representations.comment(reply.comments[0]))
 
@@ -83,7 +81,7 @@ async def get_comment(id: int, view: Comments, gw: Gw, _c: Caller) -> Response:
     responses=schemas.page(records.Comment),
 )
 async def replies(
-    id: int, view: Comments, gw: Gw, page: Paging, _c: Caller, root_only: RootCommentsOnly
+    id: int, view: Comments, gw: Gw, page: Paging, root_only: RootCommentsOnly
 ) -> Response:
     message = items_pb2.ListCommentsRequest(in_reply_to=id, page=page.message())
     return await _comment_page(view, gw, message, root_only)
@@ -93,7 +91,7 @@ async def replies(
     "/items/{id}/comments", summary="An item's comments", responses=schemas.page(records.Comment)
 )
 async def item_comments(
-    id: int, view: Comments, gw: Gw, page: Paging, _c: Caller, root_only: RootCommentsOnly
+    id: int, view: Comments, gw: Gw, page: Paging, root_only: RootCommentsOnly
 ) -> Response:
     message = items_pb2.ListCommentsRequest(item=id, page=page.message())
     return await _comment_page(view, gw, message, root_only)
@@ -108,7 +106,7 @@ def _record_routes(base: str, kind: Kind) -> None:
         responses=schemas.page(records.Comment),
     )
     async def record_comments(
-        id: int, view: Comments, gw: Gw, page: Paging, _c: Caller, root_only: RootCommentsOnly
+        id: int, view: Comments, gw: Gw, page: Paging, root_only: RootCommentsOnly
     ) -> Response:
         foreign = [await foreign_item(gw, id, kind)]
         message = items_pb2.ListCommentsRequest(item=id, page=page.message(), foreign=foreign)
@@ -125,7 +123,7 @@ for _base, _kind in FAMILY_BASES:
     responses=schemas.page(records.Comment),
 )
 async def attachment_comments(
-    attachmentId: int, view: Comments, gw: Gw, page: Paging, _c: Caller, root_only: RootCommentsOnly
+    attachmentId: int, view: Comments, gw: Gw, page: Paging, root_only: RootCommentsOnly
 ) -> Response:
     foreign = [await vouched_attachment(gw, attachmentId)]
     message = items_pb2.ListCommentsRequest(item=attachmentId, page=page.message(), foreign=foreign)

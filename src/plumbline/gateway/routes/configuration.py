@@ -15,7 +15,7 @@ from plumbline.common.dates import parse_datetime
 from plumbline.common.rpc import page_info
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import FieldCreate, PickListOptionBody
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
+from plumbline.gateway.deps import Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created, updated
 
 router = APIRouter(prefix="/rest/{version}", tags=["configuration"])
@@ -60,7 +60,7 @@ Timestamp = Annotated[
 
 
 @router.get("/itemtypes", summary="List item types", responses=schemas.page(records.ItemType))
-async def list_item_types(view: ItemTypes, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def list_item_types(view: ItemTypes, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.items.configuration.ListItemTypes(
         items_pb2.ListItemTypesRequest(page=page.message())
     )
@@ -72,7 +72,7 @@ async def list_item_types(view: ItemTypes, gw: Gw, page: Paging, _c: Caller) -> 
 @router.get(
     "/itemtypes/{itemTypeId}", summary="Get an item type", responses=schemas.one(records.ItemType)
 )
-async def get_item_type(itemTypeId: int, view: ItemTypes, gw: Gw, _c: Caller) -> Response:
+async def get_item_type(itemTypeId: int, view: ItemTypes, gw: Gw) -> Response:
     reply = await gw.upstreams.items.configuration.GetItemTypes(core_pb2.IdList(ids=[itemTypeId]))
     return await view.one(representations.item_type(reply.item_types[0]))
 
@@ -84,7 +84,7 @@ async def get_item_type(itemTypeId: int, view: ItemTypes, gw: Gw, _c: Caller) ->
     responses=schemas.created(),
 )
 async def add_field(
-    request: Request, itemTypeId: int, body: FieldCreate, version: Version, gw: Gw, _c: Caller
+    request: Request, itemTypeId: int, body: FieldCreate, version: Version, gw: Gw
 ) -> Response:
     view = View(request, gw, version, "itemtypes")
     field = items_pb2.ItemTypeField(
@@ -113,9 +113,7 @@ async def add_field(
     summary="Item types usable in a project",
     responses=schemas.page(records.ItemType),
 )
-async def project_item_types(
-    projectId: int, view: ItemTypes, gw: Gw, page: Paging, _c: Caller
-) -> Response:
+async def project_item_types(projectId: int, view: ItemTypes, gw: Gw, page: Paging) -> Response:
     await gw.upstreams.items.projects.GetProjects(
         core_pb2.IdList(ids=[projectId])
     )  # 404 if unknown
@@ -128,7 +126,7 @@ async def project_item_types(
 
 
 @router.get("/picklists", summary="List pick lists", responses=schemas.page(records.PickList))
-async def list_pick_lists(view: PickLists, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def list_pick_lists(view: PickLists, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.items.configuration.ListPickLists(page.message())
     return await view.many(
         [representations.pick_list(p) for p in reply.pick_lists], reply.page_info
@@ -138,7 +136,7 @@ async def list_pick_lists(view: PickLists, gw: Gw, page: Paging, _c: Caller) -> 
 @router.get(
     "/picklists/{picklistId}", summary="Get a pick list", responses=schemas.one(records.PickList)
 )
-async def get_pick_list(picklistId: int, view: PickLists, gw: Gw, _c: Caller) -> Response:
+async def get_pick_list(picklistId: int, view: PickLists, gw: Gw) -> Response:
     reply = await gw.upstreams.items.configuration.GetPickLists(core_pb2.IdList(ids=[picklistId]))
     return await view.one(representations.pick_list(reply.pick_lists[0]))
 
@@ -148,9 +146,7 @@ async def get_pick_list(picklistId: int, view: PickLists, gw: Gw, _c: Caller) ->
     summary="List a pick list's options",
     responses=schemas.page(records.PickListOption),
 )
-async def list_options(
-    picklistId: int, view: Options, gw: Gw, page: Paging, _c: Caller
-) -> Response:
+async def list_options(picklistId: int, view: Options, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.items.configuration.ListPickListOptions(
         items_pb2.ListOptionsRequest(pick_list=picklistId, page=page.message())
     )
@@ -188,7 +184,6 @@ async def create_option(
     body: PickListOptionBody,
     version: Version,
     gw: Gw,
-    _c: Caller,
 ) -> Response:
     view = View(request, gw, version, "picklistoptions")
     reply = await gw.upstreams.items.configuration.CreatePickListOption(
@@ -202,7 +197,7 @@ async def create_option(
     summary="Get a pick list option",
     responses=schemas.one(records.PickListOption),
 )
-async def get_option(picklistOptionId: int, view: Options, gw: Gw, _c: Caller) -> Response:
+async def get_option(picklistOptionId: int, view: Options, gw: Gw) -> Response:
     reply = await gw.upstreams.items.configuration.GetPickListOptions(
         core_pb2.IdList(ids=[picklistOptionId])
     )
@@ -214,9 +209,7 @@ async def get_option(picklistOptionId: int, view: Options, gw: Gw, _c: Caller) -
     summary="Update a pick list option",
     responses=schemas.updated(),
 )
-async def update_option(
-    picklistOptionId: int, body: PickListOptionBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def update_option(picklistOptionId: int, body: PickListOptionBody, gw: Gw) -> Response:
     await gw.upstreams.items.configuration.UpdatePickListOption(
         _option_input(picklistOptionId, body)
     )
@@ -228,9 +221,7 @@ async def update_option(
     summary="List relationship types",
     responses=schemas.page(records.RelationshipType),
 )
-async def list_relationship_types(
-    view: RelationshipTypes, gw: Gw, page: Paging, _c: Caller
-) -> Response:
+async def list_relationship_types(view: RelationshipTypes, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.items.configuration.ListRelationshipTypes(page.message())
     return await view.many(
         [representations.relationship_type(r) for r in reply.relationship_types], reply.page_info
@@ -243,7 +234,7 @@ async def list_relationship_types(
     responses=schemas.one(records.RelationshipType),
 )
 async def get_relationship_type(
-    id: int, view: RelationshipTypes, gw: Gw, _c: Caller, _timestamp: Timestamp
+    id: int, view: RelationshipTypes, gw: Gw, _timestamp: Timestamp
 ) -> Response:
     reply = await gw.upstreams.items.configuration.GetRelationshipTypes(core_pb2.IdList(ids=[id]))
     return await view.one(representations.relationship_type(reply.relationship_types[0]))
@@ -271,7 +262,7 @@ def _rule_set(message: items_pb2.RuleSet) -> records.RelationshipRuleSet:
     summary="List relationship rule sets",
     responses=schemas.page(records.RelationshipRuleSet),
 )
-async def list_rule_sets(view: RuleSets, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def list_rule_sets(view: RuleSets, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.items.configuration.ListRuleSets(page.message())
     return await view.many([_rule_set(r) for r in reply.rule_sets], reply.page_info)
 
@@ -281,7 +272,7 @@ async def list_rule_sets(view: RuleSets, gw: Gw, page: Paging, _c: Caller) -> Re
     summary="Get a relationship rule set",
     responses=schemas.one(records.RelationshipRuleSet),
 )
-async def get_rule_set(id: int, view: RuleSets, gw: Gw, _c: Caller) -> Response:
+async def get_rule_set(id: int, view: RuleSets, gw: Gw) -> Response:
     reply = await gw.upstreams.items.configuration.GetRuleSets(core_pb2.IdList(ids=[id]))
     return await view.one(_rule_set(reply.rule_sets[0]))
 
@@ -291,7 +282,7 @@ async def get_rule_set(id: int, view: RuleSets, gw: Gw, _c: Caller) -> Response:
     summary="Projects that use a rule set",
     responses=schemas.page(records.Project),
 )
-async def rule_set_projects(id: int, view: Projects, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def rule_set_projects(id: int, view: Projects, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.items.configuration.GetRuleSets(core_pb2.IdList(ids=[id]))
     project_ids = list(reply.rule_sets[0].projects)
     chunk = project_ids[page.start_at : page.start_at + page.max_results]

@@ -17,12 +17,11 @@ from starlette.responses import Response
 from plumbline.api.identity.v1 import identity_pb2
 from plumbline.gateway import records, schemas
 from plumbline.gateway.bodies import CredentialsCreate, RecordId
-from plumbline.gateway.deps import Caller, Gw, Paging, View, labs_version, view_of
+from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created, deleted
 
 router = APIRouter(prefix="/rest/{version}", tags=["credentials"])
 
-Labs = Depends(labs_version)
 Listed = Annotated[View, Depends(view_of("apicredentials"))]
 
 
@@ -37,7 +36,7 @@ async def create_credentials(
     body: CredentialsCreate,
     gw: Gw,
     caller: Caller,
-    version: str = Depends(labs_version),
+    version: Version,
 ) -> Response:
     view = View(request, gw, version, "users")
     reply = await gw.upstreams.identity.auth.CreateClientCredentials(
@@ -84,9 +83,7 @@ async def _revoke(gw: Gw, user_id: int, credentials_id: int) -> Response:
     summary="List the current user's OAuth client credentials, without secrets (labs)",
     responses=schemas.page(records.ApiCredentialsInfo),
 )
-async def list_own(
-    view: Listed, gw: Gw, page: Paging, caller: Caller, version: str = Labs
-) -> Response:
+async def list_own(view: Listed, gw: Gw, page: Paging, caller: Caller) -> Response:
     return await _list(view, gw, caller.user_id, page)
 
 
@@ -96,9 +93,7 @@ async def list_own(
     summary="Revoke one of the current user's OAuth client credentials (labs)",
     responses=schemas.deleted("Revoked: the client's tokens stop working."),
 )
-async def revoke_own(
-    credentialsId: RecordId, gw: Gw, caller: Caller, version: str = Labs
-) -> Response:
+async def revoke_own(credentialsId: RecordId, gw: Gw, caller: Caller) -> Response:
     return await _revoke(gw, caller.user_id, credentialsId)
 
 
@@ -109,7 +104,10 @@ async def revoke_own(
     responses=schemas.page(records.ApiCredentialsInfo),
 )
 async def list_of_user(
-    userId: RecordId, view: Listed, gw: Gw, page: Paging, _c: Caller, version: str = Labs
+    userId: RecordId,
+    view: Listed,
+    gw: Gw,
+    page: Paging,
 ) -> Response:
     return await _list(view, gw, userId, page)
 
@@ -122,6 +120,8 @@ async def list_of_user(
     responses=schemas.deleted("Revoked: the client's tokens stop working."),
 )
 async def revoke_of_user(
-    userId: RecordId, credentialsId: RecordId, gw: Gw, _c: Caller, version: str = Labs
+    userId: RecordId,
+    credentialsId: RecordId,
+    gw: Gw,
 ) -> Response:
     return await _revoke(gw, userId, credentialsId)

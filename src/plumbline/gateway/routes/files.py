@@ -24,7 +24,7 @@ from plumbline.api.core.v1 import core_pb2
 from plumbline.common.errors import InvalidArgument, TooLarge, size_text
 from plumbline.common.streams import read_ahead
 from plumbline.gateway import schemas
-from plumbline.gateway.deps import Caller, Gw, Version
+from plumbline.gateway.deps import Gw, Version
 from plumbline.gateway.envelope import error, updated
 from plumbline.gateway.uploads import FileUpload
 
@@ -61,9 +61,7 @@ def _upload_body() -> dict[str, object]:
     responses={**schemas.updated(), **schemas.errors(413)},
     openapi_extra=_upload_body(),
 )
-async def upload(
-    request: Request, attachmentId: int, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def upload(request: Request, attachmentId: int, gw: Gw) -> Response:
     limit = gw.settings.max_upload_bytes
     length = request.headers.get("content-length", "").strip()
     if length.isdigit() and int(length) > limit + FORM_SLACK:
@@ -191,9 +189,7 @@ IfRange = Annotated[
 )
 async def download(
     attachmentId: int,
-    version: Version,
     gw: Gw,
-    _c: Caller,
     range_header: RangeHeader = None,
     if_range: IfRange = None,
 ) -> Response:
@@ -212,7 +208,6 @@ async def download_by_url(
     request: Request,
     version: Version,
     gw: Gw,
-    _c: Caller,
     url: Annotated[str, Query(description="The file's URL.", max_length=4000)],
     range_header: RangeHeader = None,
     if_range: IfRange = None,

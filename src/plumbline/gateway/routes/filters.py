@@ -14,7 +14,15 @@ from plumbline.api.items.v1 import items_pb2
 from plumbline.common.jsonvalues import free_json
 from plumbline.gateway import params, query, records, representations, schemas
 from plumbline.gateway.bodies import FavoriteFilterBody, FilterBody
-from plumbline.gateway.deps import Caller, Gw, Paging, View, dates_with_time, labs_version, view_of
+from plumbline.gateway.deps import (
+    LABS_ONLY,
+    Gw,
+    Paging,
+    Version,
+    View,
+    dates_with_time,
+    view_of,
+)
 from plumbline.gateway.envelope import created
 
 router = APIRouter(prefix="/rest/{version}", tags=["filters"])
@@ -67,7 +75,6 @@ async def list_filters(
     view: Filters,
     gw: Gw,
     page: Paging,
-    _c: Caller,
     project: query.RequiredProject,
     author: Author,
 ) -> Response:
@@ -80,7 +87,7 @@ async def list_filters(
 
 
 @router.get("/filters/{id}", summary="Get a filter", responses=schemas.one(records.Filter))
-async def get_filter(id: int, view: Filters, gw: Gw, _c: Caller) -> Response:
+async def get_filter(id: int, view: Filters, gw: Gw) -> Response:
     reply = await gw.upstreams.items.filters.GetFilters(core_pb2.IdList(ids=[id]))
     return await view.one(_filter(reply.filters[0]))
 
@@ -106,7 +113,7 @@ def _results_request(
     responses=schemas.page(records.Item),
 )
 async def results(
-    request: Request, id: int, view: Items, gw: Gw, page: Paging, _c: Caller, _p: InProject
+    request: Request, id: int, view: Items, gw: Gw, page: Paging, _p: InProject
 ) -> Response:
     reply = await gw.upstreams.items.filters.FilterResults(
         _results_request(request, id, page, False)
@@ -125,7 +132,6 @@ async def count(
     view: Counts,
     gw: Gw,
     page: Paging,
-    _c: Caller,
     _p: InProject,
 ) -> Response:
     reply = await gw.upstreams.items.filters.FilterResults(
@@ -144,7 +150,7 @@ async def count(
     summary="The caller's favourite filters",
     responses=schemas.page(records.Filter),
 )
-async def favorites(view: Filters, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def favorites(view: Filters, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.items.filters.ListFilters(
         items_pb2.ListFiltersRequest(favorites_only=True, page=page.message())
     )
@@ -152,11 +158,13 @@ async def favorites(view: Filters, gw: Gw, page: Paging, _c: Caller) -> Response
 
 
 @router.post(
-    "/filters", status_code=201, summary="Create a filter (labs)", responses=schemas.created()
+    "/filters",
+    status_code=201,
+    summary="Create a filter (labs)",
+    responses=schemas.created(),
+    dependencies=[LABS_ONLY],
 )
-async def create_filter(
-    request: Request, body: FilterBody, gw: Gw, _c: Caller, version: str = Depends(labs_version)
-) -> Response:
+async def create_filter(request: Request, body: FilterBody, gw: Gw, version: Version) -> Response:
     view = View(request, gw, version, "filters")
     message = items_pb2.Filter(
         name=body.name,
@@ -175,13 +183,13 @@ async def create_filter(
     status_code=201,
     summary="Favour a filter (labs)",
     responses=schemas.created(),
+    dependencies=[LABS_ONLY],
 )
 async def add_favorite(
     request: Request,
     body: FavoriteFilterBody,
     gw: Gw,
-    _c: Caller,
-    version: str = Depends(labs_version),
+    version: Version,
 ) -> Response:
     view = View(request, gw, version, "filters")
     await gw.upstreams.items.filters.AddFavoriteFilter(core_pb2.Id(id=body.filter))

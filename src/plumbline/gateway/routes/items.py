@@ -18,16 +18,7 @@ from plumbline.common.jsonvalues import free_json
 from plumbline.common.rpc import from_wire
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import DuplicateBody, ItemBody, ItemPatch, LockBody, PatchOperation
-from plumbline.gateway.deps import (
-    Caller,
-    Gateway,
-    Gw,
-    Paging,
-    Version,
-    View,
-    dates_with_time,
-    view_of,
-)
+from plumbline.gateway.deps import Gateway, Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.gateway.routes.versions import AsOf, as_of_record
 
@@ -101,7 +92,6 @@ async def list_items(
     view: Items,
     gw: Gw,
     page: Paging,
-    _c: Caller,
     project: query.RequiredProject,
     root_only: RootOnly,
 ) -> Response:
@@ -122,7 +112,6 @@ async def create_item(
     body: ItemBody,
     version: Version,
     gw: Gw,
-    _c: Caller,
     manually: GlobalIdManually,
 ) -> Response:
     view = View(request, gw, version, "items")
@@ -131,9 +120,7 @@ async def create_item(
 
 
 @router.get("/items/{id}", summary="Get an item", responses=schemas.one(records.Item))
-async def get_item(
-    request: Request, id: int, view: Items, gw: Gw, _c: Caller, as_of: AsOf
-) -> Response:
+async def get_item(request: Request, id: int, view: Items, gw: Gw, as_of: AsOf) -> Response:
     if as_of is not None:
         return await view.one(await as_of_record(gw, request, "items", id, as_of))
     [item] = await _get(gw, request, [id])
@@ -145,9 +132,7 @@ async def update_item(
     request: Request,
     id: int,
     body: ItemBody,
-    version: Version,
     gw: Gw,
-    _c: Caller,
     manually: GlobalIdManually,
 ) -> Response:
     await gw.upstreams.items.items.UpdateItem(
@@ -162,9 +147,7 @@ async def update_item(
     responses=schemas.updated(),
     openapi_extra=schemas.array_body(PatchOperation),
 )
-async def patch_item(
-    request: Request, id: int, version: Version, gw: Gw, _c: Caller, manually: GlobalIdManually
-) -> Response:
+async def patch_item(request: Request, id: int, gw: Gw, manually: GlobalIdManually) -> Response:
     await gw.upstreams.items.items.PatchItem(
         items_pb2.PatchItemRequest(
             id=id, operations_json=await request.body(), set_global_id_manually=manually
@@ -179,7 +162,7 @@ async def patch_item(
     summary="Delete an item (it becomes inactive)",
     responses=schemas.deleted(),
 )
-async def delete_item(id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def delete_item(id: int, gw: Gw) -> Response:
     await gw.upstreams.items.items.DeleteItem(core_pb2.Id(id=id))
     return deleted()
 
@@ -187,9 +170,7 @@ async def delete_item(id: int, version: Version, gw: Gw, _c: Caller) -> Response
 @router.get(
     "/items/{id}/children", summary="List an item's children", responses=schemas.page(records.Item)
 )
-async def children(
-    request: Request, id: int, view: Items, gw: Gw, page: Paging, _c: Caller
-) -> Response:
+async def children(request: Request, id: int, view: Items, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.items.items.ListItems(
         items_pb2.ListItemsRequest(
             parent=id, page=page.message(), dates_with_time=dates_with_time(request)
@@ -201,7 +182,7 @@ async def children(
 @router.get(
     "/items/{id}/parent", summary="Get an item's parent item", responses=schemas.one(records.Item)
 )
-async def parent(request: Request, id: int, view: Items, gw: Gw, _c: Caller) -> Response:
+async def parent(request: Request, id: int, view: Items, gw: Gw) -> Response:
     [item] = await _get(gw, request, [id])
     parent_id = item["location"]["parent"].get("item")
     if parent_id is None:
@@ -217,7 +198,7 @@ async def parent(request: Request, id: int, view: Items, gw: Gw, _c: Caller) -> 
     summary="Get an item's location",
     responses=schemas.one(records.Location),
 )
-async def location(request: Request, id: int, view: Locations, gw: Gw, _c: Caller) -> Response:
+async def location(request: Request, id: int, view: Locations, gw: Gw) -> Response:
     [item] = await _get(gw, request, [id])
     return await view.one(item["location"])
 
@@ -228,9 +209,7 @@ async def location(request: Request, id: int, view: Locations, gw: Gw, _c: Calle
     responses=schemas.updated(records.PatchResults),
     openapi_extra=schemas.array_body(ItemPatch, max_items=jsonpatch.MAX_BULK),
 )
-async def patch_items(
-    request: Request, version: Version, gw: Gw, _c: Caller, manually: GlobalIdManually
-) -> Response:
+async def patch_items(request: Request, gw: Gw, manually: GlobalIdManually) -> Response:
     """Body: ``[{"id": 12, "operations": [...]}, ...]``; each item succeeds or fails alone."""
     reply = await gw.upstreams.items.items.PatchItems(
         items_pb2.PatchItemsRequest(body_json=await request.body(), set_global_id_manually=manually)
@@ -243,13 +222,13 @@ async def patch_items(
 
 
 @router.get("/items/{id}/lock", summary="Get an item's lock", responses=schemas.one(records.Lock))
-async def get_lock(id: int, view: Locks, gw: Gw, _c: Caller) -> Response:
+async def get_lock(id: int, view: Locks, gw: Gw) -> Response:
     reply = await gw.upstreams.items.items.GetItems(items_pb2.GetItemsRequest(ids=[id]))
     return await view.one(representations.lock(representations.item(reply.items[0])))
 
 
 @router.put("/items/{id}/lock", summary="Lock or unlock an item", responses=schemas.updated())
-async def put_lock(id: int, body: LockBody, version: Version, gw: Gw, _c: Caller) -> Response:
+async def put_lock(id: int, body: LockBody, gw: Gw) -> Response:
     await gw.upstreams.items.items.SetLock(items_pb2.SetLockRequest(item=id, locked=body.locked))
     return updated()
 
@@ -261,7 +240,7 @@ async def put_lock(id: int, body: LockBody, version: Version, gw: Gw, _c: Caller
     responses=schemas.created(),
 )
 async def duplicate(
-    request: Request, id: int, body: DuplicateBody, version: Version, gw: Gw, _c: Caller
+    request: Request, id: int, body: DuplicateBody, version: Version, gw: Gw
 ) -> Response:
     view = View(request, gw, version, "items")
     reply = await gw.upstreams.items.items.DuplicateItem(

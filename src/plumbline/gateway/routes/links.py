@@ -12,7 +12,7 @@ from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2
 from plumbline.gateway import records, schemas
 from plumbline.gateway.bodies import LinkBody
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
+from plumbline.gateway.deps import Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.gateway.routes.testrecords import FAMILY_BASES, NOUNS, Kind, foreign_item
 
@@ -83,7 +83,7 @@ async def _delete(gw: Gw, id: int, link: int, foreign: Foreign) -> Response:
 
 
 @router.get("/items/{id}/links", summary="An item's links", responses=schemas.page(records.Link))
-async def list_links(id: int, view: Links, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def list_links(id: int, view: Links, gw: Gw, page: Paging) -> Response:
     return await _list(view, gw, page, id, [])
 
 
@@ -94,7 +94,7 @@ async def list_links(id: int, view: Links, gw: Gw, page: Paging, _c: Caller) -> 
     responses=schemas.created(),
 )
 async def create_link(
-    request: Request, id: int, body: LinkBody, version: Version, gw: Gw, _c: Caller
+    request: Request, id: int, body: LinkBody, version: Version, gw: Gw
 ) -> Response:
     return await _create(request, version, gw, "items", id, body, [])
 
@@ -102,16 +102,14 @@ async def create_link(
 @router.get(
     "/items/{id}/links/{linkId}", summary="One link of an item", responses=schemas.one(records.Link)
 )
-async def get_link(id: int, linkId: int, view: Links, gw: Gw, _c: Caller) -> Response:
+async def get_link(id: int, linkId: int, view: Links, gw: Gw) -> Response:
     return await _get(view, gw, id, linkId, [])
 
 
 @router.put(
     "/items/{id}/links/{linkId}", summary="Change a link of an item", responses=schemas.updated()
 )
-async def update_link(
-    id: int, linkId: int, body: LinkBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def update_link(id: int, linkId: int, body: LinkBody, gw: Gw) -> Response:
     return await _update(gw, id, linkId, body, [])
 
 
@@ -121,7 +119,7 @@ async def update_link(
     summary="Remove a link from an item",
     responses=schemas.deleted(),
 )
-async def delete_link(id: int, linkId: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def delete_link(id: int, linkId: int, gw: Gw) -> Response:
     return await _delete(gw, id, linkId, [])
 
 
@@ -135,7 +133,7 @@ def _record_routes(base: str, kind: Kind) -> None:
     @router.get(
         f"/{base}/{{id}}/links", summary=f"A {noun}'s links", responses=schemas.page(records.Link)
     )
-    async def list_record_links(id: int, view: Links, gw: Gw, page: Paging, _c: Caller) -> Response:
+    async def list_record_links(id: int, view: Links, gw: Gw, page: Paging) -> Response:
         return await _list(view, gw, page, id, await vouched(gw, id))
 
     @router.post(
@@ -145,7 +143,7 @@ def _record_routes(base: str, kind: Kind) -> None:
         responses=schemas.created(),
     )
     async def create_record_link(
-        request: Request, id: int, body: LinkBody, version: Version, gw: Gw, _c: Caller
+        request: Request, id: int, body: LinkBody, version: Version, gw: Gw
     ) -> Response:
         return await _create(request, version, gw, base, id, body, await vouched(gw, id))
 
@@ -154,7 +152,7 @@ def _record_routes(base: str, kind: Kind) -> None:
         summary=f"One link of a {noun}",
         responses=schemas.one(records.Link),
     )
-    async def get_record_link(id: int, linkId: int, view: Links, gw: Gw, _c: Caller) -> Response:
+    async def get_record_link(id: int, linkId: int, view: Links, gw: Gw) -> Response:
         return await _get(view, gw, id, linkId, await vouched(gw, id))
 
     @router.put(
@@ -162,9 +160,7 @@ def _record_routes(base: str, kind: Kind) -> None:
         summary=f"Change a link of a {noun}",
         responses=schemas.updated(),
     )
-    async def update_record_link(
-        id: int, linkId: int, body: LinkBody, version: Version, gw: Gw, _c: Caller
-    ) -> Response:
+    async def update_record_link(id: int, linkId: int, body: LinkBody, gw: Gw) -> Response:
         return await _update(gw, id, linkId, body, await vouched(gw, id))
 
     @router.delete(
@@ -173,9 +169,7 @@ def _record_routes(base: str, kind: Kind) -> None:
         summary=f"Remove a link from a {noun}",
         responses=schemas.deleted(),
     )
-    async def delete_record_link(
-        id: int, linkId: int, version: Version, gw: Gw, _c: Caller
-    ) -> Response:
+    async def delete_record_link(id: int, linkId: int, gw: Gw) -> Response:
         return await _delete(gw, id, linkId, await vouched(gw, id))
 
 

@@ -8,14 +8,17 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.gateway import records, schemas
-from plumbline.gateway.deps import VERSIONS, Caller, Gw, Version, serves
+from plumbline.gateway.deps import VERSIONS, Gw, Version, serves
 from plumbline.gateway.envelope import ok
 from plumbline.gateway.includes import base_url
 
+#: ``GET /rest``, which needs no credentials.
+public = APIRouter(tags=["meta"])
+#: ``GET /rest/{version}``, included with the authenticated routers.
 router = APIRouter(tags=["meta"])
 
 
-@router.get(
+@public.get(
     "/rest",
     summary="List the API versions",
     responses=schemas.page(records.Version),
@@ -39,7 +42,7 @@ def _status(version: str) -> str:
     summary="List the resources of this API version",
     responses=schemas.page(records.Endpoint),
 )
-async def endpoints(request: Request, version: Version, gw: Gw, _caller: Caller) -> Response:
+async def endpoints(request: Request, version: Version, gw: Gw) -> Response:
     base = base_url(request, gw.settings.public_url)
     prefix = "/rest/{version}/"
     names = sorted(

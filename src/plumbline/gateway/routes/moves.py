@@ -11,7 +11,7 @@ from plumbline.gateway.bodies import (
     MoveBody,
     TreeLocationBody,
 )
-from plumbline.gateway.deps import Caller, Gw, Version
+from plumbline.gateway.deps import Gw
 from plumbline.gateway.envelope import updated
 
 router = APIRouter(prefix="/rest/{version}", tags=["items"])
@@ -23,7 +23,7 @@ router = APIRouter(prefix="/rest/{version}", tags=["items"])
     responses=schemas.updated(),
 )
 @router.put("/items/treeLocation", include_in_schema=False)
-async def place_item(body: TreeLocationBody, version: Version, gw: Gw, _c: Caller) -> Response:
+async def place_item(body: TreeLocationBody, gw: Gw) -> Response:
     """Same project only; ``peer`` is the sibling the item follows (first when omitted)."""
     await gw.upstreams.items.moves.PlaceItem(
         items_pb2.PlaceItemRequest(
@@ -41,7 +41,7 @@ async def place_item(body: TreeLocationBody, version: Version, gw: Gw, _c: Calle
     summary="Move an item with its children to another project",
     responses=schemas.updated(records.MovedItems),
 )
-async def move_item(id: int, body: MoveBody, version: Version, gw: Gw, _c: Caller) -> Response:
+async def move_item(id: int, body: MoveBody, gw: Gw) -> Response:
     reply = await gw.upstreams.items.moves.MoveItemToProject(
         items_pb2.MoveRequest(item=id, project=body.parent.project)
     )

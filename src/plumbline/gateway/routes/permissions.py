@@ -18,7 +18,7 @@ from plumbline.common.errors import InvalidArgument
 from plumbline.common.rpc import page_info
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import PermissionEntry, RecordId
-from plumbline.gateway.deps import Caller, Gw, View, view_of
+from plumbline.gateway.deps import Gw, View, view_of
 from plumbline.gateway.envelope import deleted
 
 router = APIRouter(prefix="/rest/{version}", tags=["permissions"])
@@ -66,7 +66,7 @@ async def _exists(gw: Gw, project: int) -> None:
     summary="List the permission entries of a project or folder (its administrators)",
     responses=_LIST,
 )
-async def list_permissions(projectId: RecordId, view: Permissions, gw: Gw, _c: Caller) -> Response:
+async def list_permissions(projectId: RecordId, view: Permissions, gw: Gw) -> Response:
     await _exists(gw, projectId)
     reply = await gw.upstreams.identity.permissions.ListPermissions(
         identity_pb2.ListPermissionsRequest(project=projectId)
@@ -80,7 +80,7 @@ async def list_permissions(projectId: RecordId, view: Permissions, gw: Gw, _c: C
     responses=_LIST,
 )
 async def replace_permissions(
-    projectId: RecordId, body: list[PermissionEntry], view: Permissions, gw: Gw, _c: Caller
+    projectId: RecordId, body: list[PermissionEntry], view: Permissions, gw: Gw
 ) -> Response:
     await _exists(gw, projectId)
     reply = await gw.upstreams.identity.permissions.ReplacePermissions(_change(projectId, body))
@@ -94,7 +94,7 @@ async def replace_permissions(
     responses=_LIST,
 )
 async def update_permissions(
-    projectId: RecordId, body: list[PermissionEntry], view: Permissions, gw: Gw, _c: Caller
+    projectId: RecordId, body: list[PermissionEntry], view: Permissions, gw: Gw
 ) -> Response:
     await _exists(gw, projectId)
     reply = await gw.upstreams.identity.permissions.UpdatePermissions(_change(projectId, body))
@@ -109,7 +109,7 @@ async def update_permissions(
     responses=schemas.deleted(),
 )
 async def delete_permissions(
-    projectId: RecordId, user: Users, userGroup: Groups, gw: Gw, _c: Caller
+    projectId: RecordId, user: Users, userGroup: Groups, gw: Gw
 ) -> Response:
     await _exists(gw, projectId)
     message = identity_pb2.PermissionsChange(project=projectId)

@@ -14,7 +14,7 @@ from plumbline.api.items.v1 import items_pb2
 from plumbline.common.errors import PlumblineError, Unavailable
 from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import ProjectBody, RecordId
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
+from plumbline.gateway.deps import Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created, updated
 
 router = APIRouter(prefix="/rest/{version}", tags=["projects"])
@@ -41,7 +41,7 @@ def _input(body: ProjectBody) -> items_pb2.ProjectInput:
 
 
 @router.get("/projects", summary="List projects", responses=schemas.page(records.Project))
-async def list_projects(view: Projects, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def list_projects(view: Projects, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.items.projects.ListProjects(
         items_pb2.ListProjectsRequest(page=page.message())
     )
@@ -55,9 +55,7 @@ async def list_projects(view: Projects, gw: Gw, page: Paging, _c: Caller) -> Res
     summary="Create a project or project folder",
     responses=schemas.created(),
 )
-async def create_project(
-    request: Request, body: ProjectBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def create_project(request: Request, body: ProjectBody, version: Version, gw: Gw) -> Response:
     view = View(request, gw, version, "projects")
     reply = await gw.upstreams.items.projects.CreateProject(_input(body))
     try:
@@ -74,16 +72,14 @@ async def create_project(
 @router.get(
     "/projects/{projectId}", summary="Get a project", responses=schemas.one(records.Project)
 )
-async def get_project(projectId: RecordId, view: Projects, gw: Gw, _c: Caller) -> Response:
+async def get_project(projectId: RecordId, view: Projects, gw: Gw) -> Response:
     reply = await gw.upstreams.items.projects.GetProjects(core_pb2.IdList(ids=[projectId]))
     data = representations.project(reply.projects[0])
     return await view.one(data)
 
 
 @router.put("/projects/{projectId}", summary="Update a project", responses=schemas.updated())
-async def update_project(
-    projectId: RecordId, body: ProjectBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def update_project(projectId: RecordId, body: ProjectBody, gw: Gw) -> Response:
     await gw.upstreams.items.projects.UpdateProject(
         items_pb2.UpdateProjectRequest(id=projectId, project=_input(body))
     )

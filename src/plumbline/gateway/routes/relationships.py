@@ -14,7 +14,7 @@ from plumbline.api.items.v1 import items_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import RelationshipBody
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
+from plumbline.gateway.deps import Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.gateway.routes.testrecords import (
     FAMILY_BASES,
@@ -64,7 +64,6 @@ async def list_relationships(
     view: Relationships,
     gw: Gw,
     page: Paging,
-    _c: Caller,
     project: query.RequiredProject,
     omit_count: OmitCount,
     last_id: LastId,
@@ -86,7 +85,7 @@ async def list_relationships(
     responses=schemas.created(),
 )
 async def create_relationship(
-    request: Request, body: RelationshipBody, version: Version, gw: Gw, _c: Caller
+    request: Request, body: RelationshipBody, version: Version, gw: Gw
 ) -> Response:
     view = View(request, gw, version, "relationships")
     reply = await gw.upstreams.items.relationships.CreateRelationship(await _input(gw, body))
@@ -98,9 +97,7 @@ async def create_relationship(
     summary="Get a relationship",
     responses=schemas.one(records.Relationship),
 )
-async def get_relationship(
-    relationshipId: int, view: Relationships, gw: Gw, _c: Caller
-) -> Response:
+async def get_relationship(relationshipId: int, view: Relationships, gw: Gw) -> Response:
     reply = await gw.upstreams.items.relationships.GetRelationships(
         core_pb2.IdList(ids=[relationshipId])
     )
@@ -112,9 +109,7 @@ async def get_relationship(
     summary="Update a relationship",
     responses=schemas.updated(),
 )
-async def update_relationship(
-    relationshipId: int, body: RelationshipBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def update_relationship(relationshipId: int, body: RelationshipBody, gw: Gw) -> Response:
     await gw.upstreams.items.relationships.UpdateRelationship(
         await _input(gw, body, relationshipId)
     )
@@ -127,9 +122,7 @@ async def update_relationship(
     summary="Delete a relationship",
     responses=schemas.deleted(),
 )
-async def delete_relationship(
-    relationshipId: int, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def delete_relationship(relationshipId: int, gw: Gw) -> Response:
     await gw.upstreams.items.relationships.DeleteRelationship(core_pb2.Id(id=relationshipId))
     return deleted()
 
@@ -140,7 +133,7 @@ async def delete_relationship(
     summary="Clear a relationship's suspect flag",
     responses=schemas.deleted(),
 )
-async def clear_suspect(relationshipId: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def clear_suspect(relationshipId: int, gw: Gw) -> Response:
     await gw.upstreams.items.relationships.ClearSuspect(core_pb2.Id(id=relationshipId))
     return deleted()
 
@@ -180,9 +173,7 @@ async def _related(
     summary="Relationships into an item",
     responses=schemas.page(records.Relationship),
 )
-async def upstream_relationships(
-    id: int, view: Relationships, gw: Gw, page: Paging, _c: Caller
-) -> Response:
+async def upstream_relationships(id: int, view: Relationships, gw: Gw, page: Paging) -> Response:
     return await _item_relationships(id, view, gw, page, upstream=True)
 
 
@@ -191,9 +182,7 @@ async def upstream_relationships(
     summary="Relationships out of an item",
     responses=schemas.page(records.Relationship),
 )
-async def downstream_relationships(
-    id: int, view: Relationships, gw: Gw, page: Paging, _c: Caller
-) -> Response:
+async def downstream_relationships(id: int, view: Relationships, gw: Gw, page: Paging) -> Response:
     return await _item_relationships(id, view, gw, page, upstream=False)
 
 
@@ -203,7 +192,7 @@ async def downstream_relationships(
     responses=schemas.page(records.Item),
 )
 async def upstream_related(
-    request: Request, id: int, view: Items, gw: Gw, page: Paging, _c: Caller
+    request: Request, id: int, view: Items, gw: Gw, page: Paging
 ) -> Response:
     return await _related(request, id, view, gw, page, upstream=True)
 
@@ -214,7 +203,7 @@ async def upstream_related(
     responses=schemas.page(records.Item),
 )
 async def downstream_related(
-    request: Request, id: int, view: Items, gw: Gw, page: Paging, _c: Caller
+    request: Request, id: int, view: Items, gw: Gw, page: Paging
 ) -> Response:
     return await _related(request, id, view, gw, page, upstream=False)
 
@@ -258,9 +247,7 @@ def _record_routes(base: str, kind: Kind, upstream: bool) -> None:
         summary=f"Relationships {where} a {noun}",
         responses=schemas.page(records.Relationship),
     )
-    async def record_relationships(
-        id: int, view: Relationships, gw: Gw, page: Paging, _c: Caller
-    ) -> Response:
+    async def record_relationships(id: int, view: Relationships, gw: Gw, page: Paging) -> Response:
         foreign = [await foreign_item(gw, id, kind)]
         return await _item_relationships(id, view, gw, page, upstream, foreign)
 
@@ -270,7 +257,7 @@ def _record_routes(base: str, kind: Kind, upstream: bool) -> None:
         responses=schemas.page(records.AbstractItem),
     )
     async def record_related(
-        request: Request, id: int, view: AbstractItems, gw: Gw, page: Paging, _c: Caller
+        request: Request, id: int, view: AbstractItems, gw: Gw, page: Paging
     ) -> Response:
         foreign = [await foreign_item(gw, id, kind)]
         return await _related_records(request, id, view, gw, page, upstream, foreign)

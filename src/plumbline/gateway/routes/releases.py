@@ -13,7 +13,7 @@ from plumbline.api.items.v1 import items_pb2
 from plumbline.common.errors import InvalidArgument
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import ReleaseBody
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
+from plumbline.gateway.deps import Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created, updated
 
 router = APIRouter(prefix="/rest/{version}", tags=["releases"])
@@ -25,7 +25,7 @@ Releases = Annotated[View, Depends(view_of("releases"))]
     "/releases", summary="List a project's releases", responses=schemas.page(records.Release)
 )
 async def list_releases(
-    view: Releases, gw: Gw, page: Paging, _c: Caller, project: query.RequiredProject
+    view: Releases, gw: Gw, page: Paging, project: query.RequiredProject
 ) -> Response:
     reply = await gw.upstreams.items.releases.ListReleases(
         items_pb2.ListReleasesRequest(project=project, page=page.message())
@@ -34,9 +34,7 @@ async def list_releases(
 
 
 @router.post("/releases", status_code=201, summary="Create a release", responses=schemas.created())
-async def create_release(
-    request: Request, body: ReleaseBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def create_release(request: Request, body: ReleaseBody, version: Version, gw: Gw) -> Response:
     if body.project is None or body.name is None:
         missing = [n for n, v in (("name", body.name), ("project", body.project)) if v is None]
         raise InvalidArgument(
@@ -55,15 +53,13 @@ async def create_release(
 @router.get(
     "/releases/{releaseId}", summary="Get a release", responses=schemas.one(records.Release)
 )
-async def get_release(releaseId: int, view: Releases, gw: Gw, _c: Caller) -> Response:
+async def get_release(releaseId: int, view: Releases, gw: Gw) -> Response:
     reply = await gw.upstreams.items.releases.GetReleases(core_pb2.IdList(ids=[releaseId]))
     return await view.one(representations.release(reply.releases[0]))
 
 
 @router.put("/releases/{releaseId}", summary="Update a release", responses=schemas.updated())
-async def update_release(
-    releaseId: int, body: ReleaseBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def update_release(releaseId: int, body: ReleaseBody, gw: Gw) -> Response:
     values = body.model_dump(exclude_unset=True)
     message = items_pb2.ReleaseInput(id=releaseId)
     if values.get("name") is not None:

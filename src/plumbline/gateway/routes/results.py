@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header
+from fastapi import APIRouter, Header
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -20,7 +20,7 @@ from starlette.responses import Response
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.errors import InvalidArgument
 from plumbline.gateway import records, schemas
-from plumbline.gateway.deps import Caller, Gw, labs_version
+from plumbline.gateway.deps import Gw
 from plumbline.gateway.envelope import updated
 
 router = APIRouter(prefix="/rest/{version}", tags=["testcycles"])
@@ -86,8 +86,6 @@ async def ingest_results(
     request: Request,
     testCycleId: int,
     gw: Gw,
-    _c: Caller,
-    version: str = Depends(labs_version),
     idempotency_key: Annotated[
         str | None,
         Header(

@@ -16,13 +16,12 @@ from plumbline.api.core.v1 import core_pb2
 from plumbline.api.identity.v1 import identity_pb2
 from plumbline.gateway import records, schemas
 from plumbline.gateway.bodies import RecordId, RolesBody
-from plumbline.gateway.deps import Caller, Gw, View, labs_version, view_of
+from plumbline.gateway.deps import Gw, View, view_of
 from plumbline.gateway.envelope import updated
 
 router = APIRouter(prefix="/rest/{version}", tags=["users"])
 
 Roles = Annotated[View, Depends(view_of("userroles"))]
-Labs = Depends(labs_version)
 
 
 def _roles(reply: identity_pb2.UserRoles) -> records.UserRoles:
@@ -35,7 +34,9 @@ def _roles(reply: identity_pb2.UserRoles) -> records.UserRoles:
     responses=schemas.one(records.UserRoles),
 )
 async def get_roles(
-    userId: RecordId, view: Roles, gw: Gw, _c: Caller, version: str = Labs
+    userId: RecordId,
+    view: Roles,
+    gw: Gw,
 ) -> Response:
     reply = await gw.upstreams.identity.roles.GetRoles(core_pb2.Id(id=userId))
     return await view.one(_roles(reply))
@@ -49,7 +50,9 @@ async def get_roles(
     responses=schemas.updated(records.UserRoles),
 )
 async def set_roles(
-    userId: RecordId, body: RolesBody, gw: Gw, _c: Caller, version: str = Labs
+    userId: RecordId,
+    body: RolesBody,
+    gw: Gw,
 ) -> Response:
     reply = await gw.upstreams.identity.roles.SetRoles(
         identity_pb2.UserRoles(user_id=userId, roles=body.roles)

@@ -13,7 +13,7 @@ from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import (
     SyncedItemBody,
 )
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
+from plumbline.gateway.deps import Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted
 
 router = APIRouter(prefix="/rest/{version}", tags=["synchronized items"])
@@ -29,9 +29,7 @@ SyncStatusView = Annotated[View, Depends(view_of("syncstatus"))]
     summary="Items synchronized with an item",
     responses=schemas.page(records.Item),
 )
-async def synced_items(
-    request: Request, id: int, view: Items, gw: Gw, page: Paging, _c: Caller
-) -> Response:
+async def synced_items(request: Request, id: int, view: Items, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.items.sync.ListSyncedItems(
         items_pb2.ListItemsRequest(
             parent=id, page=page.message(), dates_with_time=dates_with_time(request)
@@ -47,7 +45,7 @@ async def synced_items(
     responses=schemas.created(),
 )
 async def add_synced_item(
-    request: Request, id: int, body: SyncedItemBody, version: Version, gw: Gw, _c: Caller
+    request: Request, id: int, body: SyncedItemBody, version: Version, gw: Gw
 ) -> Response:
     view = View(request, gw, version, "items")
     await gw.upstreams.items.sync.AddSyncedItem(items_pb2.ItemPair(item=id, other=body.item))
@@ -60,9 +58,7 @@ async def add_synced_item(
     summary="Break synchronization",
     responses=schemas.deleted(),
 )
-async def remove_synced_item(
-    id: int, syncedItemId: int, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def remove_synced_item(id: int, syncedItemId: int, gw: Gw) -> Response:
     await gw.upstreams.items.sync.RemoveSyncedItem(items_pb2.ItemPair(item=id, other=syncedItemId))
     return deleted()
 
@@ -72,9 +68,7 @@ async def remove_synced_item(
     summary="Whether two items are in sync",
     responses=schemas.one(records.SyncStatus),
 )
-async def sync_status(
-    id: int, syncedItemId: int, view: SyncStatusView, gw: Gw, _c: Caller
-) -> Response:
+async def sync_status(id: int, syncedItemId: int, view: SyncStatusView, gw: Gw) -> Response:
     reply = await gw.upstreams.items.sync.GetSyncStatus(
         items_pb2.ItemPair(item=id, other=syncedItemId)
     )

@@ -19,7 +19,7 @@ from plumbline.api.core.v1 import core_pb2
 from plumbline.api.identity.v1 import identity_pb2
 from plumbline.common.errors import InvalidArgument
 from plumbline.gateway import schemas
-from plumbline.gateway.deps import Caller, Gw, Version, View, view_of
+from plumbline.gateway.deps import Gw, View, view_of
 from plumbline.gateway.envelope import ok, updated
 from plumbline.gateway.jsonbody import read_json
 
@@ -38,7 +38,7 @@ CorsDomains = Annotated[View, Depends(view_of("corsdomains"))]
     "the list, as its method says (POST replaces it).",
     responses=schemas.strings("CorsDomainsDataWrapper", "The allowed origins."),
 )
-async def get_cors_domains(view: CorsDomains, gw: Gw, _c: Caller) -> Response:
+async def get_cors_domains(view: CorsDomains, gw: Gw) -> Response:
     reply = await gw.upstreams.identity.cors.GetCorsDomains(core_pb2.Empty())
     return ok(list(reply.domains), view.links())
 
@@ -55,7 +55,7 @@ async def get_cors_domains(view: CorsDomains, gw: Gw, _c: Caller) -> Response:
     ),
     openapi_extra=schemas.strings_body(MAX_ORIGINS, "Every allowed origin."),
 )
-async def set_cors_domains(request: Request, version: Version, gw: Gw, _c: Caller) -> Response:
+async def set_cors_domains(request: Request, gw: Gw) -> Response:
     body = await read_json(request)
     if not isinstance(body, list) or not all(isinstance(d, str) for d in body):
         raise InvalidArgument(

@@ -13,7 +13,7 @@ from plumbline.api.items.v1 import items_pb2
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import ItemTagBody, TagBody
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
+from plumbline.gateway.deps import Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.gateway.routes.testrecords import FAMILY_BASES, NOUNS, Kind, foreign_item
 
@@ -31,9 +31,7 @@ async def _tag_page(view: View, gw: Gw, message: items_pb2.ListTagsRequest) -> R
 
 
 @router.get("/tags", summary="List a project's tags", responses=schemas.page(records.Tag))
-async def list_tags(
-    view: Tags, gw: Gw, page: Paging, _c: Caller, project: query.RequiredProject
-) -> Response:
+async def list_tags(view: Tags, gw: Gw, page: Paging, project: query.RequiredProject) -> Response:
     return await _tag_page(
         view, gw, items_pb2.ListTagsRequest(project=project, page=page.message())
     )
@@ -44,15 +42,13 @@ async def list_tags(
     summary="List a project's tags",
     responses=schemas.page(records.Tag),
 )
-async def project_tags(projectId: int, view: Tags, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def project_tags(projectId: int, view: Tags, gw: Gw, page: Paging) -> Response:
     message = items_pb2.ListTagsRequest(project=projectId, page=page.message())
     return await _tag_page(view, gw, message)
 
 
 @router.post("/tags", status_code=201, summary="Create a tag", responses=schemas.created())
-async def create_tag(
-    request: Request, body: TagBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def create_tag(request: Request, body: TagBody, version: Version, gw: Gw) -> Response:
     if body.project is None:
         raise InvalidArgument("project is required.")
     view = View(request, gw, version, "tags")
@@ -63,27 +59,25 @@ async def create_tag(
 
 
 @router.get("/tags/{id}", summary="Get a tag", responses=schemas.one(records.Tag))
-async def get_tag(id: int, view: Tags, gw: Gw, _c: Caller) -> Response:
+async def get_tag(id: int, view: Tags, gw: Gw) -> Response:
     reply = await gw.upstreams.items.tags.GetTags(core_pb2.IdList(ids=[id]))
     return await view.one(representations.tag(reply.tags[0]))
 
 
 @router.put("/tags/{id}", summary="Rename a tag", responses=schemas.updated())
-async def update_tag(id: int, body: TagBody, version: Version, gw: Gw, _c: Caller) -> Response:
+async def update_tag(id: int, body: TagBody, gw: Gw) -> Response:
     await gw.upstreams.items.tags.UpdateTag(items_pb2.TagInput(id=id, name=body.name))
     return updated()
 
 
 @router.delete("/tags/{id}", status_code=204, summary="Delete a tag", responses=schemas.deleted())
-async def delete_tag(id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def delete_tag(id: int, gw: Gw) -> Response:
     await gw.upstreams.items.tags.DeleteTag(core_pb2.Id(id=id))
     return deleted()
 
 
 @router.get("/tags/{id}/items", summary="Items with a tag", responses=schemas.page(records.Item))
-async def tagged_items(
-    request: Request, id: int, view: Items, gw: Gw, page: Paging, _c: Caller
-) -> Response:
+async def tagged_items(request: Request, id: int, view: Items, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.items.tags.ListTaggedItems(
         items_pb2.ListTaggedItemsRequest(
             tag=id, page=page.message(), dates_with_time=dates_with_time(request)
@@ -126,7 +120,7 @@ async def _remove(gw: Gw, id: int, tag: int, foreign: Foreign) -> Response:
 
 
 @router.get("/items/{id}/tags", summary="An item's tags", responses=schemas.page(records.Tag))
-async def item_tags(id: int, view: Tags, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def item_tags(id: int, view: Tags, gw: Gw, page: Paging) -> Response:
     return await _tags_of(view, gw, page, id, [])
 
 
@@ -134,7 +128,7 @@ async def item_tags(id: int, view: Tags, gw: Gw, page: Paging, _c: Caller) -> Re
     "/items/{id}/tags", status_code=201, summary="Tag an item", responses=schemas.created()
 )
 async def tag_item(
-    request: Request, id: int, body: ItemTagBody, version: Version, gw: Gw, _c: Caller
+    request: Request, id: int, body: ItemTagBody, version: Version, gw: Gw
 ) -> Response:
     return await _add(request, version, gw, "items", id, body.tag, [])
 
@@ -142,7 +136,7 @@ async def tag_item(
 @router.get(
     "/items/{id}/tags/{tagId}", summary="One tag of an item", responses=schemas.one(records.Tag)
 )
-async def item_tag(id: int, tagId: int, view: Tags, gw: Gw, _c: Caller) -> Response:
+async def item_tag(id: int, tagId: int, view: Tags, gw: Gw) -> Response:
     return await _one(view, gw, "item", id, tagId, [])
 
 
@@ -152,7 +146,7 @@ async def item_tag(id: int, tagId: int, view: Tags, gw: Gw, _c: Caller) -> Respo
     summary="Remove a tag from an item",
     responses=schemas.deleted(),
 )
-async def untag_item(id: int, tagId: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def untag_item(id: int, tagId: int, gw: Gw) -> Response:
     return await _remove(gw, id, tagId, [])
 
 
@@ -163,7 +157,7 @@ def _record_routes(base: str, kind: Kind) -> None:
     @router.get(
         f"/{base}/{{id}}/tags", summary=f"A {noun}'s tags", responses=schemas.page(records.Tag)
     )
-    async def record_tags(id: int, view: Tags, gw: Gw, page: Paging, _c: Caller) -> Response:
+    async def record_tags(id: int, view: Tags, gw: Gw, page: Paging) -> Response:
         return await _tags_of(view, gw, page, id, [await foreign_item(gw, id, kind)])
 
     @router.post(
@@ -173,7 +167,7 @@ def _record_routes(base: str, kind: Kind) -> None:
         responses=schemas.created(),
     )
     async def tag_record(
-        request: Request, id: int, body: ItemTagBody, version: Version, gw: Gw, _c: Caller
+        request: Request, id: int, body: ItemTagBody, version: Version, gw: Gw
     ) -> Response:
         foreign = [await foreign_item(gw, id, kind)]
         return await _add(request, version, gw, base, id, body.tag, foreign)
@@ -183,7 +177,7 @@ def _record_routes(base: str, kind: Kind) -> None:
         summary=f"One tag of a {noun}",
         responses=schemas.one(records.Tag),
     )
-    async def record_tag(id: int, tagId: int, view: Tags, gw: Gw, _c: Caller) -> Response:
+    async def record_tag(id: int, tagId: int, view: Tags, gw: Gw) -> Response:
         return await _one(view, gw, noun, id, tagId, [await foreign_item(gw, id, kind)])
 
     @router.delete(
@@ -192,7 +186,7 @@ def _record_routes(base: str, kind: Kind) -> None:
         summary=f"Remove a tag from a {noun}",
         responses=schemas.deleted(),
     )
-    async def untag_record(id: int, tagId: int, version: Version, gw: Gw, _c: Caller) -> Response:
+    async def untag_record(id: int, tagId: int, gw: Gw) -> Response:
         return await _remove(gw, id, tagId, [await foreign_item(gw, id, kind)])
 
 

@@ -13,7 +13,7 @@ from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.jsonvalues import free_json
 from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import GenerationConfig, PatchOperation, TestCycleBody
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
+from plumbline.gateway.deps import Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.gateway.routes.testrecords import get_records
 
@@ -35,9 +35,7 @@ def generation_json(config: GenerationConfig | None) -> bytes:
     summary="List a test plan's test cycles",
     responses=schemas.page(records.TestCycle),
 )
-async def list_cycles(
-    request: Request, id: int, view: Cycles, gw: Gw, page: Paging, _c: Caller
-) -> Response:
+async def list_cycles(request: Request, id: int, view: Cycles, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.testmgmt.cycles.ListCycles(
         testmgmt_pb2.ListCyclesRequest(
             plan=id, page=page.message(), dates_with_time=dates_with_time(request)
@@ -53,7 +51,7 @@ async def list_cycles(
     responses=schemas.created(),
 )
 async def create_cycle(
-    request: Request, id: int, body: TestCycleBody, version: Version, gw: Gw, _c: Caller
+    request: Request, id: int, body: TestCycleBody, version: Version, gw: Gw
 ) -> Response:
     view = View(request, gw, version, "testcycles")
     reply = await gw.upstreams.testmgmt.cycles.CreateCycle(
@@ -71,9 +69,7 @@ async def create_cycle(
     summary="Get a test cycle",
     responses=schemas.one(records.TestCycle),
 )
-async def get_cycle(
-    request: Request, testCycleId: int, view: Cycles, gw: Gw, _c: Caller
-) -> Response:
+async def get_cycle(request: Request, testCycleId: int, view: Cycles, gw: Gw) -> Response:
     [cycle] = await get_records(gw, request, [testCycleId], testmgmt_pb2.CYCLE)
     return await view.one(representations.test_cycle(cycle))
 
@@ -83,9 +79,7 @@ async def get_cycle(
     summary="Update a test cycle and regenerate its test runs",
     responses=schemas.updated(),
 )
-async def update_cycle(
-    testCycleId: int, body: TestCycleBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def update_cycle(testCycleId: int, body: TestCycleBody, gw: Gw) -> Response:
     await gw.upstreams.testmgmt.cycles.UpdateCycle(
         testmgmt_pb2.CycleInput(
             id=testCycleId,
@@ -102,9 +96,7 @@ async def update_cycle(
     responses=schemas.updated(),
     openapi_extra=schemas.array_body(PatchOperation),
 )
-async def patch_cycle(
-    request: Request, testCycleId: int, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def patch_cycle(request: Request, testCycleId: int, gw: Gw) -> Response:
     operations = await request.body()
     await gw.upstreams.testmgmt.cycles.PatchCycle(
         testmgmt_pb2.PatchRequest(id=testCycleId, operations_json=operations)
@@ -118,7 +110,7 @@ async def patch_cycle(
     summary="Delete a test cycle and its test runs",
     responses=schemas.deleted(),
 )
-async def delete_cycle(testCycleId: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def delete_cycle(testCycleId: int, gw: Gw) -> Response:
     await gw.upstreams.testmgmt.cycles.DeleteCycle(core_pb2.Id(id=testCycleId))
     return deleted()
 
@@ -129,7 +121,7 @@ async def delete_cycle(testCycleId: int, version: Version, gw: Gw, _c: Caller) -
     responses=schemas.one(records.TestCycleTestGroup),
 )
 async def get_cycle_group(
-    testCycleId: int, testGroupId: int, view: CycleGroups, gw: Gw, _c: Caller
+    testCycleId: int, testGroupId: int, view: CycleGroups, gw: Gw
 ) -> Response:
     group = await gw.upstreams.testmgmt.cycles.GetCycleGroup(
         testmgmt_pb2.CycleGroupRef(cycle=testCycleId, group=testGroupId)

@@ -13,7 +13,6 @@ from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import TestGroupBody, TestGroupTestCaseBody
 from plumbline.gateway.deps import (
-    Caller,
     Gateway,
     Gw,
     Paging,
@@ -53,7 +52,7 @@ async def _test_cases(gw: Gateway, request: Request, ids: list[int]) -> list[rec
     summary="List a test plan's test groups",
     responses=schemas.page(records.TestGroup),
 )
-async def list_groups(id: int, view: Groups, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def list_groups(id: int, view: Groups, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.testmgmt.groups.ListGroups(
         testmgmt_pb2.ListGroupsRequest(plan=id, page=page.message())
     )
@@ -67,7 +66,7 @@ async def list_groups(id: int, view: Groups, gw: Gw, page: Paging, _c: Caller) -
     responses=schemas.created(),
 )
 async def create_group(
-    request: Request, id: int, body: TestGroupBody, version: Version, gw: Gw, _c: Caller
+    request: Request, id: int, body: TestGroupBody, version: Version, gw: Gw
 ) -> Response:
     view = View(request, gw, version, "testgroups")
     reply = await gw.upstreams.testmgmt.groups.CreateGroup(_group_input(id, 0, body))
@@ -79,7 +78,7 @@ async def create_group(
     summary="Get a test group",
     responses=schemas.one(records.TestGroup),
 )
-async def get_group(id: int, testGroupId: int, view: Groups, gw: Gw, _c: Caller) -> Response:
+async def get_group(id: int, testGroupId: int, view: Groups, gw: Gw) -> Response:
     group = await gw.upstreams.testmgmt.groups.GetGroup(
         testmgmt_pb2.GroupRef(plan=id, group=testGroupId)
     )
@@ -91,9 +90,7 @@ async def get_group(id: int, testGroupId: int, view: Groups, gw: Gw, _c: Caller)
     summary="Rename or reassign a test group",
     responses=schemas.updated(),
 )
-async def update_group(
-    id: int, testGroupId: int, body: TestGroupBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def update_group(id: int, testGroupId: int, body: TestGroupBody, gw: Gw) -> Response:
     await gw.upstreams.testmgmt.groups.UpdateGroup(_group_input(id, testGroupId, body))
     return updated()
 
@@ -104,7 +101,7 @@ async def update_group(
     summary="Delete a test group",
     responses=schemas.deleted(),
 )
-async def delete_group(id: int, testGroupId: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def delete_group(id: int, testGroupId: int, gw: Gw) -> Response:
     await gw.upstreams.testmgmt.groups.DeleteGroup(
         testmgmt_pb2.GroupRef(plan=id, group=testGroupId)
     )
@@ -117,7 +114,7 @@ async def delete_group(id: int, testGroupId: int, version: Version, gw: Gw, _c: 
     responses=schemas.page(records.Item),
 )
 async def list_cases(
-    request: Request, id: int, testGroupId: int, view: Items, gw: Gw, page: Paging, _c: Caller
+    request: Request, id: int, testGroupId: int, view: Items, gw: Gw, page: Paging
 ) -> Response:
     reply = await gw.upstreams.testmgmt.groups.ListGroupCases(
         testmgmt_pb2.ListGroupCasesRequest(plan=id, group=testGroupId, page=page.message())
@@ -139,7 +136,6 @@ async def add_case(
     body: TestGroupTestCaseBody,
     version: Version,
     gw: Gw,
-    _c: Caller,
 ) -> Response:
     view = View(request, gw, version, "items")
     await gw.upstreams.testmgmt.groups.AddGroupCase(
@@ -155,7 +151,7 @@ async def add_case(
     responses=schemas.one(records.Item),
 )
 async def get_case(
-    request: Request, id: int, testGroupId: int, testCaseId: int, view: Items, gw: Gw, _c: Caller
+    request: Request, id: int, testGroupId: int, testCaseId: int, view: Items, gw: Gw
 ) -> Response:
     await gw.upstreams.testmgmt.groups.CheckGroupCase(
         testmgmt_pb2.GroupCase(plan=id, group=testGroupId, test_case=testCaseId)
@@ -172,9 +168,7 @@ async def get_case(
     summary="Remove a test case from a test group",
     responses=schemas.deleted(),
 )
-async def remove_case(
-    id: int, testGroupId: int, testCaseId: int, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def remove_case(id: int, testGroupId: int, testCaseId: int, gw: Gw) -> Response:
     await gw.upstreams.testmgmt.groups.RemoveGroupCase(
         testmgmt_pb2.GroupCase(plan=id, group=testGroupId, test_case=testCaseId)
     )

@@ -14,7 +14,7 @@ from plumbline.common.errors import InvalidArgument
 from plumbline.common.jsonvalues import free_json
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import ArchivedBody, PatchOperation, TestPlanBody
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, dates_with_time, view_of
+from plumbline.gateway.deps import Gw, Paging, Version, View, dates_with_time, view_of
 from plumbline.gateway.envelope import created, deleted, updated
 from plumbline.gateway.routes.testrecords import get_records
 
@@ -27,7 +27,7 @@ Plans = Annotated[View, Depends(view_of("testplans"))]
     "/testplans", summary="List a project's test plans", responses=schemas.page(records.TestPlan)
 )
 async def list_plans(
-    request: Request, view: Plans, gw: Gw, page: Paging, _c: Caller, project: query.RequiredProject
+    request: Request, view: Plans, gw: Gw, page: Paging, project: query.RequiredProject
 ) -> Response:
     reply = await gw.upstreams.testmgmt.plans.ListPlans(
         testmgmt_pb2.ListPlansRequest(
@@ -40,9 +40,7 @@ async def list_plans(
 @router.post(
     "/testplans", status_code=201, summary="Create a test plan", responses=schemas.created()
 )
-async def create_plan(
-    request: Request, body: TestPlanBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def create_plan(request: Request, body: TestPlanBody, version: Version, gw: Gw) -> Response:
     if body.project is None:
         raise InvalidArgument("project is required.")
     view = View(request, gw, version, "testplans")
@@ -53,15 +51,13 @@ async def create_plan(
 
 
 @router.get("/testplans/{id}", summary="Get a test plan", responses=schemas.one(records.TestPlan))
-async def get_plan(request: Request, id: int, view: Plans, gw: Gw, _c: Caller) -> Response:
+async def get_plan(request: Request, id: int, view: Plans, gw: Gw) -> Response:
     [plan] = await get_records(gw, request, [id], testmgmt_pb2.PLAN)
     return await view.one(representations.test_plan(plan))
 
 
 @router.put("/testplans/{id}", summary="Update a test plan", responses=schemas.updated())
-async def update_plan(
-    id: int, body: TestPlanBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def update_plan(id: int, body: TestPlanBody, gw: Gw) -> Response:
     await gw.upstreams.testmgmt.plans.UpdatePlan(
         testmgmt_pb2.UpdateRequest(id=id, fields_json=free_json(body.fields, "fields"))
     )
@@ -74,7 +70,7 @@ async def update_plan(
     responses=schemas.updated(),
     openapi_extra=schemas.array_body(PatchOperation),
 )
-async def patch_plan(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def patch_plan(request: Request, id: int, gw: Gw) -> Response:
     operations = await request.body()
     await gw.upstreams.testmgmt.plans.PatchPlan(
         testmgmt_pb2.PatchRequest(id=id, operations_json=operations)
@@ -85,7 +81,7 @@ async def patch_plan(request: Request, id: int, version: Version, gw: Gw, _c: Ca
 @router.delete(
     "/testplans/{id}", status_code=204, summary="Delete a test plan", responses=schemas.deleted()
 )
-async def delete_plan(id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def delete_plan(id: int, gw: Gw) -> Response:
     await gw.upstreams.testmgmt.plans.DeletePlan(core_pb2.Id(id=id))
     return deleted()
 
@@ -95,9 +91,7 @@ async def delete_plan(id: int, version: Version, gw: Gw, _c: Caller) -> Response
     summary="Archive a test plan or take it out of the archive",
     responses=schemas.updated(),
 )
-async def set_archived(
-    id: int, body: ArchivedBody, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def set_archived(id: int, body: ArchivedBody, gw: Gw) -> Response:
     await gw.upstreams.testmgmt.plans.SetArchived(
         testmgmt_pb2.SetArchivedRequest(id=id, archived=body.archived)
     )

@@ -17,7 +17,7 @@ from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import LockBody
-from plumbline.gateway.deps import Caller, Gateway, Gw, Version, View, dates_with_time, view_of
+from plumbline.gateway.deps import Gateway, Gw, View, dates_with_time, view_of
 from plumbline.gateway.envelope import updated
 
 router = APIRouter(prefix="/rest/{version}", tags=["testrecords"])
@@ -108,14 +108,14 @@ def _lock_routes(base: str, kind: Kind) -> None:
     @router.get(
         f"/{base}/{{id}}/lock", summary=f"Get a {noun}'s lock", responses=schemas.one(records.Lock)
     )
-    async def get_lock(request: Request, id: int, view: Locks, gw: Gw, _c: Caller) -> Response:
+    async def get_lock(request: Request, id: int, view: Locks, gw: Gw) -> Response:
         [record] = await get_records(gw, request, [id], kind)
         return await view.one(representations.record_lock(record))
 
     @router.put(
         f"/{base}/{{id}}/lock", summary=f"Lock or unlock a {noun}", responses=schemas.updated()
     )
-    async def put_lock(id: int, body: LockBody, version: Version, gw: Gw, _c: Caller) -> Response:
+    async def put_lock(id: int, body: LockBody, gw: Gw) -> Response:
         await gw.upstreams.testmgmt.records.SetLock(
             testmgmt_pb2.SetLockRequest(id=id, locked=body.locked, kind=kind)
         )

@@ -17,13 +17,12 @@ from plumbline.common.jsonvalues import free_json
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import PatchOperation, RunUpdate, TestRunBody
 from plumbline.gateway.deps import (
-    Caller,
+    LABS_ONLY,
     Gw,
     Paging,
     Version,
     View,
     dates_with_time,
-    labs_version,
     view_of,
 )
 from plumbline.gateway.envelope import created, deleted, updated
@@ -105,7 +104,6 @@ async def search_runs(
     view: Runs,
     gw: Gw,
     page: Paging,
-    _c: Caller,
     test_cycles: TestCycles,
     test_plans: TestPlans,
     test_cases: TestCases,
@@ -129,7 +127,7 @@ async def search_runs(
     responses=schemas.page(records.TestRun),
 )
 async def cycle_runs(
-    request: Request, testCycleId: int, view: Runs, gw: Gw, page: Paging, _c: Caller
+    request: Request, testCycleId: int, view: Runs, gw: Gw, page: Paging
 ) -> Response:
     # A search leaves out what the caller may not read; the cycle's own list is refused
     # (or not found) like the cycle itself.
@@ -139,7 +137,7 @@ async def cycle_runs(
 
 
 @router.get("/testruns/{id}", summary="Get a test run", responses=schemas.one(records.TestRun))
-async def get_run(request: Request, id: int, view: Runs, gw: Gw, _c: Caller) -> Response:
+async def get_run(request: Request, id: int, view: Runs, gw: Gw) -> Response:
     [run] = await get_records(gw, request, [id], testmgmt_pb2.RUN)
     return await view.one(representations.test_run(run))
 
@@ -152,7 +150,7 @@ async def get_run(request: Request, id: int, view: Runs, gw: Gw, _c: Caller) -> 
     "assignedTo and custom fields); the others are ignored.",
     responses=schemas.updated(),
 )
-async def update_run(id: int, body: TestRunBody, version: Version, gw: Gw, _c: Caller) -> Response:
+async def update_run(id: int, body: TestRunBody, gw: Gw) -> Response:
     await gw.upstreams.testmgmt.runs.UpdateRun(
         testmgmt_pb2.UpdateRequest(id=id, fields_json=free_json(body.fields, "fields"))
     )
@@ -165,7 +163,7 @@ async def update_run(id: int, body: TestRunBody, version: Version, gw: Gw, _c: C
     responses=schemas.updated(),
     openapi_extra=schemas.array_body(PatchOperation),
 )
-async def patch_run(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def patch_run(request: Request, id: int, gw: Gw) -> Response:
     operations = await request.body()
     await gw.upstreams.testmgmt.runs.PatchRun(
         testmgmt_pb2.PatchRequest(id=id, operations_json=operations)
@@ -176,7 +174,7 @@ async def patch_run(request: Request, id: int, version: Version, gw: Gw, _c: Cal
 @router.delete(
     "/testruns/{id}", status_code=204, summary="Delete a test run", responses=schemas.deleted()
 )
-async def delete_run(id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def delete_run(id: int, gw: Gw) -> Response:
     await gw.upstreams.testmgmt.runs.DeleteRun(core_pb2.Id(id=id))
     return deleted()
 
@@ -187,7 +185,7 @@ async def delete_run(id: int, version: Version, gw: Gw, _c: Caller) -> Response:
     summary="Replace a test run with one made from its test case's current version",
     responses=schemas.created(),
 )
-async def refresh_run(request: Request, id: int, version: Version, gw: Gw, _c: Caller) -> Response:
+async def refresh_run(request: Request, id: int, version: Version, gw: Gw) -> Response:
     view = View(request, gw, version, "testruns")
     reply = await gw.upstreams.testmgmt.runs.RefreshRun(core_pb2.Id(id=id))
     return created(reply.id, view.location(f"testruns/{reply.id}"))
@@ -218,9 +216,11 @@ def _update(number: int, entry: Any) -> testmgmt_pb2.RunUpdate:
     "holds a result per run in the order sent.",
     responses=schemas.updated(records.TestRunResult, many=True),
     openapi_extra=schemas.array_body(RunUpdate, max_items=MAX_BULK),
+    dependencies=[LABS_ONLY],
 )
 async def update_runs(
-    request: Request, gw: Gw, _c: Caller, version: str = Depends(labs_version)
+    request: Request,
+    gw: Gw,
 ) -> Response:
     entries = await read_json(request)
     if not isinstance(entries, list) or not entries:

@@ -13,7 +13,7 @@ from plumbline.api.identity.v1 import identity_pb2
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import GroupCreate, GroupUpdate, GroupUser, RecordId
-from plumbline.gateway.deps import Caller, Gateway, Gw, Paging, Version, View, view_of
+from plumbline.gateway.deps import Gateway, Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created, deleted, updated
 
 router = APIRouter(prefix="/rest/{version}", tags=["usergroups"])
@@ -34,7 +34,7 @@ async def _check_project(gw: Gateway, project: int) -> None:
 
 @router.get("/usergroups", summary="List user groups", responses=schemas.page(records.UserGroup))
 async def list_groups(
-    view: Groups, gw: Gw, page: Paging, _c: Caller, project: query.OptionalProject
+    view: Groups, gw: Gw, page: Paging, project: query.OptionalProject
 ) -> Response:
     message = identity_pb2.ListGroupsRequest(page=page.message())
     if project is not None:
@@ -47,9 +47,7 @@ async def list_groups(
 @router.post(
     "/usergroups", status_code=201, summary="Create a user group", responses=schemas.created()
 )
-async def create_group(
-    request: Request, body: GroupCreate, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def create_group(request: Request, body: GroupCreate, version: Version, gw: Gw) -> Response:
     view = View(request, gw, version, "usergroups")
     message = identity_pb2.GroupInput(name=body.name, description=body.description or "")
     if body.project is not None:
@@ -62,15 +60,13 @@ async def create_group(
 @router.get(
     "/usergroups/{id}", summary="Get a user group", responses=schemas.one(records.UserGroup)
 )
-async def get_group(id: RecordId, view: Groups, gw: Gw, _c: Caller) -> Response:
+async def get_group(id: RecordId, view: Groups, gw: Gw) -> Response:
     data = representations.group(await gw.upstreams.identity.groups.GetGroup(core_pb2.Id(id=id)))
     return await view.one(data)
 
 
 @router.put("/usergroups/{id}", summary="Update a user group", responses=schemas.updated())
-async def update_group(
-    id: RecordId, body: GroupUpdate, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def update_group(id: RecordId, body: GroupUpdate, gw: Gw) -> Response:
     values = body.model_dump(exclude_unset=True, exclude={"id", "type"})
     message = identity_pb2.GroupInput()
     if "name" in values and values["name"] is not None:
@@ -92,7 +88,7 @@ async def update_group(
     summary="Delete a user group",
     responses=schemas.deleted(),
 )
-async def delete_group(id: RecordId, version: Version, gw: Gw, _c: Caller) -> Response:
+async def delete_group(id: RecordId, gw: Gw) -> Response:
     await gw.upstreams.identity.groups.DeleteGroup(core_pb2.Id(id=id))
     await gw.upstreams.settle_access()
     return deleted()
@@ -103,7 +99,7 @@ async def delete_group(id: RecordId, version: Version, gw: Gw, _c: Caller) -> Re
     summary="List the members of a user group",
     responses=schemas.page(records.User),
 )
-async def list_members(id: RecordId, view: Members, gw: Gw, page: Paging, _c: Caller) -> Response:
+async def list_members(id: RecordId, view: Members, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.identity.groups.ListGroupMembers(
         identity_pb2.ListGroupMembersRequest(group_id=id, page=page.message())
     )
@@ -118,7 +114,7 @@ async def list_members(id: RecordId, view: Members, gw: Gw, page: Paging, _c: Ca
     responses=schemas.created(),
 )
 async def add_member(
-    request: Request, id: RecordId, body: GroupUser, version: Version, gw: Gw, _c: Caller
+    request: Request, id: RecordId, body: GroupUser, version: Version, gw: Gw
 ) -> Response:
     view = View(request, gw, version, "users")
     await gw.upstreams.identity.groups.AddGroupMember(
@@ -134,9 +130,7 @@ async def add_member(
     summary="Remove a user from a user group",
     responses=schemas.deleted(),
 )
-async def remove_member(
-    id: RecordId, userId: RecordId, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def remove_member(id: RecordId, userId: RecordId, gw: Gw) -> Response:
     await gw.upstreams.identity.groups.RemoveGroupMember(
         identity_pb2.GroupMember(group_id=id, user_id=userId)
     )

@@ -48,7 +48,6 @@ async def list_users(
     view: Users,
     gw: Gw,
     page: Paging,
-    _c: Caller,
     username: Annotated[list[str], _matching("username", "user name")],
     email: Annotated[list[str], _matching("email", "email address")],
     first_name: Annotated[list[str], _matching("firstName", "first name")],
@@ -83,9 +82,7 @@ async def list_users(
 
 
 @router.post("/users", status_code=201, summary="Create a user", responses=schemas.created())
-async def create_user(
-    request: Request, body: UserCreate, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def create_user(request: Request, body: UserCreate, version: Version, gw: Gw) -> Response:
     view = View(request, gw, version, "users")
     values = body.model_dump(exclude_unset=True)
     reply = await gw.upstreams.identity.users.CreateUser(_input(values))
@@ -100,16 +97,14 @@ async def current_user(view: Users, gw: Gw, caller: Caller) -> Response:
 
 
 @router.get("/users/{userId}", summary="Get a user", responses=schemas.one(records.User))
-async def get_user(userId: RecordId, view: Users, gw: Gw, _c: Caller) -> Response:
+async def get_user(userId: RecordId, view: Users, gw: Gw) -> Response:
     reply = await gw.upstreams.identity.users.GetUser(core_pb2.Id(id=userId))
     data = representations.user(reply)
     return await view.one(data)
 
 
 @router.put("/users/{userId}", summary="Update a user", responses=schemas.updated())
-async def update_user(
-    userId: RecordId, body: UserUpdate, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def update_user(userId: RecordId, body: UserUpdate, gw: Gw) -> Response:
     values = body.model_dump(
         exclude_unset=True, exclude={"id", "type", "active", "avatarUrl", "authenticationType"}
     )
@@ -130,9 +125,7 @@ async def update_user(
     summary="Activate or deactivate a user",
     responses=schemas.updated(),
 )
-async def set_active(
-    userId: RecordId, body: ActiveStatus, version: Version, gw: Gw, _c: Caller
-) -> Response:
+async def set_active(userId: RecordId, body: ActiveStatus, gw: Gw) -> Response:
     await gw.upstreams.identity.users.SetUserActive(
         identity_pb2.SetUserActiveRequest(id=userId, active=body.active)
     )

@@ -22,7 +22,7 @@ from plumbline.api.items.v1 import items_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.errors import NotFound
 from plumbline.gateway import query, records, representations, schemas
-from plumbline.gateway.deps import Caller, Gateway, Gw, Paging, View, view_of
+from plumbline.gateway.deps import Gateway, Gw, Paging, View, view_of
 from plumbline.gateway.routes.attachments import get_attachments
 from plumbline.gateway.routes.testrecords import get_records
 
@@ -113,7 +113,7 @@ def _version_routes(base: str, name: str, noun: str, shape: type[Any]) -> None:
         responses=schemas.page(records.ItemVersion),
     )
     async def list_versions(
-        request: Request, view: Versions, gw: Gw, page: Paging, _c: Caller, id: int = record_id
+        request: Request, view: Versions, gw: Gw, page: Paging, id: int = record_id
     ) -> Response:
         reply = await gw.upstreams.baselines.versions.ListVersions(
             pb.ListVersionsRequest(
@@ -133,7 +133,6 @@ def _version_routes(base: str, name: str, noun: str, shape: type[Any]) -> None:
         versionNum: VersionNumber,
         view: Versions,
         gw: Gw,
-        _c: Caller,
         id: int = record_id,
     ) -> Response:
         reply = await gw.upstreams.baselines.versions.GetVersion(
@@ -152,7 +151,6 @@ def _version_routes(base: str, name: str, noun: str, shape: type[Any]) -> None:
         request: Request,
         versionNum: VersionNumber,
         gw: Gw,
-        _c: Caller,
         view: View = records_view,
         id: int = record_id,
     ) -> Response:
@@ -197,7 +195,6 @@ async def versioned_relationships(
     view: VersionedRelationships,
     gw: Gw,
     page: Paging,
-    _c: Caller,
 ) -> Response:
     reply = await gw.upstreams.baselines.relationships.ListAt(
         pb.ListRelationshipsAtRequest(
@@ -236,7 +233,6 @@ async def version_categories(
     view: Categories,
     gw: Gw,
     page: Paging,
-    _c: Caller,
     number: VersionNumberQuery,
 ) -> Response:
     subject = await _subject(gw, request, "items", id)

@@ -15,7 +15,7 @@ from plumbline.gateway import records, schemas
 from plumbline.gateway.bodies import (
     TransitionBody,
 )
-from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
+from plumbline.gateway.deps import Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created
 
 router = APIRouter(prefix="/rest/{version}", tags=["workflow"])
@@ -28,9 +28,7 @@ Transitions = Annotated[View, Depends(view_of("workflowtransitions"))]
     summary="Workflow steps allowed now",
     responses=schemas.page(records.WorkflowTransition),
 )
-async def transition_options(
-    id: int, view: Transitions, gw: Gw, page: Paging, _c: Caller
-) -> Response:
+async def transition_options(id: int, view: Transitions, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.items.workflow.ListTransitionOptions(core_pb2.Id(id=id))
     data: list[records.WorkflowTransition] = [
         {"id": t.id, "action": t.action, "newStatus": t.new_status, "type": "workflowtransitions"}
@@ -50,7 +48,7 @@ async def transition_options(
     responses=schemas.created(),
 )
 async def transition(
-    request: Request, id: int, body: TransitionBody, version: Version, gw: Gw, _c: Caller
+    request: Request, id: int, body: TransitionBody, version: Version, gw: Gw
 ) -> Response:
     view = View(request, gw, version, "items")
     await gw.upstreams.items.workflow.Transition(
