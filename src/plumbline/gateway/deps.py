@@ -1,4 +1,5 @@
-"""What every route needs: the gateway, the API version, the caller."""
+"""What every route needs: the gateway, the API version, the caller; the version and
+the caller are declared once per router (``AUTHENTICATED``, ``LABS``; see ``module.py``)."""
 
 from __future__ import annotations
 
