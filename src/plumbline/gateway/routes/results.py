@@ -19,6 +19,7 @@ from starlette.responses import Response
 
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.junit import REFERENCE_PROPERTIES
 from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.deps import Caller, Gw, labs_version
 from plumbline.gateway.envelope import updated
@@ -29,7 +30,7 @@ CHUNK = 64 * 1024
 MULTIPART = "multipart/form-data"
 
 #: The properties a <testcase> may name its test case with, in the order they are tried.
-PROPERTIES = "testcase, test_case, testcaseid, requirement, jama, documentkey"
+PROPERTIES = ", ".join(REFERENCE_PROPERTIES)
 
 
 async def _file_part(request: Request) -> UploadFile | None:
