@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
+import orjson
 from google.protobuf.message import Message
 
 from plumbline.api.activity.v1 import activity_pb2
@@ -44,6 +45,20 @@ def _members(
 def user(message: identity_pb2.User) -> records.User:
     """A User."""
     return cast(records.User, _members(message, "users"))
+
+
+def credentials(message: identity_pb2.ClientCredentials) -> records.ApiCredentials:
+    """ApiCredentials, with the secret (shown once)."""
+    return cast(records.ApiCredentials, _members(message, "apicredentials", rename=_CREDENTIALS))
+
+
+def credentials_info(message: identity_pb2.CredentialsInfo) -> records.ApiCredentialsInfo:
+    """ApiCredentialsInfo: never the secret."""
+    body = _members(message, "apicredentials", rename=_CREDENTIALS)
+    return cast(records.ApiCredentialsInfo, body)
+
+
+_CREDENTIALS = {"userId": "user"}
 
 
 def permission(message: identity_pb2.Permission) -> records.Permission:
@@ -93,6 +108,15 @@ _PICK_LIST = {"kind": "pickListType"}
 def pick_list_option(message: items_pb2.PickListOption) -> records.PickListOption:
     """A PickListOption."""
     return cast(records.PickListOption, _members(message, "picklistoptions"))
+
+
+def rule_set(message: items_pb2.RuleSet) -> records.RelationshipRuleSet:
+    """A RelationshipRuleSet with its rules."""
+    body = wire_members(message, _NOT_RULE_SET_MEMBERS, nested=True)
+    return cast(records.RelationshipRuleSet, {**body, "type": "relationshiprulesets"})
+
+
+_NOT_RULE_SET_MEMBERS = frozenset({"projects"})  # the projects route lists them
 
 
 def relationship_type(message: items_pb2.RelationshipType) -> records.RelationshipType:
@@ -222,6 +246,23 @@ def cycle_group(message: testmgmt_pb2.CycleGroup) -> records.TestCycleTestGroup:
 def relationship(message: items_pb2.Relationship) -> records.Relationship:
     """A Relationship."""
     return cast(records.Relationship, _members(message, "relationships"))
+
+
+def link(message: items_pb2.Link) -> records.Link:
+    """A Link."""
+    return cast(records.Link, _members(message, "links"))
+
+
+def item_filter(message: items_pb2.Filter) -> records.Filter:
+    """A Filter."""
+    body = _members(message, "filters")
+    body["filterQuery"] = orjson.loads(message.filter_query_json or b"{}")
+    return cast(records.Filter, body)
+
+
+def workflow_transition(message: items_pb2.WorkflowTransition) -> records.WorkflowTransition:
+    """A WorkflowTransition."""
+    return cast(records.WorkflowTransition, _members(message, "workflowtransitions"))
 
 
 def tag(message: items_pb2.Tag) -> records.Tag:
