@@ -14,7 +14,14 @@ from plumbline.api.baselines.v1 import baselines_pb2
 from plumbline.api.identity.v1 import identity_pb2
 from plumbline.api.items.v1 import items_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
-from plumbline.common.rpc import dataclass_of, message_of, wire_members
+from plumbline.common.rpc import (
+    dataclass_of,
+    from_wire,
+    given,
+    message_of,
+    shared_names,
+    wire_members,
+)
 
 
 @dataclass
@@ -160,3 +167,37 @@ def test_nested_wire_members_leave_out_unset_optionals_and_sub_messages() -> Non
     assert "origin" not in baseline and "name" not in baseline
     with_origin = baselines_pb2.Baseline(id=1, origin=baselines_pb2.Origin(item=5))
     assert wire_members(with_origin, nested=True)["origin"] == {"item": 5, "items": []}
+
+
+def test_wire_members_keep_zero_values_of_fields_without_presence() -> None:
+    members = wire_members(items_pb2.Relationship(id=1), frozenset({"id"}))
+    assert members == {"fromItem": 0, "toItem": 0, "relationshipType": 0, "suspect": False}
+
+
+def test_from_wire_sets_what_is_given_by_wire_name() -> None:
+    message = from_wire(
+        items_pb2.ItemInput(),
+        {"itemType": 5, "childItemType": None, "globalId": "G", "location": {}, "id": 9},
+    )
+    assert message.item_type == 5 and message.global_id == "G"
+    assert not message.HasField("child_item_type") and not message.HasField("project")
+
+
+@pytest.mark.parametrize("set_child", [True, False])
+def test_given_reads_unset_optionals_as_none(set_child: bool) -> None:
+    message = items_pb2.ItemInput(project=3, set_global_id_manually=True)
+    if set_child:
+        message.child_item_type = 8
+    values = given(message, ["project", "child_item_type", "set_global_id_manually", "nope"])
+    assert values == {
+        "project": 3,
+        "child_item_type": 8 if set_child else None,
+        "set_global_id_manually": True,
+    }
+
+
+def test_shared_names_are_the_scalar_fields_both_have() -> None:
+    assert shared_names(items_pb2.Item, ["id", "version", "fields_json", "lock", "x"]) == (
+        "id",
+        "version",
+    )
