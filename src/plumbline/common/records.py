@@ -1,6 +1,6 @@
 """What every owner of abstract items outside the items service does with its records'
 rows: read one the caller may act on, several by id, refuse another's lock, write a
-change with its system members, set the lock.
+change with its system members, set the lock, and render them as messages (``Messages``).
 
 A records table has the abstract item's system columns (``id``, ``project``, ``locked``,
 ``locked_by``, ``last_locked_at``, ``version``, ``modified_by``, ``modified_at``,
@@ -9,17 +9,24 @@ A records table has the abstract item's system columns (``id``, ``project``, ``l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
+from google.protobuf.message import Message
 from sqlalchemy import ColumnElement, Row, Table, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbline.common.access import Access, Action, readable
+from plumbline.common.access import Access, AccessCache, Action, readable
+from plumbline.common.catalog import Catalog
 from plumbline.common.context import Principal
 from plumbline.common.db import check_batch, first_or_missing
 from plumbline.common.errors import FailedPrecondition
+from plumbline.common.itemsclient import ItemsClient
+from plumbline.common.rpc import page_info
+
+M = TypeVar("M", bound=Message)
+P = TypeVar("P", bound=Message)
 
 
 async def load(
@@ -110,3 +117,37 @@ async def write_lock(
     if locked:
         values["last_locked_at"] = now
     await session.execute(update(table).where(table.c.id == row.id).values(**values))
+
+
+class Messages(Generic[M, P]):
+    """Renders rows for one request (one configuration read, one access lookup): each
+    with ``render`` (row, configuration, dates with time, access), and a page of them as
+    ``page_type`` (its one list and its ``page_info``)."""
+
+    def __init__(
+        self,
+        items: ItemsClient,
+        access: AccessCache,
+        render: Callable[[Row[Any], Catalog, bool, Access], M],
+        page_type: type[P],
+    ) -> None:
+        self.items = items
+        self.access = access
+        self.render = render
+        self.page_type = page_type
+        (self._listed,) = (f.name for f in page_type.DESCRIPTOR.fields if f.is_repeated)
+
+    async def many(self, rows: Sequence[Row[Any]], dates_with_time: bool) -> list[M]:
+        """Every row as a message, in order."""
+        catalog = await self.items.catalog()
+        access = await self.access.current()
+        return [self.render(r, catalog, dates_with_time, access) for r in rows]
+
+    async def page(
+        self, rows: Sequence[Row[Any]], start: int, total: int, dates_with_time: bool
+    ) -> P:
+        """A page of them."""
+        listed = await self.many(rows, dates_with_time)
+        return self.page_type(
+            **{self._listed: listed}, page_info=page_info(start, len(rows), total)
+        )

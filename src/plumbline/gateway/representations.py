@@ -1,10 +1,22 @@
 """How each record looks on the wire (camelCase, with its ``type``): the types are in
-``records/``."""
+``records/``.
+
+A record's plain members come from its message by their wire names
+(``rpc.wire_members``): a proto field is on the wire under its JSON name, an ``optional``
+one only when set. Written out here is only what the contract has that the message does
+not: a member it names differently (``rename``), one left out (``leave_out``), and the
+nested or computed members (dates, location, lock, fields).
+tests/unit/gateway/test_representations.py holds each to its ``records`` type.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, TypeVar, cast
+
+import orjson
+from google.protobuf.message import Message
 
 from plumbline.api.activity.v1 import activity_pb2
 from plumbline.api.attachments.v1 import attachments_pb2
@@ -20,161 +32,96 @@ from plumbline.gateway import records
 _Record = TypeVar("_Record", items_pb2.Item, testmgmt_pb2.TestRecord, attachments_pb2.Attachment)
 
 
+def _members(
+    message: Message,
+    type_: str,
+    leave_out: frozenset[str] = frozenset(),
+    rename: Mapping[str, str] | None = None,
+) -> Any:
+    """The record's plain members (``rpc.wire_members``) and its ``type``."""
+    return {**wire_members(message, leave_out, rename=rename), "type": type_}
+
+
 def user(message: identity_pb2.User) -> records.User:
     """A User."""
-    return {
-        "id": message.id,
-        "username": message.username,
-        "firstName": message.first_name,
-        "lastName": message.last_name,
-        "email": message.email,
-        "phone": message.phone,
-        "title": message.title,
-        "location": message.location,
-        "licenseType": message.license_type,
-        "avatarUrl": message.avatar_url,
-        "active": message.active,
-        "type": "users",
-    }
+    return cast(records.User, _members(message, "users"))
+
+
+def credentials(message: identity_pb2.ClientCredentials) -> records.ApiCredentials:
+    """ApiCredentials, with the secret (shown once)."""
+    return cast(records.ApiCredentials, _members(message, "apicredentials", rename=_CREDENTIALS))
+
+
+def credentials_info(message: identity_pb2.CredentialsInfo) -> records.ApiCredentialsInfo:
+    """ApiCredentialsInfo: never the secret."""
+    body = _members(message, "apicredentials", rename=_CREDENTIALS)
+    return cast(records.ApiCredentialsInfo, body)
+
+
+_CREDENTIALS = {"userId": "user"}
 
 
 def permission(message: identity_pb2.Permission) -> records.Permission:
     """A permission entry."""
-    body: records.Permission = {
-        "id": message.id,
-        "project": message.project,
-        "role": cast(Any, message.role),
-        "type": "permissions",
-    }
-    if message.HasField("user"):
-        body["user"] = message.user
-    else:
-        body["userGroup"] = message.group
-    return body
+    return cast(records.Permission, _members(message, "permissions", rename=_PERMISSION))
+
+
+_PERMISSION = {"group": "userGroup"}
 
 
 def group(message: identity_pb2.Group) -> records.UserGroup:
     """A UserGroup."""
-    body: records.UserGroup = {
-        "id": message.id,
-        "name": message.name,
-        "description": message.description,
-        "type": "usergroups",
-    }
-    if message.HasField("project"):
-        body["project"] = message.project
-    return body
+    return cast(records.UserGroup, _members(message, "usergroups"))
 
 
 def project(message: items_pb2.Project) -> records.Project:
     """A Project."""
-    body: records.Project = {
-        "id": message.id,
-        "isFolder": message.is_folder,
-        "createdDate": message.created_date,
-        "modifiedDate": message.modified_date,
-        "createdBy": message.created_by,
-        "modifiedBy": message.modified_by,
-        "fields": json.loads(message.fields_json or b"{}"),
-        "type": "projects",
-    }
-    if message.project_key:
-        body["projectKey"] = message.project_key
-    if message.HasField("parent"):
-        body["parent"] = message.parent
-    return body
+    body = _members(message, "projects")
+    body["fields"] = json.loads(message.fields_json or b"{}")
+    return cast(records.Project, body)
 
 
 def activity(message: activity_pb2.ActivityRecord) -> records.Activity:
     """An Activity."""
-    body: records.Activity = {
-        "id": message.id,
-        "date": message.date,
-        "details": message.details,
-        "action": message.action,
-        "userComment": message.user_comment,
-        "eventType": message.event_type,
-        "objectType": message.object_type,
-        "type": "activities",
-    }
-    if message.HasField("user"):
-        body["user"] = message.user
-    if message.HasField("item"):
-        body["item"] = message.item
-    return body
+    return cast(records.Activity, _members(message, "activities", _NOT_ACTIVITY_MEMBERS))
+
+
+_NOT_ACTIVITY_MEMBERS = frozenset({"project", "itemType"})  # what the feed is filtered by
 
 
 def item_type(message: items_pb2.ItemType) -> records.ItemType:
     """An ItemType with its fields."""
-    fields = []
-    for f in message.fields:
-        field: records.ItemTypeField = {
-            "id": f.id,
-            "name": f.name,
-            "label": f.label,
-            "fieldType": f.field_type,
-            "readOnly": f.read_only,
-            "required": f.required,
-            "triggerSuspect": f.trigger_suspect,
-            "synchronize": f.synchronize,
-        }
-        if f.HasField("pick_list"):
-            field["pickList"] = f.pick_list
-        if f.text_type:
-            field["textType"] = f.text_type
-        if f.HasField("item_type"):
-            field["itemType"] = f.item_type
-        fields.append(field)
-    return {
-        "id": message.id,
-        "typeKey": message.type_key,
-        "display": message.display,
-        "displayPlural": message.display_plural,
-        "description": message.description,
-        "image": message.image,
-        "category": message.category,
-        "widgets": [{"name": w, "synchronize": False} for w in message.widgets],
-        "fields": fields,
-        "system": message.system,
-        "type": "itemtypes",
-    }
+    body = _members(message, "itemtypes")
+    body["widgets"] = [{"name": w, "synchronize": False} for w in message.widgets]
+    body["fields"] = [wire_members(f) for f in message.fields]
+    return cast(records.ItemType, body)
 
 
 def pick_list(message: items_pb2.PickList) -> records.PickList:
     """A PickList."""
-    return {
-        "id": message.id,
-        "name": message.name,
-        "description": message.description,
-        "pickListType": message.kind,
-        "type": "picklists",
-    }
+    return cast(records.PickList, _members(message, "picklists", rename=_PICK_LIST))
+
+
+_PICK_LIST = {"kind": "pickListType"}
 
 
 def pick_list_option(message: items_pb2.PickListOption) -> records.PickListOption:
     """A PickListOption."""
-    return {
-        "id": message.id,
-        "name": message.name,
-        "description": message.description,
-        "value": message.value,
-        "default": message.default,
-        "active": message.active,
-        "color": message.color,
-        "sortOrder": message.sort_order,
-        "pickList": message.pick_list,
-        "type": "picklistoptions",
-    }
+    return cast(records.PickListOption, _members(message, "picklistoptions"))
+
+
+def rule_set(message: items_pb2.RuleSet) -> records.RelationshipRuleSet:
+    """A RelationshipRuleSet with its rules."""
+    body = wire_members(message, _NOT_RULE_SET_MEMBERS, nested=True)
+    return cast(records.RelationshipRuleSet, {**body, "type": "relationshiprulesets"})
+
+
+_NOT_RULE_SET_MEMBERS = frozenset({"projects"})  # the projects route lists them
 
 
 def relationship_type(message: items_pb2.RelationshipType) -> records.RelationshipType:
     """A RelationshipType."""
-    return {
-        "id": message.id,
-        "name": message.name,
-        "isDefault": message.is_default,
-        "type": "relationshiptypes",
-    }
+    return cast(records.RelationshipType, _members(message, "relationshiptypes"))
 
 
 def item(message: items_pb2.Item) -> records.Item:
@@ -190,8 +137,6 @@ def item(message: items_pb2.Item) -> records.Item:
         "sequence": message.location.sequence,
         "parent": parent,
     }
-    # Plain members come from the message by their wire names (see ``rpc.wire_members``);
-    # tests/unit/gateway/test_representations.py holds them to ``records.Item``.
     return cast(
         records.Item,
         {
@@ -217,36 +162,32 @@ def _lock(message: items_pb2.ItemLock | testmgmt_pb2.Lock | attachments_pb2.Lock
     return body
 
 
-def _test_record(
-    message: testmgmt_pb2.TestRecord | attachments_pb2.Attachment,
-) -> records.TestRecordBase:
-    """The members every test plan, cycle and run, and every attachment, has."""
+def _abstract(
+    message: testmgmt_pb2.TestRecord | attachments_pb2.Attachment, leave_out: frozenset[str]
+) -> dict[str, Any]:
+    """The plain members of a test plan, cycle or run, or an attachment, and those every
+    abstract item has."""
     return {
-        "id": message.id,
-        "documentKey": message.document_key,
-        "globalId": message.global_id,
-        "project": message.project,
-        "itemType": message.item_type,
-        "createdDate": message.created_date,
-        "modifiedDate": message.modified_date,
-        "lastActivityDate": message.last_activity_date,
-        "createdBy": message.created_by,
-        "modifiedBy": message.modified_by,
+        **wire_members(message, leave_out),
         "fields": json.loads(message.fields_json or b"{}"),
         "resources": {"self": {"allowed": list(message.allowed)}},
     }
 
 
+# The members of one kind of test record that the others do not have, and the history's
+# version number.
+_NOT_PLAN = frozenset(
+    {"kind", "version", "testCaseVersionNumber", "testPlan", "testGroup", "sortOrderFromTestGroup"}
+)
+_NOT_CYCLE = _NOT_PLAN | {"archived"}
+_NOT_RUN = frozenset({"kind", "version", "archived", "testPlan", "testGroup"})
+_NOT_ATTACHMENT = frozenset({"sha256", "version"})
+
+
 def attachment(message: attachments_pb2.Attachment) -> records.Attachment:
     """An Attachment."""
-    return {
-        **_test_record(message),
-        "lock": _lock(message.lock),
-        "fileName": message.file_name,
-        "mimeType": message.mime_type,
-        "fileSize": message.file_size,
-        "type": "attachments",
-    }
+    body = _abstract(message, _NOT_ATTACHMENT)
+    return cast(records.Attachment, {**body, "lock": _lock(message.lock), "type": "attachments"})
 
 
 def attachment_lock(message: attachments_pb2.Attachment) -> records.Lock:
@@ -256,29 +197,26 @@ def attachment_lock(message: attachments_pb2.Attachment) -> records.Lock:
 
 def test_plan(message: testmgmt_pb2.TestRecord) -> records.TestPlan:
     """A TestPlan."""
-    return {
-        **_test_record(message),
-        "archived": message.archived,
-        "lock": _lock(message.lock),
-        "type": "testplans",
-    }
+    body = _abstract(message, _NOT_PLAN)
+    return cast(records.TestPlan, {**body, "lock": _lock(message.lock), "type": "testplans"})
 
 
 def test_cycle(message: testmgmt_pb2.TestRecord) -> records.TestCycle:
     """A TestCycle."""
-    return {**_test_record(message), "type": "testcycles"}
+    return cast(records.TestCycle, {**_abstract(message, _NOT_CYCLE), "type": "testcycles"})
 
 
 def test_run(message: testmgmt_pb2.TestRecord) -> records.TestRun:
     """A TestRun."""
-    return {
-        **_test_record(message),
-        "testCaseVersionNumber": message.test_case_version_number,
-        "sortOrderFromTestGroup": message.sort_order_from_test_group,
-        "testGroup": [message.test_plan, message.test_group],
-        "lock": _lock(message.lock),
-        "type": "testruns",
-    }
+    return cast(
+        records.TestRun,
+        {
+            **_abstract(message, _NOT_RUN),
+            "testGroup": [message.test_plan, message.test_group],
+            "lock": _lock(message.lock),
+            "type": "testruns",
+        },
+    )
 
 
 def test_record(
@@ -294,74 +232,62 @@ def test_record(
 
 def test_group(message: testmgmt_pb2.TestGroup) -> records.TestGroup:
     """A TestGroup (``assignedTo`` only when someone is)."""
-    body: records.TestGroup = {"id": message.id, "name": message.name, "type": "testgroups"}
-    if message.HasField("assigned_to"):
-        body["assignedTo"] = message.assigned_to
-    return body
+    return cast(records.TestGroup, _members(message, "testgroups", _NOT_TEST_GROUP_MEMBERS))
+
+
+_NOT_TEST_GROUP_MEMBERS = frozenset({"testPlan"})  # the path names it
 
 
 def cycle_group(message: testmgmt_pb2.CycleGroup) -> records.TestCycleTestGroup:
     """A TestCycleTestGroup."""
-    body: records.TestCycleTestGroup = {
-        "testGroup": message.test_group,
-        "name": message.name,
-        "testCycle": message.test_cycle,
-        "type": "testcycletestgroups",
-    }
-    if message.HasField("assigned_to"):
-        body["assignedTo"] = message.assigned_to
-    return body
+    return cast(records.TestCycleTestGroup, _members(message, "testcycletestgroups"))
 
 
 def relationship(message: items_pb2.Relationship) -> records.Relationship:
     """A Relationship."""
-    return cast(records.Relationship, {**wire_members(message), "type": "relationships"})
+    return cast(records.Relationship, _members(message, "relationships"))
+
+
+def link(message: items_pb2.Link) -> records.Link:
+    """A Link."""
+    return cast(records.Link, _members(message, "links"))
+
+
+def item_filter(message: items_pb2.Filter) -> records.Filter:
+    """A Filter."""
+    body = _members(message, "filters")
+    body["filterQuery"] = orjson.loads(message.filter_query_json or b"{}")
+    return cast(records.Filter, body)
+
+
+def workflow_transition(message: items_pb2.WorkflowTransition) -> records.WorkflowTransition:
+    """A WorkflowTransition."""
+    return cast(records.WorkflowTransition, _members(message, "workflowtransitions"))
 
 
 def tag(message: items_pb2.Tag) -> records.Tag:
     """A Tag."""
-    return {"id": message.id, "name": message.name, "project": message.project, "type": "tags"}
+    return cast(records.Tag, _members(message, "tags"))
 
 
 def release(message: items_pb2.Release) -> records.Release:
     """A Release."""
-    body: records.Release = {
-        "id": message.id,
-        "name": message.name,
-        "description": message.description,
-        "project": message.project,
-        "active": message.active,
-        "archived": message.archived,
-        "itemCount": message.item_count,
-        "type": "releases",
-    }
-    if message.release_date:
-        body["releaseDate"] = message.release_date
-    return body
+    return cast(records.Release, _members(message, "releases"))
 
 
 def comment(message: items_pb2.Comment) -> records.Comment:
-    """A Comment."""
-    location: records.CommentLocation = {}
-    if message.HasField("item"):
-        location["item"] = message.item
-    if message.HasField("project"):
-        location["project"] = message.project
-    body: records.Comment = {
-        "id": message.id,
-        "createdDate": message.created_date,
-        "createdBy": message.created_by,
-        "modifiedBy": message.modified_by,
-        "deleted": message.deleted,
-        "status": message.status,
-        "body": {"text": message.text},
-        "commentType": message.comment_type,
-        "location": location,
-        "type": "comments",
-    }
-    if message.HasField("in_reply_to"):
-        body["inReplyTo"] = message.in_reply_to
-    return body
+    """A Comment: its text is ``body.text``, and where it is said ``location``."""
+    body = _members(message, "comments", _NOT_COMMENT_MEMBERS)
+    body["body"] = {"text": message.text}
+    body["location"] = wire_members(message, _NOT_COMMENT_LOCATION)
+    return cast(records.Comment, body)
+
+
+_NOT_COMMENT_LOCATION = frozenset(
+    {"id", "inReplyTo", "createdDate", "createdBy", "modifiedBy", "deleted", "status"}
+    | {"text", "commentType"}
+)
+_NOT_COMMENT_MEMBERS = frozenset({"text", "item", "project"})
 
 
 def lock(item_body: records.Item) -> records.Lock:
@@ -376,18 +302,13 @@ def record_lock(message: testmgmt_pb2.TestRecord) -> records.Lock:
 
 def item_version(message: baselines_pb2.Version) -> records.ItemVersion:
     """A Version."""
-    body: records.ItemVersion = {
-        "versionedItem": [message.item, message.version_number],
-        "item": message.item,
-        "versionNumber": message.version_number,
-        "changeDetails": message.change_details,
-        "comment": message.comment,
-        "createdDate": message.created_date,
-        "type": "versions",
-    }
-    if message.HasField("created_by"):
-        body["createdBy"] = message.created_by
-    return body
+    body = _members(message, "versions", _NOT_VERSION_MEMBERS)
+    body["versionedItem"] = [message.item, message.version_number]
+    return cast(records.ItemVersion, body)
+
+
+# The project and the record kept are read through the versioned record.
+_NOT_VERSION_MEMBERS = frozenset({"project", "recordType", "snapshotJson", "currentVersion"})
 
 
 def versioned_record(message: baselines_pb2.Version) -> dict[str, Any]:
@@ -431,43 +352,14 @@ def versioned_relationship(
 
 def baseline(message: baselines_pb2.Baseline) -> records.Baseline:
     """A Baseline."""
-    origin: records.BaselineOrigin = {"project": message.project}
-    if message.origin.HasField("item"):
-        origin["item"] = message.origin.item
-    if message.origin.HasField("filter"):
-        origin["filter"] = message.origin.filter
-    if message.origin.HasField("release"):
-        origin["release"] = message.origin.release
-    body: records.Baseline = {
-        "id": message.id,
-        "name": message.name,
-        "description": message.description,
-        "createdDate": message.created_date,
-        "project": message.project,
-        "origin": origin,
-        "type": "baselines",
-    }
-    if message.HasField("created_by"):
-        body["createdBy"] = message.created_by
-    if message.HasField("folder"):
-        body["folder"] = message.folder
-    return body
+    body = _members(message, "baselines")
+    body["origin"] = {"project": message.project, **wire_members(message.origin)}
+    return cast(records.Baseline, body)
 
 
 def baseline_folder(message: baselines_pb2.Folder) -> records.BaselineFolder:
     """A BaselineFolder."""
-    body: records.BaselineFolder = {
-        "id": message.id,
-        "name": message.name,
-        "project": message.project,
-        "createdDate": message.created_date,
-        "type": "baselinefolders",
-    }
-    if message.HasField("parent"):
-        body["parent"] = message.parent
-    if message.HasField("created_by"):
-        body["createdBy"] = message.created_by
-    return body
+    return cast(records.BaselineFolder, _members(message, "baselinefolders"))
 
 
 def baseline_item(message: baselines_pb2.BaselineItem) -> dict[str, Any]:
@@ -485,34 +377,20 @@ def baseline_item(message: baselines_pb2.BaselineItem) -> dict[str, Any]:
 
 def baseline_change(message: baselines_pb2.Change) -> records.BaselineChange:
     """A BaselineChange."""
-    body: records.BaselineChange = {
-        "kind": "ITEM" if message.kind == "ITEM" else "RELATIONSHIP",
-        "change": cast(Any, message.change),
-        "id": message.id,
-        "type": "baselinechanges",
-    }
-    if message.kind == "ITEM":
-        body["fromVersion"] = message.from_version
-        body["toVersion"] = message.to_version
-        if message.change == "CHANGED":
-            body["changedFields"] = list(message.changed_fields)
-    else:
-        body["fromItem"] = message.from_item
-        body["toItem"] = message.to_item
-        if message.HasField("relationship_type"):
-            body["relationshipType"] = message.relationship_type
-    return body
+    body = {**wire_members(message, nested=True), "type": "baselinechanges"}
+    if message.change != "CHANGED":
+        del body["changedFields"]  # only a changed item has them
+    return cast(records.BaselineChange, body)
+
+
+def ingest_answer(message: testmgmt_pb2.IngestReply) -> records.IngestAnswer:
+    """An IngestAnswer: what a JUnit report did to a test cycle."""
+    return cast(records.IngestAnswer, wire_members(message, nested=True, rename=_INGEST_ANSWER))
+
+
+_INGEST_ANSWER = {"matched.status": "testRunStatus"}
 
 
 def category(message: items_pb2.Category) -> records.Category:
     """A Category (a category path)."""
-    body: records.Category = {
-        "id": message.id,
-        "name": message.name,
-        "path": message.path,
-        "visible": message.visible,
-        "type": "categories",
-    }
-    if message.HasField("parent"):
-        body["parent"] = message.parent
-    return body
+    return cast(records.Category, _members(message, "categories"))

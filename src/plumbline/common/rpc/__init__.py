@@ -11,7 +11,14 @@ from plumbline.common.rpc._server import (
     page_of,
     service_name,
 )
-from plumbline.common.rpc._wire import from_wire, given, shared_names, wire_members
+from plumbline.common.rpc._wire import (
+    dataclass_of,
+    from_wire,
+    given,
+    message_of,
+    shared_names,
+    wire_members,
+)
 
 __all__ = [
     "ClientInterceptor",
@@ -20,8 +27,10 @@ __all__ = [
     "ServerInterceptor",
     "Target",
     "connect",
+    "dataclass_of",
     "from_wire",
     "given",
+    "message_of",
     "optional",
     "page_info",
     "page_of",

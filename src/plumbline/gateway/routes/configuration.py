@@ -240,23 +240,6 @@ async def get_relationship_type(
     return await view.one(representations.relationship_type(reply.relationship_types[0]))
 
 
-def _rule_set(message: items_pb2.RuleSet) -> records.RelationshipRuleSet:
-    return {
-        "id": message.id,
-        "name": message.name,
-        "description": message.description,
-        "rules": [
-            {
-                "relationshipType": r.relationship_type,
-                "fromItemType": r.from_item_type,
-                "toItemType": r.to_item_type,
-            }
-            for r in message.rules
-        ],
-        "type": "relationshiprulesets",
-    }
-
-
 @router.get(
     "/relationshiprulesets",
     summary="List relationship rule sets",
@@ -264,7 +247,7 @@ def _rule_set(message: items_pb2.RuleSet) -> records.RelationshipRuleSet:
 )
 async def list_rule_sets(view: RuleSets, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.items.configuration.ListRuleSets(page.message())
-    return await view.many([_rule_set(r) for r in reply.rule_sets], reply.page_info)
+    return await view.many([representations.rule_set(r) for r in reply.rule_sets], reply.page_info)
 
 
 @router.get(
@@ -274,7 +257,7 @@ async def list_rule_sets(view: RuleSets, gw: Gw, page: Paging) -> Response:
 )
 async def get_rule_set(id: int, view: RuleSets, gw: Gw) -> Response:
     reply = await gw.upstreams.items.configuration.GetRuleSets(core_pb2.IdList(ids=[id]))
-    return await view.one(_rule_set(reply.rule_sets[0]))
+    return await view.one(representations.rule_set(reply.rule_sets[0]))
 
 
 @router.get(

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.api.identity.v1 import identity_pb2
-from plumbline.gateway import records, schemas
+from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import CredentialsCreate, RecordId
 from plumbline.gateway.deps import Caller, Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created, deleted
@@ -42,14 +42,7 @@ async def create_credentials(
     reply = await gw.upstreams.identity.auth.CreateClientCredentials(
         identity_pb2.CreateClientCredentialsRequest(user_id=caller.user_id, name=body.name)
     )
-    data: records.ApiCredentials = {
-        "id": reply.id,
-        "name": reply.name,
-        "clientId": reply.client_id,
-        "clientSecret": reply.client_secret,
-        "user": reply.user_id,
-        "type": "apicredentials",
-    }
+    data = representations.credentials(reply)
     return created(reply.id, view.location("users/current"), data)
 
 
@@ -57,17 +50,7 @@ async def _list(view: View, gw: Gw, user_id: int, page: Paging) -> Response:
     reply = await gw.upstreams.identity.credentials.ListCredentials(
         identity_pb2.ListCredentialsRequest(user_id=user_id, page=page.message())
     )
-    data: list[records.ApiCredentialsInfo] = [
-        {
-            "id": c.id,
-            "name": c.name,
-            "clientId": c.client_id,
-            "user": c.user_id,
-            "created": c.created,
-            "type": "apicredentials",
-        }
-        for c in reply.credentials
-    ]
+    data = [representations.credentials_info(c) for c in reply.credentials]
     return await view.many(data, reply.page_info)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import orjson
 from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
@@ -53,21 +52,6 @@ InProject = Annotated[
 ]
 
 
-def _filter(message: items_pb2.Filter) -> records.Filter:
-    body: records.Filter = {
-        "id": message.id,
-        "name": message.name,
-        "author": message.author,
-        "projectScope": message.project_scope,
-        "filterQuery": orjson.loads(message.filter_query_json or b"{}"),
-        "public": message.public,
-        "type": "filters",
-    }
-    if message.HasField("specified_project"):
-        body["specifiedProject"] = message.specified_project
-    return body
-
-
 @router.get(
     "/filters", summary="List the filters of a project", responses=schemas.page(records.Filter)
 )
@@ -83,13 +67,13 @@ async def list_filters(
     if author is not None:
         message.author = author
     reply = await gw.upstreams.items.filters.ListFilters(message)
-    return await view.many([_filter(f) for f in reply.filters], reply.page_info)
+    return await view.many([representations.item_filter(f) for f in reply.filters], reply.page_info)
 
 
 @router.get("/filters/{id}", summary="Get a filter", responses=schemas.one(records.Filter))
 async def get_filter(id: int, view: Filters, gw: Gw) -> Response:
     reply = await gw.upstreams.items.filters.GetFilters(core_pb2.IdList(ids=[id]))
-    return await view.one(_filter(reply.filters[0]))
+    return await view.one(representations.item_filter(reply.filters[0]))
 
 
 def _results_request(
@@ -154,7 +138,7 @@ async def favorites(view: Filters, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.items.filters.ListFilters(
         items_pb2.ListFiltersRequest(favorites_only=True, page=page.message())
     )
-    return await view.many([_filter(f) for f in reply.filters], reply.page_info)
+    return await view.many([representations.item_filter(f) for f in reply.filters], reply.page_info)
 
 
 @router.post(

@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2
-from plumbline.gateway import records, schemas
+from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import LinkBody
 from plumbline.gateway.deps import Gw, Paging, Version, View, view_of
 from plumbline.gateway.envelope import created, deleted, updated
@@ -21,16 +21,6 @@ router = APIRouter(prefix="/rest/{version}", tags=["links"])
 Links = Annotated[View, Depends(view_of("links"))]
 
 
-def _link(message: items_pb2.Link) -> records.Link:
-    return {
-        "id": message.id,
-        "item": message.item,
-        "url": message.url,
-        "description": message.description,
-        "type": "links",
-    }
-
-
 Foreign = list[items_pb2.ForeignItem]
 
 
@@ -38,7 +28,7 @@ async def _list(view: View, gw: Gw, page: Paging, id: int, foreign: Foreign) -> 
     reply = await gw.upstreams.items.links.ListLinks(
         items_pb2.ListLinksRequest(item=id, page=page.message(), foreign=foreign)
     )
-    return await view.many([_link(link) for link in reply.links], reply.page_info)
+    return await view.many([representations.link(link) for link in reply.links], reply.page_info)
 
 
 async def _create(
@@ -59,7 +49,7 @@ async def _get(view: View, gw: Gw, id: int, link: int, foreign: Foreign) -> Resp
             item=id, link=link, page=core_pb2.Page(start_at=0, max_results=1), foreign=foreign
         )
     )
-    return await view.one(_link(reply.links[0]))
+    return await view.one(representations.link(reply.links[0]))
 
 
 async def _update(gw: Gw, id: int, link: int, body: LinkBody, foreign: Foreign) -> Response:

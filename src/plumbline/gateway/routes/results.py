@@ -19,7 +19,8 @@ from starlette.responses import Response
 
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.errors import InvalidArgument
-from plumbline.gateway import records, schemas
+from plumbline.common.junit import REFERENCE_PROPERTIES
+from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.deps import Gw
 from plumbline.gateway.envelope import updated
 
@@ -29,7 +30,7 @@ CHUNK = 64 * 1024
 MULTIPART = "multipart/form-data"
 
 #: The properties a <testcase> may name its test case with, in the order they are tried.
-PROPERTIES = "testcase, test_case, testcaseid, requirement, jama, documentkey"
+PROPERTIES = ", ".join(REFERENCE_PROPERTIES)
 
 
 async def _file_part(request: Request) -> UploadFile | None:
@@ -105,31 +106,4 @@ async def ingest_results(
             yield testmgmt_pb2.ReportChunk(data=data)
 
     reply = await gw.upstreams.testmgmt.results.IngestJUnit(chunks())
-    answer: records.IngestAnswer = {
-        "testCycle": reply.test_cycle,
-        "testCases": reply.test_cases,
-        "matched": [
-            {
-                "name": m.name,
-                "classname": m.classname,
-                "testRun": m.test_run,
-                "testCase": m.test_case,
-                "documentKey": m.document_key,
-                "matchedBy": m.matched_by,
-                "testRunStatus": m.status,
-                "summary": m.summary,
-            }
-            for m in reply.matched
-        ],
-        "unmatched": [
-            {
-                "name": u.name,
-                "classname": u.classname,
-                "references": list(u.references),
-                "status": u.status,
-            }
-            for u in reply.unmatched
-        ],
-        "replayed": reply.replayed,
-    }
-    return updated(answer)
+    return updated(representations.ingest_answer(reply))

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2
 from plumbline.common.rpc import page_info
-from plumbline.gateway import records, schemas
+from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import (
     TransitionBody,
 )
@@ -30,10 +30,7 @@ Transitions = Annotated[View, Depends(view_of("workflowtransitions"))]
 )
 async def transition_options(id: int, view: Transitions, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.items.workflow.ListTransitionOptions(core_pb2.Id(id=id))
-    data: list[records.WorkflowTransition] = [
-        {"id": t.id, "action": t.action, "newStatus": t.new_status, "type": "workflowtransitions"}
-        for t in reply.transitions
-    ]
+    data = [representations.workflow_transition(t) for t in reply.transitions]
     chunk = data[page.start_at : page.start_at + page.max_results]
     return await view.many(
         chunk,

@@ -19,7 +19,7 @@ from plumbline.runtime import Module, Runtime
 from plumbline.services.attachments.api.attachments import AttachmentsServicer
 from plumbline.services.attachments.api.files import FilesServicer
 from plumbline.services.attachments.api.links import AttachmentLinksServicer
-from plumbline.services.attachments.api.messages import Messages, message
+from plumbline.services.attachments.api.messages import message, messages
 from plumbline.services.attachments.blobs import BlobStore
 from plumbline.services.attachments.files import Files
 from plumbline.services.attachments.links import Links
@@ -50,7 +50,7 @@ class AttachmentsModule(Module):
         items = ItemsClient(lambda: runtime.channel("items"), self.name)
         self.store = BlobStore.from_settings(settings)
         log.info("attachment files in %s", self.store.description)
-        render = Messages(items, self.access)
+        render = messages(items, self.access)
         self.files = Files(
             self.db, self.outbox, items, self.access, self.store, settings.max_upload_bytes
         )

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from grpc import aio
 from sqlalchemy import Row, func, select, tuple_
@@ -58,16 +58,18 @@ class Placed:
 
 @dataclass(frozen=True)
 class Change:
-    """One difference between two states of a baseline's origin."""
+    """One difference between two states of a baseline's origin: an item's, with its
+    versions (0 where there is none) and, changed, the names of what changed; or a
+    relationship's, with its ends. What a kind does not have is None (not on the wire)."""
 
-    kind: str
-    change: str
+    kind: Literal["ITEM", "RELATIONSHIP"]
+    change: Literal["ADDED", "REMOVED", "CHANGED"]
     id: int
-    from_version: int = 0
-    to_version: int = 0
+    from_version: int | None = None
+    to_version: int | None = None
     changed_fields: list[str] = field(default_factory=list)
-    from_item: int = 0
-    to_item: int = 0
+    from_item: int | None = None
+    to_item: int | None = None
     relationship_type: int | None = None
 
 
@@ -328,8 +330,9 @@ class Baselines:
         pairs = [c for c in page if c.change == "CHANGED"]
         if not pairs:
             return page
-        wanted = [(c.id, c.from_version) for c in pairs] + [(c.id, c.to_version) for c in pairs]
-        snapshots = {
+        # An item's change has both versions (a relationship's has none).
+        wanted = [(c.id, v) for c in pairs for v in (c.from_version, c.to_version) if v is not None]
+        snapshots: dict[tuple[int, int | None], Any] = {
             key: json.loads(v.snapshot) for key, v in (await self._versions(wanted)).items()
         }
         return [
@@ -367,7 +370,7 @@ def _item_changes(before: _State, after: _State) -> list[Change]:
     return sorted(changes, key=lambda c: order[c.change])
 
 
-def _relationship_change(change: str, row: Any) -> Change:
+def _relationship_change(change: Literal["ADDED", "REMOVED"], row: Any) -> Change:
     return Change(
         "RELATIONSHIP",
         change,

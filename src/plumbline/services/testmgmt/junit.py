@@ -34,6 +34,7 @@ from typing import Literal
 from xml.parsers import expat
 
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.junit import REFERENCE_PROPERTIES
 
 __all__ = [
     "MAX_CASES",
@@ -53,9 +54,6 @@ MAX_CASES = 100_000
 
 #: The longest ``Case.message``, in characters.
 MAX_MESSAGE = 100_000
-
-#: Case properties naming what the case refers to, in priority order.
-REFERENCE_PROPERTIES = ("testcase", "test_case", "testcaseid", "requirement", "jama", "documentkey")
 
 Status = Literal["PASSED", "FAILED", "BLOCKED", "NOT_RUN"]
 

@@ -14,7 +14,7 @@ from plumbline.runtime import Module, Runtime
 from plumbline.services.testmgmt import remote
 from plumbline.services.testmgmt.api.cycles import TestCyclesServicer
 from plumbline.services.testmgmt.api.groups import TestGroupsServicer
-from plumbline.services.testmgmt.api.messages import RecordMessages, record_message
+from plumbline.services.testmgmt.api.messages import record_message, record_messages
 from plumbline.services.testmgmt.api.plans import TestPlansServicer
 from plumbline.services.testmgmt.api.records import TestRecordsServicer
 from plumbline.services.testmgmt.api.results import ResultsServicer
@@ -43,7 +43,7 @@ class TestmgmtModule(Module):
         self.outbox = Outbox(self.db, outbox, self.name)
         self.access = runtime.access()
         items = remote.Items(lambda: runtime.channel("items"))
-        render = RecordMessages(items, self.access)
+        render = record_messages(items, self.access)
         self.groups = Groups(self.db, self.outbox, items, self.access)
         grpc = runtime.grpc
         grpc.add(

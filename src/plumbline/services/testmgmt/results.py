@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import select
@@ -25,6 +25,7 @@ from sqlalchemy.exc import IntegrityError
 from plumbline.common.access import Action
 from plumbline.common.dates import utcnow
 from plumbline.common.errors import AlreadyExists, InvalidArgument
+from plumbline.common.rpc import dataclass_of
 from plumbline.services.testmgmt import junit, store
 from plumbline.services.testmgmt.models import ingests, records
 from plumbline.services.testmgmt.runs import Runs
@@ -74,14 +75,7 @@ class Answer:
     @classmethod
     def from_json(cls, text: str) -> Answer:
         """The stored form read back, marked as a replay."""
-        body = json.loads(text)
-        return cls(
-            test_cycle=body["test_cycle"],
-            test_cases=body["test_cases"],
-            matched=[Match(**m) for m in body["matched"]],
-            unmatched=[Unmatched(**u) for u in body["unmatched"]],
-            replayed=True,
-        )
+        return replace(dataclass_of(json.loads(text), cls), replayed=True)
 
 
 class Results(store.Domain):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Literal
 
 import pytest
 from grpc import aio
@@ -138,7 +139,9 @@ async def _relationships(owner: Owner) -> None:
     await owner.relationship("created", 15, 1, 7, NOW - timedelta(minutes=10))  # after B
 
 
-def _rel(change: str, rel: int, from_item: int, to_item: int, rel_type: int = 3) -> Change:
+def _rel(
+    change: Literal["ADDED", "REMOVED"], rel: int, from_item: int, to_item: int, rel_type: int = 3
+) -> Change:
     return Change(
         "RELATIONSHIP",
         change,

@@ -8,31 +8,14 @@ from plumbline.api.activity.v1 import activity_pb2 as pb
 from plumbline.api.activity.v1 import activity_pb2_grpc
 from plumbline.api.core.v1 import core_pb2
 from plumbline.common.dates import format_datetime, parse_iso
-from plumbline.common.rpc import Context, optional, page_info, page_of
+from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
 from plumbline.services.activity.feed import ActivityQuery, Feed
 from plumbline.services.activity.restore import Restorer
 
 
 def activity_message(row: Any) -> pb.ActivityRecord:
     """An activities row as a message."""
-    message = pb.ActivityRecord(
-        id=row.id,
-        date=format_datetime(row.date),
-        details=row.details,
-        action=row.action,
-        user_comment=row.user_comment,
-        event_type=row.event_type,
-        object_type=row.object_type,
-    )
-    for name, value in (
-        ("user", row.user_id),
-        ("item", row.item),
-        ("project", row.project),
-        ("item_type", row.item_type),
-    ):
-        if value is not None:
-            setattr(message, name, value)
-    return message
+    return message_of(row, pb.ActivityRecord, date=format_datetime(row.date), user=row.user_id)
 
 
 class ActivitiesServicer(activity_pb2_grpc.ActivitiesServicer):

@@ -11,7 +11,7 @@ from plumbline.api.core.v1 import core_pb2
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.recordsearch import Search
 from plumbline.common.rpc import Context, page_of
-from plumbline.services.attachments.api.messages import Messages
+from plumbline.services.attachments.api.messages import AttachmentMessages
 from plumbline.services.attachments.files import Files
 from plumbline.services.attachments.records import Records
 
@@ -19,7 +19,7 @@ from plumbline.services.attachments.records import Records
 class AttachmentsServicer(attachments_pb2_grpc.AttachmentsServicer):
     """Thin mapping onto ``Records``."""
 
-    def __init__(self, records: Records, files: Files, render: Messages) -> None:
+    def __init__(self, records: Records, files: Files, render: AttachmentMessages) -> None:
         self.records = records
         self.files = files
         self.render = render

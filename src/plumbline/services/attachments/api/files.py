@@ -8,15 +8,13 @@ from plumbline.api.attachments.v1 import attachments_pb2 as pb
 from plumbline.api.attachments.v1 import attachments_pb2_grpc
 from plumbline.api.core.v1 import core_pb2
 from plumbline.common.errors import InvalidArgument
-from plumbline.common.rpc import Context, optional
+from plumbline.common.rpc import Context, message_of, optional
 from plumbline.common.streams import read_ahead
 from plumbline.services.attachments.files import FileInfo, Files
 
 
 def _info(info: FileInfo) -> pb.FileInfo:
-    return pb.FileInfo(
-        file_name=info.file_name, mime_type=info.mime_type, size=info.size, sha256=info.sha256
-    )
+    return message_of(info, pb.FileInfo)
 
 
 class FilesServicer(attachments_pb2_grpc.FilesServicer):

@@ -6,7 +6,7 @@ from plumbline.api.attachments.v1 import attachments_pb2 as pb
 from plumbline.api.attachments.v1 import attachments_pb2_grpc
 from plumbline.api.core.v1 import core_pb2
 from plumbline.common.rpc import Context, page_of
-from plumbline.services.attachments.api.messages import Messages
+from plumbline.services.attachments.api.messages import AttachmentMessages
 from plumbline.services.attachments.links import Links, Owner
 
 
@@ -17,7 +17,7 @@ def _owner(message: pb.Owner) -> Owner:
 class AttachmentLinksServicer(attachments_pb2_grpc.AttachmentLinksServicer):
     """Thin mapping onto ``Links``."""
 
-    def __init__(self, links: Links, render: Messages) -> None:
+    def __init__(self, links: Links, render: AttachmentMessages) -> None:
         self.links = links
         self.render = render
 

@@ -8,7 +8,7 @@ from plumbline.api.baselines.v1 import baselines_pb2 as pb
 from plumbline.api.baselines.v1 import baselines_pb2_grpc
 from plumbline.api.core.v1 import core_pb2
 from plumbline.common.dates import format_datetime
-from plumbline.common.rpc import Context, optional, page_info, page_of
+from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
 from plumbline.services.baselines.api.versions import relationship_messages, version_message
 from plumbline.services.baselines.baselines import Baselines, Origin, Placed
 from plumbline.services.baselines.folders import Folders
@@ -16,49 +16,23 @@ from plumbline.services.baselines.folders import Folders
 
 def baseline_message(row: Any) -> pb.Baseline:
     """A baselines row as a message."""
-    message = pb.Baseline(
-        id=row.id,
-        name=row.name,
-        description=row.description,
-        created_date=format_datetime(row.created_at),
-        project=row.project,
-    )
-    if row.created_by is not None:
-        message.created_by = row.created_by
-    for name in ("item", "filter", "release"):
-        value = getattr(row, f"origin_{name}")
-        if value is not None:
-            setattr(message.origin, name, value)
-    if row.folder is not None:
-        message.folder = row.folder
-    return message
+    origin = {"item": row.origin_item, "filter": row.origin_filter, "release": row.origin_release}
+    return message_of(row, pb.Baseline, created_date=format_datetime(row.created_at), origin=origin)
 
 
 def folder_message(row: Any) -> pb.Folder:
     """A baseline_folders row as a message."""
-    message = pb.Folder(
-        id=row.id, name=row.name, project=row.project, created_date=format_datetime(row.created_at)
-    )
-    if row.parent is not None:
-        message.parent = row.parent
-    if row.created_by is not None:
-        message.created_by = row.created_by
-    return message
+    return message_of(row, pb.Folder, created_date=format_datetime(row.created_at))
 
 
 def baseline_item_message(placed: Placed) -> pb.BaselineItem:
     """An item of a baseline: its version there, the record then, where it was."""
-    row = placed.row
-    message = pb.BaselineItem(
-        baseline=row.baseline,
+    return message_of(
+        placed.row,
+        pb.BaselineItem,
         version=version_message(placed.version, placed.history, with_snapshot=True),
-        sequence=row.sequence,
-        parent_version=row.parent_version,
         project=placed.version.project,
     )
-    if row.parent_item is not None:
-        message.parent_item = row.parent_item
-    return message
 
 
 class BaselinesServicer(baselines_pb2_grpc.BaselinesServicer):
@@ -130,22 +104,10 @@ class BaselinesServicer(baselines_pb2_grpc.BaselinesServicer):
         changes, total = await self.baselines.compare(
             request.baseline, optional(request, "to"), start, size
         )
-        messages = []
-        for c in changes:
-            message = pb.Change(
-                kind=c.kind,
-                change=c.change,
-                id=c.id,
-                from_version=c.from_version,
-                to_version=c.to_version,
-                changed_fields=c.changed_fields,
-                from_item=c.from_item,
-                to_item=c.to_item,
-            )
-            if c.relationship_type is not None:
-                message.relationship_type = c.relationship_type
-            messages.append(message)
-        return pb.ComparePage(changes=messages, page_info=page_info(start, len(changes), total))
+        return pb.ComparePage(
+            changes=[message_of(c, pb.Change) for c in changes],
+            page_info=page_info(start, len(changes), total),
+        )
 
     async def CreateFolder(self, request: pb.FolderInput, context: Context) -> core_pb2.Created:
         folder = await self.folders.create(

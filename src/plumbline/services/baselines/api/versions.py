@@ -8,29 +8,23 @@ from typing import Any
 from plumbline.api.baselines.v1 import baselines_pb2 as pb
 from plumbline.api.baselines.v1 import baselines_pb2_grpc
 from plumbline.common.dates import format_datetime, parse_datetime
-from plumbline.common.rpc import Context, page_info, page_of
+from plumbline.common.rpc import Context, message_of, page_info, page_of
 from plumbline.services.baselines.history import History, RelationshipAt, change_details
 
 
 def version_message(row: Any, history: Any, with_snapshot: bool = False) -> pb.Version:
     """A versions row as a message (with the record then, when asked)."""
-    message = pb.Version(
-        item=row.item,
+    return message_of(
+        row,
+        pb.Version,
         version_number=row.version,
         change_details=change_details(row.version, row.changed),
-        comment=row.comment,
         created_date=format_datetime(row.created_at),
-        project=row.project,
-        record_type=row.record_type,
+        current_version=None if history.deleted else history.latest,
+        snapshot_json=row.snapshot.encode() if with_snapshot else None,
+        # The row's categories are JSON text.
+        categories=json.loads(row.categories or "[]") if with_snapshot else None,
     )
-    if row.created_by is not None:
-        message.created_by = row.created_by
-    if not history.deleted:
-        message.current_version = history.latest
-    if with_snapshot:
-        message.snapshot_json = row.snapshot.encode()
-        message.categories.extend(json.loads(row.categories or "[]"))
-    return message
 
 
 class VersionsServicer(baselines_pb2_grpc.VersionsServicer):
@@ -90,17 +84,4 @@ class VersionedRelationshipsServicer(baselines_pb2_grpc.VersionedRelationshipsSe
 
 def relationship_messages(found: list[RelationshipAt]) -> list[pb.VersionedRelationship]:
     """Relationships as they were, as messages."""
-    messages = []
-    for r in found:
-        message = pb.VersionedRelationship(
-            id=r.id,
-            from_item=r.from_item,
-            from_version=r.from_version,
-            to_item=r.to_item,
-            to_version=r.to_version,
-            suspect=r.suspect,
-        )
-        if r.relationship_type is not None:
-            message.relationship_type = r.relationship_type
-        messages.append(message)
-    return messages
+    return [message_of(r, pb.VersionedRelationship) for r in found]

@@ -8,19 +8,13 @@ from plumbline.api.core.v1 import core_pb2
 from plumbline.api.identity.v1 import identity_pb2 as pb
 from plumbline.api.identity.v1 import identity_pb2_grpc
 from plumbline.common.dates import format_datetime
-from plumbline.common.rpc import Context, page_info, page_of
+from plumbline.common.rpc import Context, message_of, page_info, page_of
 from plumbline.services.identity.credentials import Credentials
 
 
 def credentials_message(row: Any) -> pb.CredentialsInfo:
     """An api_clients row as a message (there is no secret to show)."""
-    return pb.CredentialsInfo(
-        id=row.id,
-        client_id=row.client_id,
-        name=row.name,
-        user_id=row.user_id,
-        created=format_datetime(row.created_at),
-    )
+    return message_of(row, pb.CredentialsInfo, created=format_datetime(row.created_at))
 
 
 class CredentialsServicer(identity_pb2_grpc.CredentialsServicer):

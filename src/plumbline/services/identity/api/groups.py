@@ -7,17 +7,14 @@ from typing import Any
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.identity.v1 import identity_pb2 as pb
 from plumbline.api.identity.v1 import identity_pb2_grpc
-from plumbline.common.rpc import Context, optional, page_info, page_of
+from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
 from plumbline.services.identity.api.users import user_message
 from plumbline.services.identity.groups import Groups
 
 
 def group_message(row: Any) -> pb.Group:
     """A groups row as a message."""
-    message = pb.Group(id=row.id, name=row.name, description=row.description)
-    if row.project is not None:
-        message.project = row.project
-    return message
+    return message_of(row, pb.Group)
 
 
 class GroupsServicer(identity_pb2_grpc.GroupsServicer):

@@ -7,18 +7,13 @@ from typing import Any
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.identity.v1 import identity_pb2 as pb
 from plumbline.api.identity.v1 import identity_pb2_grpc
-from plumbline.common.rpc import Context, optional
+from plumbline.common.rpc import Context, message_of, optional
 from plumbline.services.identity.permissions import Entry, Permissions, entry
 
 
 def permission_message(row: Any) -> pb.Permission:
     """A permissions row as a message."""
-    message = pb.Permission(id=row.id, project=row.project, role=row.role)
-    if row.user_id is not None:
-        message.user = row.user_id
-    else:
-        message.group = row.group_id
-    return message
+    return message_of(row, pb.Permission, user=row.user_id, group=row.group_id)
 
 
 def _entries(request: pb.PermissionsChange) -> list[Entry]:

@@ -7,7 +7,7 @@ from typing import Any
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.identity.v1 import identity_pb2 as pb
 from plumbline.api.identity.v1 import identity_pb2_grpc
-from plumbline.common.rpc import Context, optional, page_info, page_of
+from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
 from plumbline.services.identity.users import Users
 
 #: The UserInput members a client may set (the domain's keys are the same names).
@@ -16,19 +16,7 @@ INPUT_FIELDS = tuple(f.name for f in pb.UserInput.DESCRIPTOR.fields)
 
 def user_message(row: Any) -> pb.User:
     """A users row as a message."""
-    return pb.User(
-        id=row.id,
-        username=row.username,
-        first_name=row.first_name,
-        last_name=row.last_name,
-        email=row.email,
-        phone=row.phone,
-        title=row.title,
-        location=row.location,
-        license_type=row.license_type,
-        avatar_url=row.avatar_url,
-        active=row.active,
-    )
+    return message_of(row, pb.User)
 
 
 def _user_input(message: pb.UserInput) -> dict[str, Any]:

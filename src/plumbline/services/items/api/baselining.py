@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from plumbline.api.items.v1 import items_pb2 as pb
 from plumbline.api.items.v1 import items_pb2_grpc
-from plumbline.common.rpc import Context, optional
+from plumbline.common.rpc import Context, message_of, optional
 from plumbline.services.items.baselining import Baselining, Origin
 
 
@@ -24,16 +24,4 @@ class BaseliningServicer(items_pb2_grpc.BaseliningServicer):
                 items=tuple(request.items),
             )
         )
-        members = []
-        for m in found:
-            member = pb.Member(
-                id=m.id,
-                version=m.version,
-                project=m.project,
-                sequence=m.sequence,
-                parent_version=m.parent_version,
-            )
-            if m.parent_item is not None:
-                member.parent_item = m.parent_item
-            members.append(member)
-        return pb.MemberList(members=members)
+        return pb.MemberList(members=[message_of(m, pb.Member) for m in found])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2 as pb
 from plumbline.api.items.v1 import items_pb2_grpc
-from plumbline.common.rpc import Context, optional, page_info, page_of
+from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
 from plumbline.services.items.categories import Categories
 
 
@@ -22,14 +22,7 @@ class CategoriesServicer(items_pb2_grpc.CategoriesServicer):
         item = optional(request, "item")
         ids = list(request.ids) if request.by_ids else None
         records, total = await self.categories.page(item, start, size, ids)
-        messages = []
-        for record in records:
-            message = pb.Category(
-                id=record["id"], name=record["name"], path=record["path"], visible=record["visible"]
-            )
-            if record["parent"] is not None:
-                message.parent = record["parent"]
-            messages.append(message)
+        messages = [message_of(record, pb.Category) for record in records]
         return pb.CategoryPage(
             categories=messages, page_info=page_info(start, len(messages), total)
         )

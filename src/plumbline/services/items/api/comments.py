@@ -8,28 +8,14 @@ from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2 as pb
 from plumbline.api.items.v1 import items_pb2_grpc
 from plumbline.common.dates import format_datetime
-from plumbline.common.rpc import Context, optional, page_info, page_of
+from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
 from plumbline.services.items.comments import Comments
 from plumbline.services.items.foreign import vouched
 
 
 def comment_message(row: Any) -> pb.Comment:
     """A comments row as a message."""
-    message = pb.Comment(
-        id=row.id,
-        created_date=format_datetime(row.created_at),
-        created_by=row.created_by,
-        modified_by=row.modified_by,
-        deleted=row.deleted,
-        status=row.status,
-        text=row.text,
-        comment_type=row.comment_type,
-    )
-    for name in ("in_reply_to", "item", "project"):
-        value = getattr(row, name)
-        if value is not None:
-            setattr(message, name, value)
-    return message
+    return message_of(row, pb.Comment, created_date=format_datetime(row.created_at))
 
 
 class CommentsServicer(items_pb2_grpc.CommentsServicer):

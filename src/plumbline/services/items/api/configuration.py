@@ -12,7 +12,7 @@ from plumbline.common.access import AccessCache
 from plumbline.common.catalog import ItemType, Option, PickList, RelationshipType, RuleSet
 from plumbline.common.db import check_batch
 from plumbline.common.errors import NotFound
-from plumbline.common.rpc import Context, page_info, page_of
+from plumbline.common.rpc import Context, message_of, page_info, page_of
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.configdoc import FieldDoc
 
@@ -21,80 +21,35 @@ T = TypeVar("T")
 
 def item_type_message(item_type: ItemType) -> pb.ItemType:
     """An item type with its fields."""
-    fields = []
-    for f in item_type.fields:
-        message = pb.ItemTypeField(
-            id=f.id,
-            name=f.name,
-            label=f.label,
-            field_type=f.field_type,
-            read_only=f.read_only,
-            required=f.required,
-            trigger_suspect=f.trigger_suspect,
-            synchronize=f.synchronize,
-            text_type=f.text_type,
-        )
-        if f.pick_list is not None:
-            message.pick_list = f.pick_list
-        if f.ref_item_type is not None:
-            message.item_type = f.ref_item_type
-        fields.append(message)
-    return pb.ItemType(
-        id=item_type.id,
-        type_key=item_type.type_key,
-        display=item_type.display,
-        display_plural=item_type.display_plural,
-        description=item_type.description,
-        image=item_type.image,
-        category=item_type.category,
-        widgets=list(item_type.widgets),
-        fields=fields,
-        system=item_type.system,
-    )
+    # A field's ``item_type`` is the item type it refers to (its own is the owner's).
+    fields = [
+        message_of(f, pb.ItemTypeField, item_type=f.ref_item_type, text_type=f.text_type or None)
+        for f in item_type.fields
+    ]
+    return message_of(item_type, pb.ItemType, fields=fields)
 
 
 def pick_list_message(pick_list: PickList) -> pb.PickList:
     """A pick list."""
-    return pb.PickList(
-        id=pick_list.id, name=pick_list.name, description=pick_list.description, kind=pick_list.kind
-    )
+    return message_of(pick_list, pb.PickList)
 
 
 def option_message(option: Option) -> pb.PickListOption:
     """A pick list option."""
-    return pb.PickListOption(
-        id=option.id,
-        name=option.name,
-        description=option.description,
-        default=option.default,
-        active=option.active,
-        color=option.color,
-        pick_list=option.pick_list,
-        value=option.value,
-        sort_order=option.sort_order,
-    )
+    return message_of(option, pb.PickListOption)
 
 
 def relationship_type_message(rel: RelationshipType) -> pb.RelationshipType:
     """A relationship type."""
-    return pb.RelationshipType(id=rel.id, name=rel.name, is_default=rel.is_default)
+    return message_of(rel, pb.RelationshipType)
 
 
 def rule_set_message(rule_set: RuleSet, visible: frozenset[int] | None = None) -> pb.RuleSet:
     """A relationship rule set; of the projects that use it, those in ``visible`` (the
     caller's readable projects; ``None``: all)."""
-    return pb.RuleSet(
-        id=rule_set.id,
-        name=rule_set.name,
-        description=rule_set.description,
-        rules=[
-            pb.Rule(
-                relationship_type=r.relationship_type,
-                from_item_type=r.from_item_type,
-                to_item_type=r.to_item_type,
-            )
-            for r in rule_set.rules
-        ],
+    return message_of(
+        rule_set,
+        pb.RuleSet,
         projects=[p for p in rule_set.projects if visible is None or p in visible],
     )
 

@@ -9,7 +9,7 @@ from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2 as pb
 from plumbline.api.items.v1 import items_pb2_grpc
 from plumbline.common.errors import InvalidArgument
-from plumbline.common.rpc import Context, optional, page_info, page_of
+from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
 from plumbline.services.items.api.items import ItemMessages
 from plumbline.services.items.filters import Filters
 from plumbline.services.items.items import Items
@@ -17,17 +17,7 @@ from plumbline.services.items.items import Items
 
 def filter_message(row: Any) -> pb.Filter:
     """A filters row as a message."""
-    message = pb.Filter(
-        id=row.id,
-        name=row.name,
-        author=row.author,
-        project_scope=row.project_scope,
-        filter_query_json=row.filter_query.encode(),
-        public=row.public,
-    )
-    if row.specified_project is not None:
-        message.specified_project = row.specified_project
-    return message
+    return message_of(row, pb.Filter, filter_query_json=row.filter_query.encode())
 
 
 class FiltersServicer(items_pb2_grpc.FiltersServicer):

@@ -10,7 +10,7 @@ from plumbline.api.items.v1 import items_pb2 as pb
 from plumbline.api.items.v1 import items_pb2_grpc
 from plumbline.common.dates import format_datetime
 from plumbline.common.errors import InvalidArgument
-from plumbline.common.rpc import Context, optional, page_info, page_of
+from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
 from plumbline.services.items.projects import ProjectInput, Projects
 
 
@@ -20,19 +20,13 @@ def project_message(row: Any) -> pb.Project:
     fields["name"] = row.name
     if row.project_key is not None:
         fields["projectKey"] = row.project_key
-    message = pb.Project(
-        id=row.id,
-        project_key=row.project_key or "",
-        is_folder=row.is_folder,
+    return message_of(
+        row,
+        pb.Project,
         created_date=format_datetime(row.created_at),
         modified_date=format_datetime(row.modified_at),
-        created_by=row.created_by,
-        modified_by=row.modified_by,
         fields_json=json.dumps(fields).encode(),
     )
-    if row.parent is not None:
-        message.parent = row.parent
-    return message
 
 
 def _input(message: pb.ProjectInput) -> ProjectInput:

@@ -7,7 +7,7 @@ from typing import Any
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2 as pb
 from plumbline.api.items.v1 import items_pb2_grpc
-from plumbline.common.rpc import Context, optional, page_info, page_of
+from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
 from plumbline.services.items.api.items import ItemMessages
 from plumbline.services.items.foreign import vouched
 from plumbline.services.items.items import Items
@@ -16,13 +16,7 @@ from plumbline.services.items.relationships import Relationships
 
 def relationship_message(row: Any) -> pb.Relationship:
     """A relationships row as a message."""
-    return pb.Relationship(
-        id=row.id,
-        from_item=row.from_item,
-        to_item=row.to_item,
-        relationship_type=row.relationship_type,
-        suspect=row.suspect,
-    )
+    return message_of(row, pb.Relationship)
 
 
 class RelationshipsServicer(items_pb2_grpc.RelationshipsServicer):

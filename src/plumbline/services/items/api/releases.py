@@ -8,22 +8,14 @@ from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2 as pb
 from plumbline.api.items.v1 import items_pb2_grpc
 from plumbline.common.dates import format_datetime
-from plumbline.common.rpc import Context, optional, page_info, page_of
+from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
 from plumbline.services.items.releases import Releases
 
 
 def release_message(row: Any) -> pb.Release:
     """A releases row (with its item count) as a message."""
-    return pb.Release(
-        id=row.id,
-        name=row.name,
-        description=row.description,
-        project=row.project,
-        release_date=format_datetime(row.release_date) if row.release_date else "",
-        active=row.active,
-        archived=row.archived,
-        item_count=row.item_count,
-    )
+    when = row.release_date
+    return message_of(row, pb.Release, release_date=format_datetime(when) if when else None)
 
 
 class ReleasesServicer(items_pb2_grpc.ReleasesServicer):

@@ -7,7 +7,7 @@ from typing import Any
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2 as pb
 from plumbline.api.items.v1 import items_pb2_grpc
-from plumbline.common.rpc import Context, optional, page_info, page_of
+from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
 from plumbline.services.items.api.items import ItemMessages
 from plumbline.services.items.foreign import vouched
 from plumbline.services.items.items import Items
@@ -16,7 +16,7 @@ from plumbline.services.items.tags import Tags
 
 def tag_message(row: Any) -> pb.Tag:
     """A tags row as a message."""
-    return pb.Tag(id=row.id, name=row.name, project=row.project)
+    return message_of(row, pb.Tag)
 
 
 class TagsServicer(items_pb2_grpc.TagsServicer):

@@ -8,7 +8,7 @@ from plumbline.api.core.v1 import core_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2 as pb
 from plumbline.api.testmgmt.v1 import testmgmt_pb2_grpc
 from plumbline.common import jsonpatch
-from plumbline.common.rpc import Context, page_of
+from plumbline.common.rpc import Context, message_of, page_of
 from plumbline.services.testmgmt.api.messages import RecordMessages
 from plumbline.services.testmgmt.cycles import Cycles
 
@@ -45,7 +45,4 @@ class TestCyclesServicer(testmgmt_pb2_grpc.TestCyclesServicer):
 
     async def GetCycleGroup(self, request: pb.CycleGroupRef, context: Context) -> pb.CycleGroup:
         cycle, group = await self.cycles.group(request.cycle, request.group)
-        message = pb.CycleGroup(test_group=group.id, name=group.name, test_cycle=cycle.id)
-        if group.assigned_to is not None:
-            message.assigned_to = group.assigned_to
-        return message
+        return message_of(group, pb.CycleGroup, test_group=group.id, test_cycle=cycle.id)

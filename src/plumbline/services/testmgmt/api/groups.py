@@ -7,16 +7,13 @@ from typing import Any
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2 as pb
 from plumbline.api.testmgmt.v1 import testmgmt_pb2_grpc
-from plumbline.common.rpc import Context, optional, page_info, page_of
+from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
 from plumbline.services.testmgmt.groups import Groups
 
 
 def group_message(row: Any) -> pb.TestGroup:
     """A test_groups row as a message."""
-    message = pb.TestGroup(id=row.id, name=row.name, test_plan=row.plan)
-    if row.assigned_to is not None:
-        message.assigned_to = row.assigned_to
-    return message
+    return message_of(row, pb.TestGroup, test_plan=row.plan)
 
 
 class TestGroupsServicer(testmgmt_pb2_grpc.TestGroupsServicer):

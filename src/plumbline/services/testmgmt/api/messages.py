@@ -7,12 +7,12 @@ from typing import Any
 
 from sqlalchemy import Row
 
-from plumbline.api.core.v1 import core_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2 as pb
 from plumbline.common.access import Access, AccessCache, Action
 from plumbline.common.catalog import Catalog
 from plumbline.common.dates import format_datetime
 from plumbline.common.fields import show
+from plumbline.common.records import Messages
 from plumbline.common.snapshots import snapshot_payload
 from plumbline.services.testmgmt import remote
 from plumbline.services.testmgmt.generation import NOT_RUN
@@ -92,26 +92,10 @@ def snapshot(row: Row[Any], catalog: Catalog, access: Access) -> dict[str, Any]:
     return snapshot_payload(record_message(row, catalog, False, access))
 
 
-class RecordMessages:
-    """Renders rows for one request (one configuration read, one access lookup)."""
+#: Renders records rows for one request.
+RecordMessages = Messages[pb.TestRecord, pb.RecordPage]
 
-    def __init__(self, items: remote.Items, access: AccessCache) -> None:
-        self.items = items
-        self.access = access
 
-    async def many(self, rows: list[Row[Any]], dates_with_time: bool) -> list[pb.TestRecord]:
-        """Every row as a message, in order."""
-        catalog = await self.items.catalog()
-        access = await self.access.current()
-        return [record_message(r, catalog, dates_with_time, access) for r in rows]
-
-    async def page(
-        self, rows: list[Row[Any]], start: int, total: int, dates_with_time: bool
-    ) -> pb.RecordPage:
-        """A page of records."""
-        return pb.RecordPage(
-            records=await self.many(rows, dates_with_time),
-            page_info=core_pb2.PageInfo(
-                start_index=start, result_count=len(rows), total_results=total
-            ),
-        )
+def record_messages(items: remote.Items, access: AccessCache) -> RecordMessages:
+    """The renderer of records rows."""
+    return RecordMessages(items, access, record_message, pb.RecordPage)

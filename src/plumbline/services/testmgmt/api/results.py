@@ -7,36 +7,13 @@ from collections.abc import AsyncIterator
 from plumbline.api.testmgmt.v1 import testmgmt_pb2 as pb
 from plumbline.api.testmgmt.v1 import testmgmt_pb2_grpc
 from plumbline.common.errors import InvalidArgument
-from plumbline.common.rpc import Context
+from plumbline.common.rpc import Context, message_of
 from plumbline.services.testmgmt.results import Answer, Results
 
 
 def answer_message(answer: Answer) -> pb.IngestReply:
     """An ingest's answer as a message."""
-    return pb.IngestReply(
-        test_cycle=answer.test_cycle,
-        test_cases=answer.test_cases,
-        matched=[
-            pb.IngestMatch(
-                name=m.name,
-                classname=m.classname,
-                test_run=m.test_run,
-                test_case=m.test_case,
-                document_key=m.document_key,
-                matched_by=m.matched_by,
-                status=m.status,
-                summary=m.summary,
-            )
-            for m in answer.matched
-        ],
-        unmatched=[
-            pb.IngestUnmatched(
-                name=u.name, classname=u.classname, references=u.references, status=u.status
-            )
-            for u in answer.unmatched
-        ],
-        replayed=answer.replayed,
-    )
+    return message_of(answer, pb.IngestReply)
 
 
 class ResultsServicer(testmgmt_pb2_grpc.ResultsServicer):
