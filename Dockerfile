@@ -1,8 +1,12 @@
 # One image for every Plumbline service: `plumbline run --target <svc>`.
 FROM python:3.11-slim AS build
 WORKDIR /src
-RUN pip install --no-cache-dir "grpcio-tools>=1.64"
 COPY pyproject.toml ./
+# The code generation's tools (grpcio-tools and mypy-protobuf's protoc plugins) are the
+# `proto` extra of pyproject.toml: read from there, so the two never drift apart.
+RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['proto']))" > proto-tools.txt \
+ && pip install --no-cache-dir -r proto-tools.txt \
+ && rm proto-tools.txt
 COPY proto proto
 COPY src src
 RUN python src/plumbline/protogen.py proto src \

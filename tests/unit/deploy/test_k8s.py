@@ -17,6 +17,8 @@ import pytest
 import yaml
 
 from plumbline.common.rpc import target_of
+from plumbline.common.settings import Settings
+from plumbline.gateway.middleware import trusted_host
 
 ROOT = Path(__file__).resolve().parents[3] / "deploy" / "k8s"
 KUBERNETES_VERSION = "1.33.0"
@@ -793,3 +795,23 @@ def test_s3_blobs_without_network_policies_holds_nothing(tmp_path: Path) -> None
     docs = _render(tmp_path)
     assert _of_kind(docs, "NetworkPolicy") == {}
     assert FILES_PATH not in str(_attachments_pod(docs))
+
+
+#: What a client reaching dev through ``kubectl port-forward`` sends as Host (any local port).
+PORT_FORWARD_HOSTS = ("127.0.0.1:8080", "localhost:18080", "[::1]:8080")
+
+
+def test_dev_links_name_the_address_the_client_used(dev: list[dict[str, Any]]) -> None:
+    """Through a port-forward, the gateway's links name the forwarded address, not the pod's
+    own (which the client cannot reach): dev trusts the local Host names (any port)."""
+    container = _of_kind(dev, "Deployment")["gateway"]["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert "PLUMBLINE_PUBLIC_URL" not in env  # one fixed URL would be wrong for another port
+    trusted = Settings(trusted_hosts=env["PLUMBLINE_TRUSTED_HOSTS"]).trusted_host_names
+    pod = ("10.244.0.7", 8080)
+    for host in PORT_FORWARD_HOSTS:
+        scope = {"type": "http", "server": pod, "headers": [(b"host", host.encode())]}
+        assert trusted_host(scope, trusted)["headers"] == [(b"host", host.encode())], host
+    # Any other name still gets the pod's address (a client cannot choose others' links).
+    scope = {"type": "http", "server": pod, "headers": [(b"host", b"evil.example")]}
+    assert trusted_host(scope, trusted)["headers"] == [(b"host", b"10.244.0.7:8080")]
