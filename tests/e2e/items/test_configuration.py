@@ -6,7 +6,15 @@ from pathlib import Path
 
 import httpx
 
-from tests.e2e.api import MakeUser, item_types, new_project, project_key, unique
+from tests.e2e.api import (
+    MakeUser,
+    Team,
+    assert_error,
+    item_types,
+    new_project,
+    project_key,
+    unique,
+)
 from tests.e2e.topology import System, run_cli
 
 
@@ -141,6 +149,40 @@ def test_project_item_types(admin: httpx.Client) -> None:
     types = admin.get(f"/projects/{project}/itemtypes", params={"maxResults": 50}).json()
     assert "REQ" in {t["typeKey"] for t in types["data"]}
     assert admin.get("/projects/987654/itemtypes").status_code == 404
+
+
+def test_add_an_item_type_to_a_project(admin: httpx.Client) -> None:
+    project = new_project(admin, project_key("AT"))
+    feature = item_types(admin)["FEAT"]
+    path = f"/projects/{project}/itemtypes/{feature['id']}"
+    for _ in range(2):  # idempotent: the second PUT answers the same
+        added = admin.put(path)
+        assert added.status_code == 200, added.text
+        assert added.json()["meta"]["status"] == "OK"
+    listed = admin.get(f"/projects/{project}/itemtypes", params={"maxResults": 50}).json()
+    assert feature["id"] in [t["id"] for t in listed["data"]]
+    assert admin.put(path, json={"id": feature["id"]}).status_code == 200  # a body is ignored
+    assert_error(admin.put(f"/projects/{project}/itemtypes/987654"), 404, "item type", "987654")
+    assert_error(admin.put(f"/projects/987654/itemtypes/{feature['id']}"), 404, "987654")
+    folder = admin.post("/projects", json={"isFolder": True, "fields": {"name": unique("F")}})
+    assert_error(
+        admin.put(f"/projects/{folder.json()['meta']['id']}/itemtypes/{feature['id']}"),
+        400,
+        "folder",
+    )
+
+
+def test_only_administrators_add_item_types_to_a_project(team: Team) -> None:
+    feature = item_types(team.clients["ORG_ADMIN"])["FEAT"]
+    path = f"/projects/{team.project['id']}/itemtypes/{feature['id']}"
+    for role, may in team.expect("PROJECT_ADMIN").items():
+        answer = team.clients[role].put(path)
+        if may:
+            assert answer.status_code == 200, (role, answer.text)
+        else:
+            assert_error(answer, 401, str(team.project["id"]))
+    assert_error(team.clients["READ_WRITE"].put(path), 401, "READ_WRITE", "PROJECT_ADMIN")
+    assert_error(team.clients["NONE"].put(path), 401, "no access")
 
 
 def test_normal_users_read_but_do_not_change_configuration(make_user: MakeUser) -> None:

@@ -86,6 +86,9 @@ class FakeProjects(items_pb2_grpc.ProjectsServicer):
     async def UpdateProject(self, request: Any, context: Context) -> core_pb2.Empty:
         raise NotImplementedError
 
+    async def AddProjectItemType(self, request: Any, context: Context) -> core_pb2.Empty:
+        raise NotImplementedError
+
 
 @dataclass
 class FakeTestRecords(testmgmt_pb2_grpc.TestRecordsServicer):

@@ -125,6 +125,22 @@ async def project_item_types(projectId: int, view: ItemTypes, gw: Gw, page: Pagi
     )
 
 
+@router.put(
+    "/projects/{projectId}/itemtypes/{itemTypeId}",
+    summary="Add an item type to a project",
+    description="Makes the item type available in the project, for its organization or "
+    "project administrators. Every item type is available in every project (configuration "
+    "is organization-wide), so this confirms that the project and the type exist and "
+    "changes nothing: repeating it answers the same. A project folder is refused (400).",
+    responses=schemas.updated(),
+)
+async def add_project_item_type(projectId: int, itemTypeId: int, gw: Gw) -> Response:
+    await gw.upstreams.items.projects.AddProjectItemType(
+        items_pb2.ProjectItemTypeRequest(project=projectId, item_type=itemTypeId)
+    )
+    return updated()
+
+
 @router.get("/picklists", summary="List pick lists", responses=schemas.page(records.PickList))
 async def list_pick_lists(view: PickLists, gw: Gw, page: Paging) -> Response:
     reply = await gw.upstreams.items.configuration.ListPickLists(page.message())

@@ -83,7 +83,7 @@ class ItemsModule(Module):
         sync = Sync(items, self.config)
         links = Links(items)
         grpc = runtime.grpc
-        grpc.add(rpc.add_ProjectsServicer_to_server, ProjectsServicer(self.projects))
+        grpc.add(rpc.add_ProjectsServicer_to_server, ProjectsServicer(self.projects, self.config))
         grpc.add(rpc.add_IdSpaceServicer_to_server, IdSpaceServicer(self.ids))
         runtime.publishes(self.outbox)
         grpc.add(

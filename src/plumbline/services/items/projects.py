@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,7 @@ from plumbline.common.access import Access, AccessCache, Action, read_by_ids, re
 from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, first_or_missing, insert_id, unique_violation
-from plumbline.common.errors import AlreadyExists, InvalidArgument, PermissionDenied
+from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
 from plumbline.services.items.models import projects
@@ -215,6 +215,30 @@ class Projects:
                 raise AlreadyExists(f"A project with the key {key!r} already exists.") from None
             raise
         await self.placer.place([_Placed(project_id, parent, is_folder)])
+
+    async def add_item_type(
+        self, project_id: int, item_type_id: int, item_types: Container[int]
+    ) -> None:
+        """``PUT /projects/{id}/itemtypes/{itemTypeId}``: makes the type available in the
+        project. Configuration is organisation-wide and every item type is available in
+        every project (``GET /projects/{id}/itemtypes`` lists them all), so this checks
+        that the caller administers the project, that the project (not a folder) and the
+        type (one of ``item_types``) exist, and changes nothing: it is idempotent and
+        emits no event."""
+        (await self.access.current()).require(Action.ADMIN, project_id)
+        async with self.db.read() as session:
+            row = await first_or_missing(
+                session,
+                select(projects.c.is_folder).where(projects.c.id == project_id),
+                f"No project with id {project_id}.",
+            )
+        if row.is_folder:
+            raise InvalidArgument(
+                f"{project_id} is a project folder; item types are added to projects, "
+                "and a folder holds no items."
+            )
+        if item_type_id not in item_types:
+            raise NotFound(f"No item type with id {item_type_id}.")
 
     async def _check_no_children(self, session: Any, folder: int) -> None:
         """Only an empty folder may become a project: a parent must be a folder."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from plumbline.common.access import Role
 from plumbline.common.context import Principal
 from plumbline.common.db import Database
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
@@ -72,3 +73,32 @@ async def test_folders_and_parents(projects: Projects) -> None:
     assert row.parent is None
     assert row.name == "Moved"
     assert row.version == 2
+
+
+async def test_adding_an_item_type_to_a_project(items_db: Database) -> None:
+    roles: dict[int, dict[int, Role]] = {7: {}, 8: {}}
+    projects = Projects(
+        items_db, outbox_for(items_db, "items"), access_cache(roles), RecordingPlacer()
+    )
+    types = {11, 12}
+    with acting_as(ADMIN):
+        pid = await projects.create(ProjectInput(project_key="P", fields={"name": "P"}))
+        folder = await projects.create(ProjectInput(is_folder=True, fields={"name": "F"}))
+        before = await projects.outbox.watermark()
+        await projects.add_item_type(pid, 11, types)
+        await projects.add_item_type(pid, 11, types)  # idempotent
+        with pytest.raises(NotFound, match="No item type with id 99"):
+            await projects.add_item_type(pid, 99, types)
+        with pytest.raises(NotFound, match="No project with id 999"):
+            await projects.add_item_type(999, 11, types)
+        with pytest.raises(InvalidArgument, match="project folder"):
+            await projects.add_item_type(folder, 11, types)
+    assert await projects.outbox.watermark() == before  # nothing changed, nothing emitted
+    roles[7][pid] = Role.PROJECT_ADMIN
+    roles[8][pid] = Role.READ_WRITE
+    with acting_as(Principal(7, "padmin")):
+        await projects.add_item_type(pid, 12, types)
+    with acting_as(Principal(8, "writer")), pytest.raises(PermissionDenied, match="READ_WRITE"):
+        await projects.add_item_type(pid, 12, types)
+    with acting_as(Principal(8, "writer")), pytest.raises(PermissionDenied, match="no access"):
+        await projects.add_item_type(999, 12, types)

@@ -11,6 +11,7 @@ from plumbline.api.items.v1 import items_pb2_grpc
 from plumbline.common.dates import format_datetime
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
+from plumbline.services.items.config import Configuration
 from plumbline.services.items.projects import ProjectInput, Projects
 
 
@@ -50,8 +51,9 @@ def _input(message: pb.ProjectInput) -> ProjectInput:
 class ProjectsServicer(items_pb2_grpc.ProjectsServicer):
     """Thin mapping onto ``Projects``."""
 
-    def __init__(self, projects: Projects) -> None:
+    def __init__(self, projects: Projects, config: Configuration) -> None:
         self.projects = projects
+        self.config = config
 
     async def ListProjects(
         self, request: pb.ListProjectsRequest, context: Context
@@ -72,4 +74,11 @@ class ProjectsServicer(items_pb2_grpc.ProjectsServicer):
         self, request: pb.UpdateProjectRequest, context: Context
     ) -> core_pb2.Empty:
         await self.projects.update(request.id, _input(request.project))
+        return core_pb2.Empty()
+
+    async def AddProjectItemType(
+        self, request: pb.ProjectItemTypeRequest, context: Context
+    ) -> core_pb2.Empty:
+        catalog = await self.config.catalog()
+        await self.projects.add_item_type(request.project, request.item_type, catalog.item_types)
         return core_pb2.Empty()
