@@ -192,6 +192,34 @@ def test_attachments_on_items_plans_and_runs(admin: httpx.Client, project: dict[
     assert admin.get(f"/attachments/{second}").status_code == 200
 
 
+def test_an_attachment_id_sent_as_a_string_of_digits(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    """An uploader takes the new attachment's id from ``meta.location`` (a string) and
+    posts it as it is: the original's JSON binding takes a string of digits for an integer
+    member, and so does every body here, with the same range check as a number."""
+    response = admin.post(
+        f"/projects/{project['id']}/attachments", json={"fields": {"name": "Spelled"}}
+    )
+    assert response.status_code == 201, response.text
+    spelled = response.json()["meta"]["location"].rsplit("/", 1)[1]
+    item = create_item(admin, project, "Requirement")
+    added = admin.post(f"/items/{item}/attachments", json={"attachment": spelled})
+    assert created_id(added) == int(spelled)
+    assert ids_of(admin.get(f"/items/{item}/attachments")) == [int(spelled)]
+    for wrong in ("12a", "", "1.5", f" {spelled}"):
+        assert_error(
+            admin.post(f"/items/{item}/attachments", json={"attachment": wrong}),
+            400,
+            "attachment: must be an integer (a JSON number or a string of digits)",
+        )
+    assert_error(
+        admin.post(f"/items/{item}/attachments", json={"attachment": str(2**63)}),
+        400,
+        "attachment: Input should be less than or equal to 9223372036854775807",
+    )
+
+
 def test_attachment_of_another_project_is_refused(
     admin: httpx.Client, project: dict[str, Any]
 ) -> None:
