@@ -279,6 +279,32 @@ def test_lock_comments_search_and_feed(
     assert admin.delete(f"/attachments/{attachment}").status_code == 404  # labs only
 
 
+def test_a_lock_put_without_a_content_type(admin: httpx.Client, project: dict[str, Any]) -> None:
+    """A client PUTs the lock with no Content-Type at all: a Basic or Bearer caller's body
+    without one is read as JSON when it parses. A text/plain or form type, a body that is
+    not JSON, and a browser page's request (it carries Origin) stay refused."""
+    attachment = new_attachment(admin, project)
+    path = f"/attachments/{attachment}/lock"
+    response = admin.put(path, content=b'{"locked": true}')
+    assert "content-type" not in response.request.headers
+    assert response.status_code == 200, response.text
+    assert admin.get(path).json()["data"]["locked"] is True
+    unlock = b'{"locked": false}'
+    for headers, body, shown in (
+        ({"Content-Type": "text/plain"}, unlock, "text/plain"),
+        ({"Content-Type": "application/x-www-form-urlencoded"}, unlock, "application/x-www"),
+        ({"Content-Type": "multipart/form-data; boundary=x"}, unlock, "multipart/form-data"),
+        ({}, b"locked=false", "none"),
+        ({"Origin": "https://elsewhere.example"}, unlock, "none"),
+    ):
+        assert_error(
+            admin.put(path, content=body, headers=headers),
+            400,
+            f"Request bodies must be JSON with Content-Type: application/json (got {shown}",
+        )
+    assert admin.get(path).json()["data"]["locked"] is True
+
+
 def test_who_may_do_what(team: Team) -> None:
     admin = team.clients["ORG_ADMIN"]
     attachment = new_attachment(admin, team.project)

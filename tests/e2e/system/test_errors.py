@@ -200,7 +200,9 @@ def test_bodies_must_say_they_are_json(admin: httpx.Client, records: dict[str, i
         {"Content-Type": "text/plain"},
         {"Content-Type": "application/x-www-form-urlencoded"},
         {"Content-Type": "application/xml"},
-        {},
+        # An empty type is not an absent one (a JSON body without the header is read as
+        # JSON for Basic and Bearer callers: test_attachments, test_a_lock_put_...).
+        {"Content-Type": ""},
     ):
         for method, path in (
             ("POST", "/usergroups"),
