@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import re
 
 from plumbline.common.errors import InvalidArgument
 
 MIN = -(2**63)
 MAX = 2**63 - 1
+_DIGITS = re.compile(r"-?[0-9]+")
 
 
 def fits(value: float) -> bool:
@@ -23,3 +25,16 @@ def out_of_range(where: str, value: float) -> InvalidArgument:
     else:
         shown = repr(value)
     return InvalidArgument(f"{where} must be between {MIN} and {MAX}, got {shown}.")
+
+
+def spelled(text: str) -> int | None:
+    """The integer a string of ASCII digits spells (a leading minus allowed), or None for
+    any other string (``"12a"``, ``""``, ``"1.5"``, ``" 3"``). Request bodies take ids and
+    integers spelled this way, as the original's JSON binding does. A string too long for
+    64 bits gives a number just past the range, so range checks word it and ``int`` is
+    never given thousands of digits."""
+    if _DIGITS.fullmatch(text) is None:
+        return None
+    if len(text.lstrip("-").lstrip("0")) > 19:
+        return MIN - 1 if text.startswith("-") else MAX + 1
+    return int(text)

@@ -8,12 +8,14 @@ from typing import Annotated, Any, Literal, NotRequired, TypeVar
 from annotated_types import Interval
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
     field_validator,
 )
 from pydantic.json_schema import SkipJsonSchema
+from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict
 
 from plumbline.common import int64
@@ -26,8 +28,27 @@ Short = Annotated[str, StringConstraints(max_length=255)]
 Phone = Annotated[str, StringConstraints(max_length=64)]
 Email = Annotated[str, StringConstraints(max_length=255, pattern=r"^[^@\s]+@[^@\s]+$")]
 Text = Annotated[str, StringConstraints(max_length=65535)]
+
+
+def numeric_string(value: Any) -> Any:
+    """A string of digits as the integer it spells (``int64.spelled``): clients send ids
+    taken from ``meta.location`` as ``"1004"``. Any other string is refused; other JSON
+    types are left to the (strict) integer check."""
+    if not isinstance(value, str):
+        return value
+    number = int64.spelled(value)
+    if number is None:
+        raise PydanticCustomError(
+            "int_parsing", "must be an integer (a JSON number or a string of digits)"
+        )
+    return number
+
+
+# An integer member of a body: a JSON number, or a string of digits. Described as the
+# contract's ``integer`` (the leniency is the binding's, documented in docs/gateway.md).
+Integer = Annotated[int, BeforeValidator(numeric_string)]
 # Ids travel to the services as int64: anything larger is a 400, not a 500.
-RecordId = Annotated[int, Interval(ge=int64.MIN, le=int64.MAX)]
+RecordId = Annotated[int, Interval(ge=int64.MIN, le=int64.MAX), BeforeValidator(numeric_string)]
 # A read-only member of a GET body: accepted so that clients can PUT back what they read,
 # ignored, and left out of the description (its examples would suggest it can be set).
 ReadOnly = Annotated[T, SkipJsonSchema()]
@@ -202,7 +223,7 @@ class FieldCreate(Strict):
     required: bool = False
     triggerSuspect: bool = False
     synchronize: bool = False
-    pickList: int | None = None
+    pickList: Integer | None = None
     textType: Annotated[str, StringConstraints(max_length=32)] | None = None
     pickListValues: list[Name] | None = None
 
@@ -214,27 +235,27 @@ class PickListOptionBody(Strict):
     description: Text | None = None
     value: Short | None = None
     color: Annotated[str, StringConstraints(max_length=32)] | None = None
-    sortOrder: int | None = None
+    sortOrder: Integer | None = None
     default: bool | None = None
     active: bool | None = None
-    id: ReadOnly[int | None] = None
+    id: ReadOnly[Integer | None] = None
     type: ReadOnly[str | None] = None
-    pickList: ReadOnly[int | None] = None
+    pickList: ReadOnly[Integer | None] = None
 
 
 class ItemParent(Strict):
     """RequestParent: an item or a project."""
 
-    item: int | None = None
-    project: int | None = None
+    item: Integer | None = None
+    project: Integer | None = None
 
 
 class ItemLocationBody(Strict):
     """RequestLocation; the read-only members of a GET body are accepted and ignored."""
 
     parent: ItemParent | None = None
-    sortOrder: ReadOnly[int | None] = None
-    globalSortOrder: ReadOnly[int | None] = None
+    sortOrder: ReadOnly[Integer | None] = None
+    globalSortOrder: ReadOnly[Integer | None] = None
     sequence: ReadOnly[str | None] = None
 
 
@@ -242,18 +263,18 @@ class ItemBody(Strict):
     """RequestItem; the read-only members of a GET ``data`` object are ignored."""
 
     globalId: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = None
-    project: int | None = None
-    itemType: int | None = None
-    childItemType: int | None = None
+    project: Integer | None = None
+    itemType: Integer | None = None
+    childItemType: Integer | None = None
     location: ItemLocationBody | None = None
     fields: JsonObject = Field(default_factory=dict)
-    id: ReadOnly[int | None] = None
+    id: ReadOnly[Integer | None] = None
     documentKey: ReadOnly[str | None] = None
     createdDate: ReadOnly[str | None] = None
     modifiedDate: ReadOnly[str | None] = None
     lastActivityDate: ReadOnly[str | None] = None
-    createdBy: ReadOnly[int | None] = None
-    modifiedBy: ReadOnly[int | None] = None
+    createdBy: ReadOnly[Integer | None] = None
+    modifiedBy: ReadOnly[Integer | None] = None
     lock: ReadOnly[dict[str, Any] | None] = None
     resources: ReadOnly[dict[str, Any] | None] = None
     type: ReadOnly[str | None] = None
@@ -262,10 +283,10 @@ class ItemBody(Strict):
 class RelationshipBody(Strict):
     """RequestRelationship; ``id``, ``suspect`` and ``type`` of a GET body are ignored."""
 
-    fromItem: int
-    toItem: int
-    relationshipType: int | None = None
-    id: ReadOnly[int | None] = None
+    fromItem: Integer
+    toItem: Integer
+    relationshipType: Integer | None = None
+    id: ReadOnly[Integer | None] = None
     suspect: ReadOnly[bool | None] = None
     type: ReadOnly[str | None] = None
 
@@ -275,22 +296,22 @@ class LockBody(Strict):
 
     locked: bool
     lastLockedDate: ReadOnly[str | None] = None
-    lockedBy: ReadOnly[int | None] = None
+    lockedBy: ReadOnly[Integer | None] = None
 
 
 class TagBody(Strict):
     """RequestTag."""
 
     name: Name
-    project: int | None = None
-    id: ReadOnly[int | None] = None
+    project: Integer | None = None
+    id: ReadOnly[Integer | None] = None
     type: ReadOnly[str | None] = None
 
 
 class ItemTagBody(Strict):
     """RequestItemTag."""
 
-    tag: int
+    tag: Integer
 
 
 class ReleaseBody(Strict):
@@ -299,11 +320,11 @@ class ReleaseBody(Strict):
     name: Name | None = None
     description: Text | None = None
     releaseDate: Annotated[str, StringConstraints(max_length=40)] | None = None
-    project: int | None = None
-    id: ReadOnly[int | None] = None
+    project: Integer | None = None
+    id: ReadOnly[Integer | None] = None
     active: ReadOnly[bool | None] = None
     archived: ReadOnly[bool | None] = None
-    itemCount: ReadOnly[int | None] = None
+    itemCount: ReadOnly[Integer | None] = None
     type: ReadOnly[str | None] = None
 
 
@@ -316,15 +337,15 @@ class CommentTextBody(Strict):
 class CommentLocationBody(Strict):
     """RequestCommentLocation."""
 
-    item: int | None = None
-    project: int | None = None
+    item: Integer | None = None
+    project: Integer | None = None
 
 
 class CommentBody(Strict):
     """RequestComment."""
 
     body: CommentTextBody
-    inReplyTo: int | None = None
+    inReplyTo: Integer | None = None
     commentType: Annotated[str, StringConstraints(max_length=32)] | None = None
     location: CommentLocationBody | None = None
 
@@ -332,7 +353,7 @@ class CommentBody(Strict):
 class SyncedItemBody(Strict):
     """RequestItemSyncedItem."""
 
-    item: int
+    item: Integer
 
 
 class TransitionBody(Strict):
@@ -347,7 +368,7 @@ class LinkBody(Strict):
 
     url: Annotated[str, StringConstraints(min_length=1, max_length=2048)]
     description: Text | None = None
-    id: ReadOnly[int | None] = None
+    id: ReadOnly[Integer | None] = None
     type: ReadOnly[str | None] = None
 
 
@@ -364,7 +385,7 @@ class FilterBody(Strict):
 
     name: Name
     projectScope: Literal["ALL", "CURRENT", "SPECIFIED"] = "CURRENT"
-    specifiedProject: int | None = None
+    specifiedProject: Integer | None = None
     filterQuery: JsonObject
     public: bool = False
 
@@ -372,13 +393,13 @@ class FilterBody(Strict):
 class FavoriteFilterBody(Strict):
     """A filter to add to the caller's favourites."""
 
-    filter: int
+    filter: Integer
 
 
 class MoveParent(Strict):
     """RequestMoveParent."""
 
-    project: int
+    project: Integer
 
 
 class MoveBody(Strict):
@@ -394,16 +415,16 @@ class TreeLocationBody(Strict):
     ``peer`` is the sibling the item goes right after; without it the item goes first.
     """
 
-    item: int
+    item: Integer
     parent: ItemParent
-    peer: int | None = None
+    peer: Integer | None = None
 
 
 class CategoryBody(Strict):
     """A new category path element."""
 
     name: Name
-    parent: int | None = None
+    parent: Integer | None = None
 
 
 class VisibilityBody(Strict):
@@ -415,22 +436,22 @@ class VisibilityBody(Strict):
 class ItemCategoriesBody(Strict):
     """Categories to apply to an item and to remove from it."""
 
-    add: list[int] = Field(default_factory=list)
-    remove: list[int] = Field(default_factory=list)
+    add: list[Integer] = Field(default_factory=list)
+    remove: list[Integer] = Field(default_factory=list)
 
 
 class _TestRecordBody(Strict):
     """The members of a test record's GET ``data`` a client cannot set: accepted, ignored."""
 
-    id: ReadOnly[int | None] = None
+    id: ReadOnly[Integer | None] = None
     documentKey: ReadOnly[str | None] = None
     globalId: ReadOnly[str | None] = None
-    itemType: ReadOnly[int | None] = None
+    itemType: ReadOnly[Integer | None] = None
     createdDate: ReadOnly[str | None] = None
     modifiedDate: ReadOnly[str | None] = None
     lastActivityDate: ReadOnly[str | None] = None
-    createdBy: ReadOnly[int | None] = None
-    modifiedBy: ReadOnly[int | None] = None
+    createdBy: ReadOnly[Integer | None] = None
+    modifiedBy: ReadOnly[Integer | None] = None
     resources: ReadOnly[dict[str, Any] | None] = None
     type: ReadOnly[str | None] = None
 
@@ -464,7 +485,7 @@ class TestCycleBody(_TestRecordBody):
 
     fields: JsonObject = Field(default_factory=dict)
     testRunGenerationConfig: GenerationConfig | None = None
-    project: ReadOnly[int | None] = None
+    project: ReadOnly[Integer | None] = None
 
 
 class TestRunBody(_TestRecordBody):
@@ -478,10 +499,10 @@ class TestRunBody(_TestRecordBody):
     model_config = ConfigDict(extra="ignore", strict=True, populate_by_name=True)
 
     fields: JsonObject = Field(default_factory=dict)
-    project: ReadOnly[int | None] = None
-    testCaseVersionNumber: ReadOnly[int | None] = None
-    sortOrderFromTestGroup: ReadOnly[int | None] = None
-    testGroup: ReadOnly[list[int] | None] = None
+    project: ReadOnly[Integer | None] = None
+    testCaseVersionNumber: ReadOnly[Integer | None] = None
+    sortOrderFromTestGroup: ReadOnly[Integer | None] = None
+    testGroup: ReadOnly[list[Integer] | None] = None
     lock: ReadOnly[dict[str, Any] | None] = None
 
 
@@ -492,7 +513,7 @@ class TestGroupBody(Strict):
 
     name: Name
     assignedTo: RecordId | None = None
-    id: ReadOnly[int | None] = None
+    id: ReadOnly[Integer | None] = None
     type: ReadOnly[str | None] = None
 
 
@@ -521,14 +542,14 @@ class PatchOperation(TypedDict):
 class RunUpdate(TypedDict):
     """The new execution fields of one test run of a bulk update."""
 
-    id: int
+    id: Integer
     fields: dict[str, Any]
 
 
 class ItemPatch(TypedDict):
     """The operations for one item of a bulk PATCH."""
 
-    id: int
+    id: Integer
     operations: list[PatchOperation]
 
 
@@ -563,9 +584,9 @@ class BaselineBody(Strict):
     description: Text = ""
     project: RecordId | None = None
     origin: BaselineOriginBody | None = None
-    id: ReadOnly[int | None] = None
+    id: ReadOnly[Integer | None] = None
     createdDate: ReadOnly[str | None] = None
-    createdBy: ReadOnly[int | None] = None
+    createdBy: ReadOnly[Integer | None] = None
     type: ReadOnly[str | None] = None
 
 
@@ -575,7 +596,7 @@ class BaselineFolderBody(Strict):
     name: Name
     project: RecordId
     parent: RecordId | None = None
-    id: ReadOnly[int | None] = None
+    id: ReadOnly[Integer | None] = None
     type: ReadOnly[str | None] = None
 
 

@@ -12,6 +12,7 @@ slot, so a stalled body holds nothing but its connection; then a slot (or 429).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 import time
@@ -240,6 +241,7 @@ class GatewayMiddleware:
                 refused = body
             else:
                 receive, pending = _replay(body, receive), False
+                refused = self._untyped_problem(scope, path, body["body"])
         if refused is not None:
             await self._refuse(refused, scope, receive, send, pending)
             return
@@ -353,8 +355,48 @@ class GatewayMiddleware:
     def _content_type_problem(scope: Scope, path: str) -> str | None:
         if path in _NON_JSON_PATHS or path.endswith(_NON_JSON_SUFFIXES):
             return None
-        content_type = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
+        content_type = _content_type(scope)
         if content_type == "application/json" or content_type.endswith("+json"):
             return None
-        shown = content_type or "none"
-        return f"Request bodies must be JSON with Content-Type: application/json (got {shown})."
+        if _header(scope, b"content-type") is None and _untyped_json_allowed(scope):
+            return None  # read as JSON if it parses (``_untyped_problem``)
+        return _not_json(content_type)
+
+    @staticmethod
+    def _untyped_problem(scope: Scope, path: str, body: bytes) -> Response | None:
+        """The 400 for a body without ``Content-Type`` (let through by the header checks
+        for a Basic or Bearer caller) that does not parse as JSON."""
+        if scope["method"] not in ("POST", "PUT", "PATCH"):
+            return None
+        if _header(scope, b"content-type") is not None:
+            return None
+        if path in _NON_JSON_PATHS or path.endswith(_NON_JSON_SUFFIXES):
+            return None
+        try:
+            # The parser the routes read bodies with (FastAPI's ``request.json()``).
+            json.loads(body)
+        except (ValueError, RecursionError):
+            return error(400, _not_json(""))
+        return None
+
+
+def _content_type(scope: Scope) -> str:
+    return (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
+
+
+def _not_json(content_type: str) -> str:
+    shown = content_type or "none"
+    return f"Request bodies must be JSON with Content-Type: application/json (got {shown})."
+
+
+def _untyped_json_allowed(scope: Scope) -> bool:
+    """Whether a body without a ``Content-Type`` header (an empty one is a type, refused)
+    may be read as JSON when it parses: for Basic and Bearer callers, as the original does
+    (scripts send some bodies that way). Never for the documentation page's cookie
+    session, nor for a request a browser sends from a page (it carries ``Origin``): a page
+    of another site can send a body with no type along with the browser's cookies or
+    cached Basic credentials, as a form or a ``text/plain`` body, which stay refused."""
+    if _header(scope, b"origin") is not None:
+        return False
+    scheme = (_header(scope, b"authorization") or "").partition(" ")[0].lower()
+    return scheme in ("basic", "bearer")

@@ -192,6 +192,34 @@ def test_attachments_on_items_plans_and_runs(admin: httpx.Client, project: dict[
     assert admin.get(f"/attachments/{second}").status_code == 200
 
 
+def test_an_attachment_id_sent_as_a_string_of_digits(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    """An uploader takes the new attachment's id from ``meta.location`` (a string) and
+    posts it as it is: the original's JSON binding takes a string of digits for an integer
+    member, and so does every body here, with the same range check as a number."""
+    response = admin.post(
+        f"/projects/{project['id']}/attachments", json={"fields": {"name": "Spelled"}}
+    )
+    assert response.status_code == 201, response.text
+    spelled = response.json()["meta"]["location"].rsplit("/", 1)[1]
+    item = create_item(admin, project, "Requirement")
+    added = admin.post(f"/items/{item}/attachments", json={"attachment": spelled})
+    assert created_id(added) == int(spelled)
+    assert ids_of(admin.get(f"/items/{item}/attachments")) == [int(spelled)]
+    for wrong in ("12a", "", "1.5", f" {spelled}"):
+        assert_error(
+            admin.post(f"/items/{item}/attachments", json={"attachment": wrong}),
+            400,
+            "attachment: must be an integer (a JSON number or a string of digits)",
+        )
+    assert_error(
+        admin.post(f"/items/{item}/attachments", json={"attachment": str(2**63)}),
+        400,
+        "attachment: Input should be less than or equal to 9223372036854775807",
+    )
+
+
 def test_attachment_of_another_project_is_refused(
     admin: httpx.Client, project: dict[str, Any]
 ) -> None:
@@ -249,6 +277,32 @@ def test_lock_comments_search_and_feed(
     assert_error(admin.get(f"/attachments/{attachment}/file"), 404)
     assert eventually(lambda: admin.get(f"/abstractitems/{attachment}").status_code == 404)
     assert admin.delete(f"/attachments/{attachment}").status_code == 404  # labs only
+
+
+def test_a_lock_put_without_a_content_type(admin: httpx.Client, project: dict[str, Any]) -> None:
+    """A client PUTs the lock with no Content-Type at all: a Basic or Bearer caller's body
+    without one is read as JSON when it parses. A text/plain or form type, a body that is
+    not JSON, and a browser page's request (it carries Origin) stay refused."""
+    attachment = new_attachment(admin, project)
+    path = f"/attachments/{attachment}/lock"
+    response = admin.put(path, content=b'{"locked": true}')
+    assert "content-type" not in response.request.headers
+    assert response.status_code == 200, response.text
+    assert admin.get(path).json()["data"]["locked"] is True
+    unlock = b'{"locked": false}'
+    for headers, body, shown in (
+        ({"Content-Type": "text/plain"}, unlock, "text/plain"),
+        ({"Content-Type": "application/x-www-form-urlencoded"}, unlock, "application/x-www"),
+        ({"Content-Type": "multipart/form-data; boundary=x"}, unlock, "multipart/form-data"),
+        ({}, b"locked=false", "none"),
+        ({"Origin": "https://elsewhere.example"}, unlock, "none"),
+    ):
+        assert_error(
+            admin.put(path, content=body, headers=headers),
+            400,
+            f"Request bodies must be JSON with Content-Type: application/json (got {shown}",
+        )
+    assert admin.get(path).json()["data"]["locked"] is True
 
 
 def test_who_may_do_what(team: Team) -> None:

@@ -8,7 +8,8 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.api import Team, assert_error, create_item, created_id, total_of
+from tests.e2e.api import Team, api_credentials, assert_error, create_item, created_id, total_of
+from tests.e2e.topology import System
 
 LABS = "/rest/labs"
 
@@ -262,3 +263,38 @@ def test_folders(team: Team) -> None:
         team.clients["READ_ONLY"].get(folders, params={"project": project["id"]}).status_code == 200
     )
     assert_error(team.clients["NONE"].get(folders, params={"project": project["id"]}), 401)
+
+
+def test_a_baselines_put_without_a_content_type(
+    system: System, admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    """Clients send some baseline PUTs with no Content-Type at all: a Bearer (or Basic)
+    caller's body without one is read as JSON when it parses; one that does not parse is
+    refused as before."""
+    client_id, secret = api_credentials(system)
+    token = httpx.post(
+        f"{system.url}/rest/oauth/token",
+        data={"grant_type": "client_credentials"},
+        auth=(client_id, secret),
+    ).json()["access_token"]
+    baseline = take(admin, project, "Untyped")
+    folder = created_id(
+        admin.post(
+            labs(admin, "/baselines/folders"), json={"name": "Untyped", "project": project["id"]}
+        )
+    )
+    path = f"{system.url}/rest/v1/baselinetree/{project['id']}/move"
+    bearer = {"Authorization": f"Bearer {token}"}
+    body = b'{"baseline": %d, "folder": %d}' % (baseline, folder)
+    moved = httpx.put(path, content=body, headers=bearer)
+    assert "content-type" not in moved.request.headers
+    assert moved.status_code == 200, moved.text
+    assert admin.get(f"/baselines/{baseline}").json()["data"]["folder"] == folder
+    back = admin.put(f"/baselinetree/{project['id']}/move", content=b'{"baseline": %d}' % baseline)
+    assert back.status_code == 200, back.text
+    assert "folder" not in admin.get(f"/baselines/{baseline}").json()["data"]
+    assert_error(
+        httpx.put(path, content=b"baseline=%d" % baseline, headers=bearer),
+        400,
+        "Request bodies must be JSON with Content-Type: application/json (got none)",
+    )

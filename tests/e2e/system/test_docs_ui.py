@@ -159,6 +159,29 @@ def test_openapi_document_lists_the_routes(system: System) -> None:
     assert httpx.get(f"{system.url}/rest/v1/api-docs", cookies=cookies).status_code == 200
 
 
+def test_the_session_cookie_never_sends_a_body_without_a_content_type(system: System) -> None:
+    """Basic and Bearer callers may send a JSON body with no Content-Type; the page's cookie
+    session may not: another site's page can send such a body with the browser's cookie."""
+    cookies = _login(system)
+    name = unique("Untyped ")
+    response = httpx.post(
+        f"{system.url}/rest/v1/usergroups",
+        content=b'{"name": "%s"}' % name.encode(),
+        cookies=cookies,
+    )
+    assert "content-type" not in response.request.headers
+    assert response.status_code == 400, response.text
+    assert response.json()["meta"]["message"] == (
+        "Request bodies must be JSON with Content-Type: application/json (got none)."
+    )
+    typed = httpx.post(
+        f"{system.url}/rest/v1/usergroups",
+        json={"name": name},
+        cookies=cookies,
+    )
+    assert typed.status_code == 201, typed.text
+
+
 def _unavailable(message: str) -> NoReturn:
     if os.environ.get("CI"):
         pytest.fail(f"{message} (the browser test is required in CI; run make browser)")

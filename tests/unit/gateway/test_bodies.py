@@ -99,3 +99,64 @@ def test_a_cycle_generation_config_refuses_unknown_statuses() -> None:
         TestCycleBody.model_validate(
             {"testRunGenerationConfig": {"testRunStatusesToInclude": ["x"]}}
         )
+
+
+@pytest.mark.parametrize(
+    ("sent", "got"),
+    [("1004", 1004), (1004, 1004), ("-5", -5), ("0042", 42), ("9223372036854775807", 2**63 - 1)],
+)
+def test_an_integer_member_takes_a_string_of_digits(sent: Any, got: int) -> None:
+    """Clients send ids taken from ``meta.location`` as strings, as the original accepts;
+    the description stays the contract's ``integer`` (the leniency is the binding's)."""
+    from plumbline.gateway.bodies import ItemAttachmentBody, ItemBody, RelationshipBody
+
+    assert ItemAttachmentBody.model_validate({"attachment": sent}).attachment == got
+    body = RelationshipBody.model_validate({"fromItem": sent, "toItem": "7"})
+    assert (body.fromItem, body.toItem) == (got, 7)
+    assert ItemBody.model_validate({"project": sent, "itemType": "3"}).project == got
+    assert ItemAttachmentBody.model_json_schema()["properties"]["attachment"] == {
+        "maximum": 2**63 - 1,
+        "minimum": -(2**63),
+        "title": "Attachment",
+        "type": "integer",
+    }
+    assert ItemBody.model_json_schema()["properties"]["project"]["anyOf"][0] == {"type": "integer"}
+
+
+@pytest.mark.parametrize("sent", ["12a", "", "1.5", " 3", "3 ", "3\n", "+3", "1_000", "\u0663"])
+def test_an_integer_member_refuses_other_strings_naming_the_member(sent: str) -> None:
+    from pydantic import ValidationError
+
+    from plumbline.gateway.bodies import ItemAttachmentBody, ItemBody
+    from plumbline.gateway.errors import describe_validation
+
+    for model, member in ((ItemAttachmentBody, "attachment"), (ItemBody, "project")):
+        with pytest.raises(ValidationError) as info:
+            model.model_validate({member: sent})
+        message = describe_validation([dict(e) for e in info.value.errors()])
+        assert message == f"{member}: must be an integer (a JSON number or a string of digits)."
+
+
+@pytest.mark.parametrize(
+    ("sent", "words"),
+    [
+        ("9223372036854775808", "less than or equal to 9223372036854775807"),
+        ("-9223372036854775809", "greater than or equal to -9223372036854775808"),
+        ("9" * 5000, "less than or equal to 9223372036854775807"),
+    ],
+)
+def test_a_string_of_digits_has_the_range_of_a_number(sent: str, words: str) -> None:
+    from pydantic import ValidationError
+
+    from plumbline.gateway.bodies import BaselineOriginBody, ItemAttachmentBody
+    from plumbline.gateway.errors import describe_validation
+
+    with pytest.raises(ValidationError) as info:
+        ItemAttachmentBody.model_validate({"attachment": sent})
+    assert (
+        describe_validation([dict(e) for e in info.value.errors()])
+        == f"attachment: Input should be {words}."
+    )
+    with pytest.raises(ValidationError) as info:
+        BaselineOriginBody.model_validate({"items": ["1", sent]})
+    assert describe_validation([dict(e) for e in info.value.errors()]).startswith("items.1: ")

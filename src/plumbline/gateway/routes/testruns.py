@@ -192,7 +192,10 @@ async def refresh_run(request: Request, id: int, version: Version, gw: Gw) -> Re
 
 
 def _update(number: int, entry: Any) -> testmgmt_pb2.RunUpdate:
-    """One element of a bulk update: ``{"id": <test run id>, "fields": {...}}``."""
+    """One element of a bulk update: ``{"id": <test run id>, "fields": {...}}`` (the id a
+    number or a string of digits, as in every body)."""
+    if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+        entry = dict(entry, id=int64.spelled(entry["id"]))
     if (
         not isinstance(entry, dict)
         or not isinstance(entry.get("id"), int)

@@ -74,6 +74,9 @@ def bulk_patch(raw: bytes) -> list[tuple[int, list[Any]]]:
         )
     patches = []
     for number, entry in enumerate(entries):
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+            # An id spelled as digits, as in every body; the operations stay as sent.
+            entry = dict(entry, id=int64.spelled(entry["id"]))
         if (
             not isinstance(entry, dict)
             or not isinstance(entry.get("id"), int)

@@ -28,7 +28,8 @@ def test_the_body_is_a_non_empty_array(body: Any) -> None:
 @pytest.mark.parametrize(
     "entry",
     [
-        {"id": "3", "operations": []},
+        {"id": "3a", "operations": []},
+        {"id": " 3", "operations": []},
         {"id": True, "operations": []},
         {"id": 3, "operations": {}},
         {"id": 3},
@@ -56,3 +57,12 @@ def test_an_id_wider_than_64_bits_is_named() -> None:
     with pytest.raises(InvalidArgument) as info:
         bulk_patch(orjson.dumps([{"id": 2**64 - 1, "operations": []}]))
     assert info.value.message.startswith("entry 0.id must be between")
+
+
+def test_an_id_may_be_a_string_of_digits_and_values_stay_as_sent() -> None:
+    """An entry's id is a body member like any other (``"12"`` is 12); a patch value is
+    free JSON written into fields: a string of digits stays a string."""
+    operations = [{"op": "replace", "path": "/fields/name", "value": "1004"}]
+    assert bulk_patch(orjson.dumps([{"id": "12", "operations": operations}])) == [(12, operations)]
+    with pytest.raises(InvalidArgument, match="entry 0"):
+        bulk_patch(orjson.dumps([{"id": "12a", "operations": operations}]))
