@@ -193,10 +193,12 @@ class GatewayMiddleware:
         started = time.perf_counter()
         # 499 (nginx's "client closed request") unless a response starts.
         status_holder: list[int] = [499]
+        started_response = [False]
 
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status_holder[0] = message["status"]
+                started_response[0] = True
                 headers = list(message.get("headers", ()))
                 headers.append((b"x-request-id", request_id.encode()))
                 message = dict(message, headers=headers)
@@ -209,6 +211,12 @@ class GatewayMiddleware:
             # headers on every answer, 401 and 429 included, so the page can read them.
             elif not await cors.answer_preflight(scope, send_wrapper):
                 await self._api(scope, receive, cors.with_cors(scope, send_wrapper))
+        except Exception:
+            # An error no handler answered: the server answers 500 for it, and the log
+            # says so (499 stays for a client that went away).
+            if not started_response[0]:
+                status_holder[0] = 500
+            raise
         finally:
             elapsed = time.perf_counter() - started
             status = status_holder[0]

@@ -322,3 +322,23 @@ def test_who_may_do_what(team: Team) -> None:
             f"/projects/{team.project['id']}/attachments", json={"fields": {"name": "x"}}
         )
         assert (created.status_code == 201) == may_write, (role, created.text)
+
+
+def test_range_positions_beyond_64_bits_are_400s(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    attachment = new_attachment(admin, project)
+    upload(admin, attachment, b"0123456789")
+    path = f"/attachments/{attachment}/file"
+    huge = "9" * 5000
+    for header in (f"bytes={huge}-", f"bytes=0-{huge}", f"bytes=-{huge}", f"bytes={2**63}-"):
+        for response in (
+            admin.get(path, headers={"Range": header}),
+            admin.get("/files", params={"url": path}, headers={"Range": header}),
+        ):
+            assert_error(response, 400, "Range", str(2**63 - 1))
+            assert len(response.json()["meta"]["message"]) < 300
+    # Leading zeros are no larger number.
+    padded = admin.get(path, headers={"Range": "bytes=" + "0" * 5000 + "2-3"})
+    assert padded.status_code == 206
+    assert padded.content == b"23"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -563,3 +565,40 @@ def test_lock_blocks_other_users(
         ).status_code
         == 200
     )
+
+
+def test_concurrent_patches_of_one_item_all_land(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    """20 PATCHes at once, each adding another field of one item: none is lost."""
+    count = 20
+    feature = project["types"]["FEAT"]
+    names = []
+    for n in range(count):
+        name = unique(f"f{n}_")
+        created = admin.post(
+            f"/itemtypes/{feature['id']}/fields",
+            json={"name": name, "label": f"Field {n}", "fieldType": "TEXT"},
+        )
+        assert created.status_code == 201, created.text
+        names.append(f"{name}${feature['id']}")
+    body = {"project": project["id"], "itemType": feature["id"], "fields": {"name": "Probe"}}
+    probe = admin.post("/items", json=body).json()["meta"]["id"]
+    every = [{"op": "add", "path": f"/fields/{n}", "value": "x"} for n in names]
+    # The item-type cache of the services refreshes within seconds.
+    deadline = time.monotonic() + 15
+    while admin.patch(f"/items/{probe}", json=every).status_code != 200:
+        assert time.monotonic() < deadline, "the new fields never became usable"
+        time.sleep(0.2)
+    body["fields"] = {"name": "Busy"}
+    item = admin.post("/items", json=body).json()["meta"]["id"]
+
+    def add(n: int) -> int:
+        patch = [{"op": "add", "path": f"/fields/{names[n]}", "value": f"value {n}"}]
+        return admin.patch(f"/items/{item}", json=patch).status_code
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        answers = list(pool.map(add, range(count)))
+    assert answers == [200] * count
+    fields = admin.get(f"/items/{item}").json()["data"]["fields"]
+    assert [fields.get(name) for name in names] == [f"value {n}" for n in range(count)]

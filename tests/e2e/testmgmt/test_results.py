@@ -248,3 +248,10 @@ def test_test_runners_may_report_and_readers_may_not(team: Team, admin: httpx.Cl
         else:
             assert_error(response, 401)
     assert _statuses(admin, cycle) == {"Guarded": "FAILED"}
+
+
+def test_a_cycle_id_beyond_64_bits_is_a_400(admin: httpx.Client) -> None:
+    report = _report(_case("Only"))
+    for cycle in (2**63, 2**64 + 5, 10**30):
+        response = admin.post(results_url(admin, cycle), content=report, headers=XML)
+        assert_error(response, 400, "testCycleId", "out of range", str(2**63 - 1))

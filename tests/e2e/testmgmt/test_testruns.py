@@ -3,6 +3,7 @@ a run from its test case, include, /abstractitems, and who may record results.""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -380,3 +381,26 @@ def test_results_by_role(team: Team, admin: httpx.Client) -> None:
             assert_error(results["put"], 401, "READ_ONLY", "TEST_RUNNER", f"test run {run}")
         if role == "TEST_RUNNER":
             assert_error(writes["plan"], 401, "TEST_RUNNER", "READ_WRITE")
+
+
+def test_concurrent_step_patches_all_land(admin: httpx.Client, project: dict[str, Any]) -> None:
+    """20 PATCHes at once, each setting another step of one run: none is lost."""
+    count = 20
+    actions = [f"Step {n}" for n in range(count)]
+    case = new_test_case(admin, project, "Many steps", steps(*actions))
+    plan = new_plan(admin, project)
+    add_cases(admin, plan, default_group(admin, plan), case)
+    [run] = runs_of(admin, new_cycle(admin, plan))
+
+    def set_passed(step: int) -> int:
+        patch = [
+            {"op": "replace", "path": f"/fields/testRunSteps/{step}/status", "value": "PASSED"}
+        ]
+        return admin.patch(f"/testruns/{run['id']}", json=patch).status_code
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        answers = list(pool.map(set_passed, range(count)))
+    assert answers == [200] * count
+    after = run_of(admin, run["id"])["fields"]
+    assert [s["status"] for s in after["testRunSteps"]] == ["PASSED"] * count
+    assert after["testRunStatus"] == "PASSED"

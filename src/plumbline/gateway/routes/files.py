@@ -21,6 +21,7 @@ from starlette.responses import Response, StreamingResponse
 
 from plumbline.api.attachments.v1 import attachments_pb2 as pb
 from plumbline.api.core.v1 import core_pb2
+from plumbline.common import int64
 from plumbline.common.errors import InvalidArgument, TooLarge, size_text
 from plumbline.common.streams import read_ahead
 from plumbline.gateway import schemas
@@ -113,11 +114,29 @@ def _range(header: str | None) -> dict[str, int]:
     first, last = match.group(1), match.group(2)
     if not first and not last:
         return {}
+    for digits in (first, last):
+        if digits and not int64.fits(_position(digits)):
+            raise InvalidArgument(
+                f"The Range header's byte positions must be at most {int64.MAX}; got "
+                f"{_shown(digits)}."
+            )
     if not first:
-        return {"suffix_length": int(last)}
-    if last and int(last) < int(first):
+        return {"suffix_length": _position(last)}
+    if last and _position(last) < _position(first):
         return {}
-    return {"first": int(first), **({"last": int(last)} if last else {})}
+    return {"first": _position(first), **({"last": _position(last)} if last else {})}
+
+
+def _position(digits: str) -> int:
+    """A byte position's digits as a number, without converting more digits than an
+    int64 has (Python refuses to convert more than 4,300)."""
+    significant = digits.lstrip("0") or "0"
+    return int(significant) if len(significant) <= len(str(int64.MAX)) else int64.MAX + 1
+
+
+def _shown(digits: str) -> str:
+    """A number for a message: a long one shortened, with its length."""
+    return digits if len(digits) <= 40 else f"{digits[:20]}... ({len(digits)} digits)"
 
 
 def _disposition(name: str) -> str:
@@ -173,7 +192,11 @@ _FILE_RESPONSES = {
 }
 
 RangeHeader = Annotated[
-    str | None, Header(alias="Range", description="One byte range: bytes=first-last.")
+    str | None,
+    Header(
+        alias="Range",
+        description="One byte range: bytes=first-last. A position over 2^63-1 is a 400.",
+    ),
 ]
 IfRange = Annotated[
     str | None,

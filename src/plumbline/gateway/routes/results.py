@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
+from plumbline.common import int64
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.junit import REFERENCE_PROPERTIES
 from plumbline.gateway import records, representations, schemas
@@ -96,6 +97,11 @@ async def ingest_results(
         ),
     ] = None,
 ) -> Response:
+    if not int64.fits(testCycleId):
+        # Checked here: the number would otherwise fail inside the streamed call.
+        raise InvalidArgument(
+            f"testCycleId is out of range: at most {int64.MAX}, got {testCycleId}."
+        )
     part = await _file_part(request)
 
     async def chunks() -> AsyncIterator[testmgmt_pb2.ReportChunk]:

@@ -4,6 +4,7 @@ deleted with their runs."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -16,7 +17,7 @@ from plumbline.common.access import Access, Action
 from plumbline.common.catalog import Catalog
 from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
-from plumbline.common.errors import InvalidArgument
+from plumbline.common.errors import InvalidArgument, Unavailable
 from plumbline.common.events import Event
 from plumbline.common.fields import check_fields
 from plumbline.common.recordsearch import page
@@ -63,6 +64,28 @@ class NewRuns:
             for run_id, key, w in zip(self.ids, self.keys, self.wanted, strict=True)
             if not skip or (w.group, w.test_case) not in skip
         ]
+
+
+#: A change of a cycle and what it becomes: its fields and generation config, from
+#: the cycle as it is.
+Change = Callable[[Row[Any]], tuple[Any, bytes]]
+
+#: How often a cycle's change is worked out again when the cycle changed meanwhile.
+REPLACE_ATTEMPTS = 5
+
+
+class _Changed(Exception):
+    """The cycle changed between working out a change and writing it."""
+
+
+@dataclass(frozen=True)
+class Regeneration:
+    """A cycle's new fields and config, the runs it wants and the new ones to make."""
+
+    fields: dict[str, Any]
+    config: generation.Config
+    wanted: list[Wanted]
+    new_runs: NewRuns
 
 
 class Cycles(store.Domain):
@@ -157,10 +180,44 @@ class Cycles(store.Domain):
         Runs of test cases the cycle still includes keep their results; cases added to
         a group since get runs; runs of cases no longer included are deleted.
         """
+        await self._replace(cycle_id, lambda _cycle: (values, config_json))
+
+    async def patch(self, cycle_id: int, operations: Any) -> None:
+        """``PATCH /testcycles/{id}``: operations on the PUT request object."""
+
+        def patched(cycle: Row[Any]) -> tuple[Any, bytes]:
+            document = {
+                "fields": editable(cycle),
+                "testRunGenerationConfig": json.loads(cycle.generation_json or "{}"),
+            }
+            result = jsonpatch.apply(document, operations)
+            config = result.get("testRunGenerationConfig")
+            return result.get("fields") or {}, json.dumps(config or {}).encode()
+
+        await self._replace(cycle_id, patched)
+
+    async def _replace(self, cycle_id: int, change: Change) -> None:
+        """The cycle changed by ``change(cycle)`` (its fields and generation config) and
+        its runs regenerated. What to generate is worked out before the write (it asks
+        the items service); when the cycle changed meanwhile, the change is worked out
+        again on the cycle as it now is, so that no concurrent change is lost."""
+        for _ in range(REPLACE_ATTEMPTS):
+            try:
+                await self._replace_once(cycle_id, change)
+                return
+            except _Changed:
+                continue
+        raise Unavailable(
+            f"Test cycle {cycle_id} kept changing while this change was applied; try again."
+        )
+
+    async def _replace_once(self, cycle_id: int, change: Change) -> None:
         access = await self.access.current()
-        _, fields = await self._fields(values)
         async with self.db.read() as session:
             cycle = await store.load(session, cycle_id, CYCLE, access, Action.WRITE)
+        values, config_json = change(cycle)
+        _, fields = await self._fields(values)
+        async with self.db.read() as session:
             config = (
                 generation.parse_config(json.loads(config_json))
                 if config_json
@@ -171,69 +228,72 @@ class Cycles(store.Domain):
         missing = [w for w in wanted if (w.group, w.test_case) not in existing]
         new_runs = await self._new_runs(cycle.project, missing)
         catalog = await self.items.catalog()
-        caller = access.principal
-        now = utcnow()
         async with self.outbox.transaction() as session:
-            cycle = await store.load(
+            locked = await store.load(
                 session, cycle_id, CYCLE, access, Action.WRITE, for_update=True
             )
-            store.check_lock(cycle, caller)
-            plan = await store.load(session, cycle.plan, PLAN, access)
-            existing = await _runs_of(session, cycle_id)
-            keep = {(w.group, w.test_case): w for w in wanted}
-            deleted, moved = [], []
-            for place, run in existing.items():
-                if place not in keep:
-                    await session.execute(delete(records).where(records.c.id == run.id))
-                    deleted.append(run)
-                elif run.sort_order != keep[place].sort_order:
-                    # Its place is part of the run (sortOrderFromTestGroup): a new version.
-                    await store.touch(session, run, caller, now, sort_order=keep[place].sort_order)
-                    moved.append(run.id)
-            rows = new_runs.rows(plan, cycle_id, caller, now, skip=set(existing))
-            if rows:
-                await session.execute(records.insert(), rows)
-            await store.touch(
-                session,
-                cycle,
-                caller,
-                now,
-                fields_json=json.dumps(fields),
-                name=str(fields.get("name", ""))[:255],
-                generation_json=config.to_json(),
+            if locked.version != cycle.version:
+                raise _Changed
+            store.check_lock(locked, access.principal)
+            await self._regenerate(
+                session, locked, Regeneration(fields, config, wanted, new_runs), catalog, access
             )
-            made = [r["id"] for r in rows]
-            written = await store.rows_by_id(session, [cycle_id, *moved, *made])
-            payload = {**store.summary(cycle, fields), "testPlan": cycle.plan}
-            payload.update(snapshot(written[cycle_id], catalog, access))
-            events = [
-                store.record_event(
-                    "updated",
-                    CYCLE,
-                    cycle_id,
-                    cycle.project,
-                    caller,
-                    written[cycle_id].version,
-                    payload,
-                )
-            ]
-            events += [_run_event("deleted", run, caller) for run in deleted]
-            events += [_run_event("updated", written[i], caller, catalog, access) for i in moved]
-            events += [_run_event("created", written[i], caller, catalog, access) for i in made]
-            await self.outbox.add_all(session, events)
 
-    async def patch(self, cycle_id: int, operations: Any) -> None:
-        """``PATCH /testcycles/{id}``: operations on the PUT request object."""
-        access = await self.access.current()
-        async with self.db.read() as session:
-            cycle = await store.load(session, cycle_id, CYCLE, access, Action.WRITE)
-        document = {
-            "fields": editable(cycle),
-            "testRunGenerationConfig": json.loads(cycle.generation_json or "{}"),
-        }
-        patched = jsonpatch.apply(document, operations)
-        config = patched.get("testRunGenerationConfig")
-        await self.update(cycle_id, patched.get("fields") or {}, json.dumps(config or {}).encode())
+    async def _regenerate(
+        self,
+        session: AsyncSession,
+        cycle: Row[Any],
+        change: Regeneration,
+        catalog: Catalog,
+        access: Access,
+    ) -> None:
+        caller = access.principal
+        now = utcnow()
+        cycle_id = cycle.id
+        fields = change.fields
+        plan = await store.load(session, cycle.plan, PLAN, access)
+        existing = await _runs_of(session, cycle_id)
+        keep = {(w.group, w.test_case): w for w in change.wanted}
+        deleted, moved = [], []
+        for place, run in existing.items():
+            if place not in keep:
+                await session.execute(delete(records).where(records.c.id == run.id))
+                deleted.append(run)
+            elif run.sort_order != keep[place].sort_order:
+                # Its place is part of the run (sortOrderFromTestGroup): a new version.
+                await store.touch(session, run, caller, now, sort_order=keep[place].sort_order)
+                moved.append(run.id)
+        rows = change.new_runs.rows(plan, cycle_id, caller, now, skip=set(existing))
+        if rows:
+            await session.execute(records.insert(), rows)
+        await store.touch(
+            session,
+            cycle,
+            caller,
+            now,
+            fields_json=json.dumps(fields),
+            name=str(fields.get("name", ""))[:255],
+            generation_json=change.config.to_json(),
+        )
+        made = [r["id"] for r in rows]
+        written = await store.rows_by_id(session, [cycle_id, *moved, *made])
+        payload = {**store.summary(cycle, fields), "testPlan": cycle.plan}
+        payload.update(snapshot(written[cycle_id], catalog, access))
+        events = [
+            store.record_event(
+                "updated",
+                CYCLE,
+                cycle_id,
+                cycle.project,
+                caller,
+                written[cycle_id].version,
+                payload,
+            )
+        ]
+        events += [_run_event("deleted", run, caller) for run in deleted]
+        events += [_run_event("updated", written[i], caller, catalog, access) for i in moved]
+        events += [_run_event("created", written[i], caller, catalog, access) for i in made]
+        await self.outbox.add_all(session, events)
 
     async def delete(self, cycle_id: int) -> None:
         """``DELETE /testcycles/{id}``: the cycle and its runs."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import Row, delete, select
@@ -66,12 +67,33 @@ class Plans(store.Domain):
 
     async def update(self, plan_id: int, values: Any) -> None:
         """``PUT /testplans/{id}``: the fields sent replace the plan's editable fields."""
-        access = await self.access.current()
         catalog = await self.items.catalog()
         item_type = await self.items.item_type(remote.PLAN)
         fields = check_fields(catalog, item_type, values, creating=True)
+        await self._replace(plan_id, catalog, lambda _row: fields)
+
+    async def patch(self, plan_id: int, operations: Any) -> None:
+        """``PATCH /testplans/{id}``: operations on the PUT request object, applied to
+        the plan as it is once locked (two patches at once both land)."""
+        catalog = await self.items.catalog()
+        item_type = await self.items.item_type(remote.PLAN)
+
+        def fields_of(row: Row[Any]) -> dict[str, Any]:
+            document = {"project": row.project, "fields": editable(row)}
+            values = jsonpatch.apply(document, operations).get("fields") or {}
+            return check_fields(catalog, item_type, values, creating=True)
+
+        await self._replace(plan_id, catalog, fields_of)
+
+    async def _replace(
+        self, plan_id: int, catalog: Catalog, fields_of: Callable[[Row[Any]], dict[str, Any]]
+    ) -> None:
+        """The plan's editable fields replaced by ``fields_of(plan)``, read and written
+        in one transaction with the plan locked."""
+        access = await self.access.current()
         async with self.outbox.transaction() as session:
             row = await store.load(session, plan_id, PLAN, access, Action.WRITE, for_update=True)
+            fields = fields_of(row)
             store.check_lock(row, access.principal)
             await store.touch(
                 session,
@@ -82,15 +104,6 @@ class Plans(store.Domain):
                 name=str(fields.get("name", ""))[:255],
             )
             await self._updated(session, plan_id, catalog, access, store.summary(row, fields))
-
-    async def patch(self, plan_id: int, operations: Any) -> None:
-        """``PATCH /testplans/{id}``: operations on the PUT request object."""
-        access = await self.access.current()
-        async with self.db.read() as session:
-            row = await store.load(session, plan_id, PLAN, access, Action.WRITE)
-        document = {"project": row.project, "fields": editable(row)}
-        patched = jsonpatch.apply(document, operations)
-        await self.update(plan_id, patched.get("fields") or {})
 
     async def set_archived(self, plan_id: int, archived: bool) -> None:
         """``PUT /testplans/{id}/archived``."""

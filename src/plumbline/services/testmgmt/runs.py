@@ -184,11 +184,13 @@ class Runs(store.Domain):
     async def patch(self, run_id: int, operations: Any) -> None:
         """``PATCH /testruns/{id}``: operations on the PUT request object."""
         access = await self.access.current()
-        async with self.db.read() as session:
-            row = await store.load(session, run_id, RUN, access, Action.EXECUTE)
-        shown = {**json.loads(row.fields_json), "testRunStatus": row.status or NOT_RUN}
-        patched = jsonpatch.apply({"fields": shown}, operations)
-        await self.update(run_id, patched.get("fields") or {})
+        # Read, patch and write in one transaction with the run locked: two patches of
+        # one run at once must both land (each on the other's result), as PUT does.
+        async with self.outbox.transaction() as session:
+            row = await store.load(session, run_id, RUN, access, Action.EXECUTE, for_update=True)
+            shown = {**json.loads(row.fields_json), "testRunStatus": row.status or NOT_RUN}
+            patched = jsonpatch.apply({"fields": shown}, operations)
+            await self.record(session, access, [(run_id, patched.get("fields") or {})], single=True)
 
     async def update_many(
         self, updates: list[tuple[int, Any]], *, single: bool = False
