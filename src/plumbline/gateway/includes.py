@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -243,17 +244,30 @@ def links_for(
     }
 
 
+#: The shape of an ``include`` value: ``data.<member>`` or ``data.fields.<field name>``, any
+#: depth (``data.location.parent.item``), each name of letters, digits, ``_`` and ``$``.
+LINK_PATH = re.compile(r"data(?:\.[A-Za-z0-9_$]+)+")
+
+
 def requested(
     include: Sequence[str], resource: str, extra: dict[str, str] | None = None
 ) -> list[str]:
-    """The ``include`` values, checked against the resource's links."""
+    """The ``include`` values; only a malformed one is refused.
+
+    A value that names a reference these records do not have is kept and ignored by
+    ``resolve`` (clients ask for the same includes whatever a filter or search returns:
+    items, test cases and runs alike). Malformed means neither a link of the resource
+    (configured fields included, whatever their names) nor of the ``LINK_PATH`` shape.
+    """
     values = [v.strip() for v in include if v.strip()]
     allowed = {**LINKS[resource], **(extra or {})}
     for value in values:
-        if value not in allowed:
+        if value not in allowed and not LINK_PATH.fullmatch(value):
             names = ", ".join(allowed) or "none"
             raise InvalidArgument(
-                f"include: {value!r} is not a link of {resource}; allowed: {names}"
+                f"include: {value!r} is not a link path; a link path is data.<member> or "
+                "data.fields.<field name> (names of letters, digits, _ and $ joined by dots); "
+                f"the links of {resource} are: {names}"
             )
     return values
 
@@ -293,7 +307,9 @@ async def resolve(
     records = list(records)
     links = {**LINKS[resource], **(extra or {})}
     for path in includes:
-        target = links[path]
+        target = links.get(path)
+        if target is None:
+            continue  # a reference these records do not have: nothing to include
         for record in records:
             for v in _values(record, path):
                 if isinstance(v, int) and not isinstance(v, bool):

@@ -255,7 +255,7 @@ def test_bad_activity_queries(admin: httpx.Client) -> None:
     )
     assert_error(admin.get("/activities", params={"project": 1, "itemType": "x"}), 400, "itemType")
     assert_error(
-        admin.get("/activities", params={"project": 1, "include": "data.item"}), 400, "include"
+        admin.get("/activities", params={"project": 1, "include": "item"}), 400, "include", "'item'"
     )
 
 

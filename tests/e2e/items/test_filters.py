@@ -7,7 +7,15 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.api import MakeUser, grant, item_types, new_project, project_key, unique
+from tests.e2e.api import (
+    MakeUser,
+    assert_error,
+    grant,
+    item_types,
+    new_project,
+    project_key,
+    unique,
+)
 
 
 @pytest.fixture
@@ -185,3 +193,64 @@ def test_integers_wider_than_64_bits_in_a_query_are_400s(labs: httpx.Client) -> 
             "filterQuery.rule.values[0] must be between -9223372036854775808 and "
             f"9223372036854775807, got {value}."
         )
+
+
+#: What a downloader asks of every filter's results, whatever they hold.
+DOWNLOADER = [
+    ("include", "data.fields.testPlan"),
+    ("include", "data.fields.testCycle"),
+    ("include", "data.itemType"),
+]
+
+
+def test_includes_the_results_do_not_have_are_ignored(
+    admin: httpx.Client, labs: httpx.Client, data: dict[str, Any]
+) -> None:
+    p = data["project"]
+    everything = {"rule": {"field": {"name": "name"}, "operator": "IS_NOT_EMPTY", "values": []}}
+    found = _create(labs, everything, projectScope="SPECIFIED", specifiedProject=p)
+    results = admin.get(f"/filters/{found}/results", params=[("project", p), *DOWNLOADER])
+    assert results.status_code == 200, results.text
+    body = results.json()
+    assert len(body["data"]) == 5
+    assert set(body["linked"]) == {"itemtypes"}, "nothing to include for the test fields"
+    types = {str(i["itemType"]) for i in body["data"]}
+    assert set(body["linked"]["itemtypes"]) == types
+    assert body["linked"]["itemtypes"][str(data["req"]["id"])]["typeKey"] == "REQ"
+
+
+@pytest.mark.parametrize(
+    ("path", "scoped"),
+    [
+        ("/projects/{p}", False),
+        ("/projects", False),
+        ("/items", True),
+        ("/abstractitems", True),
+        ("/activities", True),
+        ("/relationships", True),
+    ],
+)
+def test_every_route_ignores_includes_its_records_do_not_have(
+    admin: httpx.Client, data: dict[str, Any], path: str, scoped: bool
+) -> None:
+    p = data["project"]
+    params = [*DOWNLOADER, ("include", "data.nothing.here"), *([("project", p)] if scoped else [])]
+    answer = admin.get(path.format(p=p), params=params)
+    assert answer.status_code == 200, answer.text
+    assert "testplans" not in answer.json()["linked"]
+
+
+@pytest.mark.parametrize("value", ["fields.testPlan", "data..itemType", "data.fields.a b"])
+def test_a_malformed_include_is_a_400_naming_it(
+    admin: httpx.Client, labs: httpx.Client, data: dict[str, Any], value: str
+) -> None:
+    p = data["project"]
+    everything = {"rule": {"field": {"name": "name"}, "operator": "IS_NOT_EMPTY", "values": []}}
+    found = _create(labs, everything, projectScope="SPECIFIED", specifiedProject=p)
+    assert_error(
+        admin.get(f"/filters/{found}/results", params=[*DOWNLOADER, ("include", value)]),
+        400,
+        value,
+        "data.fields.<field name>",
+        "data.itemType",
+    )

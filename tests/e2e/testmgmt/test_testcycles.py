@@ -207,6 +207,34 @@ def test_put_regenerates_and_keeps_results(
     assert_error(admin.put(f"/testcycles/{cycle}", json={"fields": {"name": "No dates"}}), 400)
 
 
+def test_a_cycle_carries_its_plan_in_fields_and_links_it(
+    admin: httpx.Client, plan: dict[str, Any]
+) -> None:
+    cycle = new_cycle(admin, plan["id"], name="Sprint 9")
+    include = {"include": "data.fields.testPlan"}
+    listed = admin.get(f"/testplans/{plan['id']}/testcycles", params=include)
+    assert listed.status_code == 200, listed.text
+    body = listed.json()
+    assert [c["fields"]["testPlan"] for c in body["data"]] == [plan["id"]]
+    link = body["links"]["data.fields.testPlan"]
+    assert link["type"] == "testplans"
+    assert link["href"].endswith("/testplans/{data.fields.testPlan}")
+    assert body["linked"]["testplans"][str(plan["id"])]["type"] == "testplans"
+    one = admin.get(f"/testcycles/{cycle}", params=include).json()
+    assert one["data"]["fields"]["testPlan"] == plan["id"]
+    assert set(one["linked"]["testplans"]) == {str(plan["id"])}
+    found = admin.get(f"/abstractitems/{cycle}", params=include).json()
+    assert found["data"]["fields"]["testPlan"] == plan["id"]
+    assert set(found["linked"]["testplans"]) == {str(plan["id"])}
+
+    # A GET's fields PUT back keep testPlan, which is shown, not set: the plan stays.
+    fields = {**one["data"]["fields"], "name": "Sprint 9b", "testPlan": plan["id"] + 1000}
+    put = admin.put(f"/testcycles/{cycle}", json={"fields": fields})
+    assert put.status_code == 200, put.text
+    again = admin.get(f"/testcycles/{cycle}").json()["data"]["fields"]
+    assert (again["name"], again["testPlan"]) == ("Sprint 9b", plan["id"])
+
+
 def test_deleting_a_cycle_deletes_its_runs(admin: httpx.Client, plan: dict[str, Any]) -> None:
     cycle = new_cycle(admin, plan["id"])
     runs = runs_of(admin, cycle)

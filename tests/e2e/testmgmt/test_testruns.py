@@ -288,7 +288,7 @@ def test_include_links_the_case_cycle_plan_and_type(
     plans = admin.get(f"/testplans/{runs['plan']}", params={"include": "data.itemType"}).json()
     assert plans["linked"]["itemtypes"][str(project["types"]["TSTPL"]["id"])]["typeKey"] == "TSTPL"
     assert_error(
-        admin.get(f"/testruns/{runs['plain']}", params={"include": "data.nope"}), 400, "data.nope"
+        admin.get(f"/testruns/{runs['plain']}", params={"include": "data..nope"}), 400, "data..nope"
     )
 
 

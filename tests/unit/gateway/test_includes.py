@@ -198,9 +198,63 @@ async def test_no_include_no_linked(rig: Rig) -> None:
     assert rig.calls == []
 
 
-def test_unknown_include_is_refused_with_the_allowed_keys() -> None:
-    with pytest.raises(InvalidArgument, match=r"data\.createdBy"):
-        requested(["data.nope"], "projects")
+def test_a_malformed_include_is_refused_with_the_allowed_keys() -> None:
+    with pytest.raises(
+        InvalidArgument, match=r"'nope'.*data\.fields\.<field name>.*data\.createdBy"
+    ):
+        requested(["nope"], "projects")
+
+
+#: What a downloader asks of every filter's results, whatever they hold.
+DOWNLOADER = ["data.fields.testPlan", "data.fields.testCycle", "data.itemType"]
+
+
+@pytest.mark.parametrize("resource", sorted(LINKS))
+def test_an_include_these_records_lack_is_kept_not_refused(resource: str) -> None:
+    # Every route that takes include takes its values through requested().
+    assert requested([*DOWNLOADER, " data.nope "], resource) == [*DOWNLOADER, "data.nope"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "nope",
+        "data",
+        "data.",
+        "data..project",
+        "data.project.",
+        "fields.testPlan",
+        "Data.project",
+        "data.fields.test plan",
+        "data.project;drop",
+        "data.fields.testPlan\u0000",
+    ],
+)
+def test_only_a_value_not_shaped_like_a_link_is_malformed(value: str) -> None:
+    with pytest.raises(InvalidArgument, match=r"include: .* is not a link path"):
+        requested(["data.project", value], "testruns")
+
+
+def test_a_configured_field_links_whatever_its_name() -> None:
+    extra = {"data.fields.due date": "users"}
+    assert requested(["data.fields.due date"], "items", extra) == ["data.fields.due date"]
+
+
+async def test_an_include_these_records_lack_resolves_nothing(rig: Rig) -> None:
+    records: list[dict[str, Any]] = [{"createdBy": 1, "fields": {"testPlan": 5}}]
+    linked = await resolve(
+        rig.upstreams, "projects", ["data.createdBy", "data.fields.testPlan"], records
+    )
+    assert rig.calls == [("users", [1])]
+    assert linked is not None
+    assert set(linked) == {"users"}
+
+
+async def test_includes_none_of_which_apply_answer_an_empty_linked(rig: Rig) -> None:
+    # linked is there because include was used; it holds nothing.
+    records: list[dict[str, Any]] = [{"fields": {"testPlan": 5, "testCycle": 7}}]
+    assert await resolve(rig.upstreams, "items", DOWNLOADER[:2], records) == {}
+    assert rig.calls == []
 
 
 def test_every_link_target_has_a_resolver() -> None:

@@ -19,7 +19,8 @@ class TestPlan(TestRecordBase):
 
 
 class TestCycle(TestRecordBase):
-    """A test cycle of a test plan."""
+    """A test cycle of a test plan; ``fields`` carries ``testPlan`` (the plan's id, a link
+    to testplans) with the values of the test cycle item type's fields."""
 
     type: Literal["testcycles"]
 

@@ -29,6 +29,9 @@ from plumbline.services.testmgmt.models import records
 from plumbline.services.testmgmt.plans import editable
 from plumbline.services.testmgmt.store import CYCLE, PLAN, RUN
 
+#: Members shown in a cycle's fields that are not fields of its type.
+SHOWN = frozenset(("testPlan",))
+
 
 @dataclass(frozen=True)
 class NewRuns:
@@ -103,6 +106,10 @@ class Cycles(store.Domain):
     async def _fields(self, values: Any) -> tuple[int, dict[str, Any]]:
         catalog = await self.items.catalog()
         item_type = await self.items.item_type(remote.CYCLE)
+        if isinstance(values, dict):
+            # Shown in a cycle's fields, not a field of its type: a GET's fields PUT back
+            # keep it, and it is ignored (the cycle's plan does not change).
+            values = {k: v for k, v in values.items() if k not in SHOWN}
         fields = check_fields(catalog, item_type, values, creating=True)
         start, end = fields.get("startDate"), fields.get("endDate")
         if start and end and end < start:

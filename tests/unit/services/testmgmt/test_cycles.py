@@ -12,6 +12,8 @@ from sqlalchemy import select
 
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.events import Event
+from plumbline.services.testmgmt import store
+from plumbline.services.testmgmt.api.messages import record_message
 from plumbline.services.testmgmt.models import outbox
 from tests.unit.services.conftest import ADMIN, acting_as
 from tests.unit.services.testmgmt.conftest import CYCLE, Domain
@@ -169,3 +171,18 @@ async def test_statuses_to_include_follow_the_previous_cycle(testmgmt: Domain) -
     await testmgmt.execute({runs[(d, 101)].id: "PASSED", runs[(d, 102)].id: "FAILED"})
     two = await testmgmt.cycle(plan, statuses)
     assert sorted(await _places(testmgmt, two)) == [(d, 102), (d, 103)]
+
+
+async def test_a_cycle_shows_its_plan_in_fields_and_ignores_it_sent_back(
+    testmgmt: Domain,
+) -> None:
+    plan, _ = await testmgmt.plan({"Default": []})
+    cycle = await testmgmt.cycle(plan)
+    with acting_as(ADMIN):
+        access = await testmgmt.cycles.access.current()
+        await testmgmt.cycles.update(cycle, {**CYCLE, "testPlan": plan + 1}, b"")
+    async with testmgmt.db.read() as session:
+        row = await store.load(session, cycle, "cycle", access)
+    message = record_message(row, await testmgmt.items.catalog(), False, access)
+    assert json.loads(message.fields_json)["testPlan"] == plan
+    assert "testPlan" not in await testmgmt.fields(cycle), "shown, not stored"

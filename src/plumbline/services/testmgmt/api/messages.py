@@ -72,6 +72,7 @@ def record_message(
     if row.locked_by is not None:
         message.lock.locked_by = row.locked_by
     if row.kind == CYCLE:
+        fields["testPlan"] = row.plan
         message.test_plan = row.plan
         message.generation_json = (row.generation_json or "{}").encode()
     if row.kind == RUN:
