@@ -140,7 +140,17 @@ def test_a_report_as_a_form_part(admin: httpx.Client, project: dict[str, Any]) -
         results_url(admin, cycle),
         files={"note": (None, b"x")},  # a form without a file
     )
-    assert_error(no_file, 400, "no file part")
+    assert_error(no_file, 400, "no file part", "called file", "note")
+    other_name = admin.post(
+        results_url(admin, cycle),
+        files={"report": ("report.xml", _report(_case("Uploaded", "<failure/>")), "text/xml")},
+    )
+    assert_error(other_name, 400, "no file part", "called file", "report")
+    as_text = admin.post(
+        results_url(admin, cycle), files={"file": (None, _report(_case("Uploaded", "<failure/>")))}
+    )
+    assert_error(as_text, 400, "no file part", "called file")
+    assert _statuses(admin, cycle) == {"Uploaded": "PASSED"}
     boundary = "c637e12e2b1a998d80d1b087531af51c"
     empty = admin.post(
         results_url(admin, cycle),

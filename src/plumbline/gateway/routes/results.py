@@ -2,7 +2,7 @@
 to a test cycle's runs in one call.
 
 The report is the request body (any XML content type) or the ``file`` part of a
-multipart form (the first file part when none is called ``file``). It goes on to the
+multipart form (a form without one is refused: no other part is taken for it). It goes on to the
 testmgmt service in chunks over a client-streamed call, which parses it as it arrives.
 """
 
@@ -34,8 +34,8 @@ PROPERTIES = ", ".join(REFERENCE_PROPERTIES)
 
 
 async def _file_part(request: Request) -> UploadFile | None:
-    """The form's ``file`` part (or its first file part); None when the body is the
-    report itself. Read before the call starts, so a bad form is a 400 of its own."""
+    """The form's ``file`` part; None when the body is the report itself. Read before
+    the call starts, so a bad form is a 400 of its own."""
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type != MULTIPART:
         return None
@@ -43,12 +43,13 @@ async def _file_part(request: Request) -> UploadFile | None:
         form = await request.form()
     except HTTPException as exc:
         raise InvalidArgument(f"The multipart form cannot be read: {exc.detail}") from None
-    files = [(k, v) for k, v in form.multi_items() if isinstance(v, UploadFile)]
-    part = next((v for k, v in files if k == "file"), files[0][1] if files else None)
-    if part is None:
+    part = next((v for k, v in form.multi_items() if k == "file"), None)
+    if not isinstance(part, UploadFile):
         await form.close()
+        parts = ", ".join(sorted({k for k, _ in form.multi_items()})) or "none"
         raise InvalidArgument(
-            "The form has no file part: send the JUnit report as the part called file."
+            "The form has no file part: it needs a file part called file holding the "
+            f"JUnit report (parts sent: {parts})."
         )
     return part
 
