@@ -176,6 +176,11 @@ def test_the_same_key_changes_nothing_twice(admin: httpx.Client, project: dict[s
     assert again.json()["data"]["matched"] == first.json()["data"]["matched"]
     assert run_of(admin, run["id"])["fields"]["testRunStatus"] == "PASSED"
 
+    another_report = _report(_case("Flaky", '<failure message="again"/>'))
+    reused = admin.post(results_url(admin, cycle), content=another_report, headers=headers)
+    assert_error(reused, 422, "'build-1234' was used for another report")
+    assert run_of(admin, run["id"])["fields"]["testRunStatus"] == "PASSED"
+
     other_key = {**XML, "Idempotency-Key": "build-1235"}
     assert (
         admin.post(results_url(admin, cycle), content=report, headers=other_key).json()["data"][

@@ -79,9 +79,10 @@ async def _report(request: Request, part: UploadFile | None) -> AsyncIterator[by
         "id or an id), else by the run's exact name. <failure> and <error> give FAILED, "
         "<skipped> NOT_RUN, none PASSED; messages and output go to actualResults. The "
         "whole report is applied at once or not at all. With an Idempotency-Key header, "
-        "a repeated upload changes nothing and answers the first answer (replayed: true)."
+        "a repeated upload of the same report changes nothing and answers the first answer "
+        "(replayed: true); the same key with a different report is a 422."
     ),
-    responses=schemas.updated(records.IngestAnswer),
+    responses={**schemas.updated(records.IngestAnswer), **schemas.errors(422)},
     openapi_extra=schemas.report_body(),
 )
 async def ingest_results(
@@ -93,7 +94,10 @@ async def ingest_results(
         Header(
             alias="Idempotency-Key",
             max_length=200,
-            description="Makes a repeated upload of the same report answer the first answer.",
+            description=(
+                "Makes a repeated upload of the same report answer the first answer; "
+                "the same key with another report is refused (422)."
+            ),
         ),
     ] = None,
 ) -> Response:
