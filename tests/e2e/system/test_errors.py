@@ -6,6 +6,9 @@ phrase and whose ``meta.message`` names the problem; nothing a client sends is a
 
 from __future__ import annotations
 
+import json
+import socket
+
 import httpx
 import pytest
 
@@ -474,3 +477,24 @@ def test_no_500_for_odd_but_legal_requests(admin: httpx.Client) -> None:
     ]
     for response in odd:
         assert response.status_code < 500, response.text
+
+
+@pytest.mark.parametrize("size", [40_000, 60_000])
+def test_an_over_long_url_is_a_json_414(system: System, size: int) -> None:
+    """Too long for httpx to send: over a socket. A JSON error, then the connection closed."""
+    with socket.create_connection(("127.0.0.1", system.gateway.http_port), timeout=10) as sock:
+        target = f"/rest/v1/projects?x={'a' * size}"
+        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    lines = head.decode().split("\r\n")
+    assert lines[0].startswith("HTTP/1.1 414 "), lines[0]
+    headers = dict(line.lower().split(": ", 1) for line in lines[1:])
+    assert headers["content-type"] == "application/json"
+    assert headers["x-content-type-options"] == "nosniff"
+    meta = json.loads(body)["meta"]
+    assert meta["status"] == "Request-URI Too Long"
+    assert "The URL must be at most 32768 bytes" in meta["message"]
+    assert system.client(auth=None).get("/projects", params={"x": "a" * 10_000}).status_code == 401
