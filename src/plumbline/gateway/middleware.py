@@ -153,6 +153,9 @@ def _without_body(send: Send) -> Send:
     return head
 
 
+_NOSNIFF = (b"x-content-type-options", b"nosniff")
+
+
 class GatewayMiddleware:
     """Wraps the whole HTTP app."""
 
@@ -198,6 +201,9 @@ class GatewayMiddleware:
                 status_holder[0] = message["status"]
                 headers = list(message.get("headers", ()))
                 headers.append((b"x-request-id", request_id.encode()))
+                # No browser may take an answer (JSON, a file) for another type than it says.
+                if all(name.lower() != _NOSNIFF[0] for name, _ in headers):
+                    headers.append(_NOSNIFF)
                 message = dict(message, headers=headers)
             await send(message)
 

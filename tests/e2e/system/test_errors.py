@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
+from typing import Any
 
 import httpx
 import pytest
@@ -498,3 +499,23 @@ def test_an_over_long_url_is_a_json_414(system: System, size: int) -> None:
     assert meta["status"] == "Request-URI Too Long"
     assert "The URL must be at most 32768 bytes" in meta["message"]
     assert system.client(auth=None).get("/projects", params={"x": "a" * 10_000}).status_code == 401
+
+
+def test_answers_say_nosniff(system: System, admin: httpx.Client, project: dict[str, Any]) -> None:
+    """API answers, files, errors and refusals alike: a browser takes none for another
+    type than the one they say (an uploaded page is not run as HTML)."""
+    body = {"fields": {"name": "page", "description": "html"}}
+    attachment = admin.post(f"/projects/{project['id']}/attachments", json=body)
+    attachment_id = attachment.json()["meta"]["id"]
+    page = {"file": ("page.txt", b"<script>alert(1)</script>", "text/plain")}
+    assert admin.put(f"/attachments/{attachment_id}/file", files=page).status_code == 200
+    answers = [
+        admin.get(f"/attachments/{attachment_id}/file"),
+        admin.get("/projects"),
+        admin.get("/projects/99999999"),
+        system.client(auth=None).get("/projects"),
+        admin.get("/files", params={"url": "nowhere"}),
+        httpx.get(f"{system.url}/healthz"),
+    ]
+    for response in answers:
+        assert response.headers.get_list("x-content-type-options") == ["nosniff"], response.url
