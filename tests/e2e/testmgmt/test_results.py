@@ -242,6 +242,24 @@ def test_a_large_report(admin: httpx.Client, project: dict[str, Any]) -> None:
     }
 
 
+def test_a_report_over_the_body_limit_streams_through(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    """A report past the 8 MiB API body limit, within the report limit (64 MiB)."""
+    cycle = _cycle_of(admin, project, new_test_case(admin, project, "big"))
+    output = "x" * 1_000_000
+    cases = [_case("big", "<failure/>")] + [
+        f'<testcase name="filler {n}"><system-out>{output}</system-out></testcase>'
+        for n in range(10)
+    ]
+    report = _report(*cases)
+    assert len(report) > 9 * 2**20
+    response = admin.post(results_url(admin, cycle), content=report, headers=XML)
+    assert response.status_code == 200, response.text[:300]
+    assert response.json()["data"]["testCases"] == 11
+    assert _statuses(admin, cycle) == {"big": "FAILED"}
+
+
 def test_where_results_may_go(admin: httpx.Client, project: dict[str, Any]) -> None:
     cycle = _cycle_of(admin, project, new_test_case(admin, project, "Only"))
     report = _report(_case("Only"))

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
-from plumbline.common.errors import InvalidArgument
+from plumbline.common.errors import InvalidArgument, TooLarge, size_text
 from plumbline.common.junit import REFERENCE_PROPERTIES
 from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.deps import Gw
@@ -54,8 +54,27 @@ async def _file_part(request: Request) -> UploadFile | None:
     return part
 
 
-async def _report(request: Request, part: UploadFile | None) -> AsyncIterator[bytes]:
-    """The report's bytes in chunks, from the body or from the form's file part."""
+def _declared_size(request: Request, limit: int) -> None:
+    """A 413 at once for a body that says it is longer than ``limit``."""
+    length = request.headers.get("content-length", "").strip()
+    if length.isdigit() and int(length) > limit:
+        raise TooLarge(
+            f"A JUnit report must be at most {size_text(limit)}; this one has {length} bytes."
+        )
+
+
+async def _report(request: Request, part: UploadFile | None, limit: int) -> AsyncIterator[bytes]:
+    """The report's bytes in chunks, from the body or from the form's file part; a 413
+    once more than ``limit`` bytes have come."""
+    seen = 0
+    async for chunk in _raw(request, part):
+        seen += len(chunk)
+        if seen > limit:
+            raise TooLarge(f"A JUnit report must be at most {size_text(limit)}.")
+        yield chunk
+
+
+async def _raw(request: Request, part: UploadFile | None) -> AsyncIterator[bytes]:
     if part is None:
         async for chunk in request.stream():
             for start in range(0, len(chunk), CHUNK):
@@ -101,13 +120,15 @@ async def ingest_results(
         ),
     ] = None,
 ) -> Response:
+    limit = gw.settings.max_report_bytes
+    _declared_size(request, limit)
     part = await _file_part(request)
 
     async def chunks() -> AsyncIterator[testmgmt_pb2.ReportChunk]:
         yield testmgmt_pb2.ReportChunk(
             test_cycle=testCycleId, idempotency_key=idempotency_key or ""
         )
-        async for data in _report(request, part):
+        async for data in _report(request, part, limit):
             yield testmgmt_pb2.ReportChunk(data=data)
 
     reply = await gw.upstreams.testmgmt.results.IngestJUnit(chunks())
