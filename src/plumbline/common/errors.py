@@ -9,6 +9,7 @@
     ├── PermissionDenied      authenticated, but not allowed: 401 (the contract has no 403)
     ├── MethodNotAllowed      wrong HTTP method: 405
     ├── TooLarge              a body or file over its limit: 413
+    ├── Unprocessable         well formed, but not what its key stood for: 422
     ├── Throttled             queue full or timed out: 429
     ├── Unavailable           a dependency is down: 503
     └── Internal              a fault of ours: 500
@@ -96,6 +97,14 @@ def size_text(limit: int) -> str:
     return shown + (f" ({limit / 2**20:g} MiB)" if limit >= 2**20 else "")
 
 
+class Unprocessable(PlumblineError):
+    """Well formed, but at odds with what the request's key already stands for (an
+    Idempotency-Key used for another report)."""
+
+    http_status = 422
+    grpc_code = grpc.StatusCode.ABORTED
+
+
 class Throttled(PlumblineError):
     """Too many requests in flight, or too many failed logins; ``retry_after`` seconds."""
 
@@ -127,6 +136,7 @@ _ERRORS: tuple[type[PlumblineError], ...] = (
     PermissionDenied,
     MethodNotAllowed,
     TooLarge,
+    Unprocessable,
     Throttled,
     Unavailable,
     Internal,
@@ -141,6 +151,7 @@ FROM_GRPC: dict[grpc.StatusCode, type[PlumblineError]] = {
     grpc.StatusCode.ALREADY_EXISTS: AlreadyExists,
     grpc.StatusCode.FAILED_PRECONDITION: FailedPrecondition,
     grpc.StatusCode.OUT_OF_RANGE: TooLarge,
+    grpc.StatusCode.ABORTED: Unprocessable,
     grpc.StatusCode.NOT_FOUND: NotFound,
     grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
     grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,

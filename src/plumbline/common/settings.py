@@ -97,6 +97,14 @@ class Settings(BaseSettings):
             "TEXT field's 1,000,000 characters even when a client escapes them as \\uXXXX."
         ),
     )
+    max_report_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        gt=0,
+        description=(
+            "Largest JUnit report (POST /rest/labs/testcycles/{id}/results), bytes; larger "
+            "ones answer 413. Reports stream to the parser, past the API body limit."
+        ),
+    )
     ready_file: Path | None = None
     log_level: str = "INFO"
     drain_seconds: float = 0.0

@@ -50,6 +50,8 @@ _PUBLIC_PATHS = ("/rest/oauth/token",)
 # Bodies that flow on to a service as they arrive (files): the route reads them and holds
 # them to their own limit (PLUMBLINE_MAX_UPLOAD_BYTES).
 _STREAMED = re.compile(r"/rest/[^/]+/attachments/[^/]+/file")
+# A JUnit report streams to its parser under its own limit (PLUMBLINE_MAX_REPORT_BYTES).
+_REPORT = re.compile(r"/rest/[^/]+/testcycles/[^/]+/results")
 _UNLOGGED = ("/healthz", "/readyz", "/metrics")
 # A client's X-Request-Id is kept only when it is this tame; otherwise one is generated.
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
@@ -154,6 +156,9 @@ def _without_body(send: Send) -> Send:
     return head
 
 
+_NOSNIFF = (b"x-content-type-options", b"nosniff")
+
+
 class GatewayMiddleware:
     """Wraps the whole HTTP app."""
 
@@ -201,6 +206,9 @@ class GatewayMiddleware:
                 started_response[0] = True
                 headers = list(message.get("headers", ()))
                 headers.append((b"x-request-id", request_id.encode()))
+                # No browser may take an answer (JSON, a file) for another type than it says.
+                if all(name.lower() != _NOSNIFF[0] for name, _ in headers):
+                    headers.append(_NOSNIFF)
                 message = dict(message, headers=headers)
             await send(message)
 
@@ -238,7 +246,9 @@ class GatewayMiddleware:
             return
         refused = await _authenticate(scope, path)
         # A file upload's body is the route's to stream; any other is read here first.
-        streamed = scope["method"] == "PUT" and _STREAMED.fullmatch(path) is not None
+        streamed = (scope["method"] == "PUT" and _STREAMED.fullmatch(path) is not None) or (
+            scope["method"] == "POST" and _REPORT.fullmatch(path) is not None
+        )
         if refused is None and pending and not streamed:
             refused = self._header_problem(scope, path)
         if refused is None and pending and not streamed:

@@ -45,6 +45,10 @@ ERRORS: dict[int, tuple[str, str]] = {
         "The body or file is larger than allowed; the message says the limit.",
     ),
     416: ("RangeNotSatisfiable", "The byte range asked for lies outside the file."),
+    422: (
+        "UnprocessableEntity",
+        "The Idempotency-Key was used before for a different request; the message says so.",
+    ),
     429: ("TooManyRequests", "Too many requests are waiting; retry after Retry-After seconds."),
     503: ("ServiceUnavailable", "A service the request needs cannot be reached; retry later."),
 }

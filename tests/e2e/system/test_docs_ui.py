@@ -35,6 +35,21 @@ DOCS_HOST = "plumbline-docs.test"
 LOGIN_FORM = '<form method="post" action="/api-docs/login">'
 
 
+def test_the_session_cookie_is_secure_over_https(system: System) -> None:
+    """Secure when the request came over HTTPS: here through a trusted proxy (127.0.0.1,
+    uvicorn's FORWARDED_ALLOW_IPS default) that says so; not over plain HTTP."""
+    form = {"username": "admin", "password": system.admin_password, "version": "v1"}
+    plain = httpx.post(f"{system.url}/api-docs/login", data=form)
+    assert plain.status_code == 303, plain.text
+    assert "secure" not in plain.headers["set-cookie"].lower()
+    proxied = httpx.post(
+        f"{system.url}/api-docs/login", data=form, headers={"X-Forwarded-Proto": "https"}
+    )
+    assert proxied.status_code == 303, proxied.text
+    attributes = [a.strip() for a in proxied.headers["set-cookie"].lower().split(";")]
+    assert "secure" in attributes, attributes
+
+
 def _login(system: System, version: str = "v1") -> httpx.Cookies:
     response = httpx.post(
         f"{system.url}/api-docs/login",

@@ -6,6 +6,10 @@ phrase and whose ``meta.message`` names the problem; nothing a client sends is a
 
 from __future__ import annotations
 
+import json
+import socket
+from typing import Any
+
 import httpx
 import pytest
 
@@ -478,3 +482,44 @@ def test_no_500_for_odd_but_legal_requests(admin: httpx.Client) -> None:
     ]
     for response in odd:
         assert response.status_code < 500, response.text
+
+
+@pytest.mark.parametrize("size", [40_000, 60_000])
+def test_an_over_long_url_is_a_json_414(system: System, size: int) -> None:
+    """Too long for httpx to send: over a socket. A JSON error, then the connection closed."""
+    with socket.create_connection(("127.0.0.1", system.gateway.http_port), timeout=10) as sock:
+        target = f"/rest/v1/projects?x={'a' * size}"
+        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    lines = head.decode().split("\r\n")
+    assert lines[0].startswith("HTTP/1.1 414 "), lines[0]
+    headers = dict(line.lower().split(": ", 1) for line in lines[1:])
+    assert headers["content-type"] == "application/json"
+    assert headers["x-content-type-options"] == "nosniff"
+    meta = json.loads(body)["meta"]
+    assert meta["status"] == "Request-URI Too Long"
+    assert "The URL must be at most 32768 bytes" in meta["message"]
+    assert system.client(auth=None).get("/projects", params={"x": "a" * 10_000}).status_code == 401
+
+
+def test_answers_say_nosniff(system: System, admin: httpx.Client, project: dict[str, Any]) -> None:
+    """API answers, files, errors and refusals alike: a browser takes none for another
+    type than the one they say (an uploaded page is not run as HTML)."""
+    body = {"fields": {"name": "page", "description": "html"}}
+    attachment = admin.post(f"/projects/{project['id']}/attachments", json=body)
+    attachment_id = attachment.json()["meta"]["id"]
+    page = {"file": ("page.txt", b"<script>alert(1)</script>", "text/plain")}
+    assert admin.put(f"/attachments/{attachment_id}/file", files=page).status_code == 200
+    answers = [
+        admin.get(f"/attachments/{attachment_id}/file"),
+        admin.get("/projects"),
+        admin.get("/projects/99999999"),
+        system.client(auth=None).get("/projects"),
+        admin.get("/files", params={"url": "nowhere"}),
+        httpx.get(f"{system.url}/healthz"),
+    ]
+    for response in answers:
+        assert response.headers.get_list("x-content-type-options") == ["nosniff"], response.url

@@ -140,7 +140,17 @@ def test_a_report_as_a_form_part(admin: httpx.Client, project: dict[str, Any]) -
         results_url(admin, cycle),
         files={"note": (None, b"x")},  # a form without a file
     )
-    assert_error(no_file, 400, "no file part")
+    assert_error(no_file, 400, "no file part", "called file", "note")
+    other_name = admin.post(
+        results_url(admin, cycle),
+        files={"report": ("report.xml", _report(_case("Uploaded", "<failure/>")), "text/xml")},
+    )
+    assert_error(other_name, 400, "no file part", "called file", "report")
+    as_text = admin.post(
+        results_url(admin, cycle), files={"file": (None, _report(_case("Uploaded", "<failure/>")))}
+    )
+    assert_error(as_text, 400, "no file part", "called file")
+    assert _statuses(admin, cycle) == {"Uploaded": "PASSED"}
     boundary = "c637e12e2b1a998d80d1b087531af51c"
     empty = admin.post(
         results_url(admin, cycle),
@@ -164,6 +174,11 @@ def test_the_same_key_changes_nothing_twice(admin: httpx.Client, project: dict[s
     assert again.status_code == 200, again.text
     assert again.json()["data"]["replayed"] is True
     assert again.json()["data"]["matched"] == first.json()["data"]["matched"]
+    assert run_of(admin, run["id"])["fields"]["testRunStatus"] == "PASSED"
+
+    another_report = _report(_case("Flaky", '<failure message="again"/>'))
+    reused = admin.post(results_url(admin, cycle), content=another_report, headers=headers)
+    assert_error(reused, 422, "'build-1234' was used for another report")
     assert run_of(admin, run["id"])["fields"]["testRunStatus"] == "PASSED"
 
     other_key = {**XML, "Idempotency-Key": "build-1235"}
@@ -225,6 +240,24 @@ def test_a_large_report(admin: httpx.Client, project: dict[str, Any]) -> None:
         "case 3": "FAILED",
         "case 4": "PASSED",
     }
+
+
+def test_a_report_over_the_body_limit_streams_through(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    """A report past the 8 MiB API body limit, within the report limit (64 MiB)."""
+    cycle = _cycle_of(admin, project, new_test_case(admin, project, "big"))
+    output = "x" * 1_000_000
+    cases = [_case("big", "<failure/>")] + [
+        f'<testcase name="filler {n}"><system-out>{output}</system-out></testcase>'
+        for n in range(10)
+    ]
+    report = _report(*cases)
+    assert len(report) > 9 * 2**20
+    response = admin.post(results_url(admin, cycle), content=report, headers=XML)
+    assert response.status_code == 200, response.text[:300]
+    assert response.json()["data"]["testCases"] == 11
+    assert _statuses(admin, cycle) == {"big": "FAILED"}
 
 
 def test_where_results_may_go(admin: httpx.Client, project: dict[str, Any]) -> None:

@@ -23,7 +23,7 @@ GENERIC = "The server could not complete the request."
 
 def test_every_domain_error_is_in_the_table() -> None:
     assert set(errors.GRPC_CODES) == set(DOMAIN_ERRORS)
-    assert len(DOMAIN_ERRORS) == 11
+    assert len(DOMAIN_ERRORS) == 12
 
 
 @pytest.mark.parametrize("error", MAPPED, ids=lambda e: e.__name__)
@@ -88,13 +88,17 @@ def test_already_exists_is_an_invalid_argument_with_its_own_code() -> None:
     assert errors.HTTP_STATUS[grpc.StatusCode.ALREADY_EXISTS] == 400
 
 
+def test_a_key_used_for_something_else_is_a_422() -> None:
+    assert errors.HTTP_STATUS[grpc.StatusCode.ABORTED] == 422
+    assert type(errors.from_grpc(grpc.StatusCode.ABORTED, "used")) is errors.Unprocessable
+
+
 @pytest.mark.parametrize(
     "code",
     [
         grpc.StatusCode.INTERNAL,
         grpc.StatusCode.UNKNOWN,
         grpc.StatusCode.DATA_LOSS,
-        grpc.StatusCode.ABORTED,
         grpc.StatusCode.CANCELLED,
     ],
 )

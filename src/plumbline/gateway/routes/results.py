@@ -2,7 +2,7 @@
 to a test cycle's runs in one call.
 
 The report is the request body (any XML content type) or the ``file`` part of a
-multipart form (the first file part when none is called ``file``). It goes on to the
+multipart form (a form without one is refused: no other part is taken for it). It goes on to the
 testmgmt service in chunks over a client-streamed call, which parses it as it arrives.
 """
 
@@ -19,7 +19,7 @@ from starlette.responses import Response
 
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common import int64
-from plumbline.common.errors import InvalidArgument
+from plumbline.common.errors import InvalidArgument, TooLarge, size_text
 from plumbline.common.junit import REFERENCE_PROPERTIES
 from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.deps import Gw
@@ -35,8 +35,8 @@ PROPERTIES = ", ".join(REFERENCE_PROPERTIES)
 
 
 async def _file_part(request: Request) -> UploadFile | None:
-    """The form's ``file`` part (or its first file part); None when the body is the
-    report itself. Read before the call starts, so a bad form is a 400 of its own."""
+    """The form's ``file`` part; None when the body is the report itself. Read before
+    the call starts, so a bad form is a 400 of its own."""
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type != MULTIPART:
         return None
@@ -44,18 +44,38 @@ async def _file_part(request: Request) -> UploadFile | None:
         form = await request.form()
     except HTTPException as exc:
         raise InvalidArgument(f"The multipart form cannot be read: {exc.detail}") from None
-    files = [(k, v) for k, v in form.multi_items() if isinstance(v, UploadFile)]
-    part = next((v for k, v in files if k == "file"), files[0][1] if files else None)
-    if part is None:
+    part = next((v for k, v in form.multi_items() if k == "file"), None)
+    if not isinstance(part, UploadFile):
         await form.close()
+        parts = ", ".join(sorted({k for k, _ in form.multi_items()})) or "none"
         raise InvalidArgument(
-            "The form has no file part: send the JUnit report as the part called file."
+            "The form has no file part: it needs a file part called file holding the "
+            f"JUnit report (parts sent: {parts})."
         )
     return part
 
 
-async def _report(request: Request, part: UploadFile | None) -> AsyncIterator[bytes]:
-    """The report's bytes in chunks, from the body or from the form's file part."""
+def _declared_size(request: Request, limit: int) -> None:
+    """A 413 at once for a body that says it is longer than ``limit``."""
+    length = request.headers.get("content-length", "").strip()
+    if length.isdigit() and int(length) > limit:
+        raise TooLarge(
+            f"A JUnit report must be at most {size_text(limit)}; this one has {length} bytes."
+        )
+
+
+async def _report(request: Request, part: UploadFile | None, limit: int) -> AsyncIterator[bytes]:
+    """The report's bytes in chunks, from the body or from the form's file part; a 413
+    once more than ``limit`` bytes have come."""
+    seen = 0
+    async for chunk in _raw(request, part):
+        seen += len(chunk)
+        if seen > limit:
+            raise TooLarge(f"A JUnit report must be at most {size_text(limit)}.")
+        yield chunk
+
+
+async def _raw(request: Request, part: UploadFile | None) -> AsyncIterator[bytes]:
     if part is None:
         async for chunk in request.stream():
             for start in range(0, len(chunk), CHUNK):
@@ -79,9 +99,10 @@ async def _report(request: Request, part: UploadFile | None) -> AsyncIterator[by
         "id or an id), else by the run's exact name. <failure> and <error> give FAILED, "
         "<skipped> NOT_RUN, none PASSED; messages and output go to actualResults. The "
         "whole report is applied at once or not at all. With an Idempotency-Key header, "
-        "a repeated upload changes nothing and answers the first answer (replayed: true)."
+        "a repeated upload of the same report changes nothing and answers the first answer "
+        "(replayed: true); the same key with a different report is a 422."
     ),
-    responses=schemas.updated(records.IngestAnswer),
+    responses={**schemas.updated(records.IngestAnswer), **schemas.errors(422)},
     openapi_extra=schemas.report_body(),
 )
 async def ingest_results(
@@ -93,7 +114,10 @@ async def ingest_results(
         Header(
             alias="Idempotency-Key",
             max_length=200,
-            description="Makes a repeated upload of the same report answer the first answer.",
+            description=(
+                "Makes a repeated upload of the same report answer the first answer; "
+                "the same key with another report is refused (422)."
+            ),
         ),
     ] = None,
 ) -> Response:
@@ -102,13 +126,15 @@ async def ingest_results(
         raise InvalidArgument(
             f"testCycleId is out of range: at most {int64.MAX}, got {testCycleId}."
         )
+    limit = gw.settings.max_report_bytes
+    _declared_size(request, limit)
     part = await _file_part(request)
 
     async def chunks() -> AsyncIterator[testmgmt_pb2.ReportChunk]:
         yield testmgmt_pb2.ReportChunk(
             test_cycle=testCycleId, idempotency_key=idempotency_key or ""
         )
-        async for data in _report(request, part):
+        async for data in _report(request, part, limit):
             yield testmgmt_pb2.ReportChunk(data=data)
 
     reply = await gw.upstreams.testmgmt.results.IngestJUnit(chunks())

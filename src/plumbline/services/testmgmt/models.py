@@ -105,6 +105,8 @@ ingests = Table(
     Column("cycle", BigInteger, nullable=False),
     Column("answer_json", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # SHA-256 of the report, hex; null for ingests stored before it was kept.
+    Column("digest", String(64), nullable=True),
 )
 
 outbox = outbox_table(metadata)

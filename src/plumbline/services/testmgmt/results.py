@@ -9,11 +9,14 @@ status from them) and the case's messages and output as its ``actualResults``. A
 case reported twice keeps the later result.
 
 The whole report is one transaction. With an idempotency key, the answer is stored in
-that transaction; the same key again answers it and changes nothing.
+that transaction with the report's SHA-256; the same key with the same report answers it
+and changes nothing, with another report it is refused (an answer stored without a
+digest, before it was kept, stands for any report).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field, replace
@@ -24,7 +27,7 @@ from sqlalchemy.exc import IntegrityError
 
 from plumbline.common.access import Action
 from plumbline.common.dates import utcnow
-from plumbline.common.errors import AlreadyExists, InvalidArgument
+from plumbline.common.errors import AlreadyExists, InvalidArgument, Unprocessable
 from plumbline.common.rpc import dataclass_of
 from plumbline.services.testmgmt import junit, store
 from plumbline.services.testmgmt.models import ingests, records
@@ -92,10 +95,14 @@ class Results(store.Domain):
         access = await self.access.current()
         async with self.db.read() as session:
             await store.load(session, cycle_id, CYCLE, access, Action.EXECUTE)
-            stored = await self._stored(session, cycle_id, key) if key else None
-        if stored is not None:
-            return stored
-        cases = await junit.parse_async(chunks)
+        digest = hashlib.sha256()
+        cases = await junit.parse_async(_hashed(chunks, digest))
+        report = digest.hexdigest()
+        if key:
+            async with self.db.read() as session:
+                stored = await self._stored(session, cycle_id, key, report)
+            if stored is not None:
+                return stored
         async with self.db.read() as session:
             runs = (
                 await session.execute(
@@ -147,23 +154,43 @@ class Results(store.Domain):
                             cycle=cycle_id,
                             answer_json=answer.to_json(),
                             created_at=utcnow(),
+                            digest=report,
                         )
                     )
         except IntegrityError:
             # The same key, at the same moment: the first one's answer stands.
             async with self.db.read() as session:
-                stored = await self._stored(session, cycle_id, key)
+                stored = await self._stored(session, cycle_id, key, report)
             if stored is None:
                 raise AlreadyExists(f"Idempotency-Key {key!r} is in use.") from None
             return stored
         return answer
 
     @staticmethod
-    async def _stored(session: Any, cycle_id: int, key: str) -> Answer | None:
-        text = await session.scalar(
-            select(ingests.c.answer_json).where(ingests.c.key == f"{cycle_id}:{key}")
-        )
-        return Answer.from_json(text) if text is not None else None
+    async def _stored(session: Any, cycle_id: int, key: str, digest: str) -> Answer | None:
+        """The answer stored for ``key``, when it was for the same report."""
+        row = (
+            await session.execute(
+                select(ingests.c.answer_json, ingests.c.digest).where(
+                    ingests.c.key == f"{cycle_id}:{key}"
+                )
+            )
+        ).first()
+        if row is None:
+            return None
+        if row.digest is not None and row.digest != digest:
+            raise Unprocessable(
+                f"Idempotency-Key {key!r} was used for another report to this test cycle; "
+                "send a new key with a new report (the same key only with the same report)."
+            )
+        return Answer.from_json(row.answer_json)
+
+
+async def _hashed(chunks: AsyncIterator[bytes], digest: Any) -> AsyncIterator[bytes]:
+    """``chunks``, each added to ``digest`` as it passes."""
+    async for chunk in chunks:
+        digest.update(chunk)
+        yield chunk
 
 
 class _Index:

@@ -10,11 +10,11 @@ from types import SimpleNamespace
 import pytest
 from sqlalchemy import func, select
 
-from plumbline.common.errors import InvalidArgument
+from plumbline.common.errors import InvalidArgument, Unprocessable
 from plumbline.services.testmgmt import remote
 from plumbline.services.testmgmt.api.results import answer_message
 from plumbline.services.testmgmt.junit import Case
-from plumbline.services.testmgmt.models import outbox
+from plumbline.services.testmgmt.models import ingests, outbox
 from plumbline.services.testmgmt.results import MAX_KEY, Answer, Match, Unmatched, _Index
 from tests.unit.services.conftest import ADMIN, acting_as
 from tests.unit.services.testmgmt.conftest import Domain
@@ -215,7 +215,7 @@ async def test_an_ingest_with_a_key_is_answered_again_and_changes_nothing(
         first = await testmgmt.results.ingest(cycle, "ci-build-7", _chunks(REPORT))
     events = await _events(testmgmt)
     with acting_as(ADMIN):
-        again = await testmgmt.results.ingest(cycle, "ci-build-7", _chunks(b"not even xml"))
+        again = await testmgmt.results.ingest(cycle, "ci-build-7", _chunks(REPORT))
     assert again.replayed is True
     assert (again.matched, again.unmatched, again.test_cases) == (
         first.matched,
@@ -230,6 +230,26 @@ async def test_an_ingest_with_a_key_is_answered_again_and_changes_nothing(
         other = await testmgmt.results.ingest(cycle, "ci-build-8", _chunks(REPORT))
     assert other.replayed is False
     assert {r.id: r.version for r in await testmgmt.runs_of(cycle)}[runs[("Default", 101)]] == 3
+
+
+async def test_a_key_used_for_another_report_is_refused(testmgmt: Domain) -> None:
+    cycle, _ = await _cycle(testmgmt)
+    with acting_as(ADMIN):
+        await testmgmt.results.ingest(cycle, "ci-build-7", _chunks(REPORT))
+    events = await _events(testmgmt)
+    other = REPORT.replace(b"</testsuites>", b"<testsuite name='more'/></testsuites>")
+    assert other != REPORT
+    with acting_as(ADMIN), pytest.raises(Unprocessable) as refused:
+        await testmgmt.results.ingest(cycle, "ci-build-7", _chunks(other))
+    assert "'ci-build-7' was used for another report" in str(refused.value)
+    assert await _events(testmgmt) == events
+    # An answer stored before digests were kept stands for any report.
+    async with testmgmt.db.transaction() as session:
+        await session.execute(ingests.update().values(digest=None))
+    with acting_as(ADMIN):
+        again = await testmgmt.results.ingest(cycle, "ci-build-7", _chunks(other))
+    assert again.replayed is True
+    assert await _events(testmgmt) == events
 
 
 async def test_an_ingest_refuses_a_long_key_before_reading_the_report(
