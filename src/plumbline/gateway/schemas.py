@@ -131,14 +131,17 @@ def plain(shape: type[Any], description: str) -> Responses:
     return _json(200, description, ref(_record(shape)))
 
 
-def strings_body(max_items: int, description: str) -> dict[str, Any]:
-    """``openapi_extra`` of a route that reads a JSON array of strings itself."""
-    schema = {
+def strings_body(max_items: int, description: str, member: str) -> dict[str, Any]:
+    """``openapi_extra`` of a route that reads a list of strings itself: an object with the
+    list in ``member``, or the bare JSON array."""
+    strings = {
         "type": "array",
         "items": {"type": "string"},
         "maxItems": max_items,
         "description": description,
     }
+    wrapped = {"type": "object", "required": [member], "properties": {member: strings}}
+    schema = {"oneOf": [wrapped, strings]}
     return {"requestBody": {"required": True, "content": {JSON: {"schema": schema}}}}
 
 
