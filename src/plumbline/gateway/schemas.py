@@ -176,6 +176,11 @@ def form_body(shape: type[Any]) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": content}}
 
 
+def absent(description: str) -> Responses:
+    """404 with the error body: what an operation answers whose record Plumbline never has."""
+    return _json(404, description, ref("ErrorResponse"))
+
+
 def errors(*statuses: int) -> Responses:
     """References to the shared error responses."""
     return {status: {"$ref": f"#/components/responses/{ERRORS[status][0]}"} for status in statuses}
