@@ -176,9 +176,10 @@ def form_body(shape: type[Any]) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": content}}
 
 
-def absent(description: str) -> Responses:
-    """404 with the error body: what an operation answers whose record Plumbline never has."""
-    return _json(404, description, ref("ErrorResponse"))
+def inline(name: str, description: str, data: dict[str, Any]) -> Responses:
+    """200 with ``data`` of the plain schema ``data`` (not a record type)."""
+    _INLINE[name] = (envelope.DataWrapper, data)
+    return _json(200, description, ref(name))
 
 
 def errors(*statuses: int) -> Responses:

@@ -148,11 +148,15 @@ async def get_baseline(baselineId: int, view: Baselines, gw: Gw) -> Response:
     "/baselines/{baselineId}/reviewlink",
     summary="A baseline's review link: there is none, Plumbline has no reviews",
     description="The contract's review id of a baseline. Plumbline has no reviews "
-    "(decision 0013), so a baseline has no review: the answer is a 404 that says so, once "
-    "the baseline is known to exist and the caller may read it (an unknown baseline "
-    "answers its usual 404).",
-    status_code=404,
-    responses=schemas.absent("The baseline has no review: Plumbline has no reviews."),
+    "(decision 0013), so a baseline has no review: the answer is always a 404 whose "
+    "message says so, once the baseline is known to exist and the caller may read it (an "
+    "unknown baseline answers its usual 404). The 200 is the contract's answer, which "
+    "Plumbline never gives.",
+    responses=schemas.inline(
+        "ReviewLinkDataWrapper",
+        "The review's id (never answered: Plumbline has no reviews).",
+        {"type": "integer", "description": "The id of the baseline's review."},
+    ),
 )
 async def get_baseline_review_link(baselineId: int, gw: Gw) -> Response:
     # Read first: 404 for no such baseline, 401 without access to its project.
