@@ -86,14 +86,17 @@ def activity(message: activity_pb2.ActivityRecord) -> records.Activity:
     return cast(records.Activity, _members(message, "activities", _NOT_ACTIVITY_MEMBERS))
 
 
-_NOT_ACTIVITY_MEMBERS = frozenset({"project", "itemType"})  # what the feed is filtered by
+_NOT_ACTIVITY_MEMBERS = frozenset({"project"})  # what the feed is filtered by
 
 
 def item_type(message: items_pb2.ItemType) -> records.ItemType:
     """An ItemType with its fields."""
     body = _members(message, "itemtypes")
     body["widgets"] = [{"name": w, "synchronize": False} for w in message.widgets]
-    body["fields"] = [wire_members(f) for f in message.fields]
+    # Read-only fields are never written through the API (they are ignored in a body).
+    body["fields"] = [
+        {**wire_members(f), "readOnlyAllowApiOverwrite": False} for f in message.fields
+    ]
     return cast(records.ItemType, body)
 
 
@@ -177,10 +180,20 @@ def _abstract(
 # The members of one kind of test record that the others do not have, and the history's
 # version number.
 _NOT_PLAN = frozenset(
-    {"kind", "version", "testCaseVersionNumber", "testPlan", "testGroup", "sortOrderFromTestGroup"}
+    {
+        "kind",
+        "version",
+        "testCaseVersionNumber",
+        "testCaseCurrentVersionNumber",
+        "testPlan",
+        "testGroup",
+        "sortOrderFromTestGroup",
+    }
 )
 _NOT_CYCLE = _NOT_PLAN | {"archived"}
-_NOT_RUN = frozenset({"kind", "version", "archived", "testPlan", "testGroup"})
+_NOT_RUN = frozenset(
+    {"kind", "version", "archived", "testPlan", "testGroup", "testCaseCurrentVersionNumber"}
+)
 _NOT_ATTACHMENT = frozenset({"sha256", "version"})
 
 
@@ -207,16 +220,16 @@ def test_cycle(message: testmgmt_pb2.TestRecord) -> records.TestCycle:
 
 
 def test_run(message: testmgmt_pb2.TestRecord) -> records.TestRun:
-    """A TestRun."""
-    return cast(
-        records.TestRun,
-        {
-            **_abstract(message, _NOT_RUN),
-            "testGroup": [message.test_plan, message.test_group],
-            "lock": _lock(message.lock),
-            "type": "testruns",
-        },
-    )
+    """A TestRun (``testCaseCurrentVersionNumber`` when its test case can be read)."""
+    body = {
+        **_abstract(message, _NOT_RUN),
+        "testGroup": [message.test_plan, message.test_group],
+        "lock": _lock(message.lock),
+        "type": "testruns",
+    }
+    if message.test_case_current_version_number:
+        body["testCaseCurrentVersionNumber"] = message.test_case_current_version_number
+    return cast(records.TestRun, body)
 
 
 def test_record(

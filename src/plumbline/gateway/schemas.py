@@ -135,14 +135,17 @@ def plain(shape: type[Any], description: str) -> Responses:
     return _json(200, description, ref(_record(shape)))
 
 
-def strings_body(max_items: int, description: str) -> dict[str, Any]:
-    """``openapi_extra`` of a route that reads a JSON array of strings itself."""
-    schema = {
+def strings_body(max_items: int, description: str, member: str) -> dict[str, Any]:
+    """``openapi_extra`` of a route that reads a list of strings itself: an object with the
+    list in ``member``, or the bare JSON array."""
+    strings = {
         "type": "array",
         "items": {"type": "string"},
         "maxItems": max_items,
         "description": description,
     }
+    wrapped = {"type": "object", "required": [member], "properties": {member: strings}}
+    schema = {"oneOf": [wrapped, strings]}
     return {"requestBody": {"required": True, "content": {JSON: {"schema": schema}}}}
 
 
@@ -175,6 +178,12 @@ def form_body(shape: type[Any]) -> dict[str, Any]:
     """``openapi_extra`` of a route that reads a url-encoded form of ``shape`` itself."""
     content = {"application/x-www-form-urlencoded": {"schema": ref(_record(shape))}}
     return {"requestBody": {"required": True, "content": content}}
+
+
+def inline(name: str, description: str, data: dict[str, Any]) -> Responses:
+    """200 with ``data`` of the plain schema ``data`` (not a record type)."""
+    _INLINE[name] = (envelope.DataWrapper, data)
+    return _json(200, description, ref(name))
 
 
 def errors(*statuses: int) -> Responses:

@@ -15,7 +15,7 @@ from typing import IO, Any, cast
 
 import httpx
 
-from tests.e2e.api import assert_error, eventually
+from tests.e2e.api import Team, assert_error, eventually
 from tests.e2e.attachments.test_attachments import new_attachment, upload
 from tests.e2e.topology import System, blob_store, replicas_of
 
@@ -224,3 +224,27 @@ def test_a_stalled_upload_is_408_and_changes_nothing(
     assert idle <= time.monotonic() - started < idle + 20
     assert admin.get(f"/attachments/{attachment}/file").content == b"kept"
     assert eventually(lambda: _keys(system, attachment) == [kept])
+
+
+def test_files_takes_an_attachments_id_as_its_url(team: Team) -> None:
+    """A downloader passes the attachment's id where the file's URL goes: the file is
+    answered as for its URL, with the same access checks."""
+    admin = team.clients["ORG_ADMIN"]
+    attachment = new_attachment(admin, team.project)
+    content = b"evidence by id " * 100
+    assert upload(admin, attachment, content).status_code == 200
+    for role in ("ORG_ADMIN", "READ_ONLY"):
+        by_id = team.clients[role].get("/files", params={"url": str(attachment)})
+        assert by_id.status_code == 200, by_id.text
+        assert by_id.content == content
+        assert by_id.headers["content-type"] == "application/octet-stream"
+    padded = admin.get("/files", params={"url": f" {attachment} "})
+    assert padded.content == content
+    part = admin.get("/files", params={"url": str(attachment)}, headers={"Range": "bytes=0-7"})
+    assert part.status_code == 206
+    assert part.content == content[:8]
+    # Who may not read the attachment's project may not have its file by id either.
+    assert_error(team.clients["NONE"].get("/files", params={"url": str(attachment)}), 401)
+    assert_error(admin.get("/files", params={"url": "999999999999"}), 404, "attachment")
+    for bad in ("0", str(2**63), "9" * 30):
+        assert_error(admin.get("/files", params={"url": bad}), 400, "url", "id")

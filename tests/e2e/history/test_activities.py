@@ -291,3 +291,19 @@ def test_an_items_activities(admin: httpx.Client, project: dict[str, Any]) -> No
     assert [a["eventType"] for a in feed] == ["UPDATE", "CREATE"]
     assert total_of(response) == 2
     assert_error(admin.get("/items/9000000000000/activities"), 404)
+
+
+def test_activities_about_an_item_carry_its_item_type(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    item = create_item(admin, project, "Typed")
+    item_type = admin.get(f"/items/{item}").json()["data"]["itemType"]
+    feed = _feed(admin, {"project": project["id"], "maxResults": 50})
+    about_item = [a for a in feed if a.get("item") == item and a["objectType"] == "ITEM"]
+    assert about_item
+    assert {a["itemType"] for a in about_item} == {item_type}
+    assert admin.get(f"/activities/{about_item[0]['id']}").json()["data"]["itemType"] == item_type
+    # An activity about no abstract item (the project) has none.
+    about_project = [a for a in feed if a["objectType"] == "PROJECT"]
+    assert about_project
+    assert all("itemType" not in a for a in about_project)

@@ -298,3 +298,27 @@ def test_a_baselines_put_without_a_content_type(
         400,
         "Request bodies must be JSON with Content-Type: application/json (got none)",
     )
+
+
+def test_a_baseline_has_no_review_link(team: Team) -> None:
+    """Plumbline has no reviews: the review link of a baseline is a 404 that says so, once
+    the baseline exists and the caller may read it."""
+    admin = team.clients["ORG_ADMIN"]
+    baseline = take(admin, team.project, "Reviewed")
+    for role in ("ORG_ADMIN", "READ_ONLY"):
+        assert_error(
+            team.clients[role].get(f"/baselines/{baseline}/reviewlink"),
+            404,
+            f"Baseline {baseline} has no review",
+            "no reviews",
+        )
+    # Unknown and unreadable baselines answer as they do everywhere else.
+    unknown = admin.get("/baselines/999999999/reviewlink")
+    assert_error(unknown, 404, "baseline")
+    assert "review" not in unknown.json()["meta"]["message"]
+    assert_error(team.clients["NONE"].get(f"/baselines/{baseline}/reviewlink"), 401)
+    # Declared, as every other operation.
+    document = admin.get("/api-docs").json()
+    operation = document["paths"]["/rest/v1/baselines/{baselineId}/reviewlink"]["get"]
+    assert "no review" in operation["description"]
+    assert "404" in operation["responses"]

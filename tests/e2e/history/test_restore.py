@@ -91,8 +91,13 @@ def test_a_deleted_subtree_comes_back_with_its_relationships(
     _assert_affected(admin, activity, subtree)
 
     restored = admin.post(f"/activities/{activity}/restore")
-    assert restored.status_code == 200, restored.text
-    assert restored.json()["meta"]["status"] == "OK"
+    # 201, as every POST of the contract answers; the location names what came back.
+    assert restored.status_code == 201, restored.text
+    meta = restored.json()["meta"]
+    assert meta["status"] == "Created"
+    assert meta["id"] == activity
+    assert meta["location"].endswith(f"/activities/{activity}/affecteditems")
+    assert restored.headers["Location"] == meta["location"]
 
     for item, was in before.items():
         now = _item(admin, item)
@@ -140,14 +145,14 @@ def test_an_item_whose_parent_is_deleted_comes_back_at_the_root(
     inner_deleted = _delete(admin, pid, inner)
     folder_deleted = _delete(admin, pid, folder)
 
-    assert admin.post(f"/activities/{inner_deleted}/restore").status_code == 200
+    assert admin.post(f"/activities/{inner_deleted}/restore").status_code == 201
     back = _item(admin, inner)
     assert back["location"]["parent"] == {"project": pid}
     assert back["location"]["sequence"] == "1"
 
     # The folder comes back first at the root, where it was, with what its deletion took
     # (the sibling), not the inner item.
-    assert admin.post(f"/activities/{folder_deleted}/restore").status_code == 200
+    assert admin.post(f"/activities/{folder_deleted}/restore").status_code == 201
     assert ids_of(admin.get(f"/items/{folder}/children")) == [sibling]
     assert _item(admin, sibling)["location"]["sequence"] == "1.1"
     assert ids_of(admin.get("/items", params={"project": pid, "rootOnly": "true"})) == [
@@ -224,7 +229,7 @@ def test_access_to_affected_items_and_restores(
     assert anonymous.post(f"/activities/{activity}/restore").status_code == 401
     assert anonymous.get(f"/activities/{activity}/affecteditems").status_code == 401
     # Refused restores leave the deletion restorable.
-    assert team.clients["READ_WRITE"].post(f"/activities/{activity}/restore").status_code == 200
+    assert team.clients["READ_WRITE"].post(f"/activities/{activity}/restore").status_code == 201
     assert _item(admin, item)["fields"]["name"] == "Guarded"
 
 
@@ -243,7 +248,7 @@ def test_two_restores_at_once_restore_once(
     finally:
         for client in clients:
             client.close()
-    assert sorted(a.status_code for a in answers) == [200, 400, 400, 400], [a.text for a in answers]
+    assert sorted(a.status_code for a in answers) == [201, 400, 400, 400], [a.text for a in answers]
     assert len(ids_of(admin.get(f"/items/{parent}/children"))) == 5
     feed = admin.get(
         "/activities", params={"project": pid, "objectType": "ITEM", "eventType": "UPDATE"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -10,6 +11,7 @@ from tests.e2e.api import (
     MakeUser,
     Team,
     assert_error,
+    create_item,
     item_types,
     new_project,
     project_key,
@@ -274,3 +276,19 @@ def test_relationship_rule_sets(admin: httpx.Client) -> None:
     projects = admin.get(f"/relationshiprulesets/{traceability['id']}/projects").json()
     assert projects["meta"]["pageInfo"]["totalResults"] == len(projects["data"])
     assert admin.get("/relationshiprulesets/987654").status_code == 404
+
+
+def test_fields_say_the_api_never_overwrites_a_read_only_one(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    """``readOnlyAllowApiOverwrite`` is on every field, false (the contract's default): the
+    API does not write read-only fields, as an item's documentKey shows."""
+    for item_type in item_types(admin).values():
+        for field in item_type["fields"]:
+            assert field["readOnlyAllowApiOverwrite"] is False, (item_type["typeKey"], field)
+    requirement = admin.get(f"/itemtypes/{project['types']['REQ']['id']}").json()["data"]
+    key = next(f for f in requirement["fields"] if f["name"] == "documentKey")
+    assert key["readOnly"] is True
+    assert key["readOnlyAllowApiOverwrite"] is False
+    item = create_item(admin, project, "Keyed", documentKey="MINE-1")
+    assert admin.get(f"/items/{item}").json()["data"]["documentKey"] != "MINE-1"

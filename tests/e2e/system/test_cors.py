@@ -1,6 +1,7 @@
 """CORS: ``/system/settings/corsdomains`` and what the gateway answers browsers.
 
-GET reads the list and POST replaces it (the contract's summaries read the other way).
+GET reads the list and POST replaces it (the contract's summaries read the other way); both
+carry the contract's ``{"domains": [...]}``, and POST takes the bare array too.
 Preflights need no credentials; only listed origins get CORS headers.
 """
 
@@ -24,7 +25,7 @@ def domains(admin: httpx.Client) -> Iterator[list[str]]:
     """Sets the list for one test, and empties it afterwards."""
     response = admin.post(PATH, json=["https://App.Example.com/", "http://localhost:3000"])
     assert response.status_code == 200, response.text
-    stored: list[str] = response.json()["data"]
+    stored: list[str] = response.json()["data"]["domains"]
     yield stored
     assert admin.post(PATH, json=[]).status_code == 200
 
@@ -42,10 +43,20 @@ def _preflight(system: System, origin: str) -> httpx.Response:
 
 def test_get_reads_and_post_replaces_the_list(admin: httpx.Client, domains: list[str]) -> None:
     assert domains == [LISTED, "http://localhost:3000"]
-    assert admin.get(PATH).json()["data"] == domains
+    assert admin.get(PATH).json()["data"] == {"domains": domains}
     replaced = admin.post(PATH, json=["https://app.example.com:443", "http://[::1]:8080"])
-    assert replaced.json()["data"] == [LISTED, "http://[::1]:8080"]
-    assert admin.get(PATH).json()["data"] == [LISTED, "http://[::1]:8080"]
+    assert replaced.json()["data"] == {"domains": [LISTED, "http://[::1]:8080"]}
+    assert admin.get(PATH).json()["data"] == {"domains": [LISTED, "http://[::1]:8080"]}
+
+
+def test_the_contracts_whitelist_object_is_taken(admin: httpx.Client, domains: list[str]) -> None:
+    # The contract's CrossOriginDomainWhiteList, as its clients send it.
+    replaced = admin.post(PATH, json={"domains": ["https://App.Example.com/", "http://b.test"]})
+    assert replaced.status_code == 200, replaced.text
+    assert replaced.json()["data"] == {"domains": [LISTED, "http://b.test"]}
+    assert admin.get(PATH).json()["data"] == {"domains": [LISTED, "http://b.test"]}
+    emptied = admin.post(PATH, json={"domains": []})
+    assert emptied.json()["data"] == {"domains": []}
 
 
 def test_preflight_from_a_listed_origin(system: System, domains: list[str]) -> None:
@@ -88,7 +99,7 @@ def test_an_emptied_list_allows_no_origin(
     system: System, admin: httpx.Client, domains: list[str]
 ) -> None:
     assert eventually(lambda: _preflight(system, LISTED).status_code == 204)
-    assert admin.post(PATH, json=[]).json()["data"] == []
+    assert admin.post(PATH, json=[]).json()["data"] == {"domains": []}
     assert eventually(lambda: _preflight(system, LISTED).status_code == 403)
 
 
@@ -103,7 +114,10 @@ def test_an_emptied_list_allows_no_origin(
         (["https://app.example.com:99999"], ("invalid port",)),
         ([""], ("1 to 255 characters",)),
         (["https://a.example"] * 101, ("At most 100",)),
-        ({"domains": [LISTED]}, ("JSON array of origins",)),
+        ({"origins": [LISTED]}, ('{"domains": [...]}', "JSON array of origins")),
+        ({"domains": LISTED}, ('{"domains": [...]}',)),
+        ({"domains": [LISTED], "more": 1}, ('{"domains": [...]}',)),
+        ({"domains": ["ftp://a.example"]}, ("http or https origin",)),
         ([1], ("JSON array of origins",)),
     ],
 )

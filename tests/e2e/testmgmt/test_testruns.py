@@ -404,3 +404,31 @@ def test_concurrent_step_patches_all_land(admin: httpx.Client, project: dict[str
     after = run_of(admin, run["id"])["fields"]
     assert [s["status"] for s in after["testRunSteps"]] == ["PASSED"] * count
     assert after["testRunStatus"] == "PASSED"
+
+
+def test_a_run_shows_its_test_cases_current_version(
+    admin: httpx.Client, runs: dict[str, Any]
+) -> None:
+    """``testCaseCurrentVersionNumber``: the test case's version now, beside the version
+    the run was made from, wherever the run is read."""
+    run = run_of(admin, runs["stepped"])
+    made_from = run["testCaseVersionNumber"]
+    assert run["testCaseCurrentVersionNumber"] == made_from
+    case = runs["cases"]["stepped"]
+    for name in ("Stepped v2", "Stepped v3"):
+        changed = admin.put(f"/items/{case}", json={"fields": {"name": name}})
+        assert changed.status_code == 200, changed.text
+    versions = made_from + 2  # one more with every change
+    run = run_of(admin, runs["stepped"])
+    assert run["testCaseVersionNumber"] == made_from
+    assert run["testCaseCurrentVersionNumber"] == versions
+    listed = {r["id"]: r for r in runs_of(admin, runs["cycle"])}
+    assert listed[runs["stepped"]]["testCaseCurrentVersionNumber"] == versions
+    assert (
+        listed[runs["plain"]]["testCaseCurrentVersionNumber"]
+        == (listed[runs["plain"]]["testCaseVersionNumber"])
+    )
+    found = admin.get("/testruns", params={"testCycle": runs["cycle"], "maxResults": 50})
+    assert {r["id"]: r["testCaseCurrentVersionNumber"] for r in found.json()["data"]}[
+        runs["stepped"]
+    ] == versions

@@ -85,6 +85,7 @@ from plumbline.gateway.records.testmgmt import (
 from plumbline.gateway.records.users import (
     ApiCredentials,
     ApiCredentialsInfo,
+    CrossOriginDomainWhiteList,
     Permission,
     User,
     UserGroup,
@@ -111,6 +112,7 @@ __all__ = [
     "Comment",
     "CommentLocation",
     "CommentText",
+    "CrossOriginDomainWhiteList",
     "Endpoint",
     "Filter",
     "FilterCount",

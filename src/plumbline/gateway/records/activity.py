@@ -18,6 +18,9 @@ class Activity(TypedDict):
     user: NotRequired[int]
     userComment: str
     item: NotRequired[int]
+    #: The item type of the object, where the activity is about an abstract item (an item,
+    #: a test plan, cycle or run, an attachment); left out otherwise.
+    itemType: NotRequired[int]
     eventType: str
     objectType: str
     type: Literal["activities"]

@@ -32,6 +32,9 @@ class ItemTypeField(TypedDict):
     label: str
     fieldType: str
     readOnly: bool
+    #: Whether the API may still write the field while it is read-only: never here (a
+    #: read-only field in a body is ignored), so always false, the contract's default.
+    readOnlyAllowApiOverwrite: bool
     required: bool
     triggerSuspect: bool
     synchronize: bool

@@ -42,6 +42,7 @@ class AbstractItem(TestRecordBase):
     lock: NotRequired[Lock]
     archived: NotRequired[bool]
     testCaseVersionNumber: NotRequired[int]
+    testCaseCurrentVersionNumber: NotRequired[int]
     sortOrderFromTestGroup: NotRequired[int]
     testGroup: NotRequired[list[int]]
     fileName: NotRequired[str]

@@ -34,6 +34,9 @@ class TestRun(TestRecordBase):
     """
 
     testCaseVersionNumber: int
+    #: The test case's version now (the run was made from ``testCaseVersionNumber``); left
+    #: out when the caller cannot read the test case or it is deleted.
+    testCaseCurrentVersionNumber: NotRequired[int]
     sortOrderFromTestGroup: int
     testGroup: list[int]
     lock: Lock

@@ -79,3 +79,9 @@ class UserRoles(TypedDict):
     user: int
     roles: list[str]
     type: Literal["userroles"]
+
+
+class CrossOriginDomainWhiteList(TypedDict):
+    """The origins browsers may call the API from (``/system/settings/corsdomains``)."""
+
+    domains: list[str]

@@ -27,7 +27,7 @@ from plumbline.gateway.deps import (
     dates_with_time,
     view_of,
 )
-from plumbline.gateway.envelope import updated
+from plumbline.gateway.envelope import created
 from plumbline.gateway.routes.testrecords import FAMILY_BASES, NOUNS, Kind, foreign_item
 from plumbline.gateway.upstreams import Upstreams
 
@@ -215,14 +215,17 @@ async def affected_items(
     description="The item comes back with the items deleted with it and their "
     "relationships, each item with a new version: under its old parent at its old "
     "position, or at the root of its project when that parent is deleted. A deletion can "
-    "be restored once; other activities cannot be restored.",
-    responses=schemas.updated(),
+    "be restored once; other activities cannot be restored. Answers 201, as every POST of "
+    "the contract does: meta.id is the activity's id and meta.location its affected items "
+    "(what came back).",
+    status_code=201,
+    responses=schemas.created(),
 )
-async def restore_activity(activityId: RecordId, gw: Gw) -> Response:
+async def restore_activity(activityId: RecordId, view: Activities, gw: Gw) -> Response:
     message = activity_pb2.RestoreActivityRequest(id=activityId)
     message.wait_for.extend(await _positions(gw.upstreams))
     await gw.upstreams.activity.activities.RestoreActivity(message)
-    return updated()
+    return created(activityId, view.location(f"activities/{activityId}/affecteditems"))
 
 
 @router.get(

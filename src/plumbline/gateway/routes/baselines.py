@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from plumbline.api.baselines.v1 import baselines_pb2 as pb
 from plumbline.api.core.v1 import core_pb2
-from plumbline.common.errors import InvalidArgument
+from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import BaselineBody, BaselineFolderBody, BaselineMoveBody
 from plumbline.gateway.deps import (
@@ -142,6 +142,29 @@ async def move_baseline(projectId: int, body: BaselineMoveBody, gw: Gw) -> Respo
 async def get_baseline(baselineId: int, view: Baselines, gw: Gw) -> Response:
     reply = await gw.upstreams.baselines.baselines.GetBaseline(core_pb2.Id(id=baselineId))
     return await view.one(representations.baseline(reply))
+
+
+@router.get(
+    "/baselines/{baselineId}/reviewlink",
+    summary="A baseline's review link: there is none, Plumbline has no reviews",
+    description="The contract's review id of a baseline. Plumbline has no reviews "
+    "(decision 0013), so a baseline has no review: the answer is always a 404 whose "
+    "message says so, once the baseline is known to exist and the caller may read it (an "
+    "unknown baseline answers its usual 404). The 200 is the contract's answer, which "
+    "Plumbline never gives.",
+    responses=schemas.inline(
+        "ReviewLinkDataWrapper",
+        "The review's id (never answered: Plumbline has no reviews).",
+        {"type": "integer", "description": "The id of the baseline's review."},
+    ),
+)
+async def get_baseline_review_link(baselineId: int, gw: Gw) -> Response:
+    # Read first: 404 for no such baseline, 401 without access to its project.
+    await gw.upstreams.baselines.baselines.GetBaseline(core_pb2.Id(id=baselineId))
+    raise NotFound(
+        f"Baseline {baselineId} has no review: Plumbline has no reviews, so no baseline "
+        "has a review link."
+    )
 
 
 @router.get(

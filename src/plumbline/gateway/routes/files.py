@@ -219,11 +219,41 @@ async def download(
     return await _download(gw, attachmentId, range_header, if_range)
 
 
+#: Ids are positive 64-bit integers; a larger number names no attachment.
+_MAX_ID = 2**63 - 1
+
+
+def _attachment_of(url: str, request: Request, version: str, public_url: str | None) -> int:
+    """The attachment a ``url`` names: its file's URL on this service, or its id alone."""
+    text = url.strip()
+    if text.isascii() and text.isdigit():  # the id, as some clients pass it
+        if len(text) > 19 or not 0 < int(text) <= _MAX_ID:
+            raise InvalidArgument(
+                f"url as an attachment's id must be from 1 to {_MAX_ID}; got {text[:40]!r}."
+            )
+        return int(text)
+    parts = urlsplit(url)
+    match = _FILE_URL.match(parts.path)
+    elsewhere = parts.netloc and parts.netloc.lower() != request.url.netloc.lower()
+    if elsewhere and (
+        not public_url or urlsplit(public_url).netloc.lower() != parts.netloc.lower()
+    ):
+        match = None
+    if match is None or len(match.group(1)) > 19 or int(match.group(1)) > _MAX_ID:
+        raise InvalidArgument(
+            f"url must be the URL of an attachment's file on this service, such as "
+            f"{request.base_url}rest/{version}/attachments/<id>/file, or the attachment's id; "
+            f"got {url!r}."
+        )
+    return int(match.group(1))
+
+
 @router.get(
     "/files",
     summary="Download a file by its URL",
     description="The file of an attachment by the URL this service gives it "
-    "(…/rest/v1/attachments/{id}/file, or …/attachment/{id}/…).",
+    "(…/rest/v1/attachments/{id}/file, or …/attachment/{id}/…), or by the attachment's id "
+    "alone (url=1004), as some clients pass it; the same access checks apply either way.",
     response_class=Response,
     responses=_FILE_RESPONSES,
 )
@@ -231,19 +261,11 @@ async def download_by_url(
     request: Request,
     version: Version,
     gw: Gw,
-    url: Annotated[str, Query(description="The file's URL.", max_length=4000)],
+    url: Annotated[
+        str, Query(description="The file's URL, or its attachment's id.", max_length=4000)
+    ],
     range_header: RangeHeader = None,
     if_range: IfRange = None,
 ) -> Response:
-    parts = urlsplit(url)
-    match = _FILE_URL.match(parts.path)
-    if parts.netloc and parts.netloc.lower() != request.url.netloc.lower():
-        public = gw.settings.public_url
-        if not public or urlsplit(public).netloc.lower() != parts.netloc.lower():
-            match = None
-    if match is None:
-        raise InvalidArgument(
-            f"url must be the URL of an attachment's file on this service, such as "
-            f"{request.base_url}rest/{version}/attachments/<id>/file; got {url!r}."
-        )
-    return await _download(gw, int(match.group(1)), range_header, if_range)
+    attachment = _attachment_of(url, request, version, gw.settings.public_url)
+    return await _download(gw, attachment, range_header, if_range)

@@ -9,7 +9,7 @@ answer CORS for exactly these (``gateway/cors.py``).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 from starlette.requests import Request
@@ -18,7 +18,7 @@ from starlette.responses import Response
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.identity.v1 import identity_pb2
 from plumbline.common.errors import InvalidArgument
-from plumbline.gateway import schemas
+from plumbline.gateway import records, schemas
 from plumbline.gateway.deps import Gw, View, view_of
 from plumbline.gateway.envelope import ok, updated
 from plumbline.gateway.jsonbody import read_json
@@ -30,36 +30,52 @@ MAX_ORIGINS = 100
 CorsDomains = Annotated[View, Depends(view_of("corsdomains"))]
 
 
+def _whitelist(domains: list[str]) -> records.CrossOriginDomainWhiteList:
+    return {"domains": domains}
+
+
+def _domains(body: Any) -> list[str]:
+    """The origins of a body: the contract's ``{"domains": [...]}``, or the bare array
+    earlier Plumbline took (decision 0004)."""
+    if isinstance(body, dict) and set(body) == {"domains"}:
+        body = body["domains"]
+    if not isinstance(body, list) or not all(isinstance(d, str) for d in body):
+        raise InvalidArgument(
+            'The body must be {"domains": [...]} with a JSON array of origins, such as '
+            '{"domains": ["https://app.example.com"]}, or that array alone.'
+        )
+    return body
+
+
 @router.get(
     "/system/settings/corsdomains",
     summary="Read the CORS domains: the origins browsers may call the API from "
     "(organization administrators)",
-    description="The contract's summary of this operation reads as an overwrite; it reads "
-    "the list, as its method says (POST replaces it).",
-    responses=schemas.strings("CorsDomainsDataWrapper", "The allowed origins."),
+    description='data is the contract\'s CrossOriginDomainWhiteList, {"domains": [...]}. '
+    "The contract's summary of this operation reads as an overwrite; it reads the list, as "
+    "its method says (POST replaces it).",
+    responses=schemas.one(records.CrossOriginDomainWhiteList, "The allowed origins."),
 )
 async def get_cors_domains(view: CorsDomains, gw: Gw) -> Response:
     reply = await gw.upstreams.identity.cors.GetCorsDomains(core_pb2.Empty())
-    return ok(list(reply.domains), view.links())
+    return ok(_whitelist(list(reply.domains)), view.links())
 
 
 @router.post(
     "/system/settings/corsdomains",
     summary="Replace the CORS domains (organization administrators)",
-    description="The body is the whole list of origins, scheme://host[:port] each "
-    '(for example ["https://app.example.com"]); an empty array allows no origin. The '
-    "contract's summary of this operation reads as a read; it replaces the list, as its "
-    "method says (GET reads it).",
-    responses=schemas.strings(
-        "CorsDomainsUpdated", "The allowed origins as stored (normalised).", after_write=True
+    description="The body is the contract's CrossOriginDomainWhiteList, the whole list of "
+    'origins, scheme://host[:port] each (for example {"domains": '
+    '["https://app.example.com"]}), or that array alone; an empty array allows no origin. '
+    "The contract's summary of this operation reads as a read; it replaces the list, as "
+    "its method says (GET reads it).",
+    responses=schemas.updated(
+        records.CrossOriginDomainWhiteList, "The allowed origins as stored (normalised)."
     ),
-    openapi_extra=schemas.strings_body(MAX_ORIGINS, "Every allowed origin."),
+    openapi_extra=schemas.strings_body(MAX_ORIGINS, "Every allowed origin.", "domains"),
 )
 async def set_cors_domains(request: Request, gw: Gw) -> Response:
-    body = await read_json(request)
-    if not isinstance(body, list) or not all(isinstance(d, str) for d in body):
-        raise InvalidArgument(
-            'The body must be a JSON array of origins, such as ["https://app.example.com"].'
-        )
-    reply = await gw.upstreams.identity.cors.SetCorsDomains(identity_pb2.CorsDomains(domains=body))
-    return updated(list(reply.domains))
+    domains = _domains(await read_json(request))
+    message = identity_pb2.CorsDomains(domains=domains)
+    reply = await gw.upstreams.identity.cors.SetCorsDomains(message)
+    return updated(_whitelist(list(reply.domains)))

@@ -14,7 +14,9 @@ from typing import Any
 
 from grpc import aio
 
+from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2, items_pb2_grpc
+from plumbline.common.errors import NotFound, PermissionDenied
 from plumbline.common.itemsclient import ItemsClient
 
 #: The item type keys of the records testmgmt owns, and of the items it reads.
@@ -59,4 +61,19 @@ class Items(ItemsClient):
                     item.document_key,
                     item.global_id,
                 )
+        return found
+
+    async def current_versions(self, ids: list[int]) -> dict[int, int]:
+        """The current version numbers of the readable, active items among ``ids``."""
+        unique = sorted(set(ids))
+        if not unique:
+            return {}
+        stub = items_pb2_grpc.ItemsStub(self._channel())
+        found: dict[int, int] = {}
+        for start in range(0, len(unique), 500):
+            try:
+                reply = await stub.GetItemVersions(core_pb2.IdList(ids=unique[start : start + 500]))
+            except (NotFound, PermissionDenied):  # one id alone, deleted or not readable
+                continue
+            found.update((item.id, item.version or 1) for item in reply.items)
         return found

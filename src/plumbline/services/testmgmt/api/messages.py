@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Row
@@ -93,10 +94,26 @@ def snapshot(row: Row[Any], catalog: Catalog, access: Access) -> dict[str, Any]:
     return snapshot_payload(record_message(row, catalog, False, access))
 
 
-#: Renders records rows for one request.
-RecordMessages = Messages[pb.TestRecord, pb.RecordPage]
+class RecordMessages(Messages[pb.TestRecord, pb.RecordPage]):
+    """Renders records rows for one request; a run with its test case's current version
+    number (one read of the test cases of all the runs)."""
+
+    def __init__(self, items: remote.Items, access: AccessCache) -> None:
+        super().__init__(items, access, record_message, pb.RecordPage)
+        self.cases = items
+
+    async def many(self, rows: Sequence[Row[Any]], dates_with_time: bool) -> list[pb.TestRecord]:
+        listed = await super().many(rows, dates_with_time)
+        runs = [
+            (row, message) for row, message in zip(rows, listed, strict=True) if row.kind == RUN
+        ]
+        versions = await self.cases.current_versions([row.test_case for row, _ in runs])
+        for row, message in runs:
+            if row.test_case in versions:
+                message.test_case_current_version_number = versions[row.test_case]
+        return listed
 
 
 def record_messages(items: remote.Items, access: AccessCache) -> RecordMessages:
     """The renderer of records rows."""
-    return RecordMessages(items, access, record_message, pb.RecordPage)
+    return RecordMessages(items, access)
