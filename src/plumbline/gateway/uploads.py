@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 from urllib.parse import unquote
 
 from python_multipart.multipart import MultipartParser, parse_options_header
@@ -24,6 +25,9 @@ from plumbline.common.errors import InvalidArgument, PlumblineError
 #: Browsers and requests escape these in a quoted file name (HTML's form encoding).
 _ESCAPES = {"%22": '"', "%0D": "\r", "%0A": "\n", "%0d": "\r", "%0a": "\n"}
 _EXTENDED = re.compile(r"filename\*\s*=\s*([^;]+)", re.IGNORECASE)
+
+M = TypeVar("M")
+R = TypeVar("R")
 
 
 class BodyStalled(PlumblineError):
@@ -186,3 +190,29 @@ class FileUpload:
                     if pending:
                         yield bytes(pending)
                     return
+
+
+async def send_stream(
+    call: Callable[[AsyncIterator[M]], Awaitable[R]], messages: AsyncIterator[M]
+) -> R:
+    """``call(messages)`` for a client-streaming RPC, where a failure of the messages
+    themselves (a body over its limit, a malformed form, a client that left) is the
+    answer: gRPC cancels the call when its request iterator raises, and that
+    cancellation would otherwise hide the reason."""
+    failed: list[Exception] = []
+
+    async def guarded() -> AsyncIterator[M]:
+        try:
+            async for message in messages:
+                yield message
+        except Exception as exc:
+            failed.append(exc)
+            raise
+
+    try:
+        return await call(guarded())
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if failed and task is not None and not task.cancelling():
+            raise failed[0] from None
+        raise

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -258,6 +259,26 @@ def test_a_report_over_the_body_limit_streams_through(
     assert response.status_code == 200, response.text[:300]
     assert response.json()["data"]["testCases"] == 11
     assert _statuses(admin, cycle) == {"big": "FAILED"}
+
+
+def test_a_report_that_grows_past_its_limit_is_a_413(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    """Sent without a length (chunked), a report over the 64 MiB report limit ends with
+    the route's 413 while it streams, not with the cancelled call's error; nothing is
+    recorded."""
+    cycle = _cycle_of(admin, project, new_test_case(admin, project, "huge"))
+    output = "x" * 2**20
+
+    def body() -> Iterator[bytes]:
+        yield b'<testsuites><testsuite name="s">' + _case("huge", "<failure/>").encode()
+        for n in range(70):
+            yield f'<testcase name="filler {n}"><system-out>{output}</system-out></testcase>'.encode()
+        yield b"</testsuite></testsuites>"
+
+    response = admin.post(results_url(admin, cycle), content=body(), headers=XML)
+    assert_error(response, 413, "JUnit report", "(64 MiB)")
+    assert _statuses(admin, cycle) == {"huge": "NOT_RUN"}
 
 
 def test_where_results_may_go(admin: httpx.Client, project: dict[str, Any]) -> None:

@@ -8,7 +8,6 @@ control keep a few chunks in memory at most, whatever the file's size.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -27,7 +26,7 @@ from plumbline.common.streams import read_ahead
 from plumbline.gateway import schemas
 from plumbline.gateway.deps import Gw, Version
 from plumbline.gateway.envelope import error, updated
-from plumbline.gateway.uploads import FileUpload
+from plumbline.gateway.uploads import FileUpload, send_stream
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +70,6 @@ async def upload(request: Request, attachmentId: int, gw: Gw) -> Response:
     await gw.upstreams.attachments.files.CheckUpload(core_pb2.Id(id=attachmentId))
     form = FileUpload(request, gw.settings.body_timeout)
     await form.open()
-    # gRPC cancels the call when the messages fail (a malformed form, a client that left):
-    # that failure, not the cancellation, is the answer.
-    failed: list[Exception] = []
 
     async def messages() -> AsyncIterator[pb.UploadChunk]:
         yield pb.UploadChunk(
@@ -90,16 +86,9 @@ async def upload(request: Request, attachmentId: int, gw: Gw) -> Response:
                 yield pb.UploadChunk(data=data)
         except Exception as exc:
             log.info("upload to attachment %d ended early: %s", attachmentId, exc)
-            failed.append(exc)
             raise
 
-    try:
-        await gw.upstreams.attachments.files.Upload(messages())
-    except asyncio.CancelledError:
-        task = asyncio.current_task()
-        if failed and task is not None and not task.cancelling():
-            raise failed[0] from None
-        raise
+    await send_stream(gw.upstreams.attachments.files.Upload, messages())
     return updated()
 
 

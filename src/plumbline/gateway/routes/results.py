@@ -24,6 +24,7 @@ from plumbline.common.junit import REFERENCE_PROPERTIES
 from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.deps import Gw
 from plumbline.gateway.envelope import updated
+from plumbline.gateway.uploads import send_stream
 
 router = APIRouter(prefix="/rest/{version}", tags=["testcycles"])
 
@@ -137,5 +138,5 @@ async def ingest_results(
         async for data in _report(request, part, limit):
             yield testmgmt_pb2.ReportChunk(data=data)
 
-    reply = await gw.upstreams.testmgmt.results.IngestJUnit(chunks())
+    reply = await send_stream(gw.upstreams.testmgmt.results.IngestJUnit, chunks())
     return updated(representations.ingest_answer(reply))
