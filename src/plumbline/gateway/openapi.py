@@ -74,7 +74,9 @@ def _errors(path: str, operation: dict[str, Any]) -> list[int]:
     """The error statuses an operation can answer."""
     if not path.startswith("/rest"):
         return []
-    statuses = [429]  # the throttle is in front of every API route
+    # The throttle is in front of every API route, and so is the URL length limit
+    # (``httpproto.MAX_URL``).
+    statuses = [414, 429]
     if path != "/rest":
         statuses.append(503)  # it calls a service
     if path.startswith(_PREFIX):

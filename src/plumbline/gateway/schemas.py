@@ -44,6 +44,7 @@ ERRORS: dict[int, tuple[str, str]] = {
         "PayloadTooLarge",
         "The body or file is larger than allowed; the message says the limit.",
     ),
+    414: ("URITooLong", "The URL (path and query) is longer than the server takes."),
     416: ("RangeNotSatisfiable", "The byte range asked for lies outside the file."),
     422: (
         "UnprocessableEntity",

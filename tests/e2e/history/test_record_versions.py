@@ -78,7 +78,9 @@ def one(events: list[Event], event_type: str, record: int) -> Event:
 
 def versioned(history: History, event: Event, version: int) -> Any:
     """Checks that ``event`` gives its record ``version`` and carries the record as GET
-    now reports it (but for ``allowed``, which is the caller's); the snapshot."""
+    now reports it (but for ``allowed``, which is the caller's, and a run's
+    ``test_case_current_version_number``, which is the test case's now, not the run's);
+    the snapshot."""
     assert event.version == version, event
     record = history.get(event.object_ids[0])
     assert record.version == version
@@ -87,6 +89,10 @@ def versioned(history: History, event: Event, version: int) -> Any:
     parse_snapshot(json.dumps(event.payload["snapshot"]), snapshot)
     assert snapshot.version == version
     record.ClearField("allowed")
+    if isinstance(record, testmgmt_pb2.TestRecord):
+        current = record.test_case_current_version_number
+        assert current == 0 or current >= record.test_case_version_number
+        record.ClearField("test_case_current_version_number")
     assert snapshot == record
     return snapshot
 

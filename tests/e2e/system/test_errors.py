@@ -103,7 +103,7 @@ def test_wrong_types_on_create_and_activation(admin: httpx.Client) -> None:
         admin.post("/projects", json={"isFolder": "yes", "fields": {"name": "x"}}), 400, "isFolder"
     )
     assert_error(admin.put("/users/1/active", json={"active": "false"}), 400, "active")
-    assert_error(admin.post("/usergroups", json={"name": "g", "project": "7"}), 400, "project")
+    assert_error(admin.post("/usergroups", json={"name": "g", "project": "7a"}), 400, "project")
 
 
 def test_unknown_fields_are_named(admin: httpx.Client, records: dict[str, int]) -> None:

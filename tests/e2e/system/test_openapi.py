@@ -93,7 +93,15 @@ def test_each_version_is_valid_openapi_3_0(system: System) -> None:
         assert document["openapi"] == "3.0.3"
         validate(document)
         text = str(document)
-        assert "422" not in document["paths"].__repr__()
+        # FastAPI's own validation 422 is never declared; the one 422 is the JUnit
+        # ingest's (an Idempotency-Key used for another report).
+        declared = {
+            (method, path)
+            for path, item in document["paths"].items()
+            for method, operation in item.items()
+            if isinstance(operation, dict) and "422" in operation.get("responses", {})
+        }
+        assert declared <= {("post", "/rest/labs/testcycles/{testCycleId}/results")}, declared
         assert "HTTPValidationError" not in text
         assert "'type': 'null'" not in text
 
@@ -231,7 +239,8 @@ def test_responses_describe_the_envelope_and_the_errors(system: System) -> None:
     ]
     for (method, path), operation in operations.items():
         statuses = set(operation["responses"])
-        assert "422" not in statuses, (method, path)
+        if path != "/rest/labs/testcycles/{testCycleId}/results":
+            assert "422" not in statuses, (method, path)
         assert statuses & {"200", "201", "204"}, (method, path)
         if not path.startswith("/rest"):
             assert {"401", "405", "429"} <= statuses, (method, path)
