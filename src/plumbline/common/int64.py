@@ -35,6 +35,8 @@ def spelled(text: str) -> int | None:
     never given thousands of digits."""
     if _DIGITS.fullmatch(text) is None:
         return None
-    if len(text.lstrip("-").lstrip("0")) > 19:
-        return MIN - 1 if text.startswith("-") else MAX + 1
-    return int(text)
+    negative = text.startswith("-")
+    significant = text.lstrip("-").lstrip("0") or "0"
+    if len(significant) > 19:
+        return MIN - 1 if negative else MAX + 1
+    return -int(significant) if negative else int(significant)

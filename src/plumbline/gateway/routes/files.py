@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/rest/{version}", tags=["attachments"])
 
-_RANGE = re.compile(r"^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$", re.IGNORECASE)
+_RANGE = re.compile(r"^\s*bytes\s*=\s*([0-9]*)\s*-\s*([0-9]*)\s*$", re.IGNORECASE)
 #: The file URLs ``/files`` takes: this service's own, as links and clients build them.
 _FILE_URL = re.compile(r"^(?:/rest/[^/]+)?/attachments?/(\d+)(?:/file|/.*)?$")
 #: Multipart's own bytes around the file (boundaries, part headers) a body may add.
@@ -117,10 +117,11 @@ def _range(header: str | None) -> dict[str, int]:
 
 
 def _position(digits: str) -> int:
-    """A byte position's digits as a number, without converting more digits than an
-    int64 has (Python refuses to convert more than 4,300)."""
-    significant = digits.lstrip("0") or "0"
-    return int(significant) if len(significant) <= len(str(int64.MAX)) else int64.MAX + 1
+    """A byte position's digits as a number (``int64.spelled``: never more digits
+    converted than an int64 has, so thousands of them are just past the range)."""
+    position = int64.spelled(digits)
+    assert position is not None  # the Range pattern matched digits only
+    return position
 
 
 def _shown(digits: str) -> str:
