@@ -242,7 +242,6 @@ async def _login(request: Request) -> Response:
         message = "Logging in is not possible right now; try again later."
         return _login_page(request, version, message, 503, username)
     response = RedirectResponse(f"{_prefix(request)}/api-docs/?version={version}", status_code=303)
-    public_url = gw.settings.public_url or ""
     response.set_cookie(
         SESSION_COOKIE,
         reply.access_token,
@@ -250,7 +249,7 @@ async def _login(request: Request) -> Response:
         httponly=True,
         samesite="strict",
         path="/",
-        secure=request.url.scheme == "https" or public_url.startswith("https:"),
+        secure=_secure(request),
     )
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -259,8 +258,17 @@ async def _login(request: Request) -> Response:
 async def _logout(request: Request) -> Response:
     version = _form_version(await _read_form(request) or {})
     response = RedirectResponse(f"{_prefix(request)}/api-docs/?version={version}", status_code=303)
-    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
+    response.delete_cookie(
+        SESSION_COOKIE, path="/", httponly=True, samesite="strict", secure=_secure(request)
+    )
     return response
+
+
+def _secure(request: Request) -> bool:
+    """Whether the session cookie is sent only over HTTPS: when the request came over it
+    (directly or through a trusted proxy) or the public address is an https one."""
+    public_url = _gateway(request).settings.public_url or ""
+    return request.url.scheme == "https" or public_url.startswith("https:")
 
 
 async def _asset(name: str) -> Response:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn
 from urllib.parse import urlparse
@@ -48,6 +47,18 @@ def test_the_session_cookie_is_secure_over_https(system: System) -> None:
     assert proxied.status_code == 303, proxied.text
     attributes = [a.strip() for a in proxied.headers["set-cookie"].lower().split(";")]
     assert "secure" in attributes, attributes
+    # Logging out deletes it with the same attributes (a browser keeps a Secure cookie
+    # that a non-Secure deletion names).
+    logout = httpx.post(
+        f"{system.url}/api-docs/logout",
+        data={"version": "v1"},
+        cookies={"plumbline_session": "x"},
+        headers={"X-Forwarded-Proto": "https"},
+    )
+    assert logout.status_code == 303, logout.text
+    deletion = [a.strip() for a in logout.headers["set-cookie"].lower().split(";")]
+    assert "secure" in deletion, deletion
+    assert "max-age=0" in deletion, deletion
 
 
 def _login(system: System, version: str = "v1") -> httpx.Cookies:
@@ -276,7 +287,6 @@ def test_browser_logs_in_and_tries_an_operation(system: System) -> None:
     latest = f"{system.url}/rest/latest"
     with httpx.Client(base_url=latest, auth=("admin", system.admin_password)) as api:
         project = new_project(api, unique("UI").upper())
-    started = time.monotonic()
     origin = f"http://{DOCS_HOST}:{urlparse(system.url).port}"
     requested: list[str] = []
     failed: list[str] = []
@@ -316,4 +326,3 @@ def test_browser_logs_in_and_tries_an_operation(system: System) -> None:
     assert hosts == {DOCS_HOST}, [u for u in requested if not u.startswith(origin)]
     assert not failed, failed
     assert not [m for m in console if "Content Security Policy" in m], console
-    assert time.monotonic() - started < 20

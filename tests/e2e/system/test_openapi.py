@@ -541,10 +541,9 @@ def _schemathesis(
 def test_schemathesis_reads(system: System, admin: httpx.Client, tmp_path: Path) -> None:
     """Every GET of the v1 description, in each topology (reads change nothing shared)."""
     records = _seed(admin)
-    took = _schemathesis(
+    _schemathesis(
         system, "v1", tmp_path, records, "--include-method", "GET", "--max-examples", "10"
     )
-    assert took < 240
 
 
 @pytest.fixture(scope="module")
@@ -565,7 +564,6 @@ def test_schemathesis_writes(scratch: System, tmp_path: Path) -> None:
         base_url=f"{scratch.url}/rest/v1", auth=("admin", scratch.admin_password), timeout=30
     ) as admin:
         records = _seed(admin)
-    took = _schemathesis(
+    _schemathesis(
         scratch, "labs", tmp_path, records, "--exclude-method", "GET", "--max-examples", "5"
     )
-    assert took < 240
