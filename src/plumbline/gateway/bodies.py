@@ -590,6 +590,21 @@ class BaselineBody(Strict):
     type: ReadOnly[str | None] = None
 
 
+class BaselineUpdateBody(Strict):
+    """A baseline's new name and description; the rest of a Baseline as read may be sent
+    back and is ignored (what a baseline holds never changes)."""
+
+    name: Name
+    description: Text = ""
+    id: ReadOnly[Integer | None] = None
+    project: ReadOnly[Integer | None] = None
+    origin: ReadOnly[JsonObject | None] = None
+    folder: ReadOnly[Integer | None] = None
+    createdDate: ReadOnly[str | None] = None
+    createdBy: ReadOnly[Integer | None] = None
+    type: ReadOnly[str | None] = None
+
+
 class BaselineFolderBody(Strict):
     """A new baseline folder: its name, project, and the folder it goes in (if any)."""
 

@@ -322,3 +322,38 @@ def test_a_baseline_has_no_review_link(team: Team) -> None:
     operation = document["paths"]["/rest/v1/baselines/{baselineId}/reviewlink"]["get"]
     assert "no review" in operation["description"]
     assert "404" in operation["responses"]
+
+
+def test_a_baseline_is_renamed(system: System, team: Team) -> None:
+    """``PUT /baselines/{id}`` sets the name and description (WRITE on the project), takes
+    the record as read back, and leaves the items alone; a client sends it without a
+    Content-Type."""
+    admin = team.clients["ORG_ADMIN"]
+    baseline = take(admin, team.project, "Before", description="first")
+    held = items_of(admin, baseline)
+    record = admin.get(f"/baselines/{baseline}").json()["data"]
+    record.update(name="After", description="second")
+    assert admin.put(f"/baselines/{baseline}", json=record).status_code == 200
+    now = admin.get(f"/baselines/{baseline}").json()["data"]
+    assert (now["name"], now["description"]) == ("After", "second")
+    assert now["createdDate"] == record["createdDate"]
+    assert items_of(admin, baseline) == held
+    # What a client sends: a JSON string with no Content-Type, as a Basic caller.
+    bare = httpx.put(
+        f"{system.url}/rest/v1/baselines/{baseline}",
+        content=b'{"name": "Untyped", "description": ""}',
+        auth=("admin", system.admin_password),
+    )
+    assert "content-type" not in bare.request.headers
+    assert bare.status_code == 200, bare.text
+    assert admin.get(f"/baselines/{baseline}").json()["data"]["name"] == "Untyped"
+    # Who may: writers of the project; readers and strangers may not (the contract's 401).
+    for role, may in team.expect("READ_WRITE").items():
+        response = team.clients[role].put(f"/baselines/{baseline}", json={"name": role})
+        assert response.status_code == (200 if may else 401), (role, response.text)
+    assert admin.get(f"/baselines/{baseline}").json()["data"]["name"] == "ORG_ADMIN"
+    # Bad bodies and unknown baselines.
+    assert_error(admin.put(f"/baselines/{baseline}", json={"name": "  "}), 400, "name")
+    assert_error(admin.put(f"/baselines/{baseline}", json={"description": "x"}), 400, "name")
+    assert_error(admin.put(f"/baselines/{baseline}", json={"name": "x", "items": []}), 400, "items")
+    assert_error(admin.put("/baselines/999999999", json={"name": "x"}), 404, "baseline")

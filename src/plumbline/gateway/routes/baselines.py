@@ -14,7 +14,12 @@ from plumbline.api.baselines.v1 import baselines_pb2 as pb
 from plumbline.api.core.v1 import core_pb2
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.gateway import query, records, representations, schemas
-from plumbline.gateway.bodies import BaselineBody, BaselineFolderBody, BaselineMoveBody
+from plumbline.gateway.bodies import (
+    BaselineBody,
+    BaselineFolderBody,
+    BaselineMoveBody,
+    BaselineUpdateBody,
+)
 from plumbline.gateway.deps import (
     LABS_ONLY,
     Gw,
@@ -142,6 +147,21 @@ async def move_baseline(projectId: int, body: BaselineMoveBody, gw: Gw) -> Respo
 async def get_baseline(baselineId: int, view: Baselines, gw: Gw) -> Response:
     reply = await gw.upstreams.baselines.baselines.GetBaseline(core_pb2.Id(id=baselineId))
     return await view.one(representations.baseline(reply))
+
+
+@router.put(
+    "/baselines/{baselineId}",
+    summary="Rename a baseline or change its description",
+    description="Sets the baseline's name and description (WRITE on its project). The "
+    "items and versions a baseline holds never change; the other members of a Baseline "
+    "may be sent back as read and are ignored.",
+    responses=schemas.updated(),
+)
+async def update_baseline(baselineId: int, body: BaselineUpdateBody, gw: Gw) -> Response:
+    await gw.upstreams.baselines.baselines.UpdateBaseline(
+        pb.BaselineUpdate(id=baselineId, name=body.name, description=body.description)
+    )
+    return updated()
 
 
 @router.get(

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from grpc import aio
-from sqlalchemy import Row, func, select, tuple_
+from sqlalchemy import Row, func, select, tuple_, update
 
 from plumbline.api.items.v1 import items_pb2, items_pb2_grpc
 from plumbline.common.access import AccessCache, Action
@@ -154,6 +154,31 @@ class Baselines:
                 ),
             )
         return baseline_id
+
+    async def update(self, baseline_id: int, name: str, description: str) -> None:
+        """Renames a baseline and sets its description (WRITE on its project); what it
+        holds never changes."""
+        if not name.strip():
+            raise InvalidArgument("name is required and must not be blank.")
+        row = await self.get(baseline_id)
+        access = await self.access.current()
+        access.require(Action.WRITE, row.project, f"the baselines of project {row.project}")
+        async with self.outbox.transaction() as session:
+            await session.execute(
+                update(baselines)
+                .where(baselines.c.id == baseline_id)
+                .values(name=name.strip(), description=description)
+            )
+            await self.outbox.add(
+                session,
+                Event(
+                    "baselines.baseline.updated",
+                    actor=access.principal.user_id,
+                    project=row.project,
+                    object_ids=[baseline_id],
+                    payload={"name": name.strip()},
+                ),
+            )
 
     async def page(self, project: int, start: int, size: int) -> tuple[list[Row[Any]], int]:
         """A project's baselines, oldest first (READ on the project)."""
