@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import Row, and_, func, select
 
-from plumbline.common.access import AccessCache, Action
+from plumbline.common.access import AccessCache, Action, readable_where
 from plumbline.common.context import require_admin
 from plumbline.common.dates import parse_iso
 from plumbline.common.db import Database, first_or_missing
@@ -76,6 +76,7 @@ class Feed:
                         project=event.project,
                         organization=draft.organization,
                         subtree=json.dumps(list(draft.subtree)) if draft.subtree else None,
+                        related_project=draft.related_project,
                     )
                 )
         await self.inbox.committed(event)
@@ -94,10 +95,15 @@ class Feed:
             require_admin("read the organization's activities")
             conditions = [activities.c.organization.is_(True)]
         else:
-            (await self.access.current()).require(Action.READ, query.project)
+            access = await self.access.current()
+            access.require(Action.READ, query.project)
             conditions = [
                 activities.c.project == query.project,
                 activities.c.organization.is_(False),
+                # An activity that names a record of a project the caller may not read
+                # is left out (and not counted), as a list leaves out the record.
+                activities.c.related_project.is_(None)
+                | readable_where(access, activities.c.related_project),
             ]
             if query.item is not None:
                 conditions.append(activities.c.item == query.item)
@@ -141,6 +147,8 @@ class Feed:
             require_admin(f"read activity {activity_id}, a change of the organization")
         elif row.project is not None:
             access.require(Action.READ, row.project, f"activity {activity_id}")
+        if row.related_project is not None:  # it names a record of that project
+            access.require(Action.READ, row.related_project, f"activity {activity_id}")
         return row
 
     async def affected(

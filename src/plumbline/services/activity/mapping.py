@@ -77,6 +77,10 @@ class ActivityDraft:
     organization: bool
     #: An item deletion: the items deleted with the item.
     subtree: tuple[int, ...] = ()
+    #: The project of another record the activity names, where that is not the
+    #: activity's: a relationship's to-item's. Who may not read it does not see the
+    #: activity (its details name the item).
+    related_project: int | None = None
 
 
 def describe(event: Event) -> ActivityDraft | None:
@@ -117,7 +121,17 @@ def describe(event: Event) -> ActivityDraft | None:
         item_type,
         organization,
         subtree,
+        _related_project(object_type, event),
     )
+
+
+def _related_project(object_type: str, event: Event) -> int | None:
+    """A relationship's to-item's project (``toProject``), where it is not the event's
+    (the from-item's)."""
+    project = event.payload.get("toProject")
+    if object_type != "RELATIONSHIP" or not isinstance(project, int) or project == event.project:
+        return None
+    return project
 
 
 def affected_items(object_type: str, item: int | None, subtree: tuple[int, ...]) -> list[int]:

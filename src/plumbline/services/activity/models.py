@@ -45,6 +45,9 @@ activities = Table(
     # "done" after; NULL before any. Only one restore of an activity can claim it.
     Column("restore_state", String(16), nullable=True),
     Column("restored_at", DateTime(timezone=True), nullable=True),
+    # Another project the activity names a record of (a relationship's to-item's, where
+    # that is not ``project``): reading the activity needs READ there too.
+    Column("related_project", BigInteger, nullable=True),
     Index("ix_activities_project_id", "project", "id"),
     Index("ix_activities_organization_id", "organization", "id"),
     # The activities of one test plan or run (``/testplans/{id}/activities``).

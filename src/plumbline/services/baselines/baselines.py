@@ -24,7 +24,7 @@ from plumbline.common.db import Database, first_or_missing, insert_id
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
-from plumbline.services.baselines.history import History, changed_fields
+from plumbline.services.baselines.history import History, changed_fields, readable_ends
 from plumbline.services.baselines.models import (
     baseline_items,
     baselines,
@@ -332,8 +332,10 @@ class Baselines:
         ]
 
     async def _relationships(self, project: int, state: _State) -> dict[tuple[Any, ...], Any]:
-        """The project's relationships at the state's moment between items of the state."""
+        """The project's relationships at the state's moment from or to items of the
+        state, whose ends the caller may both read (as relationship lists show them)."""
         spans = relationship_spans.c
+        readable = readable_ends(await self.access.current())
         async with self.db.read() as session:
             rows = (
                 await session.execute(
@@ -341,6 +343,7 @@ class Baselines:
                         spans.project == project,
                         spans.valid_from <= state.moment,
                         (spans.valid_to.is_(None)) | (spans.valid_to > state.moment),
+                        readable,
                     )
                 )
             ).all()

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, and_, func, or_, select, tuple_, update
+from sqlalchemy import ColumnElement, Row, and_, func, or_, select, true, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.api.core.v1 import core_pb2
-from plumbline.common.access import AccessCache, Action
+from plumbline.common.access import Access, AccessCache, Action, readable_where
 from plumbline.common.dates import parse_iso
 from plumbline.common.db import Database, affected
 from plumbline.common.errors import NotFound, Unavailable
@@ -54,6 +54,17 @@ def changed_fields(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         else:
             names.add(key)
     return sorted(names)
+
+
+def readable_ends(access: Access) -> ColumnElement[bool]:
+    """A condition that both ends of a relationship span are abstract items the caller
+    may read (their history's project: where they are now), as relationship lists leave
+    out the others. An end whose history has not arrived yet counts as unreadable."""
+    if access.readable() is None:
+        return true()
+    readable = select(histories.c.item).where(readable_where(access, histories.c.project))
+    spans = relationship_spans.c
+    return and_(spans.from_item.in_(readable), spans.to_item.in_(readable))
 
 
 def _inner(value: Any) -> dict[str, Any]:
@@ -414,13 +425,15 @@ class History:
     async def relationships_at(
         self, item: int, known_version: int, moment: datetime, start: int, size: int
     ) -> tuple[list[RelationshipAt], int]:
-        """The relationships from or to ``item`` that existed at ``moment``."""
+        """The relationships from or to ``item`` that existed at ``moment`` and whose
+        other end the caller may read."""
         await self._history(item, known_version)
         spans = relationship_spans.c
         where = and_(
             or_(spans.from_item == item, spans.to_item == item),
             spans.valid_from <= moment,
             or_(spans.valid_to.is_(None), spans.valid_to > moment),
+            readable_ends(await self.access.current()),
         )
         async with self.db.read() as session:
             total = await session.scalar(

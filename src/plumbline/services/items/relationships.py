@@ -239,7 +239,13 @@ class Relationships:
                     await self.outbox.add(
                         session,
                         _event(
-                            "created", new_id, source.project, caller, from_item, to_item, rel_type
+                            "created",
+                            new_id,
+                            source.project,
+                            caller,
+                            from_item,
+                            (to_item, found[to_item].project),
+                            rel_type,
                         ),
                     )
                     ids.append(new_id)
@@ -299,7 +305,7 @@ class Relationships:
                         source.project,
                         caller,
                         from_item,
-                        to_item,
+                        (to_item, target.project),
                         rel_type,
                         current.suspect,
                     ),
@@ -336,7 +342,7 @@ class Relationships:
                     row.project,
                     caller,
                     row.from_item,
-                    row.to_item,
+                    await _end(session, row.to_item),
                     row.relationship_type,
                 ),
             )
@@ -360,10 +366,16 @@ class Relationships:
                     row.project,
                     caller,
                     row.from_item,
-                    row.to_item,
+                    await _end(session, row.to_item),
                     row.relationship_type,
                 ),
             )
+
+
+async def _end(session: AsyncSession, item: int) -> tuple[int, int | None]:
+    """A relationship's to-item and its project (an item's, deleted or not, or a foreign
+    item's)."""
+    return item, await session.scalar(select(project_of(item)))
 
 
 async def mark_downstream_suspect(session: AsyncSession, item_id: int) -> int:
@@ -401,7 +413,7 @@ async def show_relationships_of(
     deleted = select(items.c.id).where(items.c.active.is_(False))
     shown = (
         await session.execute(
-            select(relationships).where(
+            select(relationships, project_of(relationships.c.to_item).label("to_project")).where(
                 relationships.c.visible.is_(False),
                 relationships.c.from_item.in_(restored) | relationships.c.to_item.in_(restored),
                 relationships.c.from_item.not_in(deleted),
@@ -422,7 +434,7 @@ async def show_relationships_of(
             r.project,
             actor,
             r.from_item,
-            r.to_item,
+            (r.to_item, r.to_project),
             r.relationship_type,
             r.suspect,
         )
@@ -436,12 +448,15 @@ def _event(
     project: int,
     actor: Principal,
     from_item: int,
-    to_item: int,
+    to: tuple[int, int | None],
     rel_type: int | None,
     suspect: bool = False,
 ) -> Event:
     """``items.relationship.<action>`` with the relationship as it is after the change
-    (the history keeps relationships over time from these)."""
+    (the history keeps relationships over time from these). ``to`` is the to-item and its
+    project (``toProject``: the activity feed shows the change only to those who may
+    read both ends; the event's project is the from-item's)."""
+    to_item, to_project = to
     return Event(
         f"items.relationship.{action}",
         actor=actor.user_id,
@@ -452,6 +467,7 @@ def _event(
             "toItem": to_item,
             "relationshipType": rel_type,
             "suspect": suspect,
+            "toProject": to_project,
             "name": f"{from_item} to {to_item}",
         },
     )

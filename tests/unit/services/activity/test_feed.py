@@ -11,11 +11,14 @@ from typing import cast
 import pytest
 from sqlalchemy import func, select
 
+from plumbline.common.access import Role
+from plumbline.common.context import Principal
 from plumbline.common.db import Database
+from plumbline.common.errors import PermissionDenied
 from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
 from plumbline.services.activity import feed as feed_module
-from plumbline.services.activity.feed import Feed
+from plumbline.services.activity.feed import ActivityQuery, Feed
 from plumbline.services.activity.mapping import ActivityDraft, describe
 from plumbline.services.activity.models import (
     activities,
@@ -24,7 +27,7 @@ from plumbline.services.activity.models import (
     metadata,
 )
 from tests.unit.common.conftest import db_url, pg_url  # noqa: F401  (fixtures)
-from tests.unit.services.conftest import access_cache
+from tests.unit.services.conftest import ADMIN, access_cache, acting_as
 
 
 @pytest.fixture
@@ -110,3 +113,42 @@ async def test_an_event_whose_effect_failed_is_recorded_on_redelivery(
     monkeypatch.setattr(feed_module, "describe", real_describe)
     await feed.record(event)  # the bus redelivers
     assert await activity_rows(feed_db) == [(event.id, "PROJECT", 3)]
+
+
+async def test_a_relationship_into_a_project_the_reader_may_not_read_is_not_shown(
+    feed_db: Database,
+) -> None:
+    reader = Principal(2, "reader")
+    inbox = Inbox(feed_db, consumed_events, consumer_positions)
+    feed = Feed(feed_db, inbox, 1, access_cache({2: {3: Role.READ_ONLY}}))
+    for position, (rel, to_item, to_project) in enumerate(((7, 20, 3), (8, 90, 9)), 1):
+        await feed.record(
+            Event(
+                "items.relationship.created",
+                actor=1,
+                project=3,
+                object_ids=[rel],
+                payload={
+                    "fromItem": 10,
+                    "toItem": to_item,
+                    "name": f"10 to {to_item}",
+                    "toProject": to_project,
+                },
+                position=position,
+            )
+        )
+    with acting_as(ADMIN):
+        everything, total = await feed.list(ActivityQuery(project=3))
+    assert ([r.details for r in everything], total) == (
+        ["relationship 10 to 90 created", "relationship 10 to 20 created"],
+        2,
+    )
+    into_nine = everything[0].id
+    with acting_as(reader):
+        shown, total = await feed.list(ActivityQuery(project=3))
+        assert ([r.details for r in shown], total) == (["relationship 10 to 20 created"], 1)
+        assert (await feed.get(everything[1].id)).id == everything[1].id
+        with pytest.raises(PermissionDenied, match=f"no access to activity {into_nine}"):
+            await feed.get(into_nine)
+        with pytest.raises(PermissionDenied, match=f"activity {into_nine}"):
+            await feed.affected(into_nine, 0, 20)

@@ -93,6 +93,31 @@ def test_an_item_deletion_keeps_the_items_deleted_with_it() -> None:
 
 
 @pytest.mark.parametrize(
+    ("entity", "to_project", "related"),
+    [
+        ("relationship", 9, 9),  # into another project: readers need it too
+        ("relationship", 3, None),  # within the activity's project
+        ("relationship", None, None),  # not said (events written before)
+        ("relationship", "9", None),
+        ("comment", 9, None),  # only a relationship names another project's record
+    ],
+)
+def test_a_relationship_into_another_project_names_that_project(
+    entity: str, to_project: object, related: int | None
+) -> None:
+    event = Event(
+        f"items.{entity}.created",
+        actor=1,
+        project=3,
+        object_ids=[5],
+        payload={"fromItem": 10, "toItem": 20, "name": "10 to 20", "toProject": to_project},
+    )
+    draft = describe(event)
+    assert draft is not None
+    assert draft.related_project == related
+
+
+@pytest.mark.parametrize(
     ("object_type", "item", "subtree", "affected"),
     [
         ("ITEM", 42, (43, 44), [42, 43, 44]),

@@ -13,6 +13,7 @@ from grpc import aio
 from sqlalchemy import select, update
 
 from plumbline.api.items.v1 import items_pb2, items_pb2_grpc
+from plumbline.common.access import Role
 from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database
@@ -227,6 +228,43 @@ async def test_compare_with_the_origin_now_asks_items_for_its_members(
         _rel("REMOVED", 16, 3, 1),
     ]
     assert total == 10
+
+
+async def test_a_reader_sees_no_relationship_into_a_project_it_may_not_read(
+    baselines_db: Database,
+    items: tuple[FakeBaselining, Callable[[], aio.Channel]],
+    store: Baselines,
+    fake: FakeBaselining,
+    owner: Owner,
+) -> None:
+    await owner.version(1, 1, project=PROJECT)
+    await owner.version(2, 1, project=PROJECT)
+    await owner.version(90, 1, project=9)
+    between = T1 + timedelta(minutes=10)
+    await owner.relationship("created", 20, 1, 2, between)
+    await owner.relationship("created", 21, 1, 90, between)  # into project 9
+    await owner.relationship("created", 22, 2, 91, between)  # 91: no history yet
+    a = await _take(store, fake, [(1, 1, None)], T1)
+    b = await _take(store, fake, [(1, 1, None), (2, 1, None)], T2)
+    reader = Principal(2, "reader")
+    cache = access_cache({2: {PROJECT: Role.READ_ONLY}})
+    history = History(baselines_db, store.history.inbox, SHORT, cache)
+    theirs = Baselines(baselines_db, store.outbox, history, items[1], cache)
+    with acting_as(ADMIN):
+        everything, _ = await store.compare(a, b, 0, 10)
+        assert [c.id for c in everything if c.kind == "RELATIONSHIP"] == [20, 21, 22]
+        assert [r.id for r in (await store.history.relationships_at(1, 1, T2, 0, 10))[0]] == [
+            20,
+            21,
+        ]
+    with acting_as(reader):
+        changes, total = await theirs.compare(a, b, 0, 10)
+        assert [c.id for c in changes if c.kind == "RELATIONSHIP"] == [20]
+        assert total == 2  # item 2 added, relationship 20 added
+        found, total = await history.relationships_at(1, 1, T2, 0, 10)
+        assert ([r.id for r in found], total) == ([20], 1)
+        found, total = await theirs.relationships(b, 1, 0, 10)
+        assert ([r.id for r in found], total) == ([20], 1)
 
 
 async def test_compare_of_identical_states_is_empty(

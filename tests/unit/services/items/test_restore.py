@@ -95,6 +95,7 @@ async def test_only_the_subtree_that_hangs_below_comes_back(world: World) -> Non
     assert all("snapshot" in e.payload for e in events[:3])
     assert events[3].payload["fromItem"] == child
     assert events[3].payload["toItem"] == outside
+    assert events[3].payload["toProject"] == world.project
     with acting_as(ADMIN):
         [shown] = await world.relationships.get_many([kept])
         # Its other end is still deleted: it stays hidden.
