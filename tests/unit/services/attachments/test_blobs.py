@@ -241,6 +241,29 @@ async def test_a_put_under_way_is_listed_as_a_partial(store: BlobStore) -> None:
     assert await store.size("9/live") == 12 * MiB
 
 
+async def test_a_put_whose_partial_is_removed_fails_and_stores_nothing(store: BlobStore) -> None:
+    """What the sweep does to an upload that takes longer than it may."""
+    release = asyncio.Event()
+
+    async def body() -> AsyncIterator[bytes]:
+        async for piece in stream(11 * MiB, MiB):
+            yield piece
+        await release.wait()
+        yield b"the end"
+
+    put = asyncio.ensure_future(store.put("9/slow", body()))
+    try:
+        assert await _eventually_listed(store, "9/slow")
+        for partial in await store.partials():
+            await store.remove_partial(partial)
+    finally:
+        release.set()
+    with pytest.raises(Exception, match=r"(?i)aborted|not found"):  # each store its own way
+        await put
+    assert await store.keys() == []
+    assert await store.partials() == []
+
+
 async def _eventually_listed(store: BlobStore, key: str) -> bool:
     deadline = asyncio.get_running_loop().time() + 30
     while asyncio.get_running_loop().time() < deadline:
