@@ -11,9 +11,6 @@ every port chosen free, and one admin identity so that signed requests work::
 from __future__ import annotations
 
 import contextlib
-import datetime
-import hashlib
-import hmac
 import json
 import shutil
 import socket
@@ -26,6 +23,8 @@ import urllib.request
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from types import TracebackType
+
+from plumbline.services.attachments.multipart import Credentials, signed_headers
 
 _S3_NS = "{http://s3.amazonaws.com/doc/2006-03-01/}"
 
@@ -238,47 +237,10 @@ class SeaweedFS:
 
     def _request(self, method: str, path: str, query: str = "") -> tuple[int, bytes]:
         """An S3 request with an empty body, signed with AWS Signature Version 4."""
-        now = datetime.datetime.now(datetime.UTC)
-        stamp = now.strftime("%Y%m%dT%H%M%SZ")
-        day = stamp[:8]
-        payload = hashlib.sha256(b"").hexdigest()
-        headers = {
-            "host": self.endpoint.split("://", 1)[1],
-            "x-amz-content-sha256": payload,
-            "x-amz-date": stamp,
-        }
-        names = ";".join(sorted(headers))
-        canonical = "\n".join(
-            [
-                method,
-                path,
-                query,
-                *(f"{k}:{headers[k]}" for k in sorted(headers)),
-                "",
-                names,
-                payload,
-            ]
-        )
-        scope = f"{day}/{self.region}/s3/aws4_request"
-        to_sign = "\n".join(
-            ["AWS4-HMAC-SHA256", stamp, scope, hashlib.sha256(canonical.encode()).hexdigest()]
-        )
-        key = ("AWS4" + self.secret_access_key).encode()
-        for part in (day, self.region, "s3", "aws4_request"):
-            key = hmac.new(key, part.encode(), hashlib.sha256).digest()
-        signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-        request = urllib.request.Request(
-            self.endpoint + path + (f"?{query}" if query else ""),
-            method=method,
-            headers={
-                "x-amz-content-sha256": payload,
-                "x-amz-date": stamp,
-                "Authorization": (
-                    f"AWS4-HMAC-SHA256 Credential={self.access_key_id}/{scope}, "
-                    f"SignedHeaders={names}, Signature={signature}"
-                ),
-            },
-        )
+        url = self.endpoint + path + (f"?{query}" if query else "")
+        credentials = Credentials(self.access_key_id, self.secret_access_key)
+        headers = signed_headers(method, url, self.region, credentials)
+        request = urllib.request.Request(url, method=method, headers=headers)
         try:
             with urllib.request.urlopen(request, timeout=10) as answer:
                 return int(answer.status), bytes(answer.read())

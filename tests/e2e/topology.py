@@ -9,7 +9,9 @@ pointed at them.
 
 Also here: the processes (``Process``: ready files, ports, stopping), more gateway
 replicas, the services' addresses and gRPC ports, their outboxes and file store as the
-services see them, the operator's command line, and the clean-up of a distributed run.
+services see them (and what cut-off uploads left in the store, and the attachments
+service's list of blobs to remove), the operator's command line, and the clean-up of a
+distributed run.
 The HTTP helpers the e2e modules drive a system with are in ``tests.e2e.api``.
 """
 
@@ -29,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import httpx
 from sqlalchemy import MetaData, select
@@ -38,6 +41,7 @@ from plumbline.common.events import Event
 from plumbline.common.outbox import outbox_table
 from plumbline.common.settings import SERVICES, Settings
 from plumbline.services.attachments.blobs import BlobStore
+from plumbline.services.attachments.models import blobs
 from tests.seaweed import SeaweedFS
 
 PLUMBLINE = [sys.executable, "-m", "plumbline.cli"]
@@ -278,6 +282,41 @@ def blob_store(system: System) -> BlobStore:
         n: system.env[v] for n in names.split() if (v := f"PLUMBLINE_{n.upper()}") in system.env
     }
     return BlobStore.from_settings(Settings.model_validate(given))
+
+
+def partial_uploads(system: System, prefix: str = "") -> dict[str, int]:
+    """What puts cut off left in the system's file store, seen from outside it, by blob key
+    (those starting with ``prefix``): obstore's staged files (``<key>#<n>``) and their
+    sizes in a local store; the bucket's incomplete multipart uploads (size 0: unknown)."""
+    if system.weed is not None:
+        bucket, _, base = system.env["PLUMBLINE_BLOB_URL"].removeprefix("s3://").partition("/")
+        base = f"{base}/" if base else ""
+        keys = [k.removeprefix(base) for k in system.weed.multipart_uploads(bucket)]
+        return {k: 0 for k in keys if k.startswith(prefix)}
+    names = ("data_dir", "blob_url")
+    given = {n: system.env[v] for n in names if (v := f"PLUMBLINE_{n.upper()}") in system.env}
+    root = Path(unquote(urlsplit(Settings.model_validate(given).blob_url_resolved()).path))
+    staged = (p for p in root.rglob("*#*") if p.is_file())
+    found = {p.relative_to(root).as_posix().partition("#")[0]: p.stat().st_size for p in staged}
+    return {k: size for k, size in found.items() if k.startswith(prefix)}
+
+
+def blob_rows(system: System) -> dict[str, str]:
+    """The attachments service's ``blobs`` rows (blobs it has yet to remove): key, state."""
+    names = ("data_dir", "database_url")
+    given = {n: system.env[v] for n in names if (v := f"PLUMBLINE_{n.upper()}") in system.env}
+    url = Settings.model_validate(given).database_url_for("attachments")
+
+    async def read() -> dict[str, str]:
+        db = Database(url)
+        try:
+            async with db.read() as session:
+                found = await session.execute(select(blobs.c.key, blobs.c.state))
+                return {row.key: row.state for row in found}
+        finally:
+            await db.close()
+
+    return asyncio.run(read())
 
 
 def grpc_port(system: System, service: str) -> int:

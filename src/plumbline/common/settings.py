@@ -150,6 +150,15 @@ class Settings(BaseSettings):
         gt=0,
         description="Largest attachment file, bytes; a larger upload answers 413.",
     )
+    stale_upload_seconds: float = Field(
+        default=24 * 3600.0,
+        gt=0,
+        description=(
+            "Seconds an attachment upload may take: the sweep (at start and every 10 "
+            "minutes) takes an upload older than this for a crash's leftover and removes "
+            "what it stored, the partial file or multipart upload included."
+        ),
+    )
 
     def database_url_for(self, service: str) -> str:
         """The database URL of one service."""

@@ -1,5 +1,6 @@
 """Attachment files at size: memory stays bounded while 200 MB pass both ways; an upload
-cut off or refused leaves the record and the store as they were; the limit answers 413."""
+cut off or refused leaves the record and the store as they were, and one cut off by a
+crash leaves nothing once the sweep has run; the limit answers 413."""
 
 from __future__ import annotations
 
@@ -15,9 +16,18 @@ from typing import IO, Any, cast
 
 import httpx
 
-from tests.e2e.api import Team, assert_error, eventually
+from tests.e2e.api import Team, assert_error, eventually, new_project, project_key
 from tests.e2e.attachments.test_attachments import new_attachment, upload
-from tests.e2e.topology import System, blob_store, replicas_of
+from tests.e2e.topology import (
+    System,
+    blob_rows,
+    blob_store,
+    partial_uploads,
+    replicas_of,
+    service_env,
+    start_embedded,
+    start_process,
+)
 
 MB = 10**6
 BLOCK = bytes(range(256)) * 4096  # 1 MiB, repeated
@@ -224,6 +234,74 @@ def test_a_stalled_upload_is_408_and_changes_nothing(
     assert idle <= time.monotonic() - started < idle + 20
     assert admin.get(f"/attachments/{attachment}/file").content == b"kept"
     assert eventually(lambda: _keys(system, attachment) == [kept])
+
+
+def test_a_crash_mid_upload_leaves_no_byte_once_swept(system: System, tmp_path: Path) -> None:
+    """kill -9 half-way through an upload of the process that writes the file (embedded:
+    the one process, a test's own here; distributed: the attachments service): once it is
+    back, its sweep removes the bytes the upload had stored, not just its row."""
+    if system.topology == "embedded":
+        own = start_embedded(tmp_path)
+        try:
+            _crash_mid_upload(own, "all")
+        finally:
+            own.stop()
+        return
+    try:
+        _crash_mid_upload(system, "attachments")
+    finally:
+        _restart(system, "attachments", {})  # the usual settings again, for the next tests
+
+
+def _crash_mid_upload(system: System, name: str) -> None:
+    limit = 1.0  # seconds an upload may take; the crash's leftover gets older than that
+    with system.client(("admin", system.admin_password)) as admin:
+        attachment = new_attachment(admin, {"id": new_project(admin, project_key("CR"))})
+    prefix = f"{attachment}/"
+    head = (
+        b'--crash\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n'
+        b"Content-Type: application/octet-stream\r\n\r\n"
+    )
+    [victim] = [p for p in system.processes if p.name == name]
+    with _connect(system, attachment, "crash", len(head) + 40 * MB) as connection:
+        connection.sendall(head)
+        for _ in range(16):
+            connection.sendall(BLOCK)
+
+        def stored() -> bool:
+            connection.sendall(BLOCK[:1024])  # a steady upload, never a stalled one
+            sizes = list(partial_uploads(system, prefix).values())
+            return bool(sizes) and (system.weed is not None or max(sizes) >= 5 * 2**20)
+
+        # A part of 5 MiB at least is in the store (a staged file, a multipart upload).
+        assert eventually(stored, seconds=30), partial_uploads(system, prefix)
+        victim.popen.kill()
+        victim.popen.wait(30)
+    killed = time.monotonic()
+    [key] = partial_uploads(system, prefix)
+    assert blob_rows(system)[key] == "uploading"
+    while time.monotonic() < killed + limit:  # the leftover's age, not a wait for an event
+        time.sleep(0.05)
+    _restart(system, name, {"PLUMBLINE_STALE_UPLOAD_SECONDS": str(limit)})
+    assert eventually(lambda: not partial_uploads(system, prefix), seconds=30), partial_uploads(
+        system, prefix
+    )
+    assert eventually(lambda: key not in blob_rows(system)), blob_rows(system)
+    assert _keys(system, attachment) == []
+    with system.client(("admin", system.admin_password)) as admin:
+        assert_error(admin.get(f"/attachments/{attachment}/file"), 404, "no file yet")
+
+
+def _restart(system: System, name: str, overrides: dict[str, str]) -> None:
+    """Starts ``name`` again (stopped first if it runs) where it was, with ``overrides``."""
+    [old] = [p for p in system.processes if p.name == name]
+    old.stop()
+    env = service_env(system) if system.topology == "distributed" else dict(system.env)
+    env.update(overrides)
+    target = "all" if name == "all" else name
+    system.processes[system.processes.index(old)] = start_process(
+        name, ["--target", target], env, system.workdir, grpc_port=old.grpc_port
+    )
 
 
 def test_files_takes_an_attachments_id_as_its_url(team: Team) -> None:

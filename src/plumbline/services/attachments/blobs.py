@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import os
 import re
 from collections.abc import AsyncIterable, AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 import obstore
 from obstore.store import LocalStore, S3Store
+
+from plumbline.services.attachments.multipart import Credentials, MultipartUploads
 
 if TYPE_CHECKING:
     from obstore import GetOptions, GetResult
@@ -25,6 +31,10 @@ if TYPE_CHECKING:
 
 _SEGMENT = re.compile(r"[A-Za-z0-9._-]+")
 _PARTIAL_SEGMENT = re.compile(r"[A-Za-z0-9._-]*")
+# obstore's local put writes to ``<name>#<n>`` and renames it to ``<name>`` at the end.
+_STAGED = re.compile(r"([A-Za-z0-9._-]+)#([0-9]+)")
+
+log = logging.getLogger(__name__)
 
 # A put buffers at most (MAX_CONCURRENCY + 1) parts; S3 wants parts of 5 MiB at least.
 PART_BYTES = 5 * 1024 * 1024
@@ -72,12 +82,30 @@ def _is_key(path: str) -> bool:
     return True
 
 
+@dataclass(frozen=True, order=True)
+class Partial:
+    """What a put cut off by a crash left: bytes stored under no key yet. ``since``: when
+    it was last written (a local staged file) or begun (an S3 multipart upload)."""
+
+    key: str
+    since: datetime
+    #: The staged file's path in the store (``key#1``), or the multipart upload's id.
+    ref: str
+
+
 class BlobStore:
     """Blobs under keys in one obstore store (``LocalStore`` or ``S3Store``)."""
 
-    def __init__(self, store: LocalStore | S3Store, description: str) -> None:
+    def __init__(
+        self,
+        store: LocalStore | S3Store,
+        description: str,
+        uploads: MultipartUploads | None = None,
+    ) -> None:
         self._store = store
         self.description = description
+        self._uploads = uploads
+        self._warned = False
 
     def __repr__(self) -> str:
         return f"BlobStore({self.description})"
@@ -137,7 +165,11 @@ class BlobStore:
                 client_options={"allow_http": bool(endpoint and endpoint.startswith("http://"))},
             )
             where = f"s3://{bucket}" + (f"/{prefix}" if prefix else "")
-            return cls(store, where + (f" at {endpoint}" if endpoint else ""))
+            credentials = Credentials.given_or_env(access_key_id, secret_access_key)
+            uploads = (
+                MultipartUploads(endpoint, bucket, region, credentials) if credentials else None
+            )
+            return cls(store, where + (f" at {endpoint}" if endpoint else ""), uploads)
         raise ValueError(
             f"blob URL {url!r}: unknown scheme {parts.scheme!r}; "
             "use file:///absolute/dir or s3://bucket[/prefix]"
@@ -267,6 +299,63 @@ class BlobStore:
                 if meta["path"].startswith(prefix) and _is_key(meta["path"])
             )
         return sorted(found)
+
+    async def partials(self, prefix: str = "") -> list[Partial]:
+        """What cut-off puts of keys starting with ``prefix`` left, by key.
+
+        Locally, obstore writes a put to ``<key>#<n>`` beside the key and renames it at the
+        end; on S3 a put is a multipart upload. Neither shows among ``keys``.
+        """
+        _check_prefix(prefix)
+        if isinstance(self._store, LocalStore):
+            root = self._store.prefix
+            return [] if root is None else await asyncio.to_thread(_staged, root, prefix)
+        if self._uploads is None:
+            if not self._warned:
+                self._warned = True
+                log.warning(
+                    "%s: no S3 access key (PLUMBLINE_S3_ACCESS_KEY_ID or AWS_ACCESS_KEY_ID) "
+                    "to list incomplete multipart uploads with; give the bucket a lifecycle "
+                    "rule that aborts them",
+                    self.description,
+                )
+            return []
+        base = f"{self._store.prefix}/" if self._store.prefix else ""
+        found = [
+            Partial(upload.key.removeprefix(base), upload.initiated, upload.upload_id)
+            for upload in await self._uploads.list(base + prefix)
+        ]
+        return sorted(p for p in found if p.key.startswith(prefix) and _is_key(p.key))
+
+    async def remove_partial(self, partial: Partial) -> None:
+        """Removes what a cut-off put left (``partials``); gone already is not an error."""
+        check_key(partial.key)
+        if isinstance(self._store, LocalStore):
+            name, _, number = partial.ref.rpartition("#")
+            if name != partial.key or not number.isdigit() or self._store.prefix is None:
+                raise ValueError(f"bad staged file {partial.ref!r} for key {partial.key!r}")
+            await asyncio.to_thread((self._store.prefix / partial.ref).unlink, missing_ok=True)
+        elif self._uploads is not None:
+            base = f"{self._store.prefix}/" if self._store.prefix else ""
+            await self._uploads.abort(base + partial.key, partial.ref)
+
+
+def _staged(root: Path, prefix: str) -> list[Partial]:
+    """The staged files (``<key>#<n>``) under ``root`` of keys starting with ``prefix``."""
+    found: list[Partial] = []
+    for folder, _dirs, files in os.walk(root / prefix.rpartition("/")[0]):
+        for name in files:
+            staged = _STAGED.fullmatch(name)
+            if staged is None:
+                continue
+            path = Path(folder, name)
+            key = path.parent.relative_to(root).joinpath(staged[1]).as_posix()
+            if not key.startswith(prefix) or not _is_key(key):
+                continue
+            with contextlib.suppress(FileNotFoundError):  # finished or removed meanwhile
+                since = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+                found.append(Partial(key, since, f"{key}#{staged[2]}"))
+    return sorted(found)
 
 
 async def _read_local(path: Path, start: int, end: int | None) -> AsyncIterator[bytes]:

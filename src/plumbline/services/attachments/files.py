@@ -4,7 +4,8 @@ An upload writes a new blob under a fresh key, then commits the record's new fil
 transaction; only then is the old blob removed. Until the commit, readers get the old
 file. Every blob that is not yet (or no longer) a committed record's file is listed in
 ``blobs``, so an upload cut off at any point, even by a crash, leaves nothing behind for
-good: :meth:`Files.sweep` removes what such failures left.
+good: :meth:`Files.sweep` removes what such failures left, the bytes a crashed upload had
+written included.
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ from plumbline.services.attachments.records import Domain, check_lock, event, lo
 
 log = logging.getLogger(__name__)
 
-#: How long an upload may take before the sweep takes its blob for a leftover.
-STALE_UPLOAD = timedelta(hours=24)
+#: The keys uploads write to: ``<attachment>/<uuid>``. The sweep removes no other key's
+#: partial uploads (a bucket may hold other things).
+_UPLOAD_KEY = re.compile(r"[0-9]+/[0-9a-f]{32}")
 MAX_NAME = 1024
 _MIME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$")
 OCTET_STREAM = "application/octet-stream"
@@ -106,10 +108,14 @@ class Files(Domain):
         access: AccessCache,
         store: BlobStore,
         max_bytes: int,
+        stale_upload: timedelta,
     ) -> None:
         super().__init__(db, outbox, items, access)
         self.store = store
         self.max_bytes = max_bytes
+        #: How long an upload may take before the sweep takes what it stored for a
+        #: leftover (``PLUMBLINE_STALE_UPLOAD_SECONDS``).
+        self.stale_upload = stale_upload
 
     async def check_upload(self, attachment_id: int) -> None:
         """Refuses unless the caller may upload a file to the attachment now."""
@@ -237,9 +243,11 @@ class Files(Domain):
             await session.execute(delete(blobs).where(blobs.c.key == key))
 
     async def sweep(self) -> int:
-        """Removes what failures left: dropped blobs, and uploads that never committed
-        within ``STALE_UPLOAD``. How many blobs went."""
-        stale = utcnow() - STALE_UPLOAD
+        """Removes what failures left: dropped blobs, uploads that never committed within
+        ``stale_upload``, and the bytes that puts cut off by a crash stored on their way
+        (staged files, incomplete multipart uploads) once that long has passed since they
+        were last written or begun. How many blobs and partial uploads went."""
+        stale = utcnow() - self.stale_upload
         async with self.db.read() as session:
             rows: list[Any] = list(
                 (
@@ -252,4 +260,22 @@ class Files(Domain):
             )
         for row in rows:
             await self.discard(row.key)
-        return len(rows)
+        # No row is needed: a crash's partial upload outlives the row the loop above drops.
+        partials = [
+            p
+            for p in await self.store.partials()
+            if p.since < stale and _UPLOAD_KEY.fullmatch(p.key)
+        ]
+        removed = 0
+        for partial in partials:
+            try:
+                await self.store.remove_partial(partial)
+            except Exception:
+                log.warning(
+                    "could not remove the partial upload of blob %s; the sweep will retry",
+                    partial.key,
+                    exc_info=True,
+                )
+            else:
+                removed += 1
+        return len(rows) + removed

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from datetime import timedelta
 
 from plumbline.api.attachments.v1 import attachments_pb2_grpc as rpc
 from plumbline.common.bus import Subscription
@@ -52,7 +53,13 @@ class AttachmentsModule(Module):
         log.info("attachment files in %s", self.store.description)
         render = messages(items, self.access)
         self.files = Files(
-            self.db, self.outbox, items, self.access, self.store, settings.max_upload_bytes
+            self.db,
+            self.outbox,
+            items,
+            self.access,
+            self.store,
+            settings.max_upload_bytes,
+            timedelta(seconds=settings.stale_upload_seconds),
         )
         self.links = Links(self.db, self.outbox, items, self.access)
         records = Records(self.db, self.outbox, items, self.access)
@@ -103,7 +110,7 @@ class AttachmentsModule(Module):
             try:
                 removed = await self.files.sweep()
                 if removed:
-                    log.info("removed %d leftover blobs", removed)
+                    log.info("removed %d leftover blobs and partial uploads", removed)
             except Exception:
                 log.warning("the sweep of leftover blobs failed; it will retry", exc_info=True)
             await asyncio.sleep(SWEEP_EVERY)

@@ -6,44 +6,19 @@ import asyncio
 import hashlib
 import os
 import random
-import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from plumbline.common.dates import utcnow
 from plumbline.common.settings import Settings
-from plumbline.services.attachments.blobs import BlobMissing, BlobStore
+from plumbline.services.attachments.blobs import BlobMissing, BlobStore, Partial
 from tests.seaweed import SeaweedFS
+from tests.unit.services.attachments.conftest import StoreAt, crash_puts, staged_files
 
 MiB = 1024 * 1024
-
-
-@pytest.fixture(scope="module")
-def bucket(seaweedfs: SeaweedFS) -> Iterator[str]:
-    """A bucket of this module's own on the session's SeaweedFS, deleted afterwards."""
-    name = f"blobs-{uuid.uuid4().hex[:10]}"
-    seaweedfs.create_bucket(name)
-    try:
-        yield name
-    finally:
-        seaweedfs.delete_bucket(name)
-
-
-@pytest.fixture(params=["local", "s3"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> BlobStore:
-    """An empty store: a temporary directory, or a fresh prefix in the module's bucket."""
-    if request.param == "local":
-        return BlobStore.from_url((tmp_path / "blobs").as_uri())
-    weed: SeaweedFS = request.getfixturevalue("seaweedfs")
-    bucket_name: str = request.getfixturevalue("bucket")
-    return BlobStore.from_url(
-        f"s3://{bucket_name}/t{uuid.uuid4().hex[:10]}",
-        endpoint=weed.endpoint,
-        region=weed.region,
-        access_key_id=weed.access_key_id,
-        secret_access_key=weed.secret_access_key,
-    )
 
 
 @pytest.fixture
@@ -210,9 +185,124 @@ async def test_a_cancelled_put_leaves_no_blob(
 
 
 async def _no_multipart_uploads(request: pytest.FixtureRequest) -> None:
-    if request.node.callspec.params["store"] == "s3":
+    if request.node.callspec.params["store_at"] == "s3":
         weed: SeaweedFS = request.getfixturevalue("seaweedfs")
         assert weed.multipart_uploads(request.getfixturevalue("bucket")) == []
+
+
+async def test_a_crashed_put_leaves_a_partial_that_is_listed_and_removed(
+    store_at: StoreAt, request: pytest.FixtureRequest
+) -> None:
+    store = store_at.open()
+    weed = _weed(request)
+    await store.put("5/done", one(b"complete"))
+    before = utcnow()
+    crash_puts(store_at, ["5/a", "5/b", "6/c"], weed)
+    assert _leftovers(store_at, weed) == ["5/a", "5/b", "6/c"]
+    partials = await store.partials()
+    assert [p.key for p in partials] == ["5/a", "5/b", "6/c"]
+    # When it was last written (local) or begun (S3, which counts whole seconds).
+    assert all(before - timedelta(seconds=1) <= p.since <= utcnow() for p in partials)
+    assert [p.key for p in await store.partials("5/")] == ["5/a", "5/b"]
+    assert [p.key for p in await store.partials("6")] == ["6/c"]
+    assert [p.key for p in await store.partials("5/b")] == ["5/b"]
+    assert await store.partials("7/") == []
+    assert await store.keys() == ["5/done"]  # a partial is no blob
+    for partial in partials[:2]:
+        await store.remove_partial(partial)
+    assert _leftovers(store_at, weed) == ["6/c"]
+    assert [p.key for p in await store.partials()] == ["6/c"]
+    await store.remove_partial(partials[0])  # gone already
+    await store.remove_partial(partials[2])
+    assert _leftovers(store_at, weed) == []
+    assert await store.partials() == []
+    assert await read(store, "5/done") == b"complete"
+
+
+async def test_a_put_under_way_is_listed_as_a_partial(store: BlobStore) -> None:
+    release = asyncio.Event()
+    sent = 0
+
+    async def body() -> AsyncIterator[bytes]:
+        nonlocal sent
+        async for piece in stream(12 * MiB, MiB):
+            yield piece
+            sent += len(piece)
+            if sent == 11 * MiB:
+                await release.wait()
+
+    put = asyncio.ensure_future(store.put("9/live", body()))
+    try:
+        assert await _eventually_listed(store, "9/live")
+    finally:
+        release.set()
+    await put
+    assert await store.partials() == []
+    assert await store.size("9/live") == 12 * MiB
+
+
+async def test_a_put_whose_partial_is_removed_fails_and_stores_nothing(store: BlobStore) -> None:
+    """What the sweep does to an upload that takes longer than it may."""
+    release = asyncio.Event()
+
+    async def body() -> AsyncIterator[bytes]:
+        async for piece in stream(11 * MiB, MiB):
+            yield piece
+        await release.wait()
+        yield b"the end"
+
+    put = asyncio.ensure_future(store.put("9/slow", body()))
+    try:
+        assert await _eventually_listed(store, "9/slow")
+        for partial in await store.partials():
+            await store.remove_partial(partial)
+    finally:
+        release.set()
+    with pytest.raises(Exception, match=r"(?i)aborted|not found"):  # each store its own way
+        await put
+    assert await store.keys() == []
+    assert await store.partials() == []
+
+
+async def _eventually_listed(store: BlobStore, key: str) -> bool:
+    deadline = asyncio.get_running_loop().time() + 30
+    while asyncio.get_running_loop().time() < deadline:
+        if [p.key for p in await store.partials()] == [key]:
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+async def test_a_bad_partial_is_refused(store_at: StoreAt) -> None:
+    store = store_at.open()
+    for key, ref in [("../x", "../x#1"), ("a//b", "a//b#1")]:
+        with pytest.raises(ValueError, match="bad blob key"):
+            await store.remove_partial(Partial(key, utcnow(), ref))
+    if store_at.kind == "local":  # the staged file must be the key's own
+        for ref in ["5/b#1", "5/a", "5/a#x", "5/a#1/../../x"]:
+            with pytest.raises(ValueError, match="bad staged file"):
+                await store.remove_partial(Partial("5/a", utcnow(), ref))
+    with pytest.raises(ValueError, match="bad blob key"):
+        await store.partials("../")
+
+
+def _weed(request: pytest.FixtureRequest) -> SeaweedFS | None:
+    if request.node.callspec.params["store_at"] != "s3":
+        return None
+    weed: SeaweedFS = request.getfixturevalue("seaweedfs")
+    return weed
+
+
+def _leftovers(where: StoreAt, weed: SeaweedFS | None) -> list[str]:
+    """The keys of partial uploads, as the store's own listing shows them: staged files in
+    the directory, or the bucket's incomplete multipart uploads."""
+    if where.directory is not None:
+        staged = staged_files(where.directory)
+        return [p.relative_to(where.directory).as_posix().partition("#")[0] for p in staged]
+    assert weed is not None
+    bucket, _, prefix = where.url.removeprefix("s3://").partition("/")
+    uploads = weed.multipart_uploads(bucket)
+    return sorted(k.removeprefix(f"{prefix}/") for k in uploads if k.startswith(f"{prefix}/"))
 
 
 @pytest.mark.parametrize(
