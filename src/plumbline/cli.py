@@ -95,7 +95,12 @@ def _cmd_config_apply(args: argparse.Namespace) -> int:
 
 
 #: How a dry run tells what a change would do.
-_WOULD = {"created ": "would create ", "updated ": "would update ", "added ": "would add "}
+_WOULD = {
+    "created ": "would create ",
+    "updated ": "would update ",
+    "restored ": "would restore ",
+    "added ": "would add ",
+}
 
 
 def would(change: str) -> str:

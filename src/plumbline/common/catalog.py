@@ -8,6 +8,7 @@ items service's ``Configuration`` calls, so every service checks fields one way.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from plumbline.common.errors import InvalidArgument, NotFound
 
@@ -48,6 +49,11 @@ class ItemType:
     def field(self, name: str) -> Field | None:
         """The field called ``name``, if any."""
         return next((f for f in self.fields if f.name == name), None)
+
+    @cached_property
+    def names(self) -> frozenset[str]:
+        """The names of its fields."""
+        return frozenset(f.name for f in self.fields)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,12 @@ from plumbline.common.errors import InvalidArgument
 
 #: The names of the system fields every item type has: the system sets their values.
 SYSTEM_FIELDS = ("documentKey", "globalId")
+#: Members the fields of test records show that are not fields of their types.
+RECORD_MEMBERS = ("testCase", "testCycle", "testPlan")
+#: A custom field's name as sent (stored with ``$<typeId>``, at most 20 more characters,
+#: in a column of 128): a letter, then letters, digits and ``_``.
+FIELD_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+MAX_FIELD_NAME = 100
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:T00:00:00(?:\.000)?(?:Z|[+-]00:?00))?$")
 MAX_STRING = 255
 MAX_TEXT = 1_000_000
@@ -179,30 +185,42 @@ def check_fields(
             checked[name] = stored
     if creating:
         for field in item_type.fields:
+            if field.field_type == "LOOKUP" and field.name not in checked and not field.read_only:
+                default = default_option(catalog, field)
+                if default is not None:
+                    checked[field.name] = default
             if field.required and not field.read_only and field.name not in checked:
                 raise InvalidArgument(
                     f"fields.{field.name} is required for item type {item_type.type_key}."
                 )
-            if (
-                field.field_type == "LOOKUP"
-                and field.name not in checked
-                and field.pick_list is not None
-                and not field.read_only
-            ):
-                default = next(
-                    (o for o in catalog.options_of(field.pick_list) if o.default and o.active), None
-                )
-                if default is not None:
-                    checked[field.name] = default.id
     elif "name" in values and item_type.field("name") and not checked.get("name"):
         raise InvalidArgument("fields.name must not be empty.")
     return checked
+
+
+def default_option(catalog: Catalog, field: Field) -> int | None:
+    """The option a new record's LOOKUP field takes when none is sent: its pick list's
+    active default, if it has one."""
+    if field.pick_list is None:
+        return None
+    default = next((o for o in catalog.options_of(field.pick_list) if o.default and o.active), None)
+    return default.id if default else None
+
+
+def current(item_type: ItemType | None, stored: dict[str, Any]) -> dict[str, Any]:
+    """The stored values of the type's fields: values of a field deleted since
+    (``DELETE /itemtypes/{id}/fields/{fieldId}``) are hidden, and dropped by the
+    record's next write."""
+    if item_type is None or stored.keys() <= item_type.names:
+        return stored
+    return {k: v for k, v in stored.items() if k in item_type.names}
 
 
 def show(
     item_type: ItemType | None, stored: dict[str, Any], dates_with_time: bool
 ) -> dict[str, Any]:
     """The fields map as a client sees it."""
+    stored = current(item_type, stored)
     if not dates_with_time or item_type is None:
         return stored
     shown = dict(stored)

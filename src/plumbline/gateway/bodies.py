@@ -19,6 +19,7 @@ from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict
 
 from plumbline.common import int64
+from plumbline.common.fields import FIELD_NAME, MAX_FIELD_NAME
 from plumbline.common.fieldtypes import CustomFieldType
 
 T = TypeVar("T")
@@ -215,7 +216,13 @@ class FieldCreate(Strict):
     """A new custom field of an item type (``pickListValues`` makes a new pick list)."""
 
     name: Annotated[
-        str, StringConstraints(min_length=1, max_length=100, pattern=r"^[A-Za-z][A-Za-z0-9_]*$")
+        str,
+        StringConstraints(min_length=1, max_length=MAX_FIELD_NAME, pattern=FIELD_NAME.pattern),
+        Field(
+            description=f"A letter, then letters, digits and _; at most {MAX_FIELD_NAME} "
+            "characters. Stored as name$<typeId>. Not the name of a system field "
+            "(documentKey, name, testRunSteps, executionDate, ...) in any case."
+        ),
     ]
     label: Name
     fieldType: CustomFieldType
@@ -226,6 +233,17 @@ class FieldCreate(Strict):
     pickList: Integer | None = None
     textType: Annotated[str, StringConstraints(max_length=32)] | None = None
     pickListValues: list[Name] | None = None
+
+
+class FieldUpdate(Strict):
+    """What changes of a custom field (labs): the members sent; the name, type and pick
+    list of a field never change."""
+
+    label: Name | None = None
+    required: bool | None = None
+    readOnly: bool | None = None
+    triggerSuspect: bool | None = None
+    synchronize: bool | None = None
 
 
 class PickListOptionBody(Strict):

@@ -14,9 +14,9 @@ from plumbline.api.items.v1 import items_pb2
 from plumbline.common.dates import parse_datetime
 from plumbline.common.rpc import page_info
 from plumbline.gateway import query, records, representations, schemas
-from plumbline.gateway.bodies import FieldCreate, PickListOptionBody
-from plumbline.gateway.deps import Gw, Paging, Version, View, view_of
-from plumbline.gateway.envelope import created, updated
+from plumbline.gateway.bodies import FieldCreate, FieldUpdate, PickListOptionBody
+from plumbline.gateway.deps import LABS_ONLY, Gw, Paging, Version, View, view_of
+from plumbline.gateway.envelope import created, deleted, updated
 
 router = APIRouter(prefix="/rest/{version}", tags=["configuration"])
 
@@ -81,6 +81,13 @@ async def get_item_type(itemTypeId: int, view: ItemTypes, gw: Gw) -> Response:
     "/itemtypes/{itemTypeId}/fields",
     status_code=201,
     summary="Add a field to an item type",
+    description="Organization administrators only. The field is custom: it is stored as "
+    "name$<typeId>. Refused (400): a name that is not a letter followed by letters, digits "
+    "and _, is over 100 characters, or is the name of a system field in any case "
+    "(documentKey, globalId, name, testRunSteps, executionDate, testCase, ...); a required "
+    "field of the test run type (the system creates every run); a required field of the "
+    "other built-in types (test case, plan, cycle, attachment) unless it is a LOOKUP whose "
+    "pick list has a default option; the name of a field deleted from the type.",
     responses=schemas.created(),
 )
 async def add_field(
@@ -106,6 +113,54 @@ async def add_field(
     )
     gw.catalog.forget()
     return created(reply.id, view.location(f"itemtypes/{itemTypeId}"))
+
+
+@router.patch(
+    "/itemtypes/{itemTypeId}/fields/{fieldId}",
+    summary="Change a custom field's label or flags (labs)",
+    description="Organization administrators only. The body is a JSON object of the "
+    "members to change (not RFC 6902 operations): label, required, readOnly, "
+    "triggerSuspect, synchronize. A field's name, type and pick list never change. Only "
+    "custom fields (name$<typeId>) change; a system field is a 400, an unknown field a "
+    "404. The rules of POST .../fields for required fields apply to the changed field.",
+    responses=schemas.updated(),
+    dependencies=[LABS_ONLY],
+)
+async def update_field(itemTypeId: int, fieldId: int, body: FieldUpdate, gw: Gw) -> Response:
+    message = items_pb2.UpdateFieldRequest(item_type=itemTypeId, field=fieldId)
+    for wire, name in (
+        ("label", "label"),
+        ("required", "required"),
+        ("readOnly", "read_only"),
+        ("triggerSuspect", "trigger_suspect"),
+        ("synchronize", "synchronize"),
+    ):
+        value = getattr(body, wire)
+        if value is not None:
+            setattr(message, name, value)
+    await gw.upstreams.items.configuration.UpdateItemTypeField(message)
+    gw.catalog.forget()
+    return updated()
+
+
+@router.delete(
+    "/itemtypes/{itemTypeId}/fields/{fieldId}",
+    status_code=204,
+    summary="Delete a custom field of an item type (labs)",
+    description="Organization administrators only. The field leaves its type: records "
+    "keep its values but no read shows them, and a record's next write drops them; "
+    "versions of records stay as they were. Its name is not taken again on this type. "
+    "Only custom fields (name$<typeId>) are deleted; a system field, or the status field "
+    "of a workflow, is a 400, an unknown field a 404.",
+    responses=schemas.deleted(),
+    dependencies=[LABS_ONLY],
+)
+async def delete_field(itemTypeId: int, fieldId: int, gw: Gw) -> Response:
+    await gw.upstreams.items.configuration.DeleteItemTypeField(
+        items_pb2.FieldRef(item_type=itemTypeId, field=fieldId)
+    )
+    gw.catalog.forget()
+    return deleted()
 
 
 @router.get(

@@ -37,7 +37,9 @@ async def load_catalog(db: Database) -> Catalog:
         fields: dict[int, list[Field]] = {}
         for row in (
             await session.execute(
-                select(item_type_fields).order_by(
+                select(item_type_fields)
+                .where(item_type_fields.c.deleted.is_(False))
+                .order_by(
                     item_type_fields.c.item_type,
                     item_type_fields.c.position,
                     item_type_fields.c.id,

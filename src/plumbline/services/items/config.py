@@ -15,10 +15,17 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbline.common.catalog import Catalog
+from plumbline.common.catalog import Catalog, Field, ItemType
 from plumbline.common.context import require_admin
 from plumbline.common.db import Database, insert_id
-from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
+from plumbline.common.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
+from plumbline.common.fields import (
+    FIELD_NAME,
+    MAX_FIELD_NAME,
+    RECORD_MEMBERS,
+    SYSTEM_FIELDS,
+    default_option,
+)
 from plumbline.services.items.catalog import load_catalog
 from plumbline.services.items.configdoc import (
     ConfigDoc,
@@ -49,6 +56,72 @@ SYSTEM_FIELD_DOCS = (
     ),
     FieldDoc(name="globalId", label="Global ID", fieldType="STRING", readOnly=True, required=True),
 )
+
+#: The categories of the item types whose records only the system creates (test runs are
+#: generated from test cases): no request sets a new record's fields.
+GENERATED = ("TEST_RUN",)
+#: The members of a custom field ``PATCH /itemtypes/{id}/fields/{fieldId}`` may change,
+#: as the request names them, with their columns.
+CHANGEABLE = {
+    "label": "label",
+    "required": "required",
+    "readOnly": "read_only",
+    "triggerSuspect": "trigger_suspect",
+    "synchronize": "synchronize",
+}
+
+
+def system_field_names(catalog: Catalog) -> list[str]:
+    """The names a custom field must not take: the system fields, the fields of the
+    configuration that are not custom (no ``$<typeId>``) and the members test records
+    show among their fields."""
+    names = {*SYSTEM_FIELDS, *RECORD_MEMBERS}
+    for item_type in catalog.item_types.values():
+        names.update(f.name for f in item_type.fields if "$" not in f.name)
+    return sorted(names, key=str.lower)
+
+
+def check_field_name(catalog: Catalog, name: str) -> None:
+    """A new custom field's name (before ``$<typeId>``): an identifier of at most
+    ``MAX_FIELD_NAME`` characters that does not shadow a system field."""
+    if len(name) > MAX_FIELD_NAME:
+        raise InvalidArgument(f"name must be at most {MAX_FIELD_NAME} characters, got {len(name)}.")
+    if not FIELD_NAME.match(name):
+        raise InvalidArgument(
+            f"name {name!r} must be a letter followed by letters, digits and _ "
+            "(the field is stored as name$<typeId>)."
+        )
+    reserved = system_field_names(catalog)
+    clash = next((r for r in reserved if r.lower() == name.lower()), None)
+    if clash is not None:
+        raise InvalidArgument(
+            f"name {name!r} is the name of the system field {clash}: a custom field "
+            f"({name}$<typeId>) would shadow it for clients that read names without "
+            f"their suffix. Names taken by system fields (in any case): {', '.join(reserved)}."
+        )
+
+
+def check_required(item_type: ItemType, required: bool, read_only: bool, default: bool) -> None:
+    """A required field on a type whose records the system creates, refused unless it
+    has a ``default`` (a LOOKUP whose pick list has a default option) or is read-only
+    (the API never sets a read-only field, so it never asks for one)."""
+    if not required or read_only:
+        return
+    label = f"{item_type.type_key} ({item_type.display})"
+    if item_type.category in GENERATED:
+        raise InvalidArgument(
+            f"required: {label} takes no required field: the system creates every "
+            "record of this type itself and no request sets a new one's fields. "
+            "Send required false (or readOnly true)."
+        )
+    if item_type.system and not default:
+        raise InvalidArgument(
+            f"required: {label} is a built-in item type whose records the system and "
+            "clients of the contract create with the contract's fields only, so a "
+            "required field of it needs a default: allowed is a LOOKUP field whose pick "
+            "list has a default option (pickListValues makes the first one the default). "
+            "Send required false, or such a LOOKUP field."
+        )
 
 
 class Configuration:
@@ -279,6 +352,7 @@ class Configuration:
             "pick_list": pick_list,
             "text_type": doc.textType,
             "position": position,
+            "deleted": False,
         }
         if current is None:
             await session.execute(
@@ -289,7 +363,8 @@ class Configuration:
             await session.execute(
                 update(item_type_fields).where(item_type_fields.c.id == current.id).values(**values)
             )
-            changes.append(f"updated field {name} of item type {type_key}")
+            verb = "restored" if current.deleted else "updated"
+            changes.append(f"{verb} field {name} of item type {type_key}")
 
     async def _apply_workflow(
         self,
@@ -445,20 +520,40 @@ class Configuration:
         type_ = catalog.item_type(item_type)
         if doc.pickList is not None and doc.fieldType not in ("LOOKUP", "MULTI_LOOKUP"):
             raise InvalidArgument("Only LOOKUP and MULTI_LOOKUP fields take a pick list.")
+        check_field_name(catalog, doc.name)
         name = f"{doc.name}${item_type}"
         if type_.field(name) or type_.field(doc.name):
             raise AlreadyExists(
                 f"A field named {doc.name!r} already exists on item type {type_.type_key}."
             )
+        existing_list = None
+        if doc.fieldType in ("LOOKUP", "MULTI_LOOKUP") and doc.pickList:
+            existing_list = next(
+                (p.id for p in catalog.pick_lists.values() if p.name == doc.pickList), None
+            )
+            if existing_list is None:
+                raise InvalidArgument(f"pickList: no pick list named {doc.pickList!r}.")
+        default = doc.fieldType == "LOOKUP" and (
+            bool(pick_list_values)
+            if existing_list is None
+            else any(o.default and o.active for o in catalog.options_of(existing_list))
+        )
+        check_required(type_, doc.required, doc.readOnly, default)
         async with self.db.transaction() as session:
+            if await session.scalar(
+                select(item_type_fields.c.id).where(
+                    item_type_fields.c.item_type == item_type, item_type_fields.c.name == name
+                )
+            ):
+                raise InvalidArgument(
+                    f"name: a deleted field of item type {type_.type_key} was named "
+                    f"{doc.name!r}; records keep its values, hidden, so the name is not "
+                    "taken again. Pick another name."
+                )
             pick_list = None
             if doc.fieldType in ("LOOKUP", "MULTI_LOOKUP"):
                 if doc.pickList:
-                    pick_list = next(
-                        (p.id for p in catalog.pick_lists.values() if p.name == doc.pickList), None
-                    )
-                    if pick_list is None:
-                        raise InvalidArgument(f"pickList: no pick list named {doc.pickList!r}.")
+                    pick_list = existing_list
                 else:
                     if not pick_list_values:
                         raise InvalidArgument(
@@ -496,6 +591,73 @@ class Configuration:
             )
         self.invalidate()
         return field_id
+
+    def _custom_field(self, catalog: Catalog, item_type: int, field_id: int) -> Field:
+        """A custom field of ``item_type``, or NotFound / InvalidArgument."""
+        type_ = catalog.item_type(item_type)
+        field = next((f for f in type_.fields if f.id == field_id), None)
+        if field is None:
+            raise NotFound(f"No field with id {field_id} on item type {type_.type_key}.")
+        if "$" not in field.name:
+            raise InvalidArgument(
+                f"{field.name} is a system field of item type {type_.type_key}; only "
+                "custom fields (name$<typeId>, added with POST /itemtypes/{id}/fields or "
+                "marked custom in the configuration) can be changed or deleted."
+            )
+        return field
+
+    async def update_field(self, item_type: int, field_id: int, values: dict[str, Any]) -> None:
+        """``PATCH /itemtypes/{id}/fields/{fieldId}`` (labs): a custom field's label and
+        flags (``CHANGEABLE``); its name, type and pick list never change."""
+        require_admin("change the configuration")
+        catalog = await self.catalog()
+        field = self._custom_field(catalog, item_type, field_id)
+        unknown = sorted(set(values) - set(CHANGEABLE))
+        if unknown:
+            raise InvalidArgument(
+                f"{', '.join(unknown)} cannot change; a field's {', '.join(CHANGEABLE)} can."
+            )
+        if not values:
+            raise InvalidArgument(f"Nothing to change: send one of {', '.join(CHANGEABLE)}.")
+        if "label" in values and not str(values["label"]).strip():
+            raise InvalidArgument("label must not be empty.")
+        if "required" in values or "readOnly" in values:
+            # The field as it would be; a label alone is changed on any field.
+            required = values.get("required", field.required)
+            read_only = values.get("readOnly", field.read_only)
+            default = field.field_type == "LOOKUP" and default_option(catalog, field) is not None
+            check_required(catalog.item_type(item_type), required, read_only, default)
+        async with self.db.transaction() as session:
+            await session.execute(
+                update(item_type_fields)
+                .where(item_type_fields.c.id == field_id)
+                .values({CHANGEABLE[k]: v for k, v in values.items()})
+            )
+        self.invalidate()
+
+    async def delete_field(self, item_type: int, field_id: int) -> None:
+        """``DELETE /itemtypes/{id}/fields/{fieldId}`` (labs): the custom field leaves its
+        type. Records keep its values, hidden from every read and dropped by the record's
+        next write; the row stays (``deleted``) so that the name is not taken again."""
+        require_admin("change the configuration")
+        catalog = await self.catalog()
+        field = self._custom_field(catalog, item_type, field_id)
+        steps = [
+            t for t in catalog.transitions if t.item_type == item_type and t.field == field.name
+        ]
+        if steps:
+            raise FailedPrecondition(
+                f"{field.name} is the status field of the workflow of item type "
+                f"{catalog.item_type(item_type).type_key} ({len(steps)} step(s)); "
+                "a workflow's field cannot be deleted."
+            )
+        async with self.db.transaction() as session:
+            await session.execute(
+                update(item_type_fields)
+                .where(item_type_fields.c.id == field_id)
+                .values(deleted=True)
+            )
+        self.invalidate()
 
     async def create_option(self, pick_list: int, values: dict[str, Any]) -> int:
         """``POST /picklists/{id}/options``."""

@@ -16,7 +16,7 @@ from sqlalchemy import Row
 from plumbline.common import int64, jsonpatch, jsonvalues
 from plumbline.common.catalog import ItemType
 from plumbline.common.errors import InvalidArgument
-from plumbline.common.fields import SYSTEM_FIELDS
+from plumbline.common.fields import SYSTEM_FIELDS, current
 
 
 @dataclass
@@ -51,6 +51,7 @@ def request_object(row: Row[Any]) -> dict[str, Any]:
 def patched(row: Row[Any], item_type: ItemType | None, operations: Any) -> ItemInput:
     """The input a PATCH of ``row`` asks for (RFC 6902 on its request object)."""
     document = request_object(row)
+    document["fields"] = current(item_type, document["fields"])
     check_field_paths(item_type, document, operations)
     result = jsonpatch.apply(document, operations)
     if isinstance(result.get("fields"), dict):

@@ -151,7 +151,15 @@ class Links:
                 f"Item {item_id} has children; only items without children can be duplicated."
             )
         fields = json.loads(source.fields_json)
-        copied = {k: fields[k] for k in ("name", "description") if k in fields}
+        # Name and description, as the contract says, and the values of required fields,
+        # without which the copy could not be made.
+        item_type = (await self.items.config.catalog()).item_types.get(source.item_type)
+        required = (
+            [f.name for f in item_type.fields if f.required and not f.read_only]
+            if item_type
+            else []
+        )
+        copied = {k: fields[k] for k in ("name", "description", *required) if k in fields}
         new_id = await self.items.create(
             ItemInput(
                 project=source.project,

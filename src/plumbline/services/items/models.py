@@ -15,6 +15,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
     true,
 )
 
@@ -94,6 +95,8 @@ item_type_fields = Table(
     Column("text_type", String(32), nullable=False, default=""),
     Column("ref_item_type", BigInteger, nullable=True),
     Column("position", Integer, nullable=False, default=0),
+    # Deleted through the API: the row keeps the name, hidden from the catalog.
+    Column("deleted", Boolean, nullable=False, default=False, server_default=false()),
     UniqueConstraint("item_type", "name", name="uq_item_type_fields_name"),
 )
 

@@ -191,10 +191,11 @@ class Cycles(store.Domain):
 
     async def patch(self, cycle_id: int, operations: Any) -> None:
         """``PATCH /testcycles/{id}``: operations on the PUT request object."""
+        item_type = await self.items.item_type(remote.CYCLE)
 
         def patched(cycle: Row[Any]) -> tuple[Any, bytes]:
             document = {
-                "fields": editable(cycle),
+                "fields": editable(cycle, item_type),
                 "testRunGenerationConfig": json.loads(cycle.generation_json or "{}"),
             }
             result = jsonpatch.apply(document, operations)

@@ -11,9 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common import jsonpatch
 from plumbline.common.access import Access, Action
-from plumbline.common.catalog import Catalog
+from plumbline.common.catalog import Catalog, ItemType
 from plumbline.common.dates import utcnow
-from plumbline.common.fields import SYSTEM_FIELDS, check_fields
+from plumbline.common.fields import SYSTEM_FIELDS, check_fields, current
 from plumbline.common.recordsearch import page
 from plumbline.services.testmgmt import remote, store
 from plumbline.services.testmgmt.api.messages import snapshot
@@ -79,7 +79,7 @@ class Plans(store.Domain):
         item_type = await self.items.item_type(remote.PLAN)
 
         def fields_of(row: Row[Any]) -> dict[str, Any]:
-            document = {"project": row.project, "fields": editable(row)}
+            document = {"project": row.project, "fields": editable(row, item_type)}
             values = jsonpatch.apply(document, operations).get("fields") or {}
             return check_fields(catalog, item_type, values, creating=True)
 
@@ -173,7 +173,8 @@ class Plans(store.Domain):
             )
 
 
-def editable(row: Row[Any]) -> dict[str, Any]:
-    """A record's stored fields as its PUT request object holds them."""
-    fields: dict[str, Any] = json.loads(row.fields_json)
+def editable(row: Row[Any], item_type: ItemType) -> dict[str, Any]:
+    """A record's stored fields as its PUT request object holds them (a deleted
+    field's values are not among them)."""
+    fields = current(item_type, json.loads(row.fields_json))
     return {k: v for k, v in fields.items() if k not in SYSTEM_FIELDS}

@@ -27,7 +27,7 @@ from plumbline.common.catalog import Catalog, ItemType
 from plumbline.common.dates import utcnow
 from plumbline.common.errors import InvalidArgument, NotFound, PlumblineError
 from plumbline.common.events import Event
-from plumbline.common.fields import SYSTEM_FIELDS, check_value
+from plumbline.common.fields import SYSTEM_FIELDS, check_value, current
 from plumbline.common.recordsearch import page
 from plumbline.services.testmgmt import generation, remote, store
 from plumbline.services.testmgmt.api.messages import snapshot
@@ -184,11 +184,13 @@ class Runs(store.Domain):
     async def patch(self, run_id: int, operations: Any) -> None:
         """``PATCH /testruns/{id}``: operations on the PUT request object."""
         access = await self.access.current()
+        run_type = await self.items.item_type(remote.RUN)
         # Read, patch and write in one transaction with the run locked: two patches of
         # one run at once must both land (each on the other's result), as PUT does.
         async with self.outbox.transaction() as session:
             row = await store.load(session, run_id, RUN, access, Action.EXECUTE, for_update=True)
-            shown = {**json.loads(row.fields_json), "testRunStatus": row.status or NOT_RUN}
+            stored = current(run_type, json.loads(row.fields_json))
+            shown = {**stored, "testRunStatus": row.status or NOT_RUN}
             patched = jsonpatch.apply({"fields": shown}, operations)
             await self.record(session, access, [(run_id, patched.get("fields") or {})], single=True)
 

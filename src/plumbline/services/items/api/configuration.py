@@ -121,6 +121,27 @@ class ConfigurationServicer(items_pb2_grpc.ConfigurationServicer):
         new_id = await self.config.add_field(request.item_type, doc, list(request.pick_list_values))
         return core_pb2.Created(id=new_id)
 
+    async def UpdateItemTypeField(
+        self, request: pb.UpdateFieldRequest, context: Context
+    ) -> core_pb2.Empty:
+        values: dict[str, Any] = {}
+        if request.HasField("label"):
+            values["label"] = request.label
+        if request.HasField("required"):
+            values["required"] = request.required
+        if request.HasField("read_only"):
+            values["readOnly"] = request.read_only
+        if request.HasField("trigger_suspect"):
+            values["triggerSuspect"] = request.trigger_suspect
+        if request.HasField("synchronize"):
+            values["synchronize"] = request.synchronize
+        await self.config.update_field(request.item_type, request.field, values)
+        return core_pb2.Empty()
+
+    async def DeleteItemTypeField(self, request: pb.FieldRef, context: Context) -> core_pb2.Empty:
+        await self.config.delete_field(request.item_type, request.field)
+        return core_pb2.Empty()
+
     async def ListPickLists(self, request: core_pb2.Page, context: Context) -> pb.PickListPage:
         catalog = await self.config.catalog()
         rows, info = _page(sorted(catalog.pick_lists.values(), key=lambda p: p.id), request)
