@@ -63,31 +63,35 @@ class Pace:
 
 
 async def _paced(pace: Pace, body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    started, seen = time.monotonic(), 0
+    now = time.monotonic()
+    window_start, seen, last = now, 0, now  # the window's start and bytes, the last piece
     while True:
-        now = time.monotonic()
-        wait = pace.idle
-        if pace.min_rate:
-            if now - started >= pace.window:
-                if seen < pace.min_rate * pace.window:
-                    raise _too_slow(pace, seen)
-                started, seen = now, 0
-            wait = min(wait, started + pace.window - now)
+        read = asyncio.ensure_future(anext(body, None))
         try:
-            async with asyncio.timeout(wait):
-                chunk = await anext(body, None)
+            while not read.done():
+                now = time.monotonic()
+                if pace.min_rate and now - window_start >= pace.window:
+                    if seen < pace.min_rate * pace.window:
+                        raise _too_slow(pace, seen)
+                    window_start, seen = now, 0
+                if now - last >= pace.idle:
+                    raise BodyStalled(
+                        f"No part of the body arrived for {pace.idle:g} seconds; an upload "
+                        "must keep sending."
+                    )
+                wait = last + pace.idle - now
+                if pace.min_rate:
+                    wait = min(wait, window_start + pace.window - now)
+                await asyncio.wait({read}, timeout=wait)
+            chunk = read.result()
         except ClientDisconnect:
             raise InvalidArgument("The client left before the body arrived.") from None
-        except TimeoutError:
-            if wait < pace.idle:  # the window ended short of the rate
-                raise _too_slow(pace, seen) from None
-            raise BodyStalled(
-                f"No part of the body arrived for {pace.idle:g} seconds; an upload must "
-                "keep sending."
-            ) from None
+        finally:
+            read.cancel()
         if chunk is None:
             return
         seen += len(chunk)
+        last = time.monotonic()
         yield chunk
 
 

@@ -58,9 +58,13 @@ def _upload_body() -> dict[str, object]:
         "Multipart form with the file in the part called file; the part's file name and "
         "content type are kept. A new upload replaces the file once it has fully arrived; "
         "until then the old one is served. Larger files than the service's limit "
-        "(PLUMBLINE_MAX_UPLOAD_BYTES) answer 413."
+        "(PLUMBLINE_MAX_UPLOAD_BYTES) answer 413. An upload takes no API slot and has no "
+        "time limit while it keeps coming: each piece within PLUMBLINE_BODY_TIMEOUT of "
+        "the previous one and at least PLUMBLINE_TRANSFER_MIN_RATE bytes a second over "
+        "each PLUMBLINE_TRANSFER_RATE_WINDOW, else 408; a user may send "
+        "PLUMBLINE_TRANSFER_PER_USER files and reports at once, one more is a 429."
     ),
-    responses={**schemas.updated(), **schemas.errors(413)},
+    responses={**schemas.updated(), **schemas.errors(408, 413)},
     openapi_extra=_upload_body(),
 )
 async def upload(request: Request, attachmentId: int, gw: Gw) -> Response:

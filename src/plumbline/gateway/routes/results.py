@@ -80,9 +80,12 @@ async def _pieces(body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
         "<skipped> NOT_RUN, none PASSED; messages and output go to actualResults. The "
         "whole report is applied at once or not at all. With an Idempotency-Key header, "
         "a repeated upload of the same report changes nothing and answers the first answer "
-        "(replayed: true); the same key with a different report is a 422."
+        "(replayed: true); the same key with a different report is a 422. The report "
+        "streams as an upload does, under PLUMBLINE_MAX_REPORT_BYTES (413) and the "
+        "transfer limits (no API slot; 408 below the minimum rate, 429 past the uploads "
+        "a user may send at once)."
     ),
-    responses={**schemas.updated(records.IngestAnswer), **schemas.errors(422)},
+    responses={**schemas.updated(records.IngestAnswer), **schemas.errors(408, 413, 422)},
     openapi_extra=schemas.report_body(),
 )
 async def ingest_results(
