@@ -299,9 +299,15 @@ async def send_stream(
         return await task
     except asyncio.CancelledError:
         current = asyncio.current_task()
-        if failed and current is not None and not current.cancelling():
+        if current is not None and current.cancelling():
+            raise  # this request is being cancelled (the server stops)
+        if failed:
             raise failed[0] from None
-        raise
+        # gRPC cancels the call itself when a message cannot be written: the service
+        # went away mid-way.
+        raise Unavailable(
+            f"The {service} service went away while the body was arriving; try again."
+        ) from None
     finally:
         if not task.done():
             task.cancel()

@@ -30,11 +30,20 @@ from tests.e2e.api import (
     created_id,
     eventually,
     grant,
+    item_types,
     new_project,
     project_key,
     user_body,
 )
 from tests.e2e.attachments.test_attachments import new_attachment, upload
+from tests.e2e.testrecords import (
+    add_cases,
+    default_group,
+    new_cycle,
+    new_plan,
+    new_test_case,
+    runs_of,
+)
 from tests.e2e.topology import Process, System, start_embedded, start_gateway, start_service
 
 TIGHT = {
@@ -106,7 +115,7 @@ def admin(tight: Tight) -> Iterator[httpx.Client]:
 
 @pytest.fixture
 def project(admin: httpx.Client) -> dict[str, Any]:
-    return {"id": new_project(admin, project_key("TR"))}
+    return {"id": new_project(admin, project_key("TR")), "types": item_types(admin)}
 
 
 @pytest.fixture
@@ -210,6 +219,37 @@ def test_trickling_uploads_leave_the_api_answering_and_end_with_408(
     assert admin.get(f"/attachments/{attachments[0]}/file").content == b"kept"
 
 
+def test_a_trickling_junit_report_ends_with_408_like_an_upload(
+    tight: Tight, admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    """A JUnit report is a transfer too: sent slower than the minimum rate, it ends with
+    408 and records nothing."""
+    plan = new_plan(admin, project)
+    add_cases(admin, plan, default_group(admin, plan), new_test_case(admin, project, "Trickled"))
+    cycle = new_cycle(admin, plan)
+    report = b'<testsuites><testsuite name="s"><testcase name="Trickled"/></testsuite>'
+    credentials = base64.b64encode(f"admin:{tight.admin_password}".encode()).decode()
+    request = (
+        f"POST /rest/labs/testcycles/{cycle}/results HTTP/1.1\r\n"
+        f"Host: 127.0.0.1:{tight.gateway.http_port}\r\n"
+        f"Authorization: Basic {credentials}\r\n"
+        "Content-Type: application/xml\r\n"
+        f"Content-Length: {len(report) + 1000}\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", tight.gateway.http_port), timeout=30) as sock:
+        sock.sendall(request + report[:20])
+        for byte in report[20:]:  # a byte every 0.2 s: far under 2,000 a second
+            if _answered(sock):
+                break
+            sock.sendall(bytes([byte]))
+            time.sleep(0.2)
+        answer = _answer(sock, seconds=WINDOW * 3 + 20)
+    assert answer.startswith("HTTP/1.1 408"), answer
+    assert "too slowly" in answer, answer
+    [run] = runs_of(admin, cycle)
+    assert run["fields"]["testRunStatus"] == "NOT_RUN"
+
+
 def _steady(size: int, pieces: int, seconds: float) -> Iterator[bytes]:
     """A multipart body whose file of ``size`` bytes comes in ``pieces`` evenly over
     ``seconds``."""
@@ -263,20 +303,27 @@ def test_the_attachments_service_going_away_mid_upload_is_503(
     attachment = new_attachment(admin, project)
     assert upload(admin, attachment, b"kept").status_code == 200
     connection = _open_upload(tight, ("admin", tight.admin_password), attachment, 10**8)
-    try:
-        connection.sendall(b"y" * 3_000_000)  # on its way to the store
-        tight.attachments.popen.kill()  # the service's process dies mid-upload
-        tight.attachments.popen.wait()
-        for _ in range(40):  # the client keeps sending until it is answered
-            if _answered(connection):
-                break
+    sent = [0]
+    stop = threading.Event()
+
+    def send() -> None:  # the client sends on, as fast as it may, until it is answered
+        while not stop.is_set() and not _answered(connection):
             try:
                 connection.sendall(b"y" * 65536)
             except OSError:
-                break
-            time.sleep(0.05)
+                return
+            sent[0] += 65536
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    try:
+        assert eventually(lambda: sent[0] > 3_000_000)  # on its way to the store
+        tight.attachments.popen.kill()  # the service's process dies mid-upload
+        tight.attachments.popen.wait()
         answer = _answer(connection)
     finally:
+        stop.set()
+        sender.join()
         connection.close()
     assert answer.startswith("HTTP/1.1 503"), answer
     assert "attachments service" in answer, answer
