@@ -61,9 +61,11 @@ async def test_an_unhandled_error_logs_as_500(caplog: pytest.LogCaptureFixture) 
     ]
 
 
-def _transfer_app(throttle: Throttle, transfers: Transfers | None = None) -> FastAPI:
+def _transfer_app(
+    throttle: Throttle, transfers: Transfers | None = None, *, behind: bool = True
+) -> FastAPI:
     """An app with an upload route that reads its body to the end, a download route and
-    a JSON answer whose body goes out slowly, behind the middleware."""
+    a JSON answer whose body goes out slowly, ``behind`` the middleware."""
     app = FastAPI()
     errors.install(app)
 
@@ -161,4 +163,36 @@ async def test_transfers_over_the_users_cap_answer_429() -> None:
         assert (await client.get("/rest/v1/ping")).status_code == 200
         more.set()
         assert (await upload).status_code == 200
+    assert transfers.open == 0
+
+
+async def test_a_download_the_client_stops_taking_ends_its_transfer() -> None:
+    """A file going out to a client that takes none of it holds its place in the pool
+    for the body timeout only."""
+    throttle = Throttle(concurrency=4, queue=4, timeout=1.0)
+    transfers = Transfers(concurrency=4, per_user=1)
+    app = _transfer_app(throttle, behind=False)
+    middleware = GatewayMiddleware(
+        app, throttle=throttle, max_body=1024, body_timeout=0.2, transfers=transfers
+    )
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/rest/v1/attachments/1/file",
+        "raw_path": b"/rest/v1/attachments/1/file",
+        "query_string": b"",
+        "headers": [],
+        "app": app,
+    }
+    stuck = asyncio.Event()
+
+    async def receive() -> dict[str, object]:
+        await stuck.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, object]) -> None:
+        if message["type"] == "http.response.body" and message.get("body"):
+            await stuck.wait()  # the client reads nothing
+
+    await asyncio.wait_for(middleware(scope, receive, send), 10)
     assert transfers.open == 0

@@ -98,3 +98,15 @@ async def test_the_messages_own_failure_is_the_answer() -> None:
         await send_stream(
             call, _messages(2, TooLarge("too big")), idle=5, answer_within=5, service="s"
         )
+
+
+async def test_a_call_grpc_cancels_itself_is_503() -> None:
+    """grpc.aio cancels a client-streamed call when a message cannot be written (the
+    service went away): that is the service's unavailability, not a server error."""
+
+    async def call(messages: AsyncIterator[int], timeout: float) -> str:
+        await anext(messages)
+        raise asyncio.CancelledError
+
+    with pytest.raises(Unavailable, match="The s service went away"):
+        await send_stream(call, _messages(3), idle=5, answer_within=5, service="s")
