@@ -12,6 +12,7 @@ import pytest
 from fastapi import FastAPI
 from starlette.requests import Request
 from starlette.responses import StreamingResponse
+from starlette.types import Message
 
 from plumbline.gateway import errors
 from plumbline.gateway.middleware import GatewayMiddleware, printable, trusted_host
@@ -186,11 +187,11 @@ async def test_a_download_the_client_stops_taking_ends_its_transfer() -> None:
     }
     stuck = asyncio.Event()
 
-    async def receive() -> dict[str, object]:
+    async def receive() -> Message:
         await stuck.wait()
         return {"type": "http.disconnect"}
 
-    async def send(message: dict[str, object]) -> None:
+    async def send(message: Message) -> None:
         if message["type"] == "http.response.body" and message.get("body"):
             await stuck.wait()  # the client reads nothing
 
