@@ -342,7 +342,9 @@ class GatewayMiddleware:
             await self._route(scope, receive, send if upload else self._taken(send))
         except _ReaderStalled:
             log.info(
-                "%s: the client took no part of the file for %gs", scope["path"], self.body_timeout
+                "%s: the client took no part of the file for %gs",
+                printable(scope["path"]),
+                self.body_timeout,
             )
         finally:
             self.transfers.end(user, upload)
