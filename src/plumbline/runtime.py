@@ -49,7 +49,9 @@ class Runtime:
                     "service does not run in this process"
                 )
             address = f"127.0.0.1:{self.grpc.port}"
-        channel = connect(service, address, self.settings.grpc_max_message_bytes)
+        channel = connect(
+            service, address, self.settings.grpc_max_message_bytes, self.settings.grpc_timeout
+        )
         self.channels[service] = channel
         self.addresses[service] = address
         return channel
@@ -66,7 +68,12 @@ class Runtime:
         for replica in await replicas_of(service, address):
             key = f"{service}@{replica}"
             if key not in self.channels:
-                self.channels[key] = connect(service, replica, self.settings.grpc_max_message_bytes)
+                self.channels[key] = connect(
+                    service,
+                    replica,
+                    self.settings.grpc_max_message_bytes,
+                    self.settings.grpc_timeout,
+                )
             found.append(self.channels[key])
         return found
 

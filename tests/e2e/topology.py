@@ -247,7 +247,7 @@ def start_distributed(workdir: Path, overrides: Mapping[str, str] | None = None)
 
 
 def start_gateway(system: System, name: str, overrides: Mapping[str, str] | None = None) -> Process:
-    """Another gateway replica of a distributed system (the caller stops it).
+    """Another gateway replica of a system, of either topology (the caller stops it).
 
     ``overrides`` replace settings of its environment (a ``PLUMBLINE_TESTMGMT_ADDR`` of
     one replica, say).
@@ -258,11 +258,24 @@ def start_gateway(system: System, name: str, overrides: Mapping[str, str] | None
 
 
 def service_env(system: System) -> dict[str, str]:
-    """The environment of a distributed system's processes, with every service's address."""
+    """The environment of a system's processes, with every service's address (the one
+    process's own gRPC port in the embedded topology)."""
     env = dict(system.env)
     for service in SERVICES:
-        env[f"PLUMBLINE_{service.upper()}_ADDR"] = address_of(system, service)
+        env[f"PLUMBLINE_{service.upper()}_ADDR"] = address_of(system, service) or (
+            f"127.0.0.1:{system.gateway.grpc_port}"
+        )
     return env
+
+
+def start_service(
+    system: System, service: str, name: str, overrides: Mapping[str, str] | None = None
+) -> Process:
+    """One more process of ``service`` on the system's databases and store, in either
+    topology (the caller stops it): a replica others may be pointed at."""
+    env = service_env(system)
+    env.update(overrides or {})
+    return start_process(name, ["--target", service], env, system.workdir)
 
 
 def replicas_of(system: System, service: str) -> list[Process]:

@@ -56,7 +56,53 @@ class Settings(BaseSettings):
     )
     throttle_concurrency: int = 64
     throttle_queue: int = 512
-    throttle_timeout: float = 10.0
+    throttle_timeout: float = Field(
+        default=10.0,
+        gt=0,
+        description=(
+            "The wait limit: the longest an API request waits for a slot (a client that "
+            "comes back before its Retry-After waits out the rest first, counted in it); "
+            "Retry-After is never longer."
+        ),
+    )
+    transfer_concurrency: int = Field(
+        default=256,
+        ge=1,
+        description=(
+            "Transfers (attachment uploads and downloads, JUnit reports) at once per gateway; "
+            "they take no API slot. One more answers 429."
+        ),
+    )
+    transfer_per_user: int = Field(
+        default=4,
+        ge=1,
+        description=(
+            "Uploads and JUnit reports one user may be sending at once per gateway; one "
+            "more answers 429."
+        ),
+    )
+    transfer_min_rate: int = Field(
+        default=1024,
+        ge=0,
+        description=(
+            "Bytes a second an upload or a JUnit report must arrive at, on average over "
+            "transfer_rate_window seconds; a slower one answers 408 and its connection is "
+            "closed. 0: no minimum (body_timeout still applies between pieces)."
+        ),
+    )
+    transfer_rate_window: float = Field(
+        default=30.0,
+        gt=0,
+        description="Seconds over which transfer_min_rate is measured.",
+    )
+    grpc_timeout: float = Field(
+        default=30.0,
+        gt=0,
+        description=(
+            "Deadline, seconds, of a call between services. A transfer's calls have none: "
+            "they last as long as their pieces keep coming (body_timeout apart at most)."
+        ),
+    )
     body_timeout: float = Field(
         default=10.0,
         gt=0,

@@ -7,6 +7,10 @@ An API request passes, in order: an early 429 when the queue is already too deep
 else spent on it); credentials (a 401 costs no slot and reads no body); the header checks
 (413, content type); its body, read within ``body_timeout`` (else 408) before it takes a
 slot, so a stalled body holds nothing but its connection; then a slot (or 429).
+
+A transfer (an attachment's file up or down, a JUnit report) takes no API slot: after its
+credentials it takes a place in the transfer pool, and an upload one of its user's few
+(429 when either is full); its body streams to the route under its own pace (408).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import re
 import time
 import uuid
@@ -29,7 +34,7 @@ from plumbline.common.errors import PlumblineError, Throttled, size_text
 from plumbline.gateway import cors
 from plumbline.gateway.auth import challenge
 from plumbline.gateway.envelope import error
-from plumbline.gateway.throttle import Throttle
+from plumbline.gateway.throttle import Throttle, Transfers
 
 log = logging.getLogger("plumbline.gateway.access")
 
@@ -52,6 +57,8 @@ _PUBLIC_PATHS = ("/rest/oauth/token",)
 _STREAMED = re.compile(r"/rest/[^/]+/attachments/[^/]+/file")
 # A JUnit report streams to its parser under its own limit (PLUMBLINE_MAX_REPORT_BYTES).
 _REPORT = re.compile(r"/rest/[^/]+/testcycles/[^/]+/results")
+# Files going out: the attachment's file, or a file by its URL.
+_DOWNLOAD = re.compile(r"/rest/[^/]+/(?:attachments/[^/]+/file|files)")
 _UNLOGGED = ("/healthz", "/readyz", "/metrics")
 # A client's X-Request-Id is kept only when it is this tame; otherwise one is generated.
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
@@ -145,6 +152,29 @@ def _replay(first: Message, receive: Receive) -> Receive:
     return replay
 
 
+class _ReaderStalled(Exception):
+    """The client stopped taking a file's pieces."""
+
+
+def transfer_of(scope: Scope) -> str | None:
+    """``"upload"`` for a request whose body is a transfer (a file, a JUnit report: it
+    streams to the route), ``"download"`` for one whose answer is a file, else None."""
+    method, path = scope["method"], scope["path"]
+    if (method == "PUT" and _STREAMED.fullmatch(path)) or (
+        method == "POST" and _REPORT.fullmatch(path)
+    ):
+        return "upload"
+    if method == "GET" and _DOWNLOAD.fullmatch(path):
+        return "download"
+    return None
+
+
+def _user_of(scope: Scope) -> int | None:
+    principal = scope.get("state", {}).get("principal")
+    user = getattr(principal, "user_id", None)
+    return user if isinstance(user, int) else None
+
+
 def _without_body(send: Send) -> Send:
     """``send`` that drops the body of the response (a HEAD's answer)."""
 
@@ -169,9 +199,11 @@ class GatewayMiddleware:
         max_body: int,
         body_timeout: float = 10.0,
         trusted_hosts: frozenset[str] = frozenset(),
+        transfers: Transfers | None = None,
     ) -> None:
         self.app = app
         self.throttle = throttle
+        self.transfers = transfers or Transfers(256, 4)
         self.max_body = max_body
         self.body_timeout = body_timeout
         self.trusted_hosts = trusted_hosts
@@ -240,18 +272,21 @@ class GatewayMiddleware:
         """Early refusal, credentials, header checks, the body, a slot, then the routes."""
         path: str = scope["path"]
         pending = _has_body(scope)
-        await self._hold_if_told(scope)
-        if self.throttle.full():
+        held = await self._hold_if_told(scope)
+        transfer = transfer_of(scope)
+        if transfer is None and self.throttle.full():
             await self._throttled(scope, receive, send, pending)
             return
         refused = await _authenticate(scope, path)
-        # A file upload's body is the route's to stream; any other is read here first.
-        streamed = (scope["method"] == "PUT" and _STREAMED.fullmatch(path) is not None) or (
-            scope["method"] == "POST" and _REPORT.fullmatch(path) is not None
-        )
-        if refused is None and pending and not streamed:
+        if transfer is not None:
+            if refused is None:
+                await self._transfer(scope, receive, send, transfer == "upload")
+            else:
+                await self._refuse(refused, scope, receive, send, pending)
+            return
+        if refused is None and pending:
             refused = self._header_problem(scope, path)
-        if refused is None and pending and not streamed:
+        if refused is None and pending:
             body = await self._read_body(receive)
             if body is None:
                 return
@@ -263,21 +298,69 @@ class GatewayMiddleware:
         if refused is not None:
             await self._refuse(refused, scope, receive, send, pending)
             return
-        if not await self.throttle.acquire():
+        if not await self.throttle.acquire(waited=held):
             await self._throttled(scope, receive, send, False)
             return
         IN_FLIGHT.inc()
-        held = time.perf_counter()
+        started = time.perf_counter()
+        # The service time is the handling's, up to the answer's first byte: how fast the
+        # client takes the answer is the network's business.
+        answered: list[float] = []
+
+        async def timed(message: Message) -> None:
+            if message["type"] == "http.response.start" and not answered:
+                answered.append(time.perf_counter())
+            await send(message)
+
         try:
-            if telemetry.enabled():
-                name = f"{scope['method']} {path}"
-                with telemetry.tracer().start_as_current_span(name):
-                    await self.app(scope, receive, send)
-            else:
-                await self.app(scope, receive, send)
+            await self._route(scope, receive, timed)
         finally:
             IN_FLIGHT.dec()
-            self.throttle.release(time.perf_counter() - held)
+            ended = answered[0] if answered else time.perf_counter()
+            self.throttle.release(ended - started)
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if telemetry.enabled():
+            name = f"{scope['method']} {scope['path']}"
+            with telemetry.tracer().start_as_current_span(name):
+                await self.app(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    async def _transfer(self, scope: Scope, receive: Receive, send: Send, upload: bool) -> None:
+        """A transfer, in the transfer pool (and, an upload, in its user's few), never in
+        an API slot: it lasts as long as the client and the network make it last."""
+        user = _user_of(scope)
+        problem = self.transfers.start(user, upload)
+        if problem is not None:
+            THROTTLED.inc()
+            retry = str(max(1, min(self.transfers.retry_after, math.floor(self.throttle.timeout))))
+            response = error(429, problem, {"Retry-After": retry})
+            await self._refuse(response, scope, receive, send, upload and _has_body(scope))
+            return
+        try:
+            await self._route(scope, receive, send if upload else self._taken(send))
+        except _ReaderStalled:
+            log.info(
+                "%s: the client took no part of the file for %gs",
+                printable(scope["path"]),
+                self.body_timeout,
+            )
+        finally:
+            self.transfers.end(user, upload)
+
+    def _taken(self, send: Send) -> Send:
+        """``send`` for a file going out: the client must take each piece within the
+        body timeout, else the transfer ends (and its connection with it)."""
+
+        async def paced(message: Message) -> None:
+            try:
+                async with asyncio.timeout(self.body_timeout):
+                    await send(message)
+            except TimeoutError:
+                raise _ReaderStalled from None
+
+        return paced
 
     async def _other(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Health, metrics and the documentation page: only the body's limits apply. The
@@ -344,14 +427,20 @@ class GatewayMiddleware:
         response = error(429, message, {"Retry-After": str(retry_after)})
         await self._refuse(response, scope, receive, send, close)
 
-    async def _hold_if_told(self, scope: Scope) -> None:
+    async def _hold_if_told(self, scope: Scope) -> float:
         """A connection that sends its next request before the ``Retry-After`` it was given
         waits that long here, asleep, before the request is looked at: clients that ignore
-        ``Retry-After`` cannot spend the server's time on a stream of 429s."""
+        ``Retry-After`` cannot spend the server's time on a stream of 429s. Returns the
+        seconds held: they count toward the wait limit."""
         connection = _connection(scope)
         until = self._told.pop(connection, None) if connection is not None else None
-        if until is not None and until > time.monotonic():
-            await asyncio.sleep(until - time.monotonic())
+        if until is None:
+            return 0.0
+        held = min(until - time.monotonic(), self.throttle.timeout)
+        if held <= 0:
+            return 0.0
+        await asyncio.sleep(held)
+        return held
 
     def _header_problem(self, scope: Scope, path: str) -> Response | None:
         """A 413 for a declared length over the limit, a 400 for a body that is not JSON."""

@@ -51,7 +51,7 @@ from plumbline.gateway.routes import (
     versions,
     workflow,
 )
-from plumbline.gateway.throttle import Throttle
+from plumbline.gateway.throttle import Throttle, Transfers
 from plumbline.gateway.upstreams import Upstreams
 from plumbline.runtime import Module, Runtime
 
@@ -139,6 +139,7 @@ class GatewayModule(Module):
             max_body=settings.max_body_bytes,
             body_timeout=settings.body_timeout,
             trusted_hosts=settings.trusted_host_names,
+            transfers=Transfers(settings.transfer_concurrency, settings.transfer_per_user),
         )
         self.subscriptions: list[Subscription] = []
         self.reloading: asyncio.Task[None] | None = None

@@ -40,6 +40,11 @@ ERRORS: dict[int, tuple[str, str]] = {
         "MethodNotAllowed",
         "The service behind the operation does not offer it (during an upgrade, for one).",
     ),
+    408: (
+        "RequestTimeout",
+        "The body stopped arriving, or came slower than the minimum rate; the message says "
+        "the limit. The connection is closed.",
+    ),
     413: (
         "PayloadTooLarge",
         "The body or file is larger than allowed; the message says the limit.",
@@ -50,7 +55,11 @@ ERRORS: dict[int, tuple[str, str]] = {
         "UnprocessableEntity",
         "The Idempotency-Key was used before for a different request; the message says so.",
     ),
-    429: ("TooManyRequests", "Too many requests are waiting; retry after Retry-After seconds."),
+    429: (
+        "TooManyRequests",
+        "Too many requests are waiting, or too many transfers are open (the message says "
+        "which); retry after Retry-After seconds.",
+    ),
     503: ("ServiceUnavailable", "A service the request needs cannot be reached; retry later."),
 }
 

@@ -1,16 +1,22 @@
-"""The middleware: printable log values, trusted Host headers, the access log."""
+"""The middleware: printable log values, trusted Host headers, the access log, and
+transfers kept out of the API slots and the throttle's service time."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 from fastapi import FastAPI
+from starlette.requests import Request
+from starlette.responses import StreamingResponse
+from starlette.types import Message
 
 from plumbline.gateway import errors
 from plumbline.gateway.middleware import GatewayMiddleware, printable, trusted_host
-from plumbline.gateway.throttle import Throttle
+from plumbline.gateway.throttle import Throttle, Transfers
 
 
 def test_log_values_are_printable() -> None:
@@ -54,3 +60,140 @@ async def test_an_unhandled_error_logs_as_500(caplog: pytest.LogCaptureFixture) 
         ["GET", "/boom", "500"],
         ["GET", "/fine", "200"],
     ]
+
+
+def _transfer_app(
+    throttle: Throttle, transfers: Transfers | None = None, *, behind: bool = True
+) -> FastAPI:
+    """An app with an upload route that reads its body to the end, a download route and
+    a JSON answer whose body goes out slowly, ``behind`` the middleware."""
+    app = FastAPI()
+    errors.install(app)
+
+    app.state.reading = asyncio.Event()
+
+    @app.put("/rest/v1/attachments/{id}/file")
+    async def upload(request: Request) -> dict[str, int]:
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            app.state.reading.set()
+        return {"size": size}
+
+    @app.get("/rest/v1/attachments/{id}/file")
+    async def download() -> StreamingResponse:
+        async def pieces() -> AsyncIterator[bytes]:
+            yield b"a"
+            await asyncio.sleep(0.3)
+            yield b"b"
+
+        return StreamingResponse(pieces())
+
+    @app.get("/rest/v1/ping")
+    async def ping() -> dict[str, str]:
+        return {"ok": "yes"}
+
+    app.add_middleware(GatewayMiddleware, throttle=throttle, max_body=1024, transfers=transfers)
+    return app
+
+
+async def test_an_open_upload_holds_no_api_slot() -> None:
+    """With the one API slot there is, a trickling upload leaves it to other requests."""
+    throttle = Throttle(concurrency=1, queue=1, timeout=1.0)
+    app = _transfer_app(throttle)
+    transport = httpx.ASGITransport(app=app)
+    more = asyncio.Event()
+
+    async def body() -> AsyncIterator[bytes]:
+        yield b"first piece"
+        await more.wait()
+        yield b"last piece"
+
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        upload = asyncio.create_task(client.put("/rest/v1/attachments/1/file", content=body()))
+        await app.state.reading.wait()
+        for _ in range(3):  # each would be refused after the wait limit, were it held
+            assert (await client.get("/rest/v1/ping")).status_code == 200
+        assert not upload.done()
+        more.set()
+        answer = await upload
+    assert answer.json() == {"size": len(b"first piecelast piece")}
+    assert throttle.service < 0.05  # the upload's time is not a service time
+
+
+async def test_the_service_time_ends_at_the_first_byte_and_skips_transfers() -> None:
+    throttle = Throttle(concurrency=4, queue=4, timeout=1.0)
+    app = _transfer_app(throttle)
+
+    @app.get("/rest/v1/slowly")
+    async def slowly() -> StreamingResponse:
+        async def pieces() -> AsyncIterator[bytes]:
+            yield b"{"
+            await asyncio.sleep(0.5)  # the client reads slowly, say
+            yield b"}"
+
+        return StreamingResponse(pieces(), media_type="application/json")
+
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        assert (await client.get("/rest/v1/slowly")).content == b"{}"
+        assert throttle.service < 0.01  # 0.005 nudged by the handling, not by 0.5 s
+        before = throttle.service
+        assert (await client.get("/rest/v1/attachments/1/file")).content == b"ab"
+        assert throttle.service == before  # a download is no API request
+
+
+async def test_transfers_over_the_users_cap_answer_429() -> None:
+    throttle = Throttle(concurrency=4, queue=4, timeout=1.0)
+    transfers = Transfers(concurrency=1, per_user=1)
+    transport = httpx.ASGITransport(app=_transfer_app(throttle, transfers))
+    more = asyncio.Event()
+
+    async def body() -> AsyncIterator[bytes]:
+        yield b"x"
+        await more.wait()
+
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        upload = asyncio.create_task(client.put("/rest/v1/attachments/1/file", content=body()))
+        while transfers.open == 0:
+            await asyncio.sleep(0.01)
+        refused = await client.get("/rest/v1/attachments/2/file")
+        assert refused.status_code == 429
+        assert "most transfers at once (1)" in refused.json()["meta"]["message"]
+        assert 1 <= int(refused.headers["retry-after"]) <= 1  # bounded by the wait limit
+        assert (await client.get("/rest/v1/ping")).status_code == 200
+        more.set()
+        assert (await upload).status_code == 200
+    assert transfers.open == 0
+
+
+async def test_a_download_the_client_stops_taking_ends_its_transfer() -> None:
+    """A file going out to a client that takes none of it holds its place in the pool
+    for the body timeout only."""
+    throttle = Throttle(concurrency=4, queue=4, timeout=1.0)
+    transfers = Transfers(concurrency=4, per_user=1)
+    app = _transfer_app(throttle, behind=False)
+    middleware = GatewayMiddleware(
+        app, throttle=throttle, max_body=1024, body_timeout=0.2, transfers=transfers
+    )
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/rest/v1/attachments/1/file",
+        "raw_path": b"/rest/v1/attachments/1/file",
+        "query_string": b"",
+        "headers": [],
+        "app": app,
+    }
+    stuck = asyncio.Event()
+
+    async def receive() -> Message:
+        await stuck.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.body" and message.get("body"):
+            await stuck.wait()  # the client reads nothing
+
+    await asyncio.wait_for(middleware(scope, receive, send), 10)
+    assert transfers.open == 0

@@ -1,7 +1,7 @@
 """gRPC helpers: the server with health and interceptors, and the client channel."""
 
 from plumbline.common.rpc._address import Target, replicas_of, target_of
-from plumbline.common.rpc._client import ClientInterceptor, connect, wait_ready
+from plumbline.common.rpc._client import NO_DEADLINE, ClientInterceptor, connect, wait_ready
 from plumbline.common.rpc._server import (
     Context,
     GrpcServer,
@@ -21,6 +21,7 @@ from plumbline.common.rpc._wire import (
 )
 
 __all__ = [
+    "NO_DEADLINE",
     "ClientInterceptor",
     "Context",
     "GrpcServer",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -25,8 +26,12 @@ from plumbline.common.rpc._address import ROUND_ROBIN, target_of
 
 log = logging.getLogger(__name__)
 
-#: The deadline of a call that sets none.
+#: The deadline of a call that sets none (``Settings.grpc_timeout`` by default).
 DEFAULT_TIMEOUT = 30.0
+
+#: The timeout a call passes for no deadline at all: a transfer's, whose caller ends it
+#: when its pieces stop coming (``plumbline.gateway.uploads.progressing``).
+NO_DEADLINE = math.inf
 
 #: The message limit when none is given (``Settings.grpc_max_message_bytes`` by default).
 MAX_MESSAGE = 64 * 1024 * 1024
@@ -38,11 +43,15 @@ Response = TypeVar("Response")
 class _Context:
     """Context out as metadata, status codes back as domain errors."""
 
-    def __init__(self, service: str, max_message: int = MAX_MESSAGE) -> None:
+    def __init__(
+        self, service: str, max_message: int = MAX_MESSAGE, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
         self.service = service
         self.max_message = max_message
+        self.timeout = timeout
 
     def _details(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
+        timeout = self.timeout if details.timeout is None else details.timeout
         metadata = list(details.metadata or ())
         metadata.extend(to_metadata())
         traceparent = telemetry.current_traceparent()
@@ -50,7 +59,7 @@ class _Context:
             metadata.append(("traceparent", traceparent))
         return grpc.aio.ClientCallDetails(
             method=details.method,
-            timeout=DEFAULT_TIMEOUT if details.timeout is None else details.timeout,
+            timeout=None if timeout == NO_DEADLINE else timeout,
             metadata=grpc.aio.Metadata(*metadata),
             credentials=details.credentials,
             wait_for_ready=details.wait_for_ready,
@@ -159,8 +168,11 @@ def _too_large(exc: grpc.aio.AioRpcError) -> bool:
     )
 
 
-def connect(service: str, address: str, max_message: int = MAX_MESSAGE) -> grpc.aio.Channel:
-    """An insecure channel (the mesh or network policy secures the pod network).
+def connect(
+    service: str, address: str, max_message: int = MAX_MESSAGE, timeout: float = DEFAULT_TIMEOUT
+) -> grpc.aio.Channel:
+    """An insecure channel (the mesh or network policy secures the pod network); a call
+    that sets no deadline gets ``timeout`` seconds.
 
     ``address`` is one ``host:port``, a comma list of IP addresses or ``dns:///name:port``;
     the last two balance calls round robin over every address (see ``_address``).
@@ -178,9 +190,9 @@ def connect(service: str, address: str, max_message: int = MAX_MESSAGE) -> grpc.
         target.uri,
         options=options,
         interceptors=[
-            ClientInterceptor(service, max_message),
-            StreamingClientInterceptor(service, max_message),
-            ServerStreamingClientInterceptor(service, max_message),
+            ClientInterceptor(service, max_message, timeout),
+            StreamingClientInterceptor(service, max_message, timeout),
+            ServerStreamingClientInterceptor(service, max_message, timeout),
         ],
     )
 

@@ -31,8 +31,11 @@ Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
 #: name only when a connection ends, so without this a caller balancing over a headless
 #: Service would never send to replicas added after it connected (an HPA scaling out).
 MAX_CONNECTION_AGE = 60.0
-#: Seconds calls in flight on an aged connection may still take (the default deadline is 30).
-CONNECTION_AGE_GRACE = 60.0
+#: Seconds calls in flight on an aged connection may still take: a day, since a transfer
+#: has no deadline (it lasts while its pieces keep coming, see ``rpc.NO_DEADLINE``), and
+#: a shorter grace would cut a long upload or download off mid-way. New calls go to a
+#: new connection at once all the same.
+CONNECTION_AGE_GRACE = 24 * 3600.0
 
 GRPC_SECONDS = Histogram("plumbline_grpc_server_seconds", "gRPC handling time", ["method", "code"])
 

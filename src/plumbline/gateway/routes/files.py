@@ -8,9 +8,10 @@ control keep a few chunks in memory at most, whatever the file's size.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
 from typing import Annotated
 from urllib.parse import quote, urlsplit
 
@@ -21,12 +22,13 @@ from starlette.responses import Response, StreamingResponse
 from plumbline.api.attachments.v1 import attachments_pb2 as pb
 from plumbline.api.core.v1 import core_pb2
 from plumbline.common import int64
-from plumbline.common.errors import InvalidArgument, TooLarge, size_text
+from plumbline.common.errors import InvalidArgument, TooLarge, Unavailable, size_text
+from plumbline.common.rpc import NO_DEADLINE
 from plumbline.common.streams import read_ahead
 from plumbline.gateway import schemas
 from plumbline.gateway.deps import Gw, Version
 from plumbline.gateway.envelope import error, updated
-from plumbline.gateway.uploads import FileUpload, send_stream
+from plumbline.gateway.uploads import FileUpload, Pace, send_stream
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +58,13 @@ def _upload_body() -> dict[str, object]:
         "Multipart form with the file in the part called file; the part's file name and "
         "content type are kept. A new upload replaces the file once it has fully arrived; "
         "until then the old one is served. Larger files than the service's limit "
-        "(PLUMBLINE_MAX_UPLOAD_BYTES) answer 413."
+        "(PLUMBLINE_MAX_UPLOAD_BYTES) answer 413. An upload takes no API slot and has no "
+        "time limit while it keeps coming: each piece within PLUMBLINE_BODY_TIMEOUT of "
+        "the previous one and at least PLUMBLINE_TRANSFER_MIN_RATE bytes a second over "
+        "each PLUMBLINE_TRANSFER_RATE_WINDOW, else 408; a user may send "
+        "PLUMBLINE_TRANSFER_PER_USER files and reports at once, one more is a 429."
     ),
-    responses={**schemas.updated(), **schemas.errors(413)},
+    responses={**schemas.updated(), **schemas.errors(408, 413)},
     openapi_extra=_upload_body(),
 )
 async def upload(request: Request, attachmentId: int, gw: Gw) -> Response:
@@ -68,7 +74,7 @@ async def upload(request: Request, attachmentId: int, gw: Gw) -> Response:
         raise TooLarge(f"A file must be at most {size_text(limit)}; this body has {length} bytes.")
     # Refused before any of the body is read, let alone stored.
     await gw.upstreams.attachments.files.CheckUpload(core_pb2.Id(id=attachmentId))
-    form = FileUpload(request, gw.settings.body_timeout)
+    form = FileUpload(request, Pace.of(gw.settings))
     await form.open()
 
     async def messages() -> AsyncIterator[pb.UploadChunk]:
@@ -88,7 +94,13 @@ async def upload(request: Request, attachmentId: int, gw: Gw) -> Response:
             log.info("upload to attachment %d ended early: %s", attachmentId, exc)
             raise
 
-    await send_stream(gw.upstreams.attachments.files.Upload, messages())
+    await send_stream(
+        gw.upstreams.attachments.files.Upload,
+        messages(),
+        idle=gw.settings.body_timeout,
+        answer_within=gw.settings.grpc_timeout,
+        service="attachments",
+    )
     return updated()
 
 
@@ -129,6 +141,27 @@ def _shown(digits: str) -> str:
     return digits if len(digits) <= 40 else f"{digits[:20]}... ({len(digits)} digits)"
 
 
+async def _arriving(
+    call: AsyncIterable[pb.DownloadChunk], first: float, idle: float
+) -> AsyncIterator[pb.DownloadChunk]:
+    """``messages``, the first within ``first`` seconds and each next within ``idle`` of
+    the one before; else 503 (or, once the file is going out, the connection is ended)."""
+    messages, wait = aiter(call), first
+    while True:
+        try:
+            async with asyncio.timeout(wait):
+                message = await anext(messages, None)
+        except TimeoutError:
+            raise Unavailable(
+                f"The attachments service sent no part of the file for {wait:g} seconds; "
+                "try again shortly."
+            ) from None
+        if message is None:
+            return
+        yield message
+        wait = idle
+
+
 def _disposition(name: str) -> str:
     """``attachment`` with the name for every client: an ASCII fallback and the exact
     name in UTF-8 (RFC 6266)."""
@@ -144,7 +177,13 @@ async def _download(
         setattr(request, member, value)
     if if_range is not None:
         request.if_range = if_range
-    messages = aiter(gw.upstreams.attachments.files.Download(request))
+    # No deadline for the whole download: it lasts while its pieces keep coming, each
+    # within the body timeout (the client's side of it: ``GatewayMiddleware``).
+    messages = _arriving(
+        gw.upstreams.attachments.files.Download(request, timeout=NO_DEADLINE),
+        gw.settings.grpc_timeout,
+        gw.settings.body_timeout,
+    )
     served = (await anext(messages)).served
     headers = {"ETag": f'"{served.file.sha256}"', "Accept-Ranges": "bytes"}
     if served.unsatisfiable:

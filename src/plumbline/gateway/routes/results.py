@@ -12,8 +12,6 @@ from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import APIRouter, Header
-from starlette.datastructures import UploadFile
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -24,7 +22,7 @@ from plumbline.common.junit import REFERENCE_PROPERTIES
 from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.deps import Gw
 from plumbline.gateway.envelope import updated
-from plumbline.gateway.uploads import send_stream
+from plumbline.gateway.uploads import FileUpload, Pace, send_stream
 
 router = APIRouter(prefix="/rest/{version}", tags=["testcycles"])
 
@@ -33,27 +31,6 @@ MULTIPART = "multipart/form-data"
 
 #: The properties a <testcase> may name its test case with, in the order they are tried.
 PROPERTIES = ", ".join(REFERENCE_PROPERTIES)
-
-
-async def _file_part(request: Request) -> UploadFile | None:
-    """The form's ``file`` part; None when the body is the report itself. Read before
-    the call starts, so a bad form is a 400 of its own."""
-    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type != MULTIPART:
-        return None
-    try:
-        form = await request.form()
-    except HTTPException as exc:
-        raise InvalidArgument(f"The multipart form cannot be read: {exc.detail}") from None
-    part = next((v for k, v in form.multi_items() if k == "file"), None)
-    if not isinstance(part, UploadFile):
-        await form.close()
-        parts = ", ".join(sorted({k for k, _ in form.multi_items()})) or "none"
-        raise InvalidArgument(
-            "The form has no file part: it needs a file part called file holding the "
-            f"JUnit report (parts sent: {parts})."
-        )
-    return part
 
 
 def _declared_size(request: Request, limit: int) -> None:
@@ -65,28 +42,30 @@ def _declared_size(request: Request, limit: int) -> None:
         )
 
 
-async def _report(request: Request, part: UploadFile | None, limit: int) -> AsyncIterator[bytes]:
-    """The report's bytes in chunks, from the body or from the form's file part; a 413
-    once more than ``limit`` bytes have come."""
+async def _report(request: Request, pace: Pace, limit: int) -> AsyncIterator[bytes]:
+    """The report's bytes in chunks as they arrive, from the body or from the form's
+    ``file`` part (a form without one is a 400 before the call starts); a 413 once more
+    than ``limit`` bytes have come, a 408 for a body that comes too slowly."""
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type == MULTIPART:
+        form = FileUpload(request, pace, named_only=True)
+        await form.open()
+        # Each piece as it comes (not gathered), so the limit is checked as it arrives.
+        raw = _pieces(form.chunks(1))
+    else:
+        raw = _pieces(pace.reader(request.stream()))
     seen = 0
-    async for chunk in _raw(request, part):
+    async for chunk in raw:
         seen += len(chunk)
         if seen > limit:
             raise TooLarge(f"A JUnit report must be at most {size_text(limit)}.")
         yield chunk
 
 
-async def _raw(request: Request, part: UploadFile | None) -> AsyncIterator[bytes]:
-    if part is None:
-        async for chunk in request.stream():
-            for start in range(0, len(chunk), CHUNK):
-                yield chunk[start : start + CHUNK]
-        return
-    try:
-        while chunk := await part.read(CHUNK):
-            yield chunk
-    finally:
-        await part.close()
+async def _pieces(body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    async for chunk in body:
+        for start in range(0, len(chunk), CHUNK):
+            yield chunk[start : start + CHUNK]
 
 
 @router.post(
@@ -101,9 +80,12 @@ async def _raw(request: Request, part: UploadFile | None) -> AsyncIterator[bytes
         "<skipped> NOT_RUN, none PASSED; messages and output go to actualResults. The "
         "whole report is applied at once or not at all. With an Idempotency-Key header, "
         "a repeated upload of the same report changes nothing and answers the first answer "
-        "(replayed: true); the same key with a different report is a 422."
+        "(replayed: true); the same key with a different report is a 422. The report "
+        "streams as an upload does, under PLUMBLINE_MAX_REPORT_BYTES (413) and the "
+        "transfer limits (no API slot; 408 below the minimum rate, 429 past the uploads "
+        "a user may send at once)."
     ),
-    responses={**schemas.updated(records.IngestAnswer), **schemas.errors(422)},
+    responses={**schemas.updated(records.IngestAnswer), **schemas.errors(408, 413, 422)},
     openapi_extra=schemas.report_body(),
 )
 async def ingest_results(
@@ -129,14 +111,24 @@ async def ingest_results(
         )
     limit = gw.settings.max_report_bytes
     _declared_size(request, limit)
-    part = await _file_part(request)
+    report = _report(request, Pace.of(gw.settings), limit)
+    # The form's file part is found (or refused, 400) before the call starts.
+    first = await anext(report, b"")
 
     async def chunks() -> AsyncIterator[testmgmt_pb2.ReportChunk]:
         yield testmgmt_pb2.ReportChunk(
             test_cycle=testCycleId, idempotency_key=idempotency_key or ""
         )
-        async for data in _report(request, part, limit):
+        if first:
+            yield testmgmt_pb2.ReportChunk(data=first)
+        async for data in report:
             yield testmgmt_pb2.ReportChunk(data=data)
 
-    reply = await send_stream(gw.upstreams.testmgmt.results.IngestJUnit, chunks())
+    reply = await send_stream(
+        gw.upstreams.testmgmt.results.IngestJUnit,
+        chunks(),
+        idle=gw.settings.body_timeout,
+        answer_within=gw.settings.grpc_timeout,
+        service="testmgmt",
+    )
     return updated(representations.ingest_answer(reply))
