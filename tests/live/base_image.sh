@@ -11,6 +11,8 @@ mirror=${K8S_LIVE_DEBIAN_MIRROR:-http://deb.debian.org}
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/plumbline-k8s-base.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 tar=$scratch/bookworm.tar
+# The hooks are run by mmdebstrap, which gives them the root directory as $1.
+# shellcheck disable=SC2016
 mmdebstrap --quiet --variant=minbase --include=ca-certificates \
   --customize-hook='cp /usr/local/share/ca-certificates/*.crt "$1/usr/local/share/ca-certificates/" 2>/dev/null || true' \
   --customize-hook='chroot "$1" update-ca-certificates >/dev/null 2>&1' \

@@ -20,16 +20,18 @@ for file in "$play"/secrets/*.json; do secrets+=("$(basename "$file" .json)"); d
 mapfile -t volumes < "$play/volumes"
 mapfile -t pods < <(cut -f3 "$play/workloads.tsv")
 
+# What exists already, as the command that would remove it.
 taken=()
-podman network exists "$network" && taken+=("network $network")
-for s in "${secrets[@]}"; do podman secret inspect "$s" >/dev/null 2>&1 && taken+=("secret $s"); done
-for v in "${volumes[@]}"; do podman volume exists "$v" && taken+=("volume $v"); done
-for p in "${pods[@]}"; do podman pod exists "$p" && taken+=("pod $p"); done
+for p in "${pods[@]}"; do podman pod exists "$p" && taken+=("podman pod rm -f $p"); done
+for v in "${volumes[@]}"; do podman volume exists "$v" && taken+=("podman volume rm -f $v"); done
+for s in "${secrets[@]}"; do
+  podman secret inspect "$s" >/dev/null 2>&1 && taken+=("podman secret rm $s")
+done
+podman network exists "$network" && taken+=("podman network rm -f $network")
 if [ ${#taken[@]} -gt 0 ]; then
-  printf 'up: these exist already, and are not ours to reuse or remove:\n' >&2
+  echo "up: names this check uses exist already; it neither reuses nor removes them." >&2
+  echo "up: if a run of this check was killed and left them, remove them with:" >&2
   printf '  %s\n' "${taken[@]}" >&2
-  printf 'up: if an earlier run of this check was killed and left them, remove them with\n' >&2
-  printf '  podman %s rm -f NAME\n' "pod" "volume" "secret" "network" >&2
   exit 1
 fi
 
