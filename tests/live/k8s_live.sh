@@ -11,8 +11,10 @@
 #     the activity feed (through NATS), read it back, see a trace at the collector.
 #  5. Whatever happened (a trap): down.sh removes the pods, volumes, secrets and network this
 #     run created, and nothing else.
-# The images stay in podman's storage, a cache for the next run (K8S_LIVE_FRESH=1 builds
-# them all again). Only the gateway is published, on 127.0.0.1:$K8S_LIVE_PORT (18080).
+# The base and stand-in images stay in podman's storage, a cache for the next run
+# (K8S_LIVE_FRESH=1 builds them again); the project's image is built afresh (no layer cache,
+# so no stale layers pile up) and removed at the end. Only the gateway is published, on
+# 127.0.0.1:$K8S_LIVE_PORT (18080).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 live=tests/live
@@ -24,7 +26,10 @@ export CONTAINERS_CONF=$PWD/$live/containers.conf
 stand_in=localhost/plumbline-live
 base_image=$stand_in/debian:bookworm
 python_image=$stand_in/python:3.11-slim
+# The project's image as the overlay names it, and as this run builds it: under a name of
+# its own, so that it shadows no plumbline:dev of the machine's, and is removed at the end.
 app_image=plumbline:dev
+app_build=$stand_in/plumbline:dev
 # What the overlay names -> the stand-in that runs instead.
 declare -A stand_ins=(
   [postgres:16]=$stand_in/postgres:16
@@ -72,6 +77,11 @@ cleanup() {
       work=
     fi
   fi
+  if [ -n "${built:-}" ] && podman image exists "$app_build" \
+      && ! podman rmi "$app_build" >/dev/null; then
+    echo "k8s-live: could not remove the image $app_build" >&2
+    status=1
+  fi
   [ -z "${work:-}" ] || rm -rf "$work"
   log "finished in ${SECONDS}s (status $status)"
   exit "$status"
@@ -105,7 +115,7 @@ fi
 
 if [ "${K8S_LIVE_FRESH:-}" = 1 ]; then
   log "K8S_LIVE_FRESH=1: removing the images of earlier runs"
-  for image in "$base_image" "$python_image" "${stand_ins[@]}" "localhost/$app_image"; do
+  for image in "$base_image" "$python_image" "${stand_ins[@]}"; do
     if podman image exists "$image"; then quietly rmi podman rmi --force "$image"; fi
   done
 fi
@@ -124,11 +134,14 @@ build postgres "${stand_ins[postgres:16]}" $live/images/postgres --build-arg "BA
 build nats "${stand_ins[nats:2.10]}" $live/images/nats --build-arg "BASE=$base_image"
 build collector "${stand_ins[otel/opentelemetry-collector:0.120.0]}" $live/images/collector \
   --build-arg "BASE=$python_image"
-build plumbline "localhost/$app_image" . --build-arg "PYTHON_IMAGE=$python_image"
+# One left by a run that was killed: this check's own name, so replaced.
+if podman image exists "$app_build"; then quietly rmi-app podman rmi "$app_build"; fi
+built=yes
+build plumbline "$app_build" . --layers=false --build-arg "PYTHON_IMAGE=$python_image"
 
 log "render the dev overlay and adapt it"
 "$kubectl" kustomize deploy/k8s/overlays/dev > "$work/dev.yaml"
-image_args=()
+image_args=(--image "$app_image=$app_build")
 for name in "${!stand_ins[@]}"; do image_args+=(--image "$name=${stand_ins[$name]}"); done
 "$python" $live/podman_adapt.py "$work/dev.yaml" "$work/play" --app-image "$app_image" \
   "${image_args[@]}" --publish "gateway:http=127.0.0.1:$port"

@@ -74,13 +74,19 @@ wait_for() {
 }
 
 # Tier 0 (PostgreSQL, NATS, the collector), then the services, then the published gateway.
-# The workloads of a tier start together, as a cluster would start them.
+# The services start together, as a cluster would start them (their migrations included).
+# Tier 0 starts one by one: its first pod builds podman's pause image, which pods started
+# at the same time would each build again.
 for tier in 0 1 2; do
   plays=()
   while IFS=$'\t' read -r name t _pod aliases; do
     if [ "$t" = "$tier" ]; then
-      play_workload "$name" "$aliases" &
-      plays+=($!)
+      if [ "$tier" = 1 ]; then
+        play_workload "$name" "$aliases" &
+        plays+=($!)
+      else
+        play_workload "$name" "$aliases"
+      fi
     fi
   done < "$play/workloads.tsv"
   failed=0
