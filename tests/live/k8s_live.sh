@@ -115,8 +115,8 @@ fi
 
 if [ "${K8S_LIVE_FRESH:-}" = 1 ]; then
   log "K8S_LIVE_FRESH=1: removing the images of earlier runs"
-  for image in "$base_image" "$python_image" "${stand_ins[@]}"; do
-    if podman image exists "$image"; then quietly rmi podman rmi --force "$image"; fi
+  for image in "${stand_ins[@]}" "$python_image" "$base_image"; do # children first
+    if podman image exists "$image"; then quietly rmi podman rmi "$image"; fi
   done
 fi
 if ! podman image exists "$base_image"; then
