@@ -1,5 +1,7 @@
 # One image for every Plumbline service: `plumbline run --target <svc>`.
-FROM python:3.11-slim AS build
+# The Python base (both stages): any Debian-based image laid out like python:3.11-slim.
+ARG PYTHON_IMAGE=python:3.11-slim
+FROM ${PYTHON_IMAGE} AS build
 WORKDIR /src
 COPY pyproject.toml ./
 # The code generation's tools (grpcio-tools and mypy-protobuf's protoc plugins) are the
@@ -12,7 +14,7 @@ COPY src src
 RUN python src/plumbline/protogen.py proto src \
  && pip wheel --no-cache-dir --wheel-dir /wheels .
 
-FROM python:3.11-slim
+FROM ${PYTHON_IMAGE}
 RUN useradd --uid 10001 --create-home --shell /usr/sbin/nologin plumbline
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels

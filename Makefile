@@ -15,7 +15,7 @@ PROTOS := $(shell find proto -name '*.proto')
 .DEFAULT_GOAL := help
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 # What running needs (and the gRPC code generator), then the test and lint tools on top.
 $(RUN_STAMP): pyproject.toml
@@ -61,6 +61,9 @@ fmt: setup ## format the code (ruff format), then apply ruff's safe fixes
 bench: setup ## benchmarks (TOPOLOGY=embedded|distributed, SIZE=small|normal|large, ONLY=items|testmgmt|attachments|history)
 	$(PY) -m bench --topology $${TOPOLOGY:-embedded} --size $${SIZE:-normal} --only $${ONLY:-all}
 
+k8s-live: $(STAMP) ## run the dev overlay for real under podman kube play and smoke-test it (root; tests/live)
+	PYTHON=$(PY) KUBECTL=$(BIN)/kubectl tests/live/k8s_live.sh
+
 browser: ## install Chromium for the docs UI browser test if it is missing
 	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
 
@@ -68,4 +71,4 @@ clean: ## remove generated code and the virtualenv
 	rm -rf $(VENV) $(PROTO_STAMP)
 	rm -rf src/plumbline/api
 
-.PHONY: help setup proto run migrate test test-unit test-quick lint fmt bench browser clean
+.PHONY: help setup proto run migrate test test-unit test-quick lint fmt bench k8s-live browser clean
