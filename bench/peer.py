@@ -190,7 +190,10 @@ def main() -> None:
     parser.add_argument("--kiwi", type=Path, required=True, help="Kiwi's anchor result (JSON)")
     parser.add_argument("results", type=Path, nargs="+", help="bench/results/<run>.json")
     args = parser.parse_args()
-    print(reprint(args.results, args.kiwi))
+    try:
+        print(reprint(args.results, args.kiwi))
+    except (OSError, ValueError) as error:
+        parser.error(str(error))
 
 
 if __name__ == "__main__":

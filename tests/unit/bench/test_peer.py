@@ -159,3 +159,14 @@ def test_a_saved_run_is_compared_again_from_its_file(tmp_path: Path) -> None:
     assert "distributed (size normal, 20261126T040000Z-distributed.json)" in text
     item = _line(text, "read one record", 1)
     assert item.split()[3:9] == ["1", "58", "173", "3.00", "1.5", "yes"]
+
+
+def test_kiwis_anchor_is_run_with_out_naming_where_its_json_goes(tmp_path: Path) -> None:
+    """A stand-in for run.sh that writes the example result where ``OUT`` says."""
+    script = tmp_path / "run.sh"
+    script.write_text(f'cp "{KIWI}" "$OUT"\n')
+    out = tmp_path / "kiwi.json"
+    assert peer.run_kiwi(out, script) == out
+    assert peer.read_kiwi(out)["started"] == "2026-11-23T18:48:34+00:00"
+    with pytest.raises(FileNotFoundError, match="KIWI_RESULT"):
+        peer.run_kiwi(out, tmp_path / "missing.sh")
