@@ -1,7 +1,8 @@
 """``make bench``: seeds, drives load from a separate process, prints and saves the table.
 
 python -m bench [--topology embedded|distributed] [--size small|normal|large]
-    [--only all|items|testmgmt|attachments|history]
+    [--only all|items|testmgmt|attachments|history] [--peer none|kiwi]
+    [--kiwi-result FILE]
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +28,20 @@ import httpx
 
 from bench import attachments as att
 from bench import history as hist
+from bench import peer as kiwi
 from bench import testmgmt as tm
-from bench.drive import REQUESTS, analyze, drive, wait_for_feed
+from bench.drive import (
+    REQUESTS,
+    ROW_SECONDS,
+    analyze,
+    drive,
+    open_loop,
+    timed_cpu,
+    wait_for_feed,
+)
 from bench.report import overload_table, report, table
 from bench.seed import WORDS, Seeder
-from bench.targets import GROUP_ITEM, GROUP_SEARCH, growth, targets
+from bench.targets import GROUP_ITEM, GROUP_SEARCH, MAIN, growth, main_rows, targets
 from tests.e2e.topology import System, cleanup_distributed, start_distributed, start_embedded
 
 RESULTS = Path(__file__).parent / "results"
@@ -245,13 +256,32 @@ class Bench:
 
 @dataclass
 class Measured:
-    """Every figure of a run: the item rows, the overload runs, and the other parts'."""
+    """Every figure of a run: the item rows, their open-loop runs, the overload runs, the
+    other parts', the seconds each part took, and the comparison with Kiwi."""
 
     rows: list[dict[str, Any]] = field(default_factory=list)
+    open_loop: list[dict[str, Any]] = field(default_factory=list)
     overload: list[dict[str, Any]] = field(default_factory=list)
     testmgmt: dict[str, Any] | None = None
     attachments: dict[str, Any] | None = None
     history: dict[str, Any] | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+    kiwi: dict[str, Any] | None = None
+    peer: list[dict[str, Any]] = field(default_factory=list)
+
+    def all_open_loop(self) -> list[dict[str, Any]]:
+        """The item operations' open-loop runs and the test run PUT's."""
+        paced = self.testmgmt.get("paced") if self.testmgmt else None
+        return self.open_loop + ([{"operation": tm.PUT, **paced}] if paced else [])
+
+    def speed(self, args: argparse.Namespace) -> dict[str, Any]:
+        """``bench.targets.targets``' keyword arguments for this run."""
+        return {
+            "open_loop": self.all_open_loop(),
+            "peer": kiwi.targets(self.peer),
+            "bench_seconds": self.seconds.get("plumbline"),
+            "timed": args.size == "normal" and args.only == "all",
+        }
 
 
 def _arguments() -> argparse.Namespace:
@@ -269,7 +299,28 @@ def _arguments() -> argparse.Namespace:
         help="items: the item rows and overload; testmgmt: the test management rows; "
         "attachments: file uploads and downloads; history: versions, baselines, compare",
     )
-    return parser.parse_args()
+    parser.add_argument(
+        "--peer",
+        choices=["none", "kiwi"],
+        default=os.environ.get("PEER") or "none",
+        help="kiwi: after Plumbline's rows, once it has stopped, run Kiwi TCMS's anchor "
+        "(../shared/anchors/kiwi/run.sh, 11 to 20 minutes) and compare",
+    )
+    parser.add_argument(
+        "--kiwi-result",
+        type=Path,
+        default=Path(os.environ["KIWI_RESULT"]) if os.environ.get("KIWI_RESULT") else None,
+        help="compare with this Kiwi result instead of running Kiwi (implies --peer kiwi)",
+    )
+    args = parser.parse_args()
+    if args.kiwi_result:
+        args.peer = "kiwi"
+        # Read now: a wrong file should not be found out after the whole run.
+        try:
+            kiwi.read_kiwi(args.kiwi_result)
+        except (OSError, ValueError) as error:
+            parser.error(f"KIWI_RESULT: {error}")
+    return args
 
 
 def _bearer(system: System) -> str:
@@ -339,9 +390,12 @@ def _measure_size(
     size: int,
     last: bool,
     operations: list[tuple[str, str, str, str | None, str, bool]],
+    measured: Measured,
 ) -> list[dict[str, Any]]:
     """The rows of one size: the bare endpoint, then each operation next to it (writes at
-    the last size only, deep pages where there are enough items)."""
+    the last size only, deep pages where there are enough items), each bracketed by CPU
+    samples; at the last size, each main operation also open loop at half its c32
+    throughput (into ``measured``)."""
     ids = _seed(bench, size)
     rows = [
         {
@@ -353,6 +407,7 @@ def _measure_size(
         }
         for c in REQUESTS
     ]
+    url = bench.system.url
     for name, method, path, body, auth, read in operations:
         if not read and not last:
             continue
@@ -362,7 +417,11 @@ def _measure_size(
             # The bare endpoint again, right before: this machine's speed drifts
             # during a run, and a ratio is only fair between neighbours in time.
             neighbour = drive(bench.bare_url, "/bare/items/{id}", c, ids)
-            result = drive(bench.system.url, path, c, ids, method, body, auth)
+            result, used = timed_cpu(
+                bench.system,
+                [],
+                partial(drive, url, path, c, ids, method, body, auth, seconds=ROW_SECONDS),
+            )
             rows.append(
                 {
                     "operation": name,
@@ -372,8 +431,13 @@ def _measure_size(
                     "bare_rps": neighbour["rps"],
                     "ratio_to_bare": result["rps"] / neighbour["rps"] if neighbour["rps"] else 0.0,
                     "read": read,
+                    "cpu": used,
                 }
             )
+            if last and c == 32 and name in MAIN:
+                paced = open_loop(url, path, ids, result["rps"], method, body, auth)
+                if paced:
+                    measured.open_loop.append({"operation": name, "read": read, **paced})
     return rows
 
 
@@ -386,30 +450,38 @@ def _measure_items(
     measured = Measured()
     if not sizes:
         return measured
+    started = time.monotonic()
     for size in sizes:
-        rows = _measure_size(bench, size, size == sizes[-1], operations)
+        rows = _measure_size(bench, size, size == sizes[-1], operations, measured)
         measured.rows += rows
         print(table(rows), flush=True)
     measured.overload = _overload(bench.system.url, bench.basic, bench.workdir / "ids.json")
     print(overload_table(measured.overload), flush=True)
+    measured.seconds["items"] = time.monotonic() - started
     return measured
 
 
 def _measure_parts(bench: Bench, only: str, size: str, measured: Measured) -> None:
     """The test management, attachments and history parts ``only`` asks for."""
     if only in ("all", "testmgmt"):
+        started = time.monotonic()
         measured.testmgmt = tm.measure(
-            bench.system, bench.loop, bench.seeder, bench.basic, bench.workdir, size
+            bench.system, bench.loop, bench.seeder, bench.basic, bench.workdir, size, bench.bare_url
         )
         print(tm.report(measured.testmgmt), flush=True)
+        measured.seconds["testmgmt"] = time.monotonic() - started
     if only in ("all", "attachments"):
+        started = time.monotonic()
         measured.attachments = att.measure(bench.system, bench.basic, bench.workdir)
         print(att.report(measured.attachments), flush=True)
+        measured.seconds["attachments"] = time.monotonic() - started
     if only in ("all", "history"):
+        started = time.monotonic()
         measured.history = hist.measure(
             bench.system, bench.loop, bench.seeder, bench.basic, bench.workdir, size
         )
         print(hist.report(measured.history), flush=True)
+        measured.seconds["history"] = time.monotonic() - started
 
 
 def _measure(system: System, args: argparse.Namespace, workdir: Path) -> Measured:
@@ -431,17 +503,6 @@ def _measure(system: System, args: argparse.Namespace, workdir: Path) -> Measure
         bench = Bench(system, loop, seeder, basic, bare_url, workdir)
         measured = _measure_items(bench, sizes, _operations(aimed, basic, bearer, member))
         _measure_parts(bench, args.only, args.size, measured)
-        print(
-            report(
-                measured.rows,
-                sizes,
-                measured.overload,
-                measured.testmgmt,
-                measured.attachments,
-                measured.history,
-            ),
-            flush=True,
-        )
         loop.run_until_complete(seeder.close())
         loop.close()
     finally:
@@ -449,7 +510,36 @@ def _measure(system: System, args: argparse.Namespace, workdir: Path) -> Measure
     return measured
 
 
-def _save(args: argparse.Namespace, seconds: float, measured: Measured) -> Path:
+def _peer(args: argparse.Namespace, measured: Measured) -> None:
+    """Kiwi's figures (its anchor run now, or the result ``--kiwi-result`` names) and the
+    comparison with the main operations' rows."""
+    if args.peer != "kiwi":
+        return
+    path = args.kiwi_result
+    try:
+        if path is None:
+            RESULTS.mkdir(exist_ok=True)
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+            started = time.monotonic()
+            path = kiwi.run_kiwi(RESULTS / f"{stamp}-kiwi.json")
+            measured.seconds["kiwi"] = time.monotonic() - started
+        measured.kiwi = kiwi.read_kiwi(path)
+    except (OSError, ValueError, subprocess.CalledProcessError) as error:
+        # Plumbline's figures are still saved; the comparison can be printed later
+        # (python -m bench.peer).
+        print(f"\nno comparison with Kiwi: {error}", flush=True)
+        return
+    measured.peer = kiwi.compare(main_rows(measured.rows, measured.testmgmt), measured.kiwi)
+    print(kiwi.table(measured.peer, measured.kiwi, args.topology), flush=True)
+
+
+def _timings(seconds: dict[str, float]) -> str:
+    """The seconds each part of the run took."""
+    parts = ", ".join(f"{name} {s:.0f} s" for name, s in seconds.items())
+    return f"\nwall time: {parts}"
+
+
+def _save(args: argparse.Namespace, measured: Measured) -> Path:
     """The run's figures and verdicts as JSON under bench/results."""
     sizes = SIZES[args.size] if args.only in ("all", "items") else ()
     rows = measured.rows
@@ -467,13 +557,18 @@ def _save(args: argparse.Namespace, seconds: float, measured: Measured) -> Path:
                     "python": platform.python_version(),
                     "platform": platform.platform(),
                 },
-                "seconds": seconds,
+                "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+                "seconds": measured.seconds.get("plumbline"),
+                "part_seconds": measured.seconds,
                 "rows": rows,
                 "growth": [g for large in sizes[1:] for g in growth(rows, sizes[0], large)],
+                "open_loop": measured.all_open_loop(),
                 "overload": measured.overload,
                 "testmgmt": measured.testmgmt,
                 "attachments": measured.attachments,
                 "history": measured.history,
+                "kiwi": measured.kiwi,
+                "peer": measured.peer,
                 "targets": targets(
                     rows,
                     sizes,
@@ -481,6 +576,7 @@ def _save(args: argparse.Namespace, seconds: float, measured: Measured) -> Path:
                     measured.testmgmt,
                     measured.attachments,
                     measured.history,
+                    **measured.speed(args),
                 ),
             },
             indent=1,
@@ -505,7 +601,24 @@ def main() -> None:
             cleanup_distributed(system)
         if args.only in ("all", "attachments"):
             att.cleanup(system)
-    out = _save(args, time.monotonic() - started, measured)
+    measured.seconds["plumbline"] = time.monotonic() - started
+    # Kiwi only once Plumbline has stopped: both on the same cores would measure neither.
+    _peer(args, measured)
+    sizes = SIZES[args.size] if args.only in ("all", "items") else ()
+    print(
+        report(
+            measured.rows,
+            sizes,
+            measured.overload,
+            measured.testmgmt,
+            measured.attachments,
+            measured.history,
+            **measured.speed(args),
+        )
+        + _timings(measured.seconds),
+        flush=True,
+    )
+    out = _save(args, measured)
     print(f"\nresults: {out} ({time.monotonic() - started:.0f}s)")
 
 

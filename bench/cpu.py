@@ -3,8 +3,8 @@
 A run is bracketed by two samples; what each process used in between shows which one
 bounds the throughput. PostgreSQL and NATS are found by their process names: the
 backends of the system under test by its databases' names (``pl_<tag>_<service>``),
-everything else of PostgreSQL (checkpointer, WAL writer, other clients' backends) as one
-shared row.
+other clients' backends as one row that is not the system's, and the rest of PostgreSQL
+(the postmaster, checkpointer, WAL writer, autovacuum) as one shared row.
 """
 
 from __future__ import annotations
@@ -40,6 +40,16 @@ def process_seconds(pid: int) -> float | None:
     return cpu_seconds(stat) if stat else None
 
 
+#: The row of PostgreSQL backends serving other clients' databases (another test suite on
+#: the same server): not the system's, so no total of the system counts them.
+OTHER_DATABASES = "PostgreSQL, other databases' backends"
+
+
+def _is_client(word: str) -> bool:
+    """Whether a word of a backend's title is its client: ``host(port)`` or ``[local]``."""
+    return word == "[local]" or (word.endswith(")") and word[:-1].partition("(")[2].isdigit())
+
+
 def database_label(cmdline: str, database_prefix: str) -> str | None:
     """The row a PostgreSQL or NATS process counts in, from its command line (NUL
     separated), or None when it is neither."""
@@ -50,6 +60,8 @@ def database_label(cmdline: str, database_prefix: str) -> str | None:
         for word in words:
             if word.startswith(database_prefix):
                 return f"PostgreSQL backends: {word[len(database_prefix) :]}"
+        if words[0] == "postgres:" and any(_is_client(word) for word in words):
+            return OTHER_DATABASES
         return "PostgreSQL, rest (shared)"
     if words[0].endswith("nats-server"):
         return "NATS (shared)"

@@ -4,19 +4,37 @@ system to be quiet before a measurement."""
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from bench import cpu
 from plumbline.common.settings import SERVICES
+from tests.e2e.topology import Process, System
 
 #: Timed requests per run, by concurrency.
 REQUESTS = {1: 600, 32: 1500}
+#: The item rows' runs send no request after this many seconds: a slow operation (a
+#: search, a write at 50 req/s) gets fewer than ``REQUESTS``, which keeps the whole
+#: bench within its time.
+ROW_SECONDS = 10.0
+#: An open-loop run lasts this long, or until it has sent ``OPEN_LOOP_MIN`` requests (p99.9
+#: is then more than the single slowest one), whichever is longer, up to
+#: ``OPEN_LOOP_MAX_SECONDS``.
+OPEN_LOOP_SECONDS = 10.0
+OPEN_LOOP_MIN = 1_500
+OPEN_LOOP_MAX_SECONDS = 20.0
+#: The CPU table's rows that are not the system under test.
+DRIVER = "load driver (timed part)"
+ELSEWHERE = "everything else on the machine"
+IDLE = "idle"
 
 
 def drive(
@@ -30,9 +48,11 @@ def drive(
     *,
     requests: int | None = None,
     rate: float | None = None,
+    seconds: float | None = None,
 ) -> dict[str, Any]:
-    """One run of ``bench.load``: closed loop with ``concurrency`` connections, or paced
-    at ``rate`` requests per second (``concurrency`` connections opened up front)."""
+    """One run of ``bench.load``: closed loop with ``concurrency`` connections (cut short
+    after ``seconds``, when given), or paced at ``rate`` requests per second
+    (``concurrency`` connections opened up front)."""
     command = [
         sys.executable,
         "-m",
@@ -56,8 +76,103 @@ def drive(
         command += ["--authorization", auth]
     if rate:
         command += ["--rate", f"{rate:.3f}"]
+    if seconds:
+        command += ["--seconds", str(seconds)]
     result = subprocess.run(command, capture_output=True, text=True, check=True, timeout=600)
     return dict(json.loads(result.stdout))
+
+
+def open_loop_requests(rate: float) -> int:
+    """How many requests an open-loop run at ``rate`` per second sends."""
+    seconds = min(OPEN_LOOP_MAX_SECONDS, max(OPEN_LOOP_SECONDS, OPEN_LOOP_MIN / rate))
+    return max(1, int(rate * seconds))
+
+
+def open_loop(
+    url: str,
+    path: str,
+    ids: Path,
+    closed_rps: float,
+    method: str = "GET",
+    body: str | None = None,
+    auth: str | None = None,
+) -> dict[str, Any] | None:
+    """``path`` paced (open loop) at half ``closed_rps``, the throughput a closed loop at
+    c32 just measured: latency as a user who does not wait for others feels it, counted
+    from when each request was due. None when the closed loop measured nothing."""
+    if closed_rps <= 0:
+        return None
+    rate = closed_rps / 2
+    result = drive(
+        url, path, 32, ids, method, body, auth, requests=open_loop_requests(rate), rate=rate
+    )
+    return {**result, "closed_rps": closed_rps}
+
+
+def serving_processes(system: System, extra: list[Process]) -> dict[int, str]:
+    """Every process that serves a request, by pid, with its row's name: Plumbline's own,
+    and distributed, PostgreSQL's and NATS's."""
+    labels = {
+        p.popen.pid: "plumbline (all services)" if p.name == "all" else p.name
+        for p in [*system.processes, *extra]
+    }
+    if system.topology == "distributed":
+        tag = system.env["PLUMBLINE_BUS_STREAM"][3:]
+        labels.update(cpu.outside_processes(f"pl_{tag}_"))
+    return labels
+
+
+def timed_cpu(
+    system: System, extra: list[Process], run: Callable[[], dict[str, Any]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Runs ``run()`` (one ``drive``) between two CPU samples; its result and the CPU each
+    process used, in seconds, in cores over the run's wall time and in ms per request
+    served (warm-up included). ``system`` marks the rows of the system under test."""
+    before = cpu.sample(serving_processes(system, extra))
+    busy = cpu.machine_busy()
+    started = time.monotonic()
+    result = run()
+    wall = time.monotonic() - started
+    busy = cpu.machine_busy() - busy
+    # Backends PostgreSQL started during the run count from zero.
+    labels = serving_processes(system, extra)
+    used = cpu.used_between(labels, before, cpu.sample(labels))
+    # The driver process as a whole (start-up, warm-up) is in "everything else".
+    used[DRIVER] = result["driver_cpu"] * result["requests"] / result["rps"] if result["rps"] else 0
+    used[ELSEWHERE] = max(0.0, busy - sum(used.values()))
+    idle = max(0.0, (os.cpu_count() or 1) * wall - busy)
+    served = max(1, result["requests"] + result.get("warmup_requests", 0))
+    table = [
+        {
+            "process": name,
+            "cpu_s": seconds,
+            "cores": seconds / wall,
+            "cpu_ms_per_request": 1000 * seconds / served,
+            "system": name not in (DRIVER, ELSEWHERE, cpu.OTHER_DATABASES),
+        }
+        for name, seconds in sorted(used.items(), key=lambda kv: -kv[1])
+    ]
+    table.append(
+        {
+            "process": f"{IDLE} (of {os.cpu_count()} cores)",
+            "cpu_s": idle,
+            "cores": idle / wall,
+            "cpu_ms_per_request": 0.0,
+            "system": False,
+        }
+    )
+    return result, table
+
+
+def system_ms(table: list[dict[str, Any]]) -> float:
+    """CPU ms per request across every process of the system under test."""
+    return float(sum(p["cpu_ms_per_request"] for p in table if p.get("system")))
+
+
+def other_cores(table: list[dict[str, Any]]) -> float:
+    """Cores that work outside the system under test and the driver used during a run:
+    how noisy the machine was."""
+    return float(sum(p["cores"] for p in table if p["process"] in (ELSEWHERE, cpu.OTHER_DATABASES)))
 
 
 def median_seconds(samples: list[float]) -> float:

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import os
 
-from bench.cpu import cpu_seconds, database_label, machine_busy, process_seconds, used_between
+from bench.cpu import (
+    OTHER_DATABASES,
+    cpu_seconds,
+    database_label,
+    machine_busy,
+    process_seconds,
+    used_between,
+)
 
 #: A /proc/<pid>/stat line whose command name holds spaces and parentheses.
 STAT = "4242 (python (x) y) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 50 0 0 20 0 3 0 99 0 0"
@@ -23,8 +30,14 @@ def test_postgres_backends_count_by_database_and_the_rest_as_shared() -> None:
     prefix = "pl_abc_"
     backend = "postgres: 15/main: postgres pl_abc_testmgmt 127.0.0.1(5555) idle"
     assert database_label(backend, prefix) == "PostgreSQL backends: testmgmt"
+    # Another client's backend (another test suite on the same server) is not the
+    # system's; the server's own processes are shared.
     other = "postgres: 15/main: postgres pl_zzz_items 127.0.0.1(5556) idle"
-    assert database_label(other, prefix) == "PostgreSQL, rest (shared)"
+    assert database_label(other, prefix) == OTHER_DATABASES
+    local = "postgres: 15/main: postgres postgres [local] idle"
+    assert database_label(local, prefix) == OTHER_DATABASES
+    for aux in ("checkpointer", "walwriter", "autovacuum launcher", "background writer"):
+        assert database_label(f"postgres: 15/main: {aux}", prefix) == "PostgreSQL, rest (shared)"
     postmaster = "/usr/lib/postgresql/15/bin/postgres\0-D\0/var/lib/postgresql/15/main\0"
     assert database_label(postmaster, prefix) == "PostgreSQL, rest (shared)"
     assert database_label("/usr/sbin/nats-server\0-p\0004222\0", prefix) == "NATS (shared)"

@@ -54,6 +54,7 @@ def _args(port: int, path: str, ids: Path, **overrides: object) -> argparse.Name
         "requests": 40,
         "warmup": 3,
         "rate": 0.0,
+        "seconds": 0.0,
     }
     values.update(overrides)
     return argparse.Namespace(**values)
@@ -72,7 +73,9 @@ async def test_warm_up_requests_are_sent_but_not_counted(tmp_path: Path) -> None
     assert len(seen) == 40 + 4 * 3
     assert set(seen) <= {"/items/7", "/items/8"}
     assert result["rps"] > 0
-    assert result["p99_ms"] >= result["p50_ms"] > 0
+    assert result["p999_ms"] >= result["p99_ms"] >= result["p50_ms"] > 0
+    # CPU per request counts the warm-up: the server served those too.
+    assert result["warmup_requests"] == 4 * 3
 
 
 async def test_error_statuses_and_dropped_connections_count_as_errors(tmp_path: Path) -> None:
@@ -108,6 +111,10 @@ def test_percentiles_are_in_milliseconds_and_never_past_the_end() -> None:
     assert percentile(values, 0.99) == 100.0
     assert percentile(values, 1.0) == 100.0
     assert percentile([], 0.99) == 0.0
+    # p99.9 needs more than 1,000 values to be other than the slowest one.
+    assert percentile(values, 0.999) == 100.0
+    thousands = [i / 1000 for i in range(1, 2001)]
+    assert percentile(thousands, 0.999) == 1999.0
 
 
 async def test_paced_requests_go_out_on_schedule_whatever_the_answers(tmp_path: Path) -> None:
@@ -181,3 +188,34 @@ async def test_paced_requests_drop_connections_the_server_closed(tmp_path: Path)
         )
     assert result["requests"] == 10
     assert result["errors"] == 0
+
+
+async def test_a_closed_loop_with_a_time_limit_sends_nothing_after_it(tmp_path: Path) -> None:
+    """A slow operation's run is cut short at ``--seconds``: what it did is counted, the
+    requests it did not send are not."""
+    ids = tmp_path / "ids.json"
+    ids.write_text(json.dumps([1]))
+    seen: list[str] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                break
+            seen.append("x")
+            await asyncio.sleep(0.05)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        result = await run(
+            _args(port, "/x/{id}", ids, concurrency=2, requests=400, warmup=1, seconds=0.3)
+        )
+    # 400 requests at 20 a second per connection would take 10 s.
+    assert 2 <= result["requests"] < 400
+    assert result["errors"] == 0
+    assert len(seen) == result["requests"] + 2

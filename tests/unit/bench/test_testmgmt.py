@@ -60,7 +60,7 @@ def _tm(**overrides: Any) -> dict[str, Any]:
     return tm
 
 
-def test_targets_judge_generation_ingest_and_paced_latency_and_report_put() -> None:
+def test_targets_judge_generation_and_ingest_and_report_put() -> None:
     found = {t[0]: t for t in targets(_tm())}
     assert found[f"{PUT} c32, req/s (reported)"] == (
         f"{PUT} c32, req/s (reported)",
@@ -70,7 +70,6 @@ def test_targets_judge_generation_ingest_and_paced_latency_and_report_put() -> N
     )
     assert found["cycle generation of 500 runs, median s (< 1)"][1:] == (0.4, 1.0, False)
     assert found["JUnit ingest of 10000 cases, s (< 5)"][1:] == (7.5, 5.0, False)
-    assert found[f"{PUT} paced at half of c32, p99 ms (< 50)"][1:] == (40.0, 50.0, False)
 
 
 def test_the_bench_targets_take_the_test_management_ones_with_verdicts() -> None:
@@ -79,7 +78,6 @@ def test_the_bench_targets_take_the_test_management_ones_with_verdicts() -> None
         f"{PUT} c32, req/s (reported)": None,
         "cycle generation of 500 runs, median s (< 1)": True,
         "JUnit ingest of 10000 cases, s (< 5)": False,
-        f"{PUT} paced at half of c32, p99 ms (< 50)": True,
     }
     text = bench_report([], (), [], _tm())
     assert "JUnit ingest of 10000 cases, s (< 5)" in text
