@@ -123,9 +123,7 @@ class BaselinesServicer(baselines_pb2_grpc.BaselinesServicer):
             page_info=page_info(start, len(rows), total),
         )
 
-    async def UpdateBaseline(
-        self, request: pb.BaselineUpdate, context: Context
-    ) -> core_pb2.Empty:
+    async def UpdateBaseline(self, request: pb.BaselineUpdate, context: Context) -> core_pb2.Empty:
         await self.baselines.update(request.id, request.name, request.description)
         return core_pb2.Empty()
 
