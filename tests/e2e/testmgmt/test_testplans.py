@@ -14,6 +14,7 @@ from tests.e2e.api import (
     create_item,
     created_id,
     ids_of,
+    new_project,
     total_of,
     unique,
 )
@@ -185,6 +186,12 @@ def test_test_cases_of_a_group_in_order(admin: httpx.Client, project: dict[str, 
     assert_error(refused, 400, str(requirement))
     assert "test case" in refused.json()["meta"]["message"].lower()
     assert_error(admin.get(f"{cases}/{requirement}"), 404)
+    # A test case of another project is refused: the plan's runs would copy it into this
+    # project, where its readers may not see it.
+    elsewhere = new_test_case(admin, {**project, "id": new_project(admin)}, "Elsewhere")
+    foreign = admin.post(cases, json={"testCase": elsewhere})
+    assert_error(foreign, 400, str(elsewhere), "own project")
+    assert ids_of(admin.get(cases)) == [two, one, three]
 
     assert admin.delete(f"{cases}/{one}").status_code == 204
     assert ids_of(admin.get(cases)) == [two, three]

@@ -127,6 +127,14 @@ class Groups(store.Domain):
             async with self.outbox.transaction() as session:
                 row = await store.load(session, plan, PLAN, access, Action.WRITE, for_update=True)
                 store.check_lock(row, access.principal)
+                if found.project != row.project:
+                    # Its runs would copy another project's test case into this one, where
+                    # its readers may not see it.
+                    raise InvalidArgument(
+                        f"testCase: test case {test_case} is in project {found.project}; "
+                        f"test plan {plan} of project {row.project} takes only test cases "
+                        f"of its own project."
+                    )
                 found_group = await group_of(session, plan, group)
                 last = await session.scalar(
                     select(func.max(group_cases.c.sort_order)).where(
