@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from alembic import command
-from sqlalchemy import select, text
+from sqlalchemy import bindparam, select, text
 
 from plumbline.common.db import Database
 from plumbline.common.migrations import config_for, upgrade
@@ -43,6 +43,10 @@ async def test_relationship_activities_recorded_before_learn_their_to_items_proj
                         "user_comment, item, event_type, object_type, project, organization) "
                         "VALUES (:id, :event, :date, :details, 'Created', '', :item, "
                         "'CREATE', :object_type, :project, :no)"
+                    ).bindparams(
+                        # The column's type writes the date (sqlite3's own datetime
+                        # adapter is deprecated since Python 3.12).
+                        bindparam("date", type_=activities.c.date.type)
                     ),
                     {
                         "id": id_,
