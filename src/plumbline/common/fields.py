@@ -203,7 +203,12 @@ def default_option(catalog: Catalog, field: Field) -> int | None:
     active default, if it has one."""
     if field.pick_list is None:
         return None
-    default = next((o for o in catalog.options_of(field.pick_list) if o.default and o.active), None)
+    return list_default(catalog, field.pick_list)
+
+
+def list_default(catalog: Catalog, pick_list: int) -> int | None:
+    """A pick list's active default option, if it has one."""
+    default = next((o for o in catalog.options_of(pick_list) if o.default and o.active), None)
     return default.id if default else None
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import re
 import time
 import uuid
@@ -334,7 +333,7 @@ class GatewayMiddleware:
         problem = self.transfers.start(user, upload)
         if problem is not None:
             THROTTLED.inc()
-            retry = str(max(1, min(self.transfers.retry_after, math.floor(self.throttle.timeout))))
+            retry = str(self.throttle.bounded(self.transfers.retry_after))
             response = error(429, problem, {"Retry-After": retry})
             await self._refuse(response, scope, receive, send, upload and _has_body(scope))
             return

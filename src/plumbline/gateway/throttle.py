@@ -93,8 +93,11 @@ class Throttle:
         clients whose requests complete refill the queue at once; a longer wait only
         means fewer 429s to answer."""
         drain = (self.waiting + self.concurrency) / self.capacity
-        longest = max(1, math.floor(self.timeout))
-        return max(1, min(longest, math.ceil(drain * (1 + self._random.random()))))
+        return self.bounded(math.ceil(drain * (1 + self._random.random())))
+
+    def bounded(self, seconds: int) -> int:
+        """A ``Retry-After`` of ``seconds``, at least 1 and never more than the wait limit."""
+        return max(1, min(math.floor(self.timeout), seconds))
 
 
 class Transfers:

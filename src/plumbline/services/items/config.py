@@ -25,6 +25,7 @@ from plumbline.common.fields import (
     RECORD_MEMBERS,
     SYSTEM_FIELDS,
     default_option,
+    list_default,
 )
 from plumbline.services.items.catalog import load_catalog
 from plumbline.services.items.configdoc import (
@@ -536,7 +537,7 @@ class Configuration:
         default = doc.fieldType == "LOOKUP" and (
             bool(pick_list_values)
             if existing_list is None
-            else any(o.default and o.active for o in catalog.options_of(existing_list))
+            else list_default(catalog, existing_list) is not None
         )
         check_required(type_, doc.required, doc.readOnly, default)
         async with self.db.transaction() as session:
