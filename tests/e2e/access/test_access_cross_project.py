@@ -71,7 +71,7 @@ def _written(text: str) -> Iterator[str]:
     if text.startswith(("http://", "https://")):
         yield from (s for s in urlsplit(text).path.split("/") if s.isdigit())
         return
-    yield from re.findall(r"\d+", text)
+    yield from re.findall(r"\b\d+\b", text)  # not the digits inside a word (a hex key)
 
 
 def _references(value: Any, path: str = "", member: str | None = None) -> Iterator[tuple[str, str]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -67,17 +68,21 @@ class _Context:
 
     def error(self, exc: grpc.aio.AioRpcError) -> PlumblineError:
         """The domain error a failed call stands for."""
-        if exc.code() == grpc.StatusCode.UNAVAILABLE:
+        return self.failure(exc.code(), exc.details() or "")
+
+    def failure(self, code: grpc.StatusCode, details: str) -> PlumblineError:
+        """The domain error a call that ended with ``code`` and ``details`` stands for."""
+        if code == grpc.StatusCode.UNAVAILABLE or _connection_lost(code, details):
             return Unavailable(f"The {self.service} service is unavailable; try again shortly.")
-        if _too_large(exc):
-            log.warning(
-                "%s: %s (limit here %d bytes)", self.service, exc.details(), self.max_message
-            )
+        if code == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in details:
+            # gRPC's own size check ("Received/Sent message larger than max (n vs. m)")
+            # shares RESOURCE_EXHAUSTED with throttling; it is no reason to retry.
+            log.warning("%s: %s (limit here %d bytes)", self.service, details, self.max_message)
             return Internal(
                 f"A message to or from the {self.service} service is larger than the "
                 "services accept; ask for fewer records (a smaller maxResults)."
             )
-        return from_grpc(exc.code(), exc.details() or "")
+        return from_grpc(code, details)
 
 
 class ClientInterceptor(_Context, grpc.aio.UnaryUnaryClientInterceptor):
@@ -128,7 +133,7 @@ class StreamingClientInterceptor(_Context, grpc.aio.StreamUnaryClientInterceptor
             code = await call.code()
             if code in (grpc.StatusCode.OK, grpc.StatusCode.CANCELLED):
                 raise
-            raise from_grpc(code, await call.details() or "") from None
+            raise self.failure(code, await call.details() or "") from None
         return call
 
 
@@ -160,12 +165,21 @@ class ServerStreamingClientInterceptor(_Context, grpc.aio.UnaryStreamClientInter
             call.cancel()
 
 
-def _too_large(exc: grpc.aio.AioRpcError) -> bool:
-    # gRPC's own size check ("Received/Sent message larger than max (n vs. m)") shares
-    # RESOURCE_EXHAUSTED with throttling; it is no reason to retry.
-    return exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in (
-        exc.details() or ""
-    )
+#: What gRPC's transport says, as INTERNAL or UNKNOWN, when the connection to the service
+#: broke mid-call (its process died or was cut off): the service's own failures never
+#: read so ("The server could not complete the request.").
+_CONNECTION_LOST = re.compile(
+    r"Stream removed|RST_STREAM|Socket closed|Connection reset|Broken pipe|GOAWAY"
+    r"|Transport closed|Connection lost",
+    re.IGNORECASE,
+)
+
+
+def _connection_lost(code: grpc.StatusCode, details: str) -> bool:
+    """Whether a call ended because its connection broke, not by the service's answer: a
+    reason to try again (503), not a server error."""
+    lost = code in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
+    return lost and _CONNECTION_LOST.search(details) is not None
 
 
 def connect(

@@ -20,7 +20,14 @@ from plumbline.common.context import (
     principal_var,
     request_id_var,
 )
-from plumbline.common.rpc import Context, GrpcServer, connect, service_name, wait_ready
+from plumbline.common.rpc import (
+    ClientInterceptor,
+    Context,
+    GrpcServer,
+    connect,
+    service_name,
+    wait_ready,
+)
 from tests.unit.common.conftest import free_port
 
 #: request id -> the domain error the fake servicer raises for it.
@@ -191,6 +198,29 @@ async def test_a_stopped_server_is_unavailable(rig: Rig) -> None:
     await rig.server.stop(0)
     with pytest.raises(errors.Unavailable, match="items service is unavailable"):
         await rig.client.GetIdOwner(core_pb2.Id(id=1), timeout=2)
+
+
+@pytest.mark.parametrize(
+    ("code", "details"),
+    [
+        (grpc.StatusCode.UNKNOWN, "Stream removed"),
+        (grpc.StatusCode.INTERNAL, "Received RST_STREAM with error code 2"),
+        (grpc.StatusCode.INTERNAL, "Socket closed"),
+    ],
+)
+def test_a_connection_lost_mid_call_is_unavailable_not_internal(
+    code: grpc.StatusCode, details: str
+) -> None:
+    """What gRPC's transport reports when the service's process dies amid a streamed call
+    (a kill -9 mid-upload): a reason to try again, not a server error."""
+    failure = ClientInterceptor("attachments").failure(code, details)
+    assert type(failure) is errors.Unavailable
+    assert failure.message == "The attachments service is unavailable; try again shortly."
+
+
+def test_the_services_own_internal_error_stays_internal() -> None:
+    failure = ClientInterceptor("items").failure(grpc.StatusCode.INTERNAL, GENERIC)
+    assert type(failure) is errors.Internal
 
 
 async def test_wait_ready_follows_set_serving(rig: Rig) -> None:
