@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncpg
 import pytest
-from sqlalchemy import BigInteger, Column, MetaData, String, Table, select
+from sqlalchemy import BigInteger, Column, MetaData, String, Table, func, literal, select
 
 from plumbline.common.db import Database, check_batch, first_or_missing
-from plumbline.common.errors import NotFound
+from plumbline.common.errors import NotFound, Unavailable
 
 metadata = MetaData()
 things = Table(
@@ -41,3 +42,24 @@ def test_check_batch_refuses_only_a_single_missing_id() -> None:
     check_batch(["row"], [1], "thing")
     with pytest.raises(NotFound, match=r"No thing with id 7\."):
         check_batch([], [7], "thing")
+
+
+async def test_a_connection_the_server_dropped_fails_once_as_unavailable(pg_url: str) -> None:
+    """Without a ping before each checkout, the first statement on a dropped connection
+    fails; it says try again (503), and the next session gets a fresh connection."""
+    db = Database(pg_url)
+    try:
+        async with db.read() as session:
+            backend = await session.scalar(select(func.pg_backend_pid()))
+        admin = await asyncpg.connect(pg_url.replace("+asyncpg", ""))
+        try:
+            assert await admin.fetchval("SELECT pg_terminate_backend($1)", backend)
+        finally:
+            await admin.close()
+        with pytest.raises(Unavailable, match="connection to the database was lost"):
+            async with db.read() as session:
+                await session.scalar(select(literal(1)))
+        async with db.read() as session:
+            assert await session.scalar(select(literal(1))) == 1
+    finally:
+        await db.close()
