@@ -2,8 +2,9 @@
 
 Events stay in the list until every subscription has passed them, then go: a process that
 runs for weeks must not hold every event it ever published (the outbox tables, not this
-list, are what survives a restart). A durable subscriber that joins late sees the events
-still held.
+list, are what survives a restart: ``delivered`` tells the outbox relay when every durable
+consumer has handled what it published, and only then does it mark those events sent). A
+durable subscriber that joins late sees the events still held.
 """
 
 from __future__ import annotations
@@ -25,8 +26,11 @@ _TRIM_CHUNK = 1024
 
 
 class _MemorySubscription(Subscription):
-    def __init__(self, bus: MemoryBus, pattern: str, handler: Handler, start: int) -> None:
+    def __init__(
+        self, bus: MemoryBus, pattern: str, handler: Handler, start: int, durable: bool
+    ) -> None:
         self._bus = bus
+        self.durable = durable
         self._pattern = pattern
         self._handler = handler
         self._cursor = start
@@ -54,7 +58,7 @@ class _MemorySubscription(Subscription):
                     continue
             backoff = 0.05
             self._cursor += 1
-            self._bus.trim()
+            self._bus.advanced()
 
     @property
     def cursor(self) -> int:
@@ -72,12 +76,15 @@ class MemoryBus(Bus):
     Cursors are absolute positions; ``log`` holds the events from position ``base`` on.
     """
 
+    keeps_events = False
+
     def __init__(self, prefix: str = "plumbline") -> None:
         self.prefix = prefix
         self.log: list[tuple[str, Event]] = []
         self.base = 0
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._grew = asyncio.Condition()
+        self._moved = asyncio.Event()
         self._subscriptions: list[_MemorySubscription] = []
 
     async def connect(self) -> None:
@@ -107,6 +114,20 @@ class MemoryBus(Bus):
         """The (subject, event) at an absolute position still held."""
         return self.log[position - self.base]
 
+    def advanced(self) -> None:
+        """A subscription has passed an event: drops what all have passed, wakes
+        ``delivered``."""
+        self._moved.set()
+        self.trim()
+
+    async def delivered(self) -> None:
+        """Returns once every durable subscription (of those there are now) has passed
+        the events published so far."""
+        end = self.end
+        while any(s.durable and s.cursor < end for s in self._subscriptions):
+            self._moved.clear()
+            await self._moved.wait()
+
     def trim(self) -> None:
         """Drops the events every subscription has passed (in chunks)."""
         if not self._subscriptions:
@@ -120,6 +141,7 @@ class MemoryBus(Bus):
         """A stopped subscription no longer holds events back."""
         if subscription in self._subscriptions:
             self._subscriptions.remove(subscription)
+        self._moved.set()
 
     async def wait_for_more(self, cursor: int) -> None:
         """Returns once an event exists at position ``cursor``."""
@@ -130,6 +152,6 @@ class MemoryBus(Bus):
         self, pattern: str, handler: Handler, durable: str | None = None
     ) -> Subscription:
         start = self.base if durable else self.end
-        subscription = _MemorySubscription(self, pattern, handler, start)
+        subscription = _MemorySubscription(self, pattern, handler, start, durable is not None)
         self._subscriptions.append(subscription)
         return subscription
