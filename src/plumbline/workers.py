@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import os
 import shutil
 import signal
@@ -46,12 +47,27 @@ READY_TIMEOUT = 60.0
 STEADY_SECONDS = 30.0
 
 
-def usable_cores() -> int:
-    """The cores this process may run on (its affinity, else the machine's)."""
+#: Where a container's CPU limit is (cgroup v2): "<quota> <period>" or "max <period>".
+CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
+
+
+def usable_cores(cpu_max: Path = CPU_MAX) -> int:
+    """The cores this process may run on (its affinity, else the machine's), fewer when
+    its container's CPU limit allows fewer: a container sees every core of its host."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    limit = cpu_limit(cpu_max.read_text()) if cpu_max.exists() else None
+    return cores if limit is None else max(1, min(cores, limit))
+
+
+def cpu_limit(cpu_max: str) -> int | None:
+    """Cores a cgroup's ``cpu.max`` allows, rounded up; None when unlimited."""
+    quota, _, period = cpu_max.strip().partition(" ")
+    if quota == "max" or not quota.isdigit() or not period.isdigit() or int(period) == 0:
+        return None
+    return max(1, math.ceil(int(quota) / int(period)))
 
 
 def worker_count(setting: int | None, cores: int) -> int:

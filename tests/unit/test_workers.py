@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 from plumbline.common.settings import SERVICES
 from plumbline.workers import (
     MAX_WORKERS,
+    cpu_limit,
     loopback,
     usable_cores,
     worker_count,
@@ -30,8 +32,24 @@ def test_the_setting_wins_over_the_cores(setting: int) -> None:
     assert worker_count(setting, 1) == setting
 
 
-def test_usable_cores_are_this_process_s_affinity() -> None:
-    assert usable_cores() == len(os.sched_getaffinity(0))
+def test_usable_cores_are_this_process_s_affinity(tmp_path: Path) -> None:
+    assert usable_cores(tmp_path / "no-cgroup") == len(os.sched_getaffinity(0))
+
+
+def test_a_container_s_cpu_limit_caps_the_cores(tmp_path: Path) -> None:
+    cpu_max = tmp_path / "cpu.max"
+    cpu_max.write_text("100000 100000\n")  # one core's worth
+    assert usable_cores(cpu_max) == 1
+    cpu_max.write_text("max 100000\n")
+    assert usable_cores(cpu_max) == len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize(
+    ("cpu_max", "cores"),
+    [("max 100000", None), ("150000 100000", 2), ("50000 100000", 1), ("400000 100000", 4)],
+)
+def test_cpu_limits_round_up_to_whole_cores(cpu_max: str, cores: int | None) -> None:
+    assert cpu_limit(cpu_max) == cores
 
 
 @pytest.mark.parametrize(
