@@ -37,7 +37,7 @@ $(PROTO_STAMP): $(RUN_STAMP) $(PROTOS)
 	$(PY) -m plumbline.protogen proto src
 	touch $@
 
-run: $(RUN_STAMP) proto ## start the whole system in one process (SQLite, in-process bus) on :8080
+run: $(RUN_STAMP) proto ## start the whole system (SQLite, in-process bus, a gateway worker per core) on :8080
 	$(BIN)/plumbline run --target all
 
 migrate: $(RUN_STAMP) proto ## apply every service's migrations

@@ -110,12 +110,15 @@ def open_loop(
 
 
 def serving_processes(system: System, extra: list[Process]) -> dict[int, str]:
-    """Every process that serves a request, by pid, with its row's name: Plumbline's own,
-    and distributed, PostgreSQL's and NATS's."""
+    """Every process that serves a request, by pid, with its row's name: Plumbline's own
+    (the embedded default's gateway workers in one row), and distributed, PostgreSQL's
+    and NATS's."""
     labels = {
         p.popen.pid: "plumbline (all services)" if p.name == "all" else p.name
         for p in [*system.processes, *extra]
     }
+    for process in [*system.processes, *extra]:
+        labels.update(dict.fromkeys(process.workers, f"{process.name}: gateway workers"))
     if system.topology == "distributed":
         tag = system.env["PLUMBLINE_BUS_STREAM"][3:]
         labels.update(cpu.outside_processes(f"pl_{tag}_"))

@@ -34,11 +34,15 @@ def _tell_database(settings: Settings, service: str) -> None:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from plumbline.runner import run
+    from plumbline.workers import Inherited
 
     settings = _settings(args)
     setup_logging(settings.log_level, json_lines=args.json_logs)
     targets = resolve(args.target)
-    asyncio.run(run(settings, targets))
+    inherited = None
+    if args.listen_fd is not None and args.parent_fd is not None:
+        inherited = Inherited(args.listen_fd, args.parent_fd)
+    asyncio.run(run(settings, targets, args.json_logs, inherited))
     return 0
 
 
@@ -150,6 +154,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--data-dir", type=Path, help=_DATA_DIR)
     run.add_argument("--ready-file", type=Path, help="write the bound ports here once ready")
     run.add_argument("--json-logs", action="store_true", help="log one JSON object a line")
+    # A gateway worker's, from the process that starts it (plumbline.workers).
+    run.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)
+    run.add_argument("--parent-fd", type=int, help=argparse.SUPPRESS)
     run.set_defaults(func=_cmd_run)
 
     targets = commands.add_parser(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -15,16 +16,21 @@ from pathlib import Path
 
 import uvicorn
 
+from plumbline.api.core.v1 import core_pb2_grpc
 from plumbline.common import telemetry
 from plumbline.common.bus import create_bus
+from plumbline.common.bus._follow import EventsServicer
+from plumbline.common.bus._memory import MemoryBus
 from plumbline.common.db import check_url, is_sqlite
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.rpc import GrpcServer, target_of
 from plumbline.common.settings import SERVICES, Settings
+from plumbline.gateway.logins import LoginsServicer, login_guard
 from plumbline.health import ProcessState, base_app
 from plumbline.httpproto import http_protocol
 from plumbline.modules import ALL, MODULES
 from plumbline.runtime import Module, Runtime
+from plumbline.workers import Inherited, Workers, loopback, usable_cores, worker_count
 
 log = logging.getLogger(__name__)
 
@@ -73,24 +79,38 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def run(settings: Settings, targets: tuple[str, ...]) -> None:
-    """Runs until SIGTERM or SIGINT, then drains and stops."""
+async def run(
+    settings: Settings,
+    targets: tuple[str, ...],
+    json_logs: bool = False,
+    inherited: Inherited | None = None,
+) -> None:
+    """Runs until SIGTERM or SIGINT, then drains and stops.
+
+    The embedded default serves the API from gateway workers (``plumbline.workers``)
+    when it has more than one core; ``inherited`` is what such a worker got.
+    """
     embedded = check_topology(settings, targets)
     host = settings.host or ("127.0.0.1" if set(targets) == set(ALL) else "0.0.0.0")
     telemetry.setup("+".join(targets))
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+    stop = _stop_event(inherited)
 
+    count = worker_count(settings.workers, usable_cores()) if embedded else 0
     state = ProcessState(targets=targets)
     bus = create_bus(settings.bus_url, settings.bus_stream, settings.bus_subject_prefix)
     grpc_server = GrpcServer(host, settings.grpc_port, settings.grpc_max_message_bytes)
+    if isinstance(bus, MemoryBus):  # what gateway workers share with this process
+        grpc_server.add(core_pb2_grpc.add_EventsServicer_to_server, EventsServicer(bus))
+        logins = LoginsServicer(login_guard(settings))
+        grpc_server.add(core_pb2_grpc.add_LoginsServicer_to_server, logins)
     runtime = Runtime(settings, targets, bus, grpc_server, base_app(state), embedded)
-    modules: list[Module] = [MODULES[name][0]() for name in targets]
+    # With workers, this process runs the services and the workers the gateway.
+    local = tuple(t for t in targets if t != "gateway") if count else targets
+    modules: list[Module] = [MODULES[name][0]() for name in local]
     started: list[Module] = []
     http: _Server | None = None
     http_task: asyncio.Task[None] | None = None
+    workers: Workers | None = None
     try:
         await bus.connect()
         for module in modules:
@@ -99,28 +119,58 @@ async def run(settings: Settings, targets: tuple[str, ...]) -> None:
         grpc_port = await grpc_server.start()
         for module in modules:
             await module.serve(runtime)
-        sock = _bind(host, settings.http_port)
+        sock = inherited.socket() if inherited else _bind(host, settings.http_port)
         http_port = sock.getsockname()[1]
-        http = _Server(
-            uvicorn.Config(
-                runtime.http,
-                http=http_protocol(settings.header_timeout),
-                log_config=None,
-                access_log=False,
-                lifespan="off",
-                server_header=False,
-            )
-        )
-        http_task = asyncio.create_task(http.serve(sockets=[sock]))
-        await _started(http, http_task)
-        await grpc_server.set_serving(True)
+        ready = functools.partial(_write_ready, settings, targets, host, http_port, grpc_port)
+        if count:
+            await grpc_server.set_serving(True)
+            address = f"{loopback(host)}:{grpc_port}"
+            workers = Workers(count, sock, address, host, json_logs, ready)
+            await workers.start()
+        else:
+            http, http_task = await _serve_http(runtime, sock)
+            await grpc_server.set_serving(True)
         state.ready = True
-        _announce(settings, targets, host, http_port, grpc_port)
+        pids = workers.pids if workers is not None else []
+        if inherited is None:  # a worker is announced by the process that started it
+            _announce(targets, host, http_port, grpc_port, pids)
+        ready(pids)
         await stop.wait()
         log.info("stopping: draining")
     finally:
         state.ready = False
+        if workers is not None:
+            await workers.stop()
         await _stop(runtime, started, http, http_task)
+
+
+def _stop_event(inherited: Inherited | None) -> asyncio.Event:
+    """Set on SIGTERM or SIGINT, and in a gateway worker when the process that started
+    it is gone (the pipe from it reads end of file)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    if inherited is not None:
+        loop.add_reader(inherited.parent_fd, stop.set)
+    return stop
+
+
+async def _serve_http(runtime: Runtime, sock: socket.socket) -> tuple[_Server, asyncio.Task[None]]:
+    """Serves the process's HTTP app on ``sock``; returns once it listens."""
+    http = _Server(
+        uvicorn.Config(
+            runtime.http,
+            http=http_protocol(runtime.settings.header_timeout),
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+            server_header=False,
+        )
+    )
+    http_task = asyncio.create_task(http.serve(sockets=[sock]))
+    await _started(http, http_task)
+    return http, http_task
 
 
 async def _started(http: _Server, http_task: asyncio.Task[None]) -> None:
@@ -188,26 +238,42 @@ async def _cancel_leftovers(timeout: float = 5.0) -> None:
 
 
 def _announce(
-    settings: Settings, targets: tuple[str, ...], host: str, http_port: int, grpc_port: int
+    targets: tuple[str, ...], host: str, http_port: int, grpc_port: int, workers: list[int]
 ) -> None:
     line = (
         f"plumbline ready: targets={','.join(targets)} "
         f"http=http://{host}:{http_port} grpc={host}:{grpc_port}"
     )
+    if workers:
+        line += f" (the API served by {len(workers)} gateway workers)"
     print(line, flush=True)
-    if settings.ready_file is not None:
-        path = Path(settings.ready_file)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(
-            json.dumps(
-                {
-                    "targets": list(targets),
-                    "host": host,
-                    "http_port": http_port,
-                    "grpc_port": grpc_port,
-                    "pid": os.getpid(),
-                }
-            )
+
+
+def _write_ready(
+    settings: Settings,
+    targets: tuple[str, ...],
+    host: str,
+    http_port: int,
+    grpc_port: int,
+    workers: list[int],
+) -> None:
+    """The ready file, when one is asked for: the ports, this process's pid and its
+    gateway workers' (written again when one is replaced)."""
+    if settings.ready_file is None:
+        return
+    path = Path(settings.ready_file)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(
+        json.dumps(
+            {
+                "targets": list(targets),
+                "host": host,
+                "http_port": http_port,
+                "grpc_port": grpc_port,
+                "pid": os.getpid(),
+                "workers": workers,
+            }
         )
-        tmp.replace(path)
+    )
+    tmp.replace(path)
     sys.stdout.flush()

@@ -92,6 +92,17 @@ class Process:
     def grpc_port(self) -> int:
         return self._port("grpc_port")
 
+    @property
+    def workers(self) -> list[int]:
+        """The pids of its gateway workers (the embedded default's), as the ready file
+        says now: a worker that exits is replaced."""
+        ready = self.log.with_name(f"{self.name}.ready.json")
+        if ready.exists():
+            self.ready = dict(json.loads(ready.read_text()))
+        pids = self.ready.get("workers", [])
+        assert isinstance(pids, list), f"{self.name}: workers is {pids!r} in the ready file"
+        return [int(pid) for pid in pids]
+
     def _port(self, key: str) -> int:
         port = self.ready[key]
         assert isinstance(port, int), f"{self.name}: {key} is {port!r} in the ready file"
@@ -247,12 +258,15 @@ def start_distributed(workdir: Path, overrides: Mapping[str, str] | None = None)
 
 
 def start_gateway(system: System, name: str, overrides: Mapping[str, str] | None = None) -> Process:
-    """Another gateway replica of a system, of either topology (the caller stops it).
+    """Another gateway replica of a system, of either topology (the caller stops it):
+    embedded, it follows the one process's bus as its gateway workers do.
 
     ``overrides`` replace settings of its environment (a ``PLUMBLINE_TESTMGMT_ADDR`` of
     one replica, say).
     """
     env = service_env(system)
+    if system.topology == "embedded":
+        env["PLUMBLINE_BUS_URL"] = f"follow://127.0.0.1:{system.gateway.grpc_port}"
     env.update(overrides or {})
     return start_process(name, ["--target", "gateway"], env, system.workdir)
 

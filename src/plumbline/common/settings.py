@@ -151,6 +151,15 @@ class Settings(BaseSettings):
             "ones answer 413. Reports stream to the parser, past the API body limit."
         ),
     )
+    workers: int | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "Gateway worker processes of the embedded default (--target all), which then "
+            "serve the API beside the one process that runs the services; 0: that process "
+            "serves everything. Default: one per usable core, at most 8, none on one core."
+        ),
+    )
     ready_file: Path | None = None
     log_level: str = "INFO"
     drain_seconds: float = 0.0

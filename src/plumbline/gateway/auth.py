@@ -26,7 +26,7 @@ from plumbline.api.identity.v1 import identity_pb2, identity_pb2_grpc
 from plumbline.common.context import Principal, principal_var
 from plumbline.common.errors import NotFound, Unauthenticated
 from plumbline.common.events import Event
-from plumbline.gateway.logins import LoginGuard
+from plumbline.gateway.logins import LoginGuard, Logins
 
 SESSION_COOKIE = "plumbline_session"
 _MAX_ENTRIES = 100_000
@@ -42,11 +42,11 @@ class Authenticator:
         self,
         identity: identity_pb2_grpc.AuthAsyncStub,
         ttl: float,
-        logins: LoginGuard | None = None,
+        logins: Logins | None = None,
     ) -> None:
         self.identity = identity
         self.ttl = ttl
-        self.logins = logins or LoginGuard()
+        self.logins: Logins = logins or LoginGuard()
         self._key = os.urandom(32)
         self._basic: dict[bytes, tuple[Principal, float]] = {}
         self._basic_by_user: dict[int, set[bytes]] = {}

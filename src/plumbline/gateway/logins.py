@@ -13,7 +13,8 @@ user's own clients alone. Unknown user names count like known ones, so refusals 
 tell which names exist.
 
 The counters are per gateway process: with several replicas an attacker gets a few more
-attempts, never unlimited ones.
+attempts, never unlimited ones. The embedded default's gateway workers share one count,
+kept by the process that runs the services (``SharedLoginGuard``, ``LoginsServicer``).
 """
 
 from __future__ import annotations
@@ -22,13 +23,33 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
+from plumbline.api.core.v1 import core_pb2, core_pb2_grpc
 from plumbline.common.errors import Throttled, Unauthenticated
+from plumbline.common.rpc import Context
+from plumbline.common.settings import Settings
 
 T = TypeVar("T")
 
 _MAX_ENTRIES = 100_000
+
+
+class Logins(Protocol):
+    """What authentication asks of failed-login counts."""
+
+    async def attempt(self, name: str, address: str, verify: Callable[[], Awaitable[T]]) -> T:
+        """Runs ``verify`` (a password check) unless refused, and counts its outcome."""
+        ...
+
+
+def refusal(seconds: int) -> Throttled:
+    """The answer to an attempt while its name or address is refused."""
+    return Throttled(
+        "Too many failed logins for this user name or from this address; "
+        f"try again in {seconds} s.",
+        retry_after=seconds,
+    )
 
 
 @dataclass
@@ -60,19 +81,19 @@ class LoginGuard:
         self._by_address: dict[str, _Failures] = {}
         self._known: dict[tuple[str, str], float] = {}
 
-    def check(self, name: str, address: str) -> None:
-        """Raises ``Throttled`` while the name or the address is refused."""
+    def wait(self, name: str, address: str) -> int:
+        """Seconds until the name and the address may try again; 0: now."""
         now = self._clock()
         wait = self._remaining(self._by_address.get(address), now)
         if self._known.get((name.lower(), address), 0.0) <= now:
             wait = max(wait, self._remaining(self._by_name.get(name.lower()), now))
-        if wait > 0:
-            seconds = math.ceil(wait)
-            raise Throttled(
-                "Too many failed logins for this user name or from this address; "
-                f"try again in {seconds} s.",
-                retry_after=seconds,
-            )
+        return math.ceil(wait)
+
+    def check(self, name: str, address: str) -> None:
+        """Raises ``Throttled`` while the name or the address is refused."""
+        seconds = self.wait(name, address)
+        if seconds > 0:
+            raise refusal(seconds)
 
     def failed(self, name: str, address: str) -> None:
         """Records a failed login."""
@@ -123,3 +144,51 @@ class LoginGuard:
             del table[key]
         if len(table) >= _MAX_ENTRIES:
             table.clear()
+
+
+def login_guard(settings: Settings) -> LoginGuard:
+    """A guard with the configured limits."""
+    return LoginGuard(
+        settings.login_failures_per_name,
+        settings.login_failures_per_address,
+        settings.login_block_max,
+    )
+
+
+class SharedLoginGuard:
+    """A gateway worker's counts: those of the process it follows (``Logins``)."""
+
+    def __init__(self, logins: core_pb2_grpc.LoginsAsyncStub) -> None:
+        self.logins = logins
+
+    async def attempt(self, name: str, address: str, verify: Callable[[], Awaitable[T]]) -> T:
+        """Runs ``verify`` unless that process refuses, and tells it the outcome."""
+        attempt = core_pb2.LoginAttempt(name=name, address=address)
+        wait = await self.logins.Check(attempt)
+        if wait.seconds > 0:
+            raise refusal(wait.seconds)
+        try:
+            result = await verify()
+        except Unauthenticated:
+            await self.logins.Failed(attempt)
+            raise
+        await self.logins.Succeeded(attempt)
+        return result
+
+
+class LoginsServicer(core_pb2_grpc.LoginsServicer):
+    """``plumbline.core.v1.Logins``: this process's counts, for its gateway workers."""
+
+    def __init__(self, guard: LoginGuard) -> None:
+        self.guard = guard
+
+    async def Check(self, request: core_pb2.LoginAttempt, context: Context) -> core_pb2.LoginWait:
+        return core_pb2.LoginWait(seconds=self.guard.wait(request.name, request.address))
+
+    async def Failed(self, request: core_pb2.LoginAttempt, context: Context) -> core_pb2.Empty:
+        self.guard.failed(request.name, request.address)
+        return core_pb2.Empty()
+
+    async def Succeeded(self, request: core_pb2.LoginAttempt, context: Context) -> core_pb2.Empty:
+        self.guard.succeeded(request.name, request.address)
+        return core_pb2.Empty()

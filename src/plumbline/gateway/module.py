@@ -8,13 +8,15 @@ import logging
 
 from fastapi import APIRouter, FastAPI, params
 
+from plumbline.api.core.v1 import core_pb2_grpc
 from plumbline.common.bus import Subscription
+from plumbline.common.bus._follow import FollowBus
 from plumbline.gateway import errors
 from plumbline.gateway.auth import Authenticator
 from plumbline.gateway.catalog import ItemTypeCache
 from plumbline.gateway.cors import CorsPolicy
 from plumbline.gateway.deps import AUTHENTICATED, LABS, Gateway
-from plumbline.gateway.logins import LoginGuard
+from plumbline.gateway.logins import Logins, SharedLoginGuard, login_guard
 from plumbline.gateway.middleware import GatewayMiddleware
 from plumbline.gateway.routes import (
     abstractitems,
@@ -149,11 +151,9 @@ class GatewayModule(Module):
         await Upstreams.wait_ready(runtime, UPSTREAM_WAIT)
         settings = runtime.settings
         identity = upstreams.identity
-        logins = LoginGuard(
-            settings.login_failures_per_name,
-            settings.login_failures_per_address,
-            settings.login_block_max,
-        )
+        logins: Logins = login_guard(settings)
+        if isinstance(runtime.bus, FollowBus):  # a gateway worker: one count for them all
+            logins = SharedLoginGuard(core_pb2_grpc.LoginsStub(runtime.bus.channel))
         auth = Authenticator(identity.auth, settings.auth_cache_ttl, logins)
         cors = CorsPolicy()
         bus, prefix = runtime.bus, runtime.bus.prefix

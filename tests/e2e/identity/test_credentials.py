@@ -10,7 +10,6 @@ import time
 from typing import Any
 
 import httpx
-import pytest
 
 from tests.e2e.api import MakeUser, api_credentials, assert_error, eventually
 from tests.e2e.topology import System, start_gateway
@@ -108,8 +107,6 @@ def test_listing_is_labs_only(admin: httpx.Client) -> None:
 
 
 def test_a_second_gateway_refuses_revoked_tokens(system: System, make_user: MakeUser) -> None:
-    if system.topology != "distributed":
-        pytest.skip("the embedded default is one process: there is no second gateway")
     _uid, username, password, _client = make_user()
     auth = (username, password)
     early_id, early_secret = api_credentials(system, auth)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from plumbline.api.core.v1 import core_pb2_grpc
 from plumbline.common.errors import Throttled, Unauthenticated
-from plumbline.gateway.logins import LoginGuard
+from plumbline.gateway.logins import LoginGuard, LoginsServicer, SharedLoginGuard
+from tests.unit.services.serving import serving
 
 
 class Clock:
@@ -88,3 +90,33 @@ async def test_attempt_counts_only_wrong_credentials() -> None:
         await guard.attempt("alice", "a", wrong)
     with pytest.raises(Throttled):
         await guard.attempt("alice", "b", right)
+
+
+async def test_gateway_workers_share_one_count_and_one_memory_of_home_addresses() -> None:
+    """Failures through either of two workers add up, and a user who logged in through
+    one is not refused from that address through the other."""
+    clock = Clock()
+    guard = LoginGuard(per_name=3, per_address=100, block_max=60, clock=clock)
+    async with serving(
+        "logins", core_pb2_grpc.add_LoginsServicer_to_server, LoginsServicer(guard)
+    ) as channel:
+        first = SharedLoginGuard(core_pb2_grpc.LoginsStub(channel()))
+        second = SharedLoginGuard(core_pb2_grpc.LoginsStub(channel()))
+
+        async def wrong() -> str:
+            raise Unauthenticated("wrong password")
+
+        async def right() -> str:
+            return "principal"
+
+        assert await first.attempt("bob", "home", right) == "principal"
+        for worker in (first, second, first):
+            with pytest.raises(Unauthenticated):
+                await worker.attempt("bob", "attacker", wrong)
+        for worker in (first, second):
+            with pytest.raises(Throttled) as refused:
+                await worker.attempt("bob", "attacker", right)
+            assert refused.value.retry_after == 1
+            assert "Too many failed logins" in refused.value.message
+        # From home the user is let in through the other worker too.
+        assert await second.attempt("bob", "home", right) == "principal"

@@ -7,7 +7,8 @@ from plumbline.common.errors import InvalidArgument
 
 
 def create_bus(url: str, stream: str, prefix: str) -> Bus:
-    """``memory://`` or ``nats://host:port``; anything else is refused."""
+    """``memory://``, ``nats://host:port``, or ``follow://host:port`` (the memory bus of
+    the process whose gRPC port that is, followed: ``_follow``); anything else is refused."""
     if url.startswith("memory://"):
         from plumbline.common.bus._memory import MemoryBus
 
@@ -16,4 +17,8 @@ def create_bus(url: str, stream: str, prefix: str) -> Bus:
         from plumbline.common.bus._nats import NatsBus
 
         return NatsBus(url, stream, prefix)
+    if url.startswith("follow://"):
+        from plumbline.common.bus._follow import FollowBus
+
+        return FollowBus(url.removeprefix("follow://"), prefix)
     raise InvalidArgument(f"unsupported bus URL {url!r}: use memory:// or nats://host:port")
