@@ -12,7 +12,9 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar, cast
 
 from sqlalchemy import BigInteger, Integer, Row, Select, Table, event
+from sqlalchemy.dialects.postgresql import Insert as PostgresqlInsert
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import Insert as SqliteInsert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import CursorResult, make_url
 from sqlalchemy.exc import IntegrityError
@@ -121,8 +123,12 @@ class Database:
 
     def insert_ignoring_duplicates(self, table: Table) -> Insert:
         """``INSERT ... ON CONFLICT DO NOTHING`` in this database's dialect."""
-        insert = sqlite_insert if self.sqlite else postgresql_insert
-        return insert(table).on_conflict_do_nothing()
+        return self.upsert(table).on_conflict_do_nothing()
+
+    def upsert(self, table: Table) -> PostgresqlInsert | SqliteInsert:
+        """An INSERT in this database's dialect, for its ``ON CONFLICT`` clauses (both
+        dialects spell them alike)."""
+        return sqlite_insert(table) if self.sqlite else postgresql_insert(table)
 
     async def close(self) -> None:
         """Releases every connection."""
