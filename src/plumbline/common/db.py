@@ -164,6 +164,25 @@ async def affected(session: AsyncSession, statement: Insert | Update | Delete) -
     return int(result.rowcount)
 
 
+async def inserted_keys(
+    session: AsyncSession, statement: Insert, rows: Sequence[dict[str, Any]], key: Sequence[str]
+) -> set[tuple[Any, ...]]:
+    """Runs ``statement``, an INSERT that skips rows already there
+    (``insert_ignoring_duplicates``), for ``rows``; the keys (values of the ``key``
+    columns) of the rows it inserted.
+
+    A lone row is told by the row count instead of ``RETURNING``: no row to fetch back, a
+    round trip less to SQLite's driver thread, in the common case of a batch of one.
+    """
+    if len(rows) == 1:
+        [row] = rows
+        if await affected(session, statement.values(row)):
+            return {tuple(row[name] for name in key)}
+        return set()
+    returned = statement.values(list(rows)).returning(*(statement.table.c[name] for name in key))
+    return {tuple(found) for found in await session.execute(returned)}
+
+
 async def first_or_missing(session: AsyncSession, statement: Select[Any], missing: str) -> Row[Any]:
     """The first row ``statement`` reads; ``NotFound(missing)`` when it reads none."""
     row: Row[Any] | None = (await session.execute(statement)).first()

@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import Column, DateTime, MetaData, String, Table, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.dates import utcnow
-from plumbline.common.db import ID, IN_CHUNK, Database, affected, chunked
+from plumbline.common.db import ID, IN_CHUNK, Database, affected, chunked, inserted_keys
 from plumbline.common.events import Event
 
 
@@ -54,8 +55,8 @@ class Inbox:
         """Records ``events`` as consumed; those not consumed before, in their order (an
         event given twice counts once).
 
-        One ``INSERT ... ON CONFLICT DO NOTHING RETURNING`` decides for the whole batch,
-        on both databases: no read before it, and no savepoint on PostgreSQL (on SQLite a
+        One ``INSERT ... ON CONFLICT DO NOTHING`` decides for the whole batch
+        (``inserted_keys``), on both databases: no read before it, and no savepoint on PostgreSQL (on SQLite a
         savepoint would open the driver's transaction early and its release would commit
         the claim on its own). Each source's position then moves once, to the highest
         position claimed from it. The feed consumes every event, so each statement saved
@@ -67,16 +68,16 @@ class Inbox:
         if not given:
             return []
         now = utcnow()
-        claimed_ids: set[str] = set()
+        claimed_ids: set[tuple[Any, ...]] = set()
         # Sorted: concurrent batches take the unique index's locks in one order.
         for ids in chunked(sorted(given), IN_CHUNK // 2):
-            result = await session.execute(
-                self.db.insert_ignoring_duplicates(self.consumed)
-                .values([{"event_id": event_id, "consumed_at": now} for event_id in ids])
-                .returning(self.consumed.c.event_id)
+            claimed_ids |= await inserted_keys(
+                session,
+                self.db.insert_ignoring_duplicates(self.consumed),
+                [{"event_id": event_id, "consumed_at": now} for event_id in ids],
+                ["event_id"],
             )
-            claimed_ids.update(result.scalars())
-        claimed = [event for event in given.values() if event.id in claimed_ids]
+        claimed = [event for event in given.values() if (event.id,) in claimed_ids]
         newest: dict[str, int] = {}
         for event in claimed:
             newest[event.source] = max(newest.get(event.source, event.position), event.position)

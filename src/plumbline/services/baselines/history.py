@@ -37,7 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from plumbline.api.core.v1 import core_pb2
 from plumbline.common.access import Access, AccessCache, Action, readable_where
 from plumbline.common.dates import parse_iso
-from plumbline.common.db import IN_CHUNK, Database, chunked
+from plumbline.common.db import IN_CHUNK, Database, chunked, inserted_keys
 from plumbline.common.errors import NotFound, Unavailable
 from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
@@ -217,12 +217,10 @@ class History:
             return
         inserted: set[tuple[int, int]] = set()
         for chunk in chunked(list(rows.values()), _ROWS_PER_INSERT):
-            result = await session.execute(
-                self.db.insert_ignoring_duplicates(versions)
-                .values(chunk)
-                .returning(versions.c.item, versions.c.version)
+            keys = await inserted_keys(
+                session, self.db.insert_ignoring_duplicates(versions), chunk, ["item", "version"]
             )
-            inserted.update((int(item), int(version)) for item, version in result)
+            inserted.update((int(item), int(version)) for item, version in keys)
         if not inserted:
             return
         # Each history moves once, to the newest version added (with its project).
