@@ -12,7 +12,14 @@ from plumbline.common.access import AccessCache, AccessServicer, identity_fetch
 from plumbline.common.bus import Bus
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.outbox import Outbox, WatermarksServicer
-from plumbline.common.rpc import GrpcServer, connect, replicas_of, target_of, wait_ready
+from plumbline.common.rpc import (
+    GrpcServer,
+    InProcessChannel,
+    connect,
+    replicas_of,
+    target_of,
+    wait_ready,
+)
 from plumbline.common.settings import Settings
 from plumbline.common.snapshots import OwnerSnapshots, SnapshotsServicer
 
@@ -28,32 +35,39 @@ class Runtime:
     http: FastAPI
     embedded: bool
     channels: dict[str, aio.Channel] = field(default_factory=dict)
+    #: The address of each service :meth:`channel` reaches over the network.
     addresses: dict[str, str] = field(default_factory=dict)
     access_cache: AccessCache | None = None
     watermarks: WatermarksServicer | None = None
     snapshots: SnapshotsServicer | None = None
 
     def channel(self, service: str) -> aio.Channel:
-        """A channel to ``service``: its configured address, or this process's own port.
+        """A channel to ``service``: its configured address, or (when it runs in this
+        process) its servicers here, called in-process without a socket.
 
         One per service and process; the runner closes them after the modules stop.
         """
         existing = self.channels.get(service)
         if existing is not None:
             return existing
-        address = self.settings.address_of(service)
-        if address is None:
-            if service not in self.targets:
-                raise InvalidArgument(
-                    f"PLUMBLINE_{service.upper()}_ADDR is not set and the {service} "
-                    "service does not run in this process"
-                )
-            address = f"127.0.0.1:{self.grpc.port}"
-        channel = connect(
-            service, address, self.settings.grpc_max_message_bytes, self.settings.grpc_timeout
-        )
+        settings = self.settings
+        address = settings.address_of(service)
+        channel: aio.Channel
+        if address is not None:
+            channel = connect(
+                service, address, settings.grpc_max_message_bytes, settings.grpc_timeout
+            )
+            self.addresses[service] = address
+        elif service in self.targets:
+            channel = InProcessChannel(
+                self.grpc.local, service, settings.grpc_max_message_bytes, settings.grpc_timeout
+            )
+        else:
+            raise InvalidArgument(
+                f"PLUMBLINE_{service.upper()}_ADDR is not set and the {service} "
+                "service does not run in this process"
+            )
         self.channels[service] = channel
-        self.addresses[service] = address
         return channel
 
     async def replica_channels(self, service: str) -> list[aio.Channel]:
@@ -61,8 +75,8 @@ class Runtime:
         entries of a list, what a ``dns:`` name resolves to), for calls every replica
         must get; one channel, :meth:`channel`'s, when the address is a single one."""
         shared = self.channel(service)
-        address = self.addresses[service]
-        if not target_of(service, address).round_robin:
+        address = self.addresses.get(service)  # None in this process: one replica, this
+        if address is None or not target_of(service, address).round_robin:
             return [shared]
         found = []
         for replica in await replicas_of(service, address):
@@ -108,9 +122,11 @@ class Runtime:
         return self.access_cache
 
     async def wait_ready(self, service: str, timeout: float) -> None:
-        """Waits until ``service`` answers SERVING at the address :meth:`channel` chose."""
+        """Waits until ``service`` answers SERVING where :meth:`channel` reaches it."""
         channel = self.channel(service)
-        await wait_ready(channel, f"the {service} service at {self.addresses[service]}", timeout)
+        address = self.addresses.get(service)
+        where = "in this process" if address is None else f"at {address}"
+        await wait_ready(channel, f"the {service} service {where}", timeout)
 
 
 class Module:

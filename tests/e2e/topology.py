@@ -8,7 +8,7 @@ a real S3-compatible store (a private SeaweedFS, a unique bucket), then the gate
 pointed at them.
 
 Also here: the processes (``Process``: ready files, ports, stopping), more gateway
-replicas, the services' addresses and gRPC ports, their outboxes and file store as the
+replicas, a process started again where it was, the services' addresses and gRPC ports, their outboxes and file store as the
 services see them (and what cut-off uploads left in the store, and the attachments
 service's list of blobs to remove), the operator's command line, and the clean-up of a
 distributed run.
@@ -276,6 +276,23 @@ def start_service(
     env = service_env(system)
     env.update(overrides or {})
     return start_process(name, ["--target", service], env, system.workdir)
+
+
+def restart(system: System, name: str, overrides: Mapping[str, str] | None = None) -> Process:
+    """Starts the process ``name`` of a system again (stopped first if it runs: a killed
+    one is just reaped) on the same data and gRPC port, where its callers expect it, with
+    ``overrides``; it takes the old one's place in ``system.processes``. The embedded
+    topology's one process is ``all``; a new one listens on a new HTTP port."""
+    [old] = [p for p in system.processes if p.name == name]
+    old.stop()
+    env = service_env(system) if system.topology == "distributed" else dict(system.env)
+    env.update(overrides or {})
+    target = "all" if name == "all" else name.partition("-")[0]
+    process = start_process(
+        name, ["--target", target], env, system.workdir, grpc_port=old.grpc_port
+    )
+    system.processes[system.processes.index(old)] = process
+    return process
 
 
 def replicas_of(system: System, service: str) -> list[Process]:

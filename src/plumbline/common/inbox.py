@@ -56,11 +56,11 @@ class Inbox:
         event given twice counts once).
 
         One ``INSERT ... ON CONFLICT DO NOTHING`` decides for the whole batch
-        (``inserted_keys``), on both databases: no read before it, and no savepoint on PostgreSQL (on SQLite a
-        savepoint would open the driver's transaction early and its release would commit
-        the claim on its own). Each source's position then moves once, to the highest
-        position claimed from it. The feed consumes every event, so each statement saved
-        here counts.
+        (``inserted_keys``), on both databases: no read before it, and no savepoint on
+        PostgreSQL (on SQLite a savepoint would open the driver's transaction early and
+        its release would commit the claim on its own). Each source's position then moves
+        once, to the highest position claimed from it. The feed consumes every event, so
+        each statement saved here counts.
         """
         given: dict[str, Event] = {}
         for event in events:

@@ -158,7 +158,12 @@ class Outbox:
                     pass
 
     async def relay_once(self, batch: int = RELAY_BATCH) -> int:
-        """Publishes up to ``batch`` unsent events in order; returns how many."""
+        """Publishes up to ``batch`` unsent events in order; returns how many.
+
+        They are marked sent once the bus has them for good: at once where it keeps
+        events (NATS), else (the memory bus) once every durable consumer has handled
+        them, so that a crash before then leaves them to be sent again at the next start.
+        """
         assert self.bus is not None
         async with self.db.transaction() as session:
             query = (
@@ -175,12 +180,19 @@ class Outbox:
             for row_id, body in rows:
                 event = dataclasses.replace(Event.from_json(body), position=row_id)
                 await self.bus.publish(event)
-            await session.execute(
-                update(self.table)
-                .where(self.table.c.id.in_([r[0] for r in rows]))
-                .values(published_at=utcnow())
-            )
+            if self.bus.keeps_events:
+                await self._sent(session, [r[0] for r in rows])
+                return len(rows)
+        # Outside the transaction: the consumers may write to this database meanwhile.
+        await self.bus.delivered()
+        async with self.db.transaction() as session:
+            await self._sent(session, [r[0] for r in rows])
         return len(rows)
+
+    async def _sent(self, session: AsyncSession, ids: list[int]) -> None:
+        await session.execute(
+            update(self.table).where(self.table.c.id.in_(ids)).values(published_at=utcnow())
+        )
 
 
 class WatermarksServicer(core_pb2_grpc.WatermarksServicer):

@@ -20,7 +20,7 @@ import json
 import logging
 import re
 import time
-import uuid
+from random import getrandbits
 
 from prometheus_client import Counter, Gauge, Histogram
 from starlette.requests import Request
@@ -219,7 +219,9 @@ class GatewayMiddleware:
             scope = dict(scope, path=path, raw_path=path.encode())
         scope = trusted_host(scope, self.trusted_hosts)
         given = _header(scope, b"x-request-id")
-        request_id = given if given and _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex[:16]
+        # A request id only tells log lines apart: random bits, not uuid4's urandom read
+        # (9 µs against 1 on this machine's VM, on every request).
+        request_id = given if given and _REQUEST_ID.fullmatch(given) else f"{getrandbits(64):016x}"
         token = request_id_var.set(request_id)
         method: str = scope["method"]
         if method == "HEAD":

@@ -128,7 +128,7 @@ class Upstreams:
 
     @classmethod
     def connect(cls, runtime: Runtime) -> Upstreams:
-        """Clients at the configured addresses (or this process's own port)."""
+        """Clients at the configured addresses (or in-process, for services run here)."""
         return cls(
             identity=IdentityClient(runtime.channel("identity")),
             items=ItemsClient(runtime.channel("items")),

@@ -24,9 +24,8 @@ from tests.e2e.topology import (
     blob_store,
     partial_uploads,
     replicas_of,
-    service_env,
+    restart,
     start_embedded,
-    start_process,
 )
 
 MB = 10**6
@@ -250,7 +249,7 @@ def test_a_crash_mid_upload_leaves_no_byte_once_swept(system: System, tmp_path: 
     try:
         _crash_mid_upload(system, "attachments")
     finally:
-        _restart(system, "attachments", {})  # the usual settings again, for the next tests
+        restart(system, "attachments")  # the usual settings again, for the next tests
 
 
 def _crash_mid_upload(system: System, name: str) -> None:
@@ -282,7 +281,7 @@ def _crash_mid_upload(system: System, name: str) -> None:
     assert blob_rows(system)[key] == "uploading"
     while time.monotonic() < killed + limit:  # the leftover's age, not a wait for an event
         time.sleep(0.05)
-    _restart(system, name, {"PLUMBLINE_STALE_UPLOAD_SECONDS": str(limit)})
+    restart(system, name, {"PLUMBLINE_STALE_UPLOAD_SECONDS": str(limit)})
     assert eventually(lambda: not partial_uploads(system, prefix), seconds=30), partial_uploads(
         system, prefix
     )
@@ -290,18 +289,6 @@ def _crash_mid_upload(system: System, name: str) -> None:
     assert _keys(system, attachment) == []
     with system.client(("admin", system.admin_password)) as admin:
         assert_error(admin.get(f"/attachments/{attachment}/file"), 404, "no file yet")
-
-
-def _restart(system: System, name: str, overrides: dict[str, str]) -> None:
-    """Starts ``name`` again (stopped first if it runs) where it was, with ``overrides``."""
-    [old] = [p for p in system.processes if p.name == name]
-    old.stop()
-    env = service_env(system) if system.topology == "distributed" else dict(system.env)
-    env.update(overrides)
-    target = "all" if name == "all" else name
-    system.processes[system.processes.index(old)] = start_process(
-        name, ["--target", target], env, system.workdir, grpc_port=old.grpc_port
-    )
 
 
 def test_files_takes_an_attachments_id_as_its_url(team: Team) -> None:

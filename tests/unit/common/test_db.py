@@ -3,11 +3,12 @@ rows an insert that skips duplicates wrote."""
 
 from __future__ import annotations
 
+import asyncpg
 import pytest
-from sqlalchemy import BigInteger, Column, MetaData, String, Table, select
+from sqlalchemy import BigInteger, Column, MetaData, String, Table, func, literal, select
 
 from plumbline.common.db import Database, check_batch, first_or_missing, inserted_keys
-from plumbline.common.errors import NotFound
+from plumbline.common.errors import NotFound, Unavailable
 
 metadata = MetaData()
 things = Table(
@@ -62,5 +63,26 @@ async def test_inserted_keys_names_the_rows_written_not_those_already_there(db_u
                 (2, "n2"),
                 (3, "n3"),
             ]
+    finally:
+        await db.close()
+
+
+async def test_a_connection_the_server_dropped_fails_once_as_unavailable(pg_url: str) -> None:
+    """Without a ping before each checkout, the first statement on a dropped connection
+    fails; it says try again (503), and the next session gets a fresh connection."""
+    db = Database(pg_url)
+    try:
+        async with db.read() as session:
+            backend = await session.scalar(select(func.pg_backend_pid()))
+        admin = await asyncpg.connect(pg_url.replace("+asyncpg", ""))
+        try:
+            assert await admin.fetchval("SELECT pg_terminate_backend($1)", backend)
+        finally:
+            await admin.close()
+        with pytest.raises(Unavailable, match="connection to the database was lost"):
+            async with db.read() as session:
+                await session.scalar(select(literal(1)))
+        async with db.read() as session:
+            assert await session.scalar(select(literal(1))) == 1
     finally:
         await db.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
@@ -167,6 +168,38 @@ async def test_stop_flushes_what_is_pending(outbox: Outbox) -> None:
     await outbox.stop()
     assert [e.payload["name"] for _, e in bus.log] == list("abcde")
     assert all(r.published_at is not None for r in await rows(outbox))
+
+
+async def test_on_the_memory_bus_an_event_is_sent_once_every_consumer_has_it(
+    outbox: Outbox,
+) -> None:
+    """The memory bus holds events only in this process: the relay marks a row sent once
+    every durable consumer has handled it, so that a crash before then (kill -9) leaves
+    it to be sent again at the next start, not lost. Plain subscribers do not count."""
+    bus = MemoryBus("t")
+    gate = asyncio.Event()
+    handled: list[str] = []
+
+    async def slow(event: Event) -> None:
+        await gate.wait()
+        handled.append(event.payload["name"])
+
+    cache_gate = asyncio.Event()
+
+    async def stuck(event: Event) -> None:
+        await cache_gate.wait()
+
+    await bus.subscribe(f"{bus.prefix}.>", slow, durable="slow")
+    await bus.subscribe(f"{bus.prefix}.>", stuck)  # a cache's: it does not count
+    outbox.start(bus)
+    await write(outbox, "a", "b")
+    await eventually(lambda: len(bus.log) == 2)
+    assert [r.published_at for r in await rows(outbox)] == [None, None]
+    gate.set()
+    await eventually(lambda: _all_published(outbox))
+    assert handled == ["a", "b"]
+    cache_gate.set()
+    await bus.close()
 
 
 class FailingBus(MemoryBus):

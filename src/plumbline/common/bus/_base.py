@@ -60,6 +60,15 @@ class Bus(abc.ABC):
     async def publish(self, event: Event) -> None:
         """Publishes once: a second publish of the same event id is dropped."""
 
+    #: Whether a published event outlives this process (a crash loses none that
+    #: ``publish`` took); where not, ``delivered`` says when they are safe.
+    keeps_events: bool = True
+
+    async def delivered(self) -> None:
+        """Returns once every durable consumer has handled what was published so far
+        (where the bus does not keep events: the events are safe from then on)."""
+        return None
+
     @abc.abstractmethod
     async def subscribe(
         self, pattern: str, handler: Handler, durable: str | None = None

@@ -2,8 +2,9 @@
 
 Events stay in the list until every subscription has passed them, then go: a process that
 runs for weeks must not hold every event it ever published (the outbox tables, not this
-list, are what survives a restart). A durable subscriber that joins late sees the events
-still held.
+list, are what survives a restart: ``delivered`` tells the outbox relay when every durable
+consumer has handled what it published, and only then does it mark those events sent). A
+durable subscriber that joins late sees the events still held.
 """
 
 from __future__ import annotations
@@ -36,9 +37,16 @@ class _MemorySubscription(Subscription):
     one-event subscription is a batch handler of at most one."""
 
     def __init__(
-        self, bus: MemoryBus, pattern: str, handler: BatchHandler, start: int, max_batch: int
+        self,
+        bus: MemoryBus,
+        pattern: str,
+        handler: BatchHandler,
+        start: int,
+        max_batch: int,
+        durable: bool,
     ) -> None:
         self._bus = bus
+        self.durable = durable
         self._pattern = pattern
         self._handler = handler
         self._max_batch = max_batch
@@ -71,7 +79,7 @@ class _MemorySubscription(Subscription):
                     continue
             backoff = 0.05
             self._cursor = after
-            self._bus.trim()
+            self._bus.advanced()
 
     @property
     def cursor(self) -> int:
@@ -89,12 +97,15 @@ class MemoryBus(Bus):
     Cursors are absolute positions; ``log`` holds the events from position ``base`` on.
     """
 
+    keeps_events = False
+
     def __init__(self, prefix: str = "plumbline") -> None:
         self.prefix = prefix
         self.log: list[tuple[str, Event]] = []
         self.base = 0
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._grew = asyncio.Condition()
+        self._moved = asyncio.Event()
         self._subscriptions: list[_MemorySubscription] = []
 
     async def connect(self) -> None:
@@ -136,6 +147,20 @@ class MemoryBus(Bus):
             position += 1
         return found, position
 
+    def advanced(self) -> None:
+        """A subscription has passed an event: drops what all have passed, wakes
+        ``delivered``."""
+        self._moved.set()
+        self.trim()
+
+    async def delivered(self) -> None:
+        """Returns once every durable subscription (of those there are now) has passed
+        the events published so far."""
+        end = self.end
+        while any(s.durable and s.cursor < end for s in self._subscriptions):
+            self._moved.clear()
+            await self._moved.wait()
+
     def trim(self) -> None:
         """Drops the events every subscription has passed (in chunks)."""
         if not self._subscriptions:
@@ -149,6 +174,7 @@ class MemoryBus(Bus):
         """A stopped subscription no longer holds events back."""
         if subscription in self._subscriptions:
             self._subscriptions.remove(subscription)
+        self._moved.set()
 
     async def wait_for_more(self, cursor: int) -> None:
         """Returns once an event exists at position ``cursor``."""
@@ -161,16 +187,18 @@ class MemoryBus(Bus):
         async def one(events: list[Event]) -> None:
             await handler(events[0])
 
-        return self._follow(pattern, one, self.base if durable else self.end, 1)
+        if durable is None:
+            return self._follow(pattern, one, self.end, 1, durable=False)
+        return self._follow(pattern, one, self.base, 1, durable=True)
 
     async def subscribe_batch(
         self, pattern: str, handler: BatchHandler, durable: str, max_batch: int = MAX_BATCH
     ) -> Subscription:
-        return self._follow(pattern, handler, self.base, max_batch)
+        return self._follow(pattern, handler, self.base, max_batch, durable=True)
 
     def _follow(
-        self, pattern: str, handler: BatchHandler, start: int, max_batch: int
+        self, pattern: str, handler: BatchHandler, start: int, max_batch: int, durable: bool
     ) -> _MemorySubscription:
-        subscription = _MemorySubscription(self, pattern, handler, start, max_batch)
+        subscription = _MemorySubscription(self, pattern, handler, start, max_batch, durable)
         self._subscriptions.append(subscription)
         return subscription

@@ -238,9 +238,38 @@ class NatsBus(Bus):
             ack_wait=30.0,
             filter_subject=pattern,
         )
+        await self._resume_in_order(durable, config)
         return await self._jetstream().pull_subscribe(
             pattern, durable=durable, stream=self.stream, config=config
         )
+
+    async def _resume_in_order(self, durable: str, config: ConsumerConfig) -> None:
+        """Starts the durable consumer again from its first unacknowledged event when
+        events handed out before are still unacknowledged (their consumer was killed,
+        or stopped between fetching and handling them).
+
+        JetStream would hand those out again only after their ack wait, after the later
+        ones: the history and the feed would miss them meanwhile while their positions
+        said they had caught up, and the feed would list them out of order. Events from
+        the first unacknowledged one on come again in order; those already handled are
+        dropped by the consumer's inbox. A replica consuming at that moment gets its
+        events again too (handled once, by the inbox).
+        """
+        js = self._jetstream()
+        try:
+            info = await js.consumer_info(self.stream, durable)
+        except NotFoundError:
+            return
+        if not info.num_ack_pending or info.ack_floor is None:
+            return
+        start = info.ack_floor.stream_seq + 1
+        log.info(
+            "%s: %d events unacknowledged; resuming at %d", durable, info.num_ack_pending, start
+        )
+        await js.delete_consumer(self.stream, durable)
+        config.deliver_policy = DeliverPolicy.BY_START_SEQUENCE
+        config.opt_start_seq = start
+        await js.add_consumer(self.stream, config)
 
     async def delete_stream(self) -> None:
         """Removes the stream (tests use unique stream names and drop them)."""

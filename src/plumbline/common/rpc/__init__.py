@@ -1,7 +1,9 @@
-"""gRPC helpers: the server with health and interceptors, and the client channel."""
+"""gRPC helpers: the server with health and interceptors, the client channel, and the
+in-process channel between the parts of one process."""
 
 from plumbline.common.rpc._address import Target, replicas_of, target_of
 from plumbline.common.rpc._client import NO_DEADLINE, ClientInterceptor, connect, wait_ready
+from plumbline.common.rpc._inproc import InProcessChannel, InProcessServer
 from plumbline.common.rpc._server import (
     Context,
     GrpcServer,
@@ -25,6 +27,8 @@ __all__ = [
     "ClientInterceptor",
     "Context",
     "GrpcServer",
+    "InProcessChannel",
+    "InProcessServer",
     "ServerInterceptor",
     "Target",
     "connect",

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import math
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 import grpc
@@ -51,16 +51,25 @@ class _Context:
         self.max_message = max_message
         self.timeout = timeout
 
-    def _details(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
-        timeout = self.timeout if details.timeout is None else details.timeout
-        metadata = list(details.metadata or ())
-        metadata.extend(to_metadata())
+    def outgoing(
+        self, timeout: float | None, metadata: Iterable[tuple[str, str | bytes]] | None
+    ) -> tuple[float | None, list[tuple[str, str | bytes]]]:
+        """A call's deadline in seconds (None for none) and its metadata as they go out:
+        the default deadline for a call that sets none, the caller's context added. The
+        in-process path (``_inproc``) sends the same."""
+        seconds = self.timeout if timeout is None else timeout
+        sent = list(metadata or ())
+        sent.extend(to_metadata())
         traceparent = telemetry.current_traceparent()
         if traceparent:
-            metadata.append(("traceparent", traceparent))
+            sent.append(("traceparent", traceparent))
+        return (None if seconds == NO_DEADLINE else seconds), sent
+
+    def _details(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
+        timeout, metadata = self.outgoing(details.timeout, details.metadata)
         return grpc.aio.ClientCallDetails(
             method=details.method,
-            timeout=None if timeout == NO_DEADLINE else timeout,
+            timeout=timeout,
             metadata=grpc.aio.Metadata(*metadata),
             credentials=details.credentials,
             wait_for_ready=details.wait_for_ready,

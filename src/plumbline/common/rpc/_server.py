@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import sys
@@ -19,6 +20,7 @@ from plumbline.common import telemetry
 from plumbline.common.context import from_metadata, principal_var, request_id_var
 from plumbline.common.errors import PlumblineError
 from plumbline.common.rpc._client import MAX_MESSAGE
+from plumbline.common.rpc._inproc import InProcessServer
 
 log = logging.getLogger(__name__)
 
@@ -185,8 +187,9 @@ class GrpcServer:
         max_message: int = MAX_MESSAGE,
         max_connection_age: float = MAX_CONNECTION_AGE,
     ) -> None:
+        interceptors = [ServerInterceptor()]
         self.server = grpc.aio.server(
-            interceptors=[ServerInterceptor()],
+            interceptors=interceptors,
             options=[
                 ("grpc.so_reuseport", 0),
                 ("grpc.max_receive_message_length", max_message),
@@ -195,8 +198,11 @@ class GrpcServer:
                 ("grpc.max_connection_age_grace_ms", int(CONNECTION_AGE_GRACE * 1000)),
             ],
         )
+        #: The same handlers for callers in this process (``InProcessChannel``).
+        self.local = InProcessServer(interceptors, max_message)
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self._local_registry())
         self.requested = f"{host}:{port}"
         self.port = 0
         self.services: list[str] = []
@@ -206,7 +212,13 @@ class GrpcServer:
     ) -> None:
         """Registers ``servicer`` with its generated ``add_..._to_server`` function."""
         register(servicer, self.server)
+        register(servicer, self._local_registry())
         self.services.append(service_name(servicer))
+
+    def _local_registry(self) -> grpc.aio.Server:
+        # The generated functions call only add_generic_rpc_handlers and
+        # add_registered_method_handlers, which the in-process server has.
+        return cast(grpc.aio.Server, self.local)
 
     async def start(self) -> int:
         """Binds and starts; returns the bound port."""
@@ -214,6 +226,7 @@ class GrpcServer:
         if self.port == 0:
             raise OSError(f"cannot bind gRPC to {self.requested}")
         await self.server.start()
+        self.local.start()
         return self.port
 
     async def set_serving(self, serving: bool) -> None:
@@ -229,4 +242,4 @@ class GrpcServer:
 
     async def stop(self, grace: float) -> None:
         """Stops accepting calls and lets in-flight ones finish within ``grace``."""
-        await self.server.stop(grace)
+        await asyncio.gather(self.server.stop(grace), self.local.stop(grace))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from nats.js.api import ConsumerInfo
+from nats.js.api import AckPolicy, ConsumerConfig, ConsumerInfo
 
 from plumbline.common.bus._nats import NatsBus
 from plumbline.common.events import Event
@@ -221,3 +221,29 @@ async def test_a_failing_batch_is_redelivered_whole(nats_bus: NatsBus) -> None:
     info = await _consumer(nats_bus, "flaky")
     assert info.ack_floor is not None
     assert info.ack_floor.stream_seq == 3
+
+
+async def test_what_a_killed_consumer_held_comes_first_and_at_once(nats_bus: NatsBus) -> None:
+    """A consumer killed with events in hand (fetched, not acknowledged): its successor
+    gets them at once and before the later ones, not after their ack wait behind them."""
+    events = [Event("items.project.updated", actor=1, payload={"n": n}) for n in range(4)]
+    for event in events[:3]:
+        await nats_bus.publish(event)
+    pattern = f"{nats_bus.prefix}.>"
+    config = ConsumerConfig(
+        durable_name="killed", ack_policy=AckPolicy.EXPLICIT, ack_wait=30.0, filter_subject=pattern
+    )
+    killed = await nats_bus._jetstream().pull_subscribe(
+        pattern, durable="killed", stream=nats_bus.stream, config=config
+    )
+    first, *_held = await killed.fetch(3, timeout=5)
+    await first.ack_sync()
+    await nats_bus.publish(events[3])
+    received: list[int] = []
+
+    async def successor(event: Event) -> None:
+        received.append(event.payload["n"])
+
+    await nats_bus.subscribe(pattern, successor, durable="killed")
+    await eventually(lambda: len(received) == 3, timeout=10)
+    assert received == [1, 2, 3]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 
@@ -13,13 +12,7 @@ import pytest
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2, items_pb2_grpc
 from plumbline.common import errors
-from plumbline.common.context import (
-    ORG_ADMIN,
-    Principal,
-    current_principal,
-    principal_var,
-    request_id_var,
-)
+from plumbline.common.context import ORG_ADMIN, Principal, principal_var
 from plumbline.common.rpc import (
     ClientInterceptor,
     Context,
@@ -29,44 +22,15 @@ from plumbline.common.rpc import (
     wait_ready,
 )
 from tests.unit.common.conftest import free_port
-
-#: request id -> the domain error the fake servicer raises for it.
-RAISES: dict[int, type[errors.PlumblineError]] = {
-    100 + n: error
-    for n, error in enumerate(e for e in errors.GRPC_CODES if e is not errors.Internal)
-}
-CRASH = 500
-HUGE = 600  # answered with an owner name of HUGE_REPLY characters
-HUGE_REPLY = 64 * 1024
-GENERIC = "The server could not complete the request."
-
-
-@dataclass
-class FakeIdSpace(items_pb2_grpc.IdSpaceServicer):
-    """Answers GetIdOwner with what it saw, or fails as the id asks."""
-
-    seen: list[tuple[Principal | None, str]] = field(default_factory=list)
-
-    async def AllocateIdBlock(
-        self, request: items_pb2.AllocateIdBlockRequest, context: Context
-    ) -> items_pb2.IdBlock:
-        # A request as large as its owner name: the size tests send big ones.
-        return items_pb2.IdBlock(first_id=1, size=1000)
-
-    async def GetIdOwner(self, request: core_pb2.Id, context: Context) -> items_pb2.IdOwner:
-        self.seen.append((current_principal(), request_id_var.get()))
-        if request.id in RAISES:
-            raise RAISES[request.id](f"Failure number {request.id}.")
-        if request.id == CRASH:
-            raise RuntimeError("connection string postgresql://admin:hunter2@db")
-        if request.id == HUGE:
-            return items_pb2.IdOwner(owner="x" * HUGE_REPLY)
-        return items_pb2.IdOwner(owner="items")
-
-    async def ReserveDocumentKeys(
-        self, request: items_pb2.ReserveKeysRequest, context: Context
-    ) -> items_pb2.DocumentKeys:
-        return items_pb2.DocumentKeys(keys=[f"P-T-{n}" for n in range(request.count)])
+from tests.unit.common.rpc.fakes import (
+    CRASH,
+    GENERIC,
+    HUGE,
+    HUGE_REPLY,
+    RAISES,
+    FakeIdSpace,
+    calling_as,
+)
 
 
 @dataclass
@@ -100,21 +64,9 @@ def test_the_server_registers_health_under_the_full_service_name(rig: Rig) -> No
     assert service_name(rig.servicer) == "plumbline.items.v1.IdSpace"
 
 
-@contextlib.contextmanager
-def _calling_as(principal: Principal | None, request_id: str) -> Iterator[None]:
-    """The caller's principal and request id while the block runs."""
-    p_token = principal_var.set(principal)
-    r_token = request_id_var.set(request_id)
-    try:
-        yield
-    finally:
-        request_id_var.reset(r_token)
-        principal_var.reset(p_token)
-
-
 @pytest.fixture
 def as_alice() -> Iterator[None]:
-    with _calling_as(Principal(42, "alice", frozenset({ORG_ADMIN, "USER_ADMIN"})), "req-1"):
+    with calling_as(Principal(42, "alice", frozenset({ORG_ADMIN, "USER_ADMIN"})), "req-1"):
         yield
 
 
@@ -132,7 +84,7 @@ async def test_the_callers_principal_and_request_id_arrive(rig: Rig, as_alice: N
 
 async def test_non_ascii_usernames_and_request_ids_arrive_intact(rig: Rig) -> None:
     principal = Principal(7, "jürgen.müller", frozenset())
-    with _calling_as(principal, "abc é 100%"):
+    with calling_as(principal, "abc é 100%"):
         await rig.client.GetIdOwner(core_pb2.Id(id=1))
     assert rig.servicer.seen == [(principal, "abc é 100%")]
 
@@ -145,7 +97,7 @@ async def test_without_a_principal_none_arrives(rig: Rig) -> None:
 
 async def test_the_servicer_context_does_not_leak_between_calls(rig: Rig, as_alice: None) -> None:
     await rig.client.GetIdOwner(core_pb2.Id(id=1))
-    with _calling_as(None, "req-2"):
+    with calling_as(None, "req-2"):
         await rig.client.GetIdOwner(core_pb2.Id(id=1))
     assert rig.servicer.seen[1] == (None, "req-2")
 
