@@ -37,7 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from plumbline.api.core.v1 import core_pb2
 from plumbline.common.access import Access, AccessCache, Action, readable_where
 from plumbline.common.dates import parse_iso
-from plumbline.common.db import IN_CHUNK, Database, chunked, inserted_keys
+from plumbline.common.db import IN_CHUNK, Database, affected, chunked, inserted_keys
 from plumbline.common.errors import NotFound, Unavailable
 from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
@@ -232,7 +232,27 @@ class History:
                 "latest": version,
                 "deleted": False,
             }
-        for chunk in chunked(list(newest.values()), _ROWS_PER_INSERT):
+        await self._move_histories(session, list(newest.values()))
+        await self._fill_changed(session, inserted | {(i, v + 1) for i, v in inserted})
+
+    async def _move_histories(self, session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+        """Moves each history forward to its row's version (never back), or starts it.
+
+        One history (the common case of a batch of one) takes an UPDATE and, for a new
+        item, an INSERT: on SQLite that costs less CPU than the upsert, which pays off
+        from two histories on."""
+        if len(rows) == 1:
+            [row] = rows
+            moved = await affected(
+                session,
+                update(histories)
+                .where(histories.c.item == row["item"], histories.c.latest < row["latest"])
+                .values(latest=row["latest"], deleted=False, project=row["project"]),
+            )
+            if not moved:
+                await session.execute(self.db.insert_ignoring_duplicates(histories).values(row))
+            return
+        for chunk in chunked(rows, _ROWS_PER_INSERT):
             insert = self.db.upsert(histories).values(chunk)
             await session.execute(
                 insert.on_conflict_do_update(
@@ -245,7 +265,6 @@ class History:
                     where=histories.c.latest < insert.excluded.latest,
                 )
             )
-        await self._fill_changed(session, inserted | {(i, v + 1) for i, v in inserted})
 
     async def _deleted(self, session: AsyncSession, event: Event) -> None:
         """Deleted records (with the items deleted under them, or a test plan's cycles
