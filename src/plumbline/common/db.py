@@ -22,7 +22,9 @@ from typing import Any, TypeVar, cast
 
 from sqlalchemy import BigInteger, Integer, Row, Select, Table, event, pool
 from sqlalchemy.dialects import registry
+from sqlalchemy.dialects.postgresql import Insert as PostgresqlInsert
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import Insert as SqliteInsert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine import URL, CursorResult, make_url
@@ -188,8 +190,12 @@ class Database:
 
     def insert_ignoring_duplicates(self, table: Table) -> Insert:
         """``INSERT ... ON CONFLICT DO NOTHING`` in this database's dialect."""
-        insert = sqlite_insert if self.sqlite else postgresql_insert
-        return insert(table).on_conflict_do_nothing()
+        return self.upsert(table).on_conflict_do_nothing()
+
+    def upsert(self, table: Table) -> PostgresqlInsert | SqliteInsert:
+        """An INSERT in this database's dialect, for its ``ON CONFLICT`` clauses (both
+        dialects spell them alike)."""
+        return sqlite_insert(table) if self.sqlite else postgresql_insert(table)
 
     async def close(self) -> None:
         """Releases every connection."""
@@ -235,6 +241,25 @@ async def affected(session: AsyncSession, statement: Insert | Update | Delete) -
     """Runs an INSERT, UPDATE or DELETE and returns how many rows it touched."""
     result = cast(CursorResult[Any], await session.execute(statement))
     return int(result.rowcount)
+
+
+async def inserted_keys(
+    session: AsyncSession, statement: Insert, rows: Sequence[dict[str, Any]], key: Sequence[str]
+) -> set[tuple[Any, ...]]:
+    """Runs ``statement``, an INSERT that skips rows already there
+    (``insert_ignoring_duplicates``), for ``rows``; the keys (values of the ``key``
+    columns) of the rows it inserted.
+
+    A lone row, the common case of a batch of one, is told by the row count instead of
+    ``RETURNING``: no row to fetch back.
+    """
+    if len(rows) == 1:
+        [row] = rows
+        if await affected(session, statement.values(row)):
+            return {tuple(row[name] for name in key)}
+        return set()
+    returned = statement.values(list(rows)).returning(*(statement.table.c[name] for name in key))
+    return {tuple(found) for found in await session.execute(returned)}
 
 
 async def first_or_missing(session: AsyncSession, statement: Select[Any], missing: str) -> Row[Any]:

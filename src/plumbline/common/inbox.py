@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import Column, DateTime, MetaData, String, Table, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.dates import utcnow
-from plumbline.common.db import ID, Database, affected
+from plumbline.common.db import ID, IN_CHUNK, Database, affected, chunked, inserted_keys
 from plumbline.common.events import Event
 
 
@@ -46,47 +48,68 @@ class Inbox:
         self._changed = asyncio.Condition()
 
     async def claim(self, session: AsyncSession, event: Event) -> bool:
-        """Records ``event`` as consumed; False when it was already consumed.
+        """Records ``event`` as consumed; False when it was already consumed."""
+        return bool(await self.claim_many(session, [event]))
 
-        One ``INSERT ... ON CONFLICT DO NOTHING`` decides, on both databases: no read
-        before it, and no savepoint on PostgreSQL (on SQLite a savepoint would open the
-        driver's transaction early and its release would commit the claim on its own).
-        The feed consumes every event, so each statement saved here counts.
+    async def claim_many(self, session: AsyncSession, events: Sequence[Event]) -> list[Event]:
+        """Records ``events`` as consumed; those not consumed before, in their order (an
+        event given twice counts once).
+
+        One ``INSERT ... ON CONFLICT DO NOTHING`` decides for the whole batch
+        (``inserted_keys``), on both databases: no read before it, and no savepoint on
+        PostgreSQL (on SQLite a savepoint would open the driver's transaction early and
+        its release would commit the claim on its own). Each source's position then moves
+        once, to the highest position claimed from it. The feed consumes every event, so
+        each statement saved here counts.
         """
-        claimed = await affected(
-            session,
-            self.db.insert_ignoring_duplicates(self.consumed).values(
-                event_id=event.id, consumed_at=utcnow()
-            ),
-        )
-        if claimed == 0:
-            return False
-        await self._advance(session, event)
-        return True
+        given: dict[str, Event] = {}
+        for event in events:
+            given.setdefault(event.id, event)
+        if not given:
+            return []
+        now = utcnow()
+        claimed_ids: set[tuple[Any, ...]] = set()
+        # Sorted: concurrent batches take the unique index's locks in one order.
+        for ids in chunked(sorted(given), IN_CHUNK // 2):
+            claimed_ids |= await inserted_keys(
+                session,
+                self.db.insert_ignoring_duplicates(self.consumed),
+                [{"event_id": event_id, "consumed_at": now} for event_id in ids],
+                ["event_id"],
+            )
+        claimed = [event for event in given.values() if (event.id,) in claimed_ids]
+        newest: dict[str, int] = {}
+        for event in claimed:
+            newest[event.source] = max(newest.get(event.source, event.position), event.position)
+        for source in sorted(newest):  # one lock order for concurrent batches
+            await self._advance(session, source, newest[source])
+        return claimed
 
-    async def _advance(self, session: AsyncSession, event: Event) -> None:
-        """Moves the source's position forward to the event's, never back."""
+    async def _advance(self, session: AsyncSession, source: str, position: int) -> None:
+        """Moves the source's position forward to ``position``, never back."""
         moved = await affected(
             session,
             self.positions.update()
-            .where(
-                self.positions.c.source == event.source,
-                self.positions.c.position < event.position,
-            )
-            .values(position=event.position),
+            .where(self.positions.c.source == source, self.positions.c.position < position)
+            .values(position=position),
         )
         if moved == 0:
             # The first event of this source, or an older one arriving late: a no-op then.
             await session.execute(
                 self.db.insert_ignoring_duplicates(self.positions).values(
-                    source=event.source, position=event.position
+                    source=source, position=position
                 )
             )
 
     async def committed(self, event: Event) -> None:
         """Call after the consuming transaction committed: wakes waiting readers."""
-        if event.position > self._known.get(event.source, 0):
-            self._known[event.source] = event.position
+        await self.committed_many([event])
+
+    async def committed_many(self, events: Sequence[Event]) -> None:
+        """``committed`` for the events of one transaction: wakes waiting readers once."""
+        for event in events:
+            if event.position > self._known.get(event.source, 0):
+                self._known[event.source] = event.position
         async with self._changed:
             self._changed.notify_all()
 

@@ -108,3 +108,39 @@ def traced_handler(
             detach(token)
 
     return handle
+
+
+def traced_batch_handler(
+    handler: Callable[[list[Event]], Awaitable[None]],
+) -> Callable[[list[Event]], Awaitable[None]]:
+    """Wraps a batch handler so that each change it consumes has its ``consume`` span in
+    its own trace; the spans of a batch last as long as its one handler call."""
+    single = traced_handler(lambda event: handler([event]))
+
+    async def handle(events: list[Event]) -> None:
+        if not _enabled:
+            await handler(events)
+        elif len(events) == 1:
+            await single(events[0])  # inside the change's trace, as one event is
+        else:
+            spans = [
+                tracer().start_span(f"consume {event.type}", context=_context_of(event))
+                for event in events
+            ]
+            try:
+                await handler(events)
+            except Exception as exc:
+                for span in spans:
+                    span.record_exception(exc)
+                    span.set_status(trace.Status(trace.StatusCode.ERROR))
+                raise
+            finally:
+                for span in spans:
+                    span.end()
+
+    return handle
+
+
+def _context_of(event: Event) -> otel_context.Context | None:
+    """The trace context an event carries, if any."""
+    return extract({"traceparent": event.traceparent}) if event.traceparent else None

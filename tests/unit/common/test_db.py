@@ -1,4 +1,5 @@
-"""The shared read helpers: one row or NotFound, a batch that may not miss a single id."""
+"""The shared helpers: one row or NotFound, a batch that may not miss a single id, the
+rows an insert that skips duplicates wrote."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import asyncpg
 import pytest
 from sqlalchemy import BigInteger, Column, MetaData, String, Table, func, literal, select
 
-from plumbline.common.db import Database, check_batch, first_or_missing
+from plumbline.common.db import Database, check_batch, first_or_missing, inserted_keys
 from plumbline.common.errors import NotFound, Unavailable
 
 metadata = MetaData()
@@ -42,6 +43,28 @@ def test_check_batch_refuses_only_a_single_missing_id() -> None:
     check_batch(["row"], [1], "thing")
     with pytest.raises(NotFound, match=r"No thing with id 7\."):
         check_batch([], [7], "thing")
+
+
+async def test_inserted_keys_names_the_rows_written_not_those_already_there(db_url: str) -> None:
+    db = Database(db_url)
+    try:
+        async with db.transaction() as session:
+            await session.run_sync(lambda s: metadata.create_all(s.connection()))
+            skipping = db.insert_ignoring_duplicates(things)
+            one = await inserted_keys(session, skipping, [{"id": 1, "name": "one"}], ["id"])
+            again = await inserted_keys(session, skipping, [{"id": 1, "name": "uno"}], ["id"])
+            rows = [{"id": n, "name": f"n{n}"} for n in (3, 1, 2)]
+            many = await inserted_keys(session, skipping, rows, ["id", "name"])
+            none = await inserted_keys(session, skipping, rows, ["id"])
+        assert (one, again, many, none) == ({(1,)}, set(), {(3, "n3"), (2, "n2")}, set())
+        async with db.read() as session:
+            assert (await session.execute(select(things).order_by(things.c.id))).all() == [
+                (1, "one"),
+                (2, "n2"),
+                (3, "n3"),
+            ]
+    finally:
+        await db.close()
 
 
 async def test_a_connection_the_server_dropped_fails_once_as_unavailable(pg_url: str) -> None:

@@ -110,3 +110,80 @@ async def test_wait_for_wakes_when_the_event_is_consumed(inbox: Inbox) -> None:
     await consume(inbox, Event("items.project.created", actor=1, position=2))
     assert await asyncio.wait_for(waiter, 2) is True
     assert time.monotonic() - started < 1
+
+
+async def consume_many(inbox: Inbox, events: list[Event]) -> list[Event]:
+    """What a batch consumer does: one transaction claims the batch."""
+    async with inbox.db.transaction() as session:
+        claimed = await inbox.claim_many(session, events)
+    await inbox.committed_many(claimed)
+    return claimed
+
+
+async def test_claim_many_returns_the_events_not_consumed_before_in_order(inbox: Inbox) -> None:
+    first, second, third = (Event("items.item.created", actor=1, position=n) for n in (1, 2, 3))
+    assert await consume_many(inbox, [second]) == [second]
+    # A batch redelivered after a crash, with an event consumed since and a new one.
+    assert await consume_many(inbox, [first, second, third]) == [first, third]
+    assert await consume_many(inbox, [first, second, third]) == []
+    assert sorted(await consumed_ids(inbox)) == sorted([first.id, second.id, third.id])
+
+
+async def test_an_event_twice_in_one_batch_is_claimed_once(inbox: Inbox) -> None:
+    event = Event("items.item.created", actor=1, position=1)
+    other = Event("items.item.updated", actor=1, position=2)
+    assert await consume_many(inbox, [event, other, event]) == [event, other]
+    assert sorted(await consumed_ids(inbox)) == sorted([event.id, other.id])
+    assert await consume_many(inbox, []) == []
+
+
+async def test_claim_many_moves_each_source_to_its_highest_claimed_position(
+    inbox: Inbox,
+) -> None:
+    await consume(inbox, Event("testmgmt.testrun.updated", actor=1, position=10))
+    claimed = await consume_many(
+        inbox,
+        [
+            Event("items.item.created", actor=1, position=4),
+            Event("identity.user.created", actor=1, position=2),
+            Event("items.item.updated", actor=1, position=6),
+            Event("items.item.updated", actor=1, position=5),  # out of order
+            Event("testmgmt.testrun.updated", actor=1, position=8),  # late
+        ],
+    )
+    assert len(claimed) == 5
+    other = Inbox(inbox.db, inbox.consumed, inbox.positions)  # reads the stored ones
+    assert await other.position("items") == 6
+    assert await other.position("identity") == 2
+    assert await other.position("testmgmt") == 10  # never back
+    assert await inbox.wait_for({"items": 6, "identity": 2}, timeout=0.5) is True
+
+
+async def test_a_batch_whose_effect_failed_is_claimed_again(inbox: Inbox) -> None:
+    events = [Event("items.item.created", actor=1, position=n) for n in (1, 2)]
+
+    async def claim_then_fail() -> None:
+        async with inbox.db.transaction() as session:
+            assert await inbox.claim_many(session, events) == events
+            raise RuntimeError("the effect failed")
+
+    with pytest.raises(RuntimeError, match="the effect failed"):
+        await claim_then_fail()
+    assert await consumed_ids(inbox) == []
+    assert await inbox.position("items") == 0
+    assert await consume_many(inbox, events) == events
+    assert await inbox.position("items") == 2
+
+
+async def test_committed_many_wakes_a_waiting_reader(inbox: Inbox) -> None:
+    waiter = asyncio.create_task(inbox.wait_for({"items": 3, "identity": 1}, timeout=5))
+    await asyncio.sleep(0.05)
+    assert not waiter.done()
+    await consume_many(
+        inbox,
+        [
+            Event("identity.user.created", actor=1, position=1),
+            Event("items.item.created", actor=1, position=3),
+        ],
+    )
+    assert await asyncio.wait_for(waiter, 2) is True

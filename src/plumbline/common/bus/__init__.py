@@ -1,6 +1,21 @@
 """The event bus: ``memory://`` inside one process, ``nats://`` (JetStream) across them."""
 
-from plumbline.common.bus._base import Bus, Handler, Subscription, subject_matches
+from plumbline.common.bus._base import (
+    MAX_BATCH,
+    BatchHandler,
+    Bus,
+    Handler,
+    Subscription,
+    subject_matches,
+)
 from plumbline.common.bus._factory import create_bus
 
-__all__ = ["Bus", "Handler", "Subscription", "create_bus", "subject_matches"]
+__all__ = [
+    "MAX_BATCH",
+    "BatchHandler",
+    "Bus",
+    "Handler",
+    "Subscription",
+    "create_bus",
+    "subject_matches",
+]

@@ -8,6 +8,11 @@ from collections.abc import Awaitable, Callable
 from plumbline.common.events import Event
 
 Handler = Callable[[Event], Awaitable[None]]
+#: A handler of several events at once, in bus order; returning acknowledges them all.
+BatchHandler = Callable[[list[Event]], Awaitable[None]]
+
+#: The most events one call of a batch handler gets unless the subscriber says otherwise.
+MAX_BATCH = 100
 
 
 def subject_matches(pattern: str, subject: str) -> bool:
@@ -69,3 +74,14 @@ class Bus(abc.ABC):
         self, pattern: str, handler: Handler, durable: str | None = None
     ) -> Subscription:
         """Delivers events whose subject matches ``pattern`` to ``handler``."""
+
+    @abc.abstractmethod
+    async def subscribe_batch(
+        self, pattern: str, handler: BatchHandler, durable: str, max_batch: int = MAX_BATCH
+    ) -> Subscription:
+        """A durable consumer that gets the matching events waiting, up to ``max_batch``,
+        in one call (one transaction for many events), in order.
+
+        It never waits for a batch to fill: one event waiting is a batch of one. A
+        handler that raises gets the whole batch again.
+        """

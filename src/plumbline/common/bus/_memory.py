@@ -13,7 +13,14 @@ import asyncio
 import logging
 from collections import OrderedDict
 
-from plumbline.common.bus._base import Bus, Handler, Subscription, subject_matches
+from plumbline.common.bus._base import (
+    MAX_BATCH,
+    BatchHandler,
+    Bus,
+    Handler,
+    Subscription,
+    subject_matches,
+)
 from plumbline.common.events import Event
 from plumbline.common.steps import Steps
 
@@ -26,13 +33,23 @@ _TRIM_CHUNK = 1024
 
 
 class _MemorySubscription(Subscription):
+    """A cursor that hands the matching events after it to a batch handler; a
+    one-event subscription is a batch handler of at most one."""
+
     def __init__(
-        self, bus: MemoryBus, pattern: str, handler: Handler, start: int, durable: bool
+        self,
+        bus: MemoryBus,
+        pattern: str,
+        handler: BatchHandler,
+        start: int,
+        max_batch: int,
+        durable: bool,
     ) -> None:
         self._bus = bus
         self.durable = durable
         self._pattern = pattern
         self._handler = handler
+        self._max_batch = max_batch
         self._cursor = start
         self._steps = Steps()
         self._task = asyncio.create_task(self._run(), name=f"memory-consumer:{pattern}")
@@ -44,20 +61,24 @@ class _MemorySubscription(Subscription):
                 await self._bus.wait_for_more(self._cursor)
             if self._steps.stopping:
                 return
-            subject, event = self._bus.at(self._cursor)
-            if subject_matches(self._pattern, subject):
+            events, after = self._bus.matching(self._pattern, self._cursor, self._max_batch)
+            if events:
                 try:
                     async with self._steps.step():
-                        await self._handler(event)
+                        await self._handler(events)
                 except asyncio.CancelledError:
                     raise
                 except Exception:
-                    log.exception("handler failed for event %s; redelivering", event.id)
+                    log.exception(
+                        "handler failed for event %s (%d in the batch); redelivering",
+                        events[0].id,
+                        len(events),
+                    )
                     await asyncio.sleep(backoff)
                     backoff = min(backoff * 2, 2.0)
                     continue
             backoff = 0.05
-            self._cursor += 1
+            self._cursor = after
             self._bus.advanced()
 
     @property
@@ -114,6 +135,18 @@ class MemoryBus(Bus):
         """The (subject, event) at an absolute position still held."""
         return self.log[position - self.base]
 
+    def matching(self, pattern: str, start: int, limit: int) -> tuple[list[Event], int]:
+        """The first ``limit`` events from ``start`` on whose subject matches, and the
+        position after the last event looked at (the events it skipped are passed too)."""
+        found: list[Event] = []
+        position = start
+        while position < self.end and len(found) < limit:
+            subject, event = self.at(position)
+            if subject_matches(pattern, subject):
+                found.append(event)
+            position += 1
+        return found, position
+
     def advanced(self) -> None:
         """A subscription has passed an event: drops what all have passed, wakes
         ``delivered``."""
@@ -151,7 +184,21 @@ class MemoryBus(Bus):
     async def subscribe(
         self, pattern: str, handler: Handler, durable: str | None = None
     ) -> Subscription:
-        start = self.base if durable else self.end
-        subscription = _MemorySubscription(self, pattern, handler, start, durable is not None)
+        async def one(events: list[Event]) -> None:
+            await handler(events[0])
+
+        if durable is None:
+            return self._follow(pattern, one, self.end, 1, durable=False)
+        return self._follow(pattern, one, self.base, 1, durable=True)
+
+    async def subscribe_batch(
+        self, pattern: str, handler: BatchHandler, durable: str, max_batch: int = MAX_BATCH
+    ) -> Subscription:
+        return self._follow(pattern, handler, self.base, max_batch, durable=True)
+
+    def _follow(
+        self, pattern: str, handler: BatchHandler, start: int, max_batch: int, durable: bool
+    ) -> _MemorySubscription:
+        subscription = _MemorySubscription(self, pattern, handler, start, max_batch, durable)
         self._subscriptions.append(subscription)
         return subscription

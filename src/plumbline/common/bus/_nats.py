@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import logging
 
@@ -13,7 +14,7 @@ from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StreamConfig
 from nats.js.errors import NotFoundError
 
-from plumbline.common.bus._base import Bus, Handler, Subscription
+from plumbline.common.bus._base import MAX_BATCH, BatchHandler, Bus, Handler, Subscription
 from plumbline.common.errors import Unavailable
 from plumbline.common.events import Event
 from plumbline.common.steps import Steps
@@ -21,19 +22,21 @@ from plumbline.common.steps import Steps
 log = logging.getLogger(__name__)
 
 
-class _PullSubscription(Subscription):
+class _Pull(Subscription):
     """A durable pull consumer: fetch, handle, ack after the handler returned."""
 
-    def __init__(self, sub: JetStreamContext.PullSubscription, handler: Handler) -> None:
+    def __init__(self, sub: JetStreamContext.PullSubscription, batch: int) -> None:
         self._sub = sub
-        self._handler = handler
+        self._batch = batch
         self._steps = Steps()
         self._task = asyncio.create_task(self._run(), name="nats-consumer")
 
     async def _run(self) -> None:
         while not self._steps.stopping:
             try:
-                messages = await self._sub.fetch(batch=64, timeout=1.0)
+                # What is waiting, up to ``batch``: a lone message comes back at once
+                # instead of waiting for the batch to fill.
+                messages = await self._sub.fetch(batch=self._batch, timeout=1.0)
             except (TimeoutError, NatsTimeout):
                 continue
             except asyncio.CancelledError:
@@ -42,18 +45,37 @@ class _PullSubscription(Subscription):
                 log.warning("fetch failed (%s); retrying", exc)
                 await asyncio.sleep(0.5)
                 continue
-            for message in messages:
-                if self._steps.stopping:
-                    return  # not acknowledged: redelivered to whoever consumes next
-                async with self._steps.step():
-                    await self._handle(message)
+            await self._deliver(messages)
+
+    @abc.abstractmethod
+    async def _deliver(self, messages: list[Msg]) -> None:
+        """Hands a fetch's messages to the handler and acknowledges them."""
+
+    async def stop(self) -> None:
+        await self._steps.stop(self._task)
+        try:
+            await self._sub.unsubscribe()
+        except Exception:  # the connection may already be gone
+            pass
+
+
+class _PullSubscription(_Pull):
+    """One event per handler call, each acknowledged on its own."""
+
+    def __init__(self, sub: JetStreamContext.PullSubscription, handler: Handler) -> None:
+        self._handler = handler
+        super().__init__(sub, batch=64)
+
+    async def _deliver(self, messages: list[Msg]) -> None:
+        for message in messages:
+            if self._steps.stopping:
+                return  # not acknowledged: redelivered to whoever consumes next
+            async with self._steps.step():
+                await self._handle(message)
 
     async def _handle(self, message: Msg) -> None:
-        try:
-            event = Event.from_json(message.data)
-        except Exception:
-            log.exception("dropping malformed event on %s", message.subject)
-            await message.term()
+        event = await _parse(message)
+        if event is None:
             return
         try:
             await self._handler(event)
@@ -65,12 +87,54 @@ class _PullSubscription(Subscription):
             return
         await message.ack()
 
-    async def stop(self) -> None:
-        await self._steps.stop(self._task)
-        try:
-            await self._sub.unsubscribe()
-        except Exception:  # the connection may already be gone
-            pass
+
+class _BatchPullSubscription(_Pull):
+    """A fetch's messages in one handler call: all acknowledged after it returned, all
+    redelivered when it raised."""
+
+    def __init__(
+        self, sub: JetStreamContext.PullSubscription, handler: BatchHandler, batch: int
+    ) -> None:
+        self._handler = handler
+        super().__init__(sub, batch)
+
+    async def _deliver(self, messages: list[Msg]) -> None:
+        if self._steps.stopping:
+            return  # not acknowledged: redelivered to whoever consumes next
+        async with self._steps.step():
+            handled = []
+            for message in messages:
+                event = await _parse(message)
+                if event is not None:
+                    handled.append((message, event))
+            if not handled:
+                return
+            events = [event for _, event in handled]
+            try:
+                await self._handler(events)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception(
+                    "handler failed for event %s (%d in the batch); redelivering",
+                    events[0].id,
+                    len(events),
+                )
+                for message, _ in handled:
+                    await message.nak(delay=0.5)
+                return
+            for message, _ in handled:
+                await message.ack()
+
+
+async def _parse(message: Msg) -> Event | None:
+    """The event a message carries; None (and the message dropped) when it is malformed."""
+    try:
+        return Event.from_json(message.data)
+    except Exception:
+        log.exception("dropping malformed event on %s", message.subject)
+        await message.term()
+        return None
 
 
 class _CoreSubscription(Subscription):
@@ -152,20 +216,32 @@ class NatsBus(Bus):
 
             subscription = _CoreSubscription(await self._nc.subscribe(pattern, cb=callback))
         else:
-            config = ConsumerConfig(
-                durable_name=durable,
-                ack_policy=AckPolicy.EXPLICIT,
-                deliver_policy=DeliverPolicy.ALL,
-                ack_wait=30.0,
-                filter_subject=pattern,
-            )
-            await self._resume_in_order(durable, config)
-            sub = await self._jetstream().pull_subscribe(
-                pattern, durable=durable, stream=self.stream, config=config
-            )
+            sub = await self._pull(pattern, durable)
             subscription = _PullSubscription(sub, handler)
         self._subscriptions.append(subscription)
         return subscription
+
+    async def subscribe_batch(
+        self, pattern: str, handler: BatchHandler, durable: str, max_batch: int = MAX_BATCH
+    ) -> Subscription:
+        sub = await self._pull(pattern, durable)
+        subscription = _BatchPullSubscription(sub, handler, max_batch)
+        self._subscriptions.append(subscription)
+        return subscription
+
+    async def _pull(self, pattern: str, durable: str) -> JetStreamContext.PullSubscription:
+        """Binds to (or creates) the durable consumer ``durable`` of ``pattern``."""
+        config = ConsumerConfig(
+            durable_name=durable,
+            ack_policy=AckPolicy.EXPLICIT,
+            deliver_policy=DeliverPolicy.ALL,
+            ack_wait=30.0,
+            filter_subject=pattern,
+        )
+        await self._resume_in_order(durable, config)
+        return await self._jetstream().pull_subscribe(
+            pattern, durable=durable, stream=self.stream, config=config
+        )
 
     async def _resume_in_order(self, durable: str, config: ConsumerConfig) -> None:
         """Starts the durable consumer again from its first unacknowledged event when

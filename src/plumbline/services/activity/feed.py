@@ -55,31 +55,18 @@ class Feed:
         self.consistency_wait = consistency_wait
 
     async def record(self, event: Event) -> None:
-        """Consumer handler: stores the activity of ``event`` exactly once."""
-        draft = describe(event)
+        """Stores the activity of ``event`` exactly once."""
+        await self.record_many([event])
+
+    async def record_many(self, events: list[Event]) -> None:
+        """Consumer handler: stores the activities of ``events`` exactly once, in one
+        transaction and one insert."""
         async with self.db.transaction() as session:
-            if not await self.inbox.claim(session, event):
-                return
-            if draft is not None:
-                await session.execute(
-                    activities.insert().values(
-                        event_id=event.id,
-                        date=parse_iso(event.time),
-                        details=draft.details,
-                        action=draft.action,
-                        user_id=event.actor,
-                        user_comment=str(event.payload.get("comment", "")),
-                        item=draft.item,
-                        item_type=draft.item_type,
-                        event_type=draft.event_type,
-                        object_type=draft.object_type,
-                        project=event.project,
-                        organization=draft.organization,
-                        subtree=json.dumps(list(draft.subtree)) if draft.subtree else None,
-                        related_project=draft.related_project,
-                    )
-                )
-        await self.inbox.committed(event)
+            claimed = await self.inbox.claim_many(session, events)
+            rows = [row for row in map(_activity_row, claimed) if row is not None]
+            if rows:
+                await session.execute(activities.insert(), rows)
+        await self.inbox.committed_many(claimed)
 
     async def caught_up(self, wait_for: dict[str, int]) -> None:
         """Waits (bounded) until the feed holds every event up to the given positions."""
@@ -159,6 +146,29 @@ class Feed:
         row = await self.get(activity_id)
         ids = affected_items(row.object_type, row.item, subtree_of(row))
         return ids[start_at : start_at + max_results], len(ids)
+
+
+def _activity_row(event: Event) -> dict[str, Any] | None:
+    """The ``activities`` row of an event; None for events that are not history."""
+    draft = describe(event)
+    if draft is None:
+        return None
+    return {
+        "event_id": event.id,
+        "date": parse_iso(event.time),
+        "details": draft.details,
+        "action": draft.action,
+        "user_id": event.actor,
+        "user_comment": str(event.payload.get("comment", "")),
+        "item": draft.item,
+        "item_type": draft.item_type,
+        "event_type": draft.event_type,
+        "object_type": draft.object_type,
+        "project": event.project,
+        "organization": draft.organization,
+        "subtree": json.dumps(list(draft.subtree)) if draft.subtree else None,
+        "related_project": draft.related_project,
+    }
 
 
 def subtree_of(row: Row[Any]) -> tuple[int, ...]:

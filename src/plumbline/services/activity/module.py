@@ -7,7 +7,7 @@ from plumbline.common.bus import Subscription
 from plumbline.common.db import Database
 from plumbline.common.inbox import Inbox
 from plumbline.common.migrations import upgrade
-from plumbline.common.telemetry import traced_handler
+from plumbline.common.telemetry import traced_batch_handler
 from plumbline.runtime import Module, Runtime
 from plumbline.services.activity.api.activities import ActivitiesServicer
 from plumbline.services.activity.feed import Feed
@@ -41,8 +41,8 @@ class ActivityModule(Module):
     async def serve(self, runtime: Runtime) -> None:
         await self.access.watch(runtime.bus)
         pattern = f"{runtime.bus.prefix}.>"
-        self.subscription = await runtime.bus.subscribe(
-            pattern, traced_handler(self.feed.record), durable=CONSUMER
+        self.subscription = await runtime.bus.subscribe_batch(
+            pattern, traced_batch_handler(self.feed.record_many), durable=CONSUMER
         )
 
     async def stop(self) -> None:

@@ -20,13 +20,24 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, and_, func, or_, select, true, tuple_, update
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    and_,
+    bindparam,
+    func,
+    or_,
+    select,
+    true,
+    tuple_,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.api.core.v1 import core_pb2
 from plumbline.common.access import Access, AccessCache, Action, readable_where
 from plumbline.common.dates import parse_iso
-from plumbline.common.db import Database, affected
+from plumbline.common.db import IN_CHUNK, Database, affected, chunked, inserted_keys
 from plumbline.common.errors import NotFound, Unavailable
 from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
@@ -34,6 +45,10 @@ from plumbline.common.snapshots import snapshot_json
 from plumbline.services.baselines.models import histories, relationship_spans, versions
 
 log = logging.getLogger(__name__)
+
+#: Versions one insert writes at most: their bind parameters stay far within both
+#: databases' limits.
+_ROWS_PER_INSERT = 500
 
 #: Members of a snapshot that change with every version and say nothing about the change.
 UNCOMPARED = frozenset(
@@ -115,22 +130,41 @@ class History:
     # ---- consuming --------------------------------------------------------------------
 
     async def record(self, event: Event) -> None:
-        """Consumer handler: applies ``event`` to the history exactly once. Every event
-        is claimed, those that change nothing here too: the positions it advances let
-        reads wait for the owner's latest change (read-your-writes)."""
-        snapshot = event.payload.get("snapshot")
-        relationship = event.entity == "relationship" and event.source == "items"
-        deleted = bool(event.payload.get("deleted"))
+        """Applies ``event`` to the history exactly once."""
+        await self.record_many([event])
+
+    async def record_many(self, events: list[Event]) -> None:
+        """Consumer handler: applies ``events`` to the history exactly once, in one
+        transaction. Every event is claimed, those that change nothing here too: the
+        positions it advances let reads wait for the owner's latest change
+        (read-your-writes).
+
+        New versions are written together, a run of them at a time: a deletion or a
+        relationship between two runs is applied in its place, after the versions before
+        it (an item created, deleted and restored in one batch ends up not deleted)."""
         async with self.db.transaction() as session:
-            if not await self.inbox.claim(session, event):
-                return
-            if snapshot is not None and event.object_ids:
-                await self._add_version(session, event, snapshot)
-            elif deleted and event.object_ids and event.entity != "relationship":
-                await self._deleted(session, event)
-            if relationship:
-                await self._relationship(session, event)
-        await self.inbox.committed(event)
+            claimed = await self.inbox.claim_many(session, events)
+            run: list[Event] = []
+            for event in claimed:
+                versioned = event.payload.get("snapshot") is not None and bool(event.object_ids)
+                relationship = event.entity == "relationship" and event.source == "items"
+                deleted = (
+                    not versioned
+                    and bool(event.payload.get("deleted"))
+                    and bool(event.object_ids)
+                    and event.entity != "relationship"
+                )
+                if versioned:
+                    run.append(event)
+                if deleted or relationship:
+                    await self._add_versions(session, run)
+                    run = []
+                if deleted:
+                    await self._deleted(session, event)
+                if relationship:
+                    await self._relationship(session, event)
+            await self._add_versions(session, run)
+        await self.inbox.committed_many(claimed)
         async with self._changed:
             self._changed.notify_all()
 
@@ -173,41 +207,64 @@ class History:
             self._changed.notify_all()
         return len(new)
 
-    async def _add_version(self, session: AsyncSession, event: Event, snapshot: Any) -> None:
-        item, version = event.object_ids[0], event.version
-        inserted = await affected(
-            session,
-            self.db.insert_ignoring_duplicates(versions).values(
-                item=item,
-                version=version,
-                project=event.project or 0,
-                record_type=str(event.payload.get("recordType", "")),
-                created_at=parse_iso(event.time),
-                created_by=event.actor,
-                comment=str(event.payload.get("comment", "")),
-                changed="" if version == 1 else None,
-                snapshot=snapshot_json(snapshot).decode(),
-                categories=json.dumps(event.payload["categories"])
-                if "categories" in event.payload
-                else None,
-            ),
-        )
+    async def _add_versions(self, session: AsyncSession, events: list[Event]) -> None:
+        """Adds the versions that ``events`` (each with a snapshot) give their records: one
+        insert, one update of the histories and one look at the versions before."""
+        rows: dict[tuple[int, int], dict[str, Any]] = {}
+        for event in events:
+            rows.setdefault((event.object_ids[0], event.version), _version_row(event))
+        if not rows:
+            return
+        inserted: set[tuple[int, int]] = set()
+        for chunk in chunked(list(rows.values()), _ROWS_PER_INSERT):
+            keys = await inserted_keys(
+                session, self.db.insert_ignoring_duplicates(versions), chunk, ["item", "version"]
+            )
+            inserted.update((int(item), int(version)) for item, version in keys)
         if not inserted:
             return
-        moved = await affected(
-            session,
-            update(histories)
-            .where(histories.c.item == item, histories.c.latest < version)
-            .values(latest=version, deleted=False, project=event.project or 0),
-        )
-        if not moved:
+        # Each history moves once, to the newest version added (with its project).
+        newest: dict[int, dict[str, Any]] = {}
+        for item, version in sorted(inserted):
+            newest[item] = {
+                "item": item,
+                "project": rows[item, version]["project"],
+                "latest": version,
+                "deleted": False,
+            }
+        await self._move_histories(session, list(newest.values()))
+        await self._fill_changed(session, inserted | {(i, v + 1) for i, v in inserted})
+
+    async def _move_histories(self, session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+        """Moves each history forward to its row's version (never back), or starts it.
+
+        One history (the common case of a batch of one) takes an UPDATE and, for a new
+        item, an INSERT: on SQLite that costs less CPU than the upsert, which pays off
+        from two histories on."""
+        if len(rows) == 1:
+            [row] = rows
+            moved = await affected(
+                session,
+                update(histories)
+                .where(histories.c.item == row["item"], histories.c.latest < row["latest"])
+                .values(latest=row["latest"], deleted=False, project=row["project"]),
+            )
+            if not moved:
+                await session.execute(self.db.insert_ignoring_duplicates(histories).values(row))
+            return
+        for chunk in chunked(rows, _ROWS_PER_INSERT):
+            insert = self.db.upsert(histories).values(chunk)
             await session.execute(
-                self.db.insert_ignoring_duplicates(histories).values(
-                    item=item, project=event.project or 0, latest=version, deleted=False
+                insert.on_conflict_do_update(
+                    index_elements=[histories.c.item],
+                    set_={
+                        "latest": insert.excluded.latest,
+                        "deleted": False,
+                        "project": insert.excluded.project,
+                    },
+                    where=histories.c.latest < insert.excluded.latest,
                 )
             )
-        await self._fill_changed(session, item, version)
-        await self._fill_changed(session, item, version + 1)
 
     async def _deleted(self, session: AsyncSession, event: Event) -> None:
         """Deleted records (with the items deleted under them, or a test plan's cycles
@@ -228,28 +285,38 @@ class History:
             .values(valid_to=parse_iso(event.time))
         )
 
-    async def _fill_changed(self, session: AsyncSession, item: int, version: int) -> None:
-        """Works out what ``version`` changed, when it and the one before are both here."""
-        if version <= 1:
+    async def _fill_changed(self, session: AsyncSession, wanted: set[tuple[int, int]]) -> None:
+        """Works out what each (item, version) of ``wanted`` changed, where it and the
+        version before are both here."""
+        targets = sorted((item, version) for item, version in wanted if version > 1)
+        if not targets:
             return
-        rows = (
-            await session.execute(
-                select(versions.c.version, versions.c.snapshot, versions.c.changed).where(
-                    versions.c.item == item, versions.c.version.in_((version - 1, version))
-                )
+        pairs = sorted(set(targets) | {(item, version - 1) for item, version in targets})
+        found: dict[tuple[int, int], Any] = {}
+        for chunk in chunked(pairs, IN_CHUNK // 2):
+            rows = await session.execute(
+                select(
+                    versions.c.item, versions.c.version, versions.c.snapshot, versions.c.changed
+                ).where(tuple_(versions.c.item, versions.c.version).in_(chunk))
             )
-        ).all()
-        by_number = {r.version: r for r in rows}
-        if len(by_number) < 2 or by_number[version].changed is not None:
-            return
-        names = changed_fields(
-            json.loads(by_number[version - 1].snapshot), json.loads(by_number[version].snapshot)
-        )
-        await session.execute(
-            update(versions)
-            .where(versions.c.item == item, versions.c.version == version)
-            .values(changed=",".join(names))
-        )
+            found.update(((r.item, r.version), r) for r in rows)
+        changes = []
+        for item, version in targets:
+            before, after = found.get((item, version - 1)), found.get((item, version))
+            if before is None or after is None or after.changed is not None:
+                continue
+            names = changed_fields(json.loads(before.snapshot), json.loads(after.snapshot))
+            changes.append({"b_item": item, "b_version": version, "b_changed": ",".join(names)})
+        if changes:
+            await session.execute(
+                update(versions)
+                .where(
+                    versions.c.item == bindparam("b_item"),
+                    versions.c.version == bindparam("b_version"),
+                )
+                .values(changed=bindparam("b_changed")),
+                changes,
+            )
 
     async def _relationship(self, session: AsyncSession, event: Event) -> None:
         """Opens, closes or replaces a relationship's span at the event's time."""
@@ -471,6 +538,25 @@ class History:
             for r in rows
         ]
         return found, int(total or 0)
+
+
+def _version_row(event: Event) -> dict[str, Any]:
+    """The ``versions`` row of an event that carries its record's snapshot."""
+    version = event.version
+    return {
+        "item": event.object_ids[0],
+        "version": version,
+        "project": event.project or 0,
+        "record_type": str(event.payload.get("recordType", "")),
+        "created_at": parse_iso(event.time),
+        "created_by": event.actor,
+        "comment": str(event.payload.get("comment", "")),
+        "changed": "" if version == 1 else None,
+        "snapshot": snapshot_json(event.payload["snapshot"]).decode(),
+        "categories": json.dumps(event.payload["categories"])
+        if "categories" in event.payload
+        else None,
+    }
 
 
 @dataclass(frozen=True)

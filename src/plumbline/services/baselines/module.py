@@ -12,7 +12,7 @@ from plumbline.common.db import Database
 from plumbline.common.inbox import Inbox
 from plumbline.common.migrations import upgrade
 from plumbline.common.outbox import Outbox
-from plumbline.common.telemetry import traced_handler
+from plumbline.common.telemetry import traced_batch_handler
 from plumbline.runtime import Module, Runtime
 from plumbline.services.baselines.api.baselines import BaselinesServicer
 from plumbline.services.baselines.api.versions import (
@@ -66,9 +66,9 @@ class BaselinesModule(Module):
         await self.access.watch(runtime.bus)
         for owner in OWNERS:
             self.subscriptions.append(
-                await runtime.bus.subscribe(
+                await runtime.bus.subscribe_batch(
                     f"{runtime.bus.prefix}.{owner}.>",
-                    traced_handler(self.history.record),
+                    traced_batch_handler(self.history.record_many),
                     durable=f"{CONSUMER}-{owner}",
                 )
             )

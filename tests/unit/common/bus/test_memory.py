@@ -185,3 +185,87 @@ async def test_consumed_events_are_dropped_and_a_slow_subscriber_holds_them(
     for event in [Event("items.item.created", actor=1) for _ in range(20)]:
         await bus.publish(event)
     await eventually(lambda: len(fast.events) == 70 and bus.base >= 60)
+
+
+class BatchRecorder:
+    """A batch handler that remembers each call's events."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    async def __call__(self, events: list[Event]) -> None:
+        self.calls.append([e.id for e in events])
+
+    @property
+    def ids(self) -> list[str]:
+        return [event_id for call in self.calls for event_id in call]
+
+
+async def test_a_batch_subscriber_gets_the_waiting_events_in_order_up_to_its_limit(
+    bus: MemoryBus,
+) -> None:
+    items = [Event("items.item.created", actor=1, payload={"n": n}) for n in range(5)]
+    for event in items[:2]:
+        await bus.publish(event)
+    await bus.publish(Event("identity.user.created", actor=1))  # not the subscriber's
+    for event in items[2:]:
+        await bus.publish(event)
+    recorder = BatchRecorder()
+    await bus.subscribe_batch("t.items.>", recorder, durable="batch", max_batch=3)
+    await eventually(lambda: len(recorder.ids) == 5)
+    # Events of other subjects do not count against the limit.
+    assert recorder.calls == [[e.id for e in items[:3]], [e.id for e in items[3:]]]
+
+
+async def test_a_lone_event_is_a_batch_of_one(bus: MemoryBus) -> None:
+    recorder = BatchRecorder()
+    await bus.subscribe_batch("t.>", recorder, durable="batch")
+    first = Event("items.item.created", actor=1)
+    await bus.publish(first)
+    await eventually(lambda: len(recorder.calls) == 1)
+    second = Event("items.item.updated", actor=1)
+    await bus.publish(second)
+    await eventually(lambda: len(recorder.calls) == 2)
+    assert recorder.calls == [[first.id], [second.id]]
+
+
+async def test_a_failing_batch_is_delivered_again_whole_and_later_events_wait(
+    bus: MemoryBus,
+) -> None:
+    calls: list[list[str]] = []
+    failures = {"left": 2}
+
+    async def flaky(events: list[Event]) -> None:
+        calls.append([e.payload["name"] for e in events])
+        if failures["left"] > 0:
+            failures["left"] -= 1
+            raise RuntimeError("the database is busy")
+
+    for name in "abc":
+        await bus.publish(Event("items.item.created", actor=1, payload={"name": name}))
+    await bus.subscribe_batch("t.>", flaky, durable="flaky", max_batch=2)
+    await eventually(lambda: calls[-1:] == [["c"]])
+    assert calls == [["a", "b"], ["a", "b"], ["a", "b"], ["c"]]
+
+
+async def test_a_batch_subscriber_holds_the_events_it_has_not_handled(
+    bus: MemoryBus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("plumbline.common.bus._memory._TRIM_CHUNK", 10)
+    gate = asyncio.Event()
+    recorder = BatchRecorder()
+
+    async def slow(events: list[Event]) -> None:
+        await gate.wait()
+        await recorder(events)
+
+    await bus.subscribe_batch("t.>", slow, durable="slow", max_batch=8)
+    events = [Event("items.item.created", actor=1, payload={"n": n}) for n in range(30)]
+    for event in events:
+        await bus.publish(event)
+    assert bus.base == 0
+    gate.set()
+    await eventually(lambda: len(recorder.ids) == 30)
+    assert recorder.ids == [e.id for e in events]
+    assert all(len(call) <= 8 for call in recorder.calls)
+    assert bus.base >= 20

@@ -164,6 +164,65 @@ async def test_stop_ends_delivery(nats_bus: NatsBus) -> None:
     assert after == [second.id]
 
 
+async def test_a_batch_consumer_gets_what_waits_in_order_in_one_call(nats_bus: NatsBus) -> None:
+    events = [Event("items.item.created", actor=1, payload={"n": n}) for n in range(5)]
+    for event in events:
+        await nats_bus.publish(event)
+    calls: list[list[Event]] = []
+
+    async def handler(batch: list[Event]) -> None:
+        calls.append(batch)
+
+    await nats_bus.subscribe_batch(f"{nats_bus.prefix}.>", handler, durable="batch", max_batch=3)
+    await eventually(lambda: sum(map(len, calls)) == 5)
+    await eventually(lambda: consumer_drained(nats_bus, "batch"))
+    assert [e for batch in calls for e in batch] == events
+    assert [len(batch) for batch in calls] == [3, 2]
+
+
+async def test_a_lone_event_reaches_a_batch_consumer_without_waiting_for_more(
+    nats_bus: NatsBus,
+) -> None:
+    calls: list[list[str]] = []
+    arrived = asyncio.Event()
+
+    async def handler(batch: list[Event]) -> None:
+        calls.append([e.id for e in batch])
+        arrived.set()
+
+    await nats_bus.subscribe_batch(f"{nats_bus.prefix}.>", handler, durable="lone")
+    for _ in range(2):
+        arrived.clear()
+        event = Event("items.item.created", actor=1)
+        await nats_bus.publish(event)
+        began = asyncio.get_running_loop().time()
+        await asyncio.wait_for(arrived.wait(), 5)
+        # Far less than the fetch's 1 s time-out: the batch did not wait to fill.
+        assert asyncio.get_running_loop().time() - began < 0.5
+        assert calls[-1] == [event.id]
+
+
+async def test_a_failing_batch_is_redelivered_whole(nats_bus: NatsBus) -> None:
+    calls: list[list[str]] = []
+
+    async def flaky(batch: list[Event]) -> None:
+        calls.append([e.id for e in batch])
+        if len(calls) == 1:
+            raise RuntimeError("the database is busy")
+
+    events = [Event("items.item.created", actor=1) for _ in range(3)]
+    for event in events:
+        await nats_bus.publish(event)
+    await nats_bus.subscribe_batch(f"{nats_bus.prefix}.>", flaky, durable="flaky")
+    await eventually(lambda: consumer_drained(nats_bus, "flaky"))
+    ids = [e.id for e in events]
+    assert calls[0] == ids
+    assert sorted(i for call in calls[1:] for i in call) == sorted(ids)  # each once more
+    info = await _consumer(nats_bus, "flaky")
+    assert info.ack_floor is not None
+    assert info.ack_floor.stream_seq == 3
+
+
 async def test_what_a_killed_consumer_held_comes_first_and_at_once(nats_bus: NatsBus) -> None:
     """A consumer killed with events in hand (fetched, not acknowledged): its successor
     gets them at once and before the later ones, not after their ack wait behind them."""

@@ -81,6 +81,25 @@ async def test_concurrent_deliveries_of_one_event_are_recorded_once(feed_db: Dat
     assert len(rows) == 2
 
 
+async def test_a_batch_is_recorded_in_order_and_once(feed_db: Database) -> None:
+    feed = make_feed(feed_db)
+    created = Event("items.project.created", actor=1, project=3, object_ids=[3], position=1)
+    internal = Event("items.idblock.allocated", actor=None, position=2)
+    updated = Event("items.project.updated", actor=1, project=3, object_ids=[3], position=3)
+    user = Event("identity.user.created", actor=1, object_ids=[5], position=1)
+    await feed.record(created)
+    # A redelivered event, one that is not history, one given twice, another source.
+    await feed.record_many([created, internal, updated, updated, user])
+    async with feed_db.read() as session:
+        rows = (
+            await session.execute(select(activities.c.event_id).order_by(activities.c.id))
+        ).all()
+    assert [r.event_id for r in rows] == [created.id, updated.id, user.id]
+    assert await feed.inbox.position("items") == 3
+    assert await feed.inbox.position("identity") == 1
+    await feed.caught_up({"items": 3, "identity": 1})
+
+
 async def test_events_that_are_not_history_are_claimed_without_an_activity(
     feed_db: Database,
 ) -> None:

@@ -65,6 +65,20 @@ class Owner:
         project: int = PROJECT,
     ) -> Event:
         """Records ``items.item.updated`` giving ``item`` its ``version``."""
+        event = self.version_event(item, version, name, fields, project)
+        await self.history.record(event)
+        return event
+
+    def version_event(
+        self,
+        item: int,
+        version: int,
+        name: str = "",
+        fields: dict[str, Any] | None = None,
+        project: int = PROJECT,
+    ) -> Event:
+        """The ``items.item.updated`` event giving ``item`` its ``version``, at the next
+        position (for a batch)."""
         snapshot = {
             "id": str(item),
             "version": version,
@@ -72,7 +86,7 @@ class Owner:
             "modifiedDate": format_datetime(utcnow()),
             "fieldsJson": fields_json(fields or {}),
         }
-        event = Event(
+        return Event(
             "items.item.updated" if version > 1 else "items.item.created",
             actor=1,
             project=project,
@@ -81,8 +95,17 @@ class Owner:
             payload={"snapshot": snapshot, "recordType": "plumbline.items.v1.Item"},
             position=self._next(),
         )
-        await self.history.record(event)
-        return event
+
+    def deletion_event(self, item: int) -> Event:
+        """The ``items.item.deleted`` event of ``item``, at the next position."""
+        return Event(
+            "items.item.deleted",
+            actor=1,
+            project=PROJECT,
+            object_ids=[item],
+            payload={"deleted": True},
+            position=self._next(),
+        )
 
     async def relationship(
         self,

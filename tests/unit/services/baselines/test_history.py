@@ -166,6 +166,62 @@ async def test_a_redelivered_event_changes_nothing(
     assert '"name":"A"' in snapshots[0]
 
 
+async def _history_row(db: Database, item: int) -> tuple[int, bool] | None:
+    async with db.read() as session:
+        row = (
+            await session.execute(
+                select(histories.c.latest, histories.c.deleted).where(histories.c.item == item)
+            )
+        ).first()
+    return None if row is None else (row.latest, row.deleted)
+
+
+async def test_a_batch_is_applied_as_its_events_one_by_one(
+    history: History, owner: Owner, baselines_db: Database
+) -> None:
+    batch = [
+        owner.version_event(1, 1, "A", {"status": "Draft"}),
+        owner.version_event(2, 1, "Two"),
+        owner.version_event(1, 2, "A", {"status": "Approved"}),
+        owner.version_event(1, 3, "B", {"status": "Approved"}),
+        owner.deletion_event(2),
+        owner.deletion_event(1),
+        owner.version_event(1, 4, "B restored", {"status": "Approved"}),
+    ]
+    await history.record_many(batch)
+    assert await _changed(baselines_db, 1) == {1: "", 2: "status", 3: "name", 4: "name"}
+    # Deletions apply after the versions before them; a version after one revives.
+    assert await _history_row(baselines_db, 1) == (4, False)
+    assert await _history_row(baselines_db, 2) == (1, True)
+    await history.caught_up({"items": owner.position})
+    # The same batch again (a redelivery after a crash), and a duplicate within one.
+    await history.record_many([*batch, batch[0]])
+    async with baselines_db.read() as session:
+        assert len((await session.scalars(select(versions.c.id))).all()) == 5
+
+
+async def test_a_batch_fills_what_versions_of_earlier_batches_changed(
+    history: History, owner: Owner, baselines_db: Database
+) -> None:
+    owner.position = 10
+    late = owner.version_event(1, 2, "B", {"status": "Draft"})
+    await history.record_many(
+        [owner.version_event(1, 3, "B", {"status": "Approved"}), owner.version_event(1, 5, "C")]
+    )
+    assert await _changed(baselines_db, 1) == {3: None, 5: None}
+    await history.record_many(
+        [owner.version_event(1, 1, "A", {"status": "Draft"}), late, owner.version_event(1, 4, "C")]
+    )
+    assert await _changed(baselines_db, 1) == {
+        1: "",
+        2: "name",
+        3: "status",
+        4: "name,status",
+        5: "",
+    }
+    assert await _history_row(baselines_db, 1) == (5, False)
+
+
 def test_changed_fields_compares_members_and_the_fields_inside_json_members() -> None:
     old = {
         "name": "A",
