@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator
 from grpc import aio
 
 from plumbline.api.core.v1 import core_pb2, core_pb2_grpc
-from plumbline.common.bus._base import Bus, Handler, Subscription
+from plumbline.common.bus._base import MAX_BATCH, BatchHandler, Bus, Handler, Subscription
 from plumbline.common.errors import FailedPrecondition, InvalidArgument, Unavailable
 from plumbline.common.events import Event
 from plumbline.common.rpc import NO_DEADLINE, Context, connect
@@ -152,3 +152,12 @@ class FollowBus(Bus):
                 f"could not follow the events of {self.address} within {SUBSCRIBE_TIMEOUT:g} s"
             ) from None
         return subscription
+
+    async def subscribe_batch(
+        self, pattern: str, handler: BatchHandler, durable: str, max_batch: int = MAX_BATCH
+    ) -> Subscription:
+        """Refused: batches are for durable consumers, which run where the services do."""
+        raise InvalidArgument(
+            f"a follow:// bus has no durable consumers (asked for {durable!r}): "
+            "run that consumer where the services run"
+        )

@@ -93,3 +93,9 @@ async def test_a_follower_neither_publishes_nor_consumes_durably(followed: Follo
         await followed.follower.publish(Event("identity.user.created", actor=1))
     with pytest.raises(InvalidArgument, match="no durable consumers"):
         await followed.follower.subscribe("t.>", Recorder(), durable="feed")
+    with pytest.raises(InvalidArgument, match="no durable consumers"):
+        await followed.follower.subscribe_batch("t.>", _ignore, durable="history")
+
+
+async def _ignore(events: list[Event]) -> None:
+    return None
