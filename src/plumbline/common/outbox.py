@@ -165,23 +165,47 @@ class Outbox:
         them, so that a crash before then leaves them to be sent again at the next start.
         """
         assert self.bus is not None
+        table = self.table
         async with self.db.transaction() as session:
-            query = (
-                select(self.table.c.id, self.table.c.body)
-                .where(self.table.c.published_at.is_(None))
-                .order_by(self.table.c.id)
+            unsent = (
+                select(table.c.id)
+                .where(table.c.published_at.is_(None))
+                .order_by(table.c.id)
                 .limit(batch)
             )
             if not self.db.sqlite:
-                query = query.with_for_update(skip_locked=True)
-            rows = (await session.execute(query)).all()
+                unsent = unsent.with_for_update(skip_locked=True)
+            if self.bus.keeps_events:
+                # Marked sent and read in one statement; should a publish fail, the
+                # transaction rolls back and the rows are unsent again. RETURNING has
+                # no order of its own: the ids give it back.
+                rows = sorted(
+                    (
+                        await session.execute(
+                            update(table)
+                            .where(table.c.id.in_(unsent))
+                            .values(published_at=utcnow())
+                            .returning(table.c.id, table.c.body)
+                        )
+                    ).all(),
+                    key=lambda row: int(row[0]),
+                )
+            else:
+                rows = list(
+                    (
+                        await session.execute(
+                            select(table.c.id, table.c.body)
+                            .where(table.c.id.in_(unsent))
+                            .order_by(table.c.id)
+                        )
+                    ).all()
+                )
             if not rows:
                 return 0
             for row_id, body in rows:
                 event = dataclasses.replace(Event.from_json(body), position=row_id)
                 await self.bus.publish(event)
             if self.bus.keeps_events:
-                await self._sent(session, [r[0] for r in rows])
                 return len(rows)
         # Outside the transaction: the consumers may write to this database meanwhile.
         await self.bus.delivered()
