@@ -262,7 +262,27 @@ class Runs(store.Domain):
                 if single:
                     raise
                 outcomes.append(Outcome(run_id, exc.http_status, exc.message))
-        if changed:
+        written: dict[int, Row[Any]] = {}
+        if len(changed) == 1:
+            # One run (every PUT and PATCH): the UPDATE returns the row the event needs.
+            [r] = changed.values()
+            row = (
+                await session.execute(
+                    update(records)
+                    .where(records.c.id == r.id)
+                    .values(
+                        fields_json=r.fields_json,
+                        status=r.status,
+                        version=r.version,
+                        modified_by=access.principal.user_id,
+                        modified_at=now,
+                        last_activity_at=now,
+                    )
+                    .returning(*records.c)
+                )
+            ).one()
+            written[row.id] = row
+        elif changed:
             await session.execute(
                 update(records)
                 .where(records.c.id == bindparam("b_id"))
@@ -284,7 +304,7 @@ class Runs(store.Domain):
                     for r in changed.values()
                 ],
             )
-        written = await store.rows_by_id(session, list(changes))
+            written = await store.rows_by_id(session, list(changes))
         await self.outbox.add_all(
             session,
             [
