@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import (
     Row,
     and_,
+    bindparam,
     func,
     select,
     update,
@@ -21,7 +22,7 @@ from plumbline.common.access import Access, AccessCache, Action, readable
 from plumbline.common.catalog import Catalog, ItemType
 from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
-from plumbline.common.db import Database, check_batch, first_or_missing, unique_violation
+from plumbline.common.db import Database, check_batch, unique_violation
 from plumbline.common.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -46,6 +47,11 @@ from plumbline.services.items.search import search_text
 
 #: Item categories that belong to other services (test management, attachments).
 FOREIGN_CATEGORIES = ("TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "ATTACHMENT")
+
+# Every write reads its item: built once, not per call (building and keying a statement
+# for the cache costs about as much as running a simple one).
+_ACTIVE = select(items).where(items.c.id == bindparam("item"), items.c.active.is_(True))
+_ACTIVE_LOCKED = _ACTIVE.with_for_update()
 
 
 class Items:
@@ -137,10 +143,11 @@ class Items:
     ) -> Row[Any]:
         """An active item; with ``access``, refused unless the caller may ``action`` it;
         with ``for_update``, its row locked for the rest of the transaction."""
-        query = select(items).where(items.c.id == item_id, items.c.active.is_(True))
-        if for_update:
-            query = query.with_for_update()
-        row = await first_or_missing(session, query, f"No item with id {item_id}.")
+        row = (
+            await session.execute(_ACTIVE_LOCKED if for_update else _ACTIVE, {"item": item_id})
+        ).first()
+        if row is None:
+            raise NotFound(f"No item with id {item_id}.")
         if access is not None:
             access.require(action, row.project, f"item {item_id}")
         return row

@@ -52,6 +52,26 @@ SORTS = {
 }
 MAX_BATCH = 1000
 
+# Every result recorded runs these two: built once, not per call.
+_RUNS_LOCKED = (
+    select(records)
+    .where(records.c.id.in_(bindparam("ids", expanding=True)), records.c.kind == RUN)
+    .with_for_update()
+)
+_RECORD_ONE = (
+    update(records)
+    .where(records.c.id == bindparam("b_id"))
+    .values(
+        fields_json=bindparam("b_fields"),
+        status=bindparam("b_status"),
+        version=bindparam("b_version"),
+        modified_by=bindparam("b_by"),
+        modified_at=bindparam("b_now"),
+        last_activity_at=bindparam("b_now"),
+    )
+    .returning(*records.c)
+)
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -226,11 +246,7 @@ class Runs(store.Domain):
         found = {
             r.id: SimpleNamespace(**r._mapping)
             for r in (
-                await session.execute(
-                    select(records)
-                    .where(records.c.id.in_({i for i, _ in updates}), records.c.kind == RUN)
-                    .with_for_update()
-                )
+                await session.execute(_RUNS_LOCKED, {"ids": sorted({i for i, _ in updates})})
             ).all()
         }
         changed: dict[int, SimpleNamespace] = {}
@@ -266,22 +282,20 @@ class Runs(store.Domain):
         if len(changed) == 1:
             # One run (every PUT and PATCH): the UPDATE returns the row the event needs.
             [r] = changed.values()
-            row = (
+            stored: Row[Any] = (
                 await session.execute(
-                    update(records)
-                    .where(records.c.id == r.id)
-                    .values(
-                        fields_json=r.fields_json,
-                        status=r.status,
-                        version=r.version,
-                        modified_by=access.principal.user_id,
-                        modified_at=now,
-                        last_activity_at=now,
-                    )
-                    .returning(*records.c)
+                    _RECORD_ONE,
+                    {
+                        "b_id": r.id,
+                        "b_fields": r.fields_json,
+                        "b_status": r.status,
+                        "b_version": r.version,
+                        "b_by": access.principal.user_id,
+                        "b_now": now,
+                    },
                 )
             ).one()
-            written[row.id] = row
+            written[stored.id] = stored
         elif changed:
             await session.execute(
                 update(records)
