@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
 from plumbline.common.dates import format_datetime, utcnow
@@ -50,9 +50,24 @@ class Event:
 
     def to_json(self) -> bytes:
         """Wire form."""
-        return json.dumps(asdict(self), separators=(",", ":")).encode()
+        # The members as they are, not ``asdict``: that deep-copies the payload (a
+        # record's whole snapshot) only for it to be serialised, which cost more than
+        # the serialising. A dataclass inside the payload still becomes an object.
+        members = {name: getattr(self, name) for name in _MEMBERS}
+        return json.dumps(members, separators=(",", ":"), default=_plain).encode()
 
     @classmethod
     def from_json(cls, data: bytes | str) -> Event:
         """Parses the wire form."""
         return cls(**json.loads(data))
+
+
+_MEMBERS = tuple(f.name for f in fields(Event))
+
+
+def _plain(value: Any) -> Any:
+    """What ``json`` cannot write itself: a dataclass becomes an object, as ``asdict``
+    made it."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")

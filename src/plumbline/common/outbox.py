@@ -17,10 +17,12 @@ from contextlib import asynccontextmanager
 from sqlalchemy import (
     Column,
     DateTime,
+    Integer,
     MetaData,
     String,
     Table,
     Text,
+    bindparam,
     func,
     select,
     update,
@@ -68,6 +70,27 @@ class Outbox:
         self._task: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
+        # Built once: every write and every relay pass runs them.
+        self._insert = table.insert()
+        unsent = (
+            select(table.c.id)
+            .where(table.c.published_at.is_(None))
+            .order_by(table.c.id)
+            .limit(bindparam("batch", type_=Integer))
+        )
+        if not db.sqlite:
+            unsent = unsent.with_for_update(skip_locked=True)
+        # For a bus that keeps events: marked sent and read in one statement; should a
+        # publish fail, the transaction rolls back and the rows are unsent again.
+        self._take = (
+            update(table)
+            .where(table.c.id.in_(unsent))
+            .values(published_at=bindparam("now"))
+            .returning(table.c.id, table.c.body)
+        )
+        self._read = (
+            select(table.c.id, table.c.body).where(table.c.id.in_(unsent)).order_by(table.c.id)
+        )
 
     async def add(self, session: AsyncSession, event: Event) -> None:
         """Stores ``event`` in the caller's transaction."""
@@ -84,7 +107,7 @@ class Outbox:
             if event.traceparent is None:
                 event = dataclasses.replace(event, traceparent=traceparent)
             rows.append({"event_id": event.id, "body": event.to_json().decode(), "created_at": now})
-        await session.execute(self.table.insert(), rows)
+        await session.execute(self._insert, rows)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
@@ -166,22 +189,20 @@ class Outbox:
         """
         assert self.bus is not None
         async with self.db.transaction() as session:
-            query = (
-                select(self.table.c.id, self.table.c.body)
-                .where(self.table.c.published_at.is_(None))
-                .order_by(self.table.c.id)
-                .limit(batch)
-            )
-            if not self.db.sqlite:
-                query = query.with_for_update(skip_locked=True)
-            rows = (await session.execute(query)).all()
+            if self.bus.keeps_events:
+                # RETURNING has no order of its own: the ids give it back.
+                rows = sorted(
+                    (await session.execute(self._take, {"batch": batch, "now": utcnow()})).all(),
+                    key=lambda row: int(row[0]),
+                )
+            else:
+                rows = list((await session.execute(self._read, {"batch": batch})).all())
             if not rows:
                 return 0
             for row_id, body in rows:
                 event = dataclasses.replace(Event.from_json(body), position=row_id)
                 await self.bus.publish(event)
             if self.bus.keeps_events:
-                await self._sent(session, [r[0] for r in rows])
                 return len(rows)
         # Outside the transaction: the consumers may write to this database meanwhile.
         await self.bus.delivered()

@@ -22,11 +22,17 @@ async def item_event(
     catalog: Catalog,
     actor: Principal,
     comment: str = "",
+    row: Any = None,
     **extra: Any,
 ) -> Event:
     """``items.item.<action>`` with what the activity feed and the history need: the
-    item as it is now, in this transaction, after the change (a new version)."""
-    row = (await session.execute(select(items).where(items.c.id == item_id))).one()
+    item as it is now, in this transaction, after the change (a new version).
+
+    ``row`` is that item row when the caller has it already (an INSERT or UPDATE that
+    returned it); otherwise it is read.
+    """
+    if row is None:
+        row = (await session.execute(select(items).where(items.c.id == item_id))).one()
     payload: dict[str, Any] = {
         "itemType": row.item_type,
         "name": row.name,

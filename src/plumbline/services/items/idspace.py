@@ -24,19 +24,21 @@ async def next_numbers(session: AsyncSession, project: int, item_type: int, coun
     read and written by one transaction at a time.
     """
     counters = document_key_counters.c
-    where = (counters.project == project, counters.item_type == item_type)
-    current = await session.scalar(select(counters.next_number).where(*where).with_for_update())
-    if current is None:
+    # One statement moves the counter on and says where it got to.
+    after = await session.scalar(
+        update(document_key_counters)
+        .where(counters.project == project, counters.item_type == item_type)
+        .values(next_number=counters.next_number + count)
+        .returning(counters.next_number)
+    )
+    if after is None:
         await session.execute(
             document_key_counters.insert().values(
                 project=project, item_type=item_type, next_number=1 + count
             )
         )
         return 1
-    await session.execute(
-        update(document_key_counters).where(*where).values(next_number=current + count)
-    )
-    return int(current)
+    return int(after) - count
 
 
 async def owner_in(session: AsyncSession, item_id: int) -> str:

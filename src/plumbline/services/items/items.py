@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import (
     Row,
     and_,
+    bindparam,
     func,
     select,
     update,
@@ -21,7 +22,7 @@ from plumbline.common.access import Access, AccessCache, Action, readable
 from plumbline.common.catalog import Catalog, ItemType
 from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
-from plumbline.common.db import Database, check_batch, first_or_missing, unique_violation
+from plumbline.common.db import Database, check_batch, unique_violation
 from plumbline.common.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -46,6 +47,11 @@ from plumbline.services.items.search import search_text
 
 #: Item categories that belong to other services (test management, attachments).
 FOREIGN_CATEGORIES = ("TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "ATTACHMENT")
+
+# Every write reads its item: built once, not per call (building and keying a statement
+# for the cache costs about as much as running a simple one).
+_ACTIVE = select(items).where(items.c.id == bindparam("item"), items.c.active.is_(True))
+_ACTIVE_LOCKED = _ACTIVE.with_for_update()
 
 
 class Items:
@@ -132,13 +138,16 @@ class Items:
         item_id: int,
         access: Access | None = None,
         action: Action = Action.READ,
+        *,
+        for_update: bool = False,
     ) -> Row[Any]:
-        """An active item; with ``access``, refused unless the caller may ``action`` it."""
-        row = await first_or_missing(
-            session,
-            select(items).where(items.c.id == item_id, items.c.active.is_(True)),
-            f"No item with id {item_id}.",
-        )
+        """An active item; with ``access``, refused unless the caller may ``action`` it;
+        with ``for_update``, its row locked for the rest of the transaction."""
+        row = (
+            await session.execute(_ACTIVE_LOCKED if for_update else _ACTIVE, {"item": item_id})
+        ).first()
+        if row is None:
+            raise NotFound(f"No item with id {item_id}.")
         if access is not None:
             access.require(action, row.project, f"item {item_id}")
         return row
@@ -220,49 +229,50 @@ class Items:
         access.require(Action.WRITE, project, f"the items of project {project}")
         caller = access.principal
         if project not in locked:
-            await tree.lock_project(session, project)
+            locked[project] = str(await tree.lock_project(session, project))
             if parent is not None:
                 parent = await self.active(session, parent.id)  # current after the lock
-            locked[project] = str(
-                await session.scalar(select(projects.c.project_key).where(projects.c.id == project))
-            )
         project_key = locked[project]
         number = await self._next_number(session, project, item_type.id)
-        sort_order = await tree.next_sort_order(session, project, parent.id if parent else None)
-        global_order = await tree.global_order_for_new(session, project, parent)
+        sort_order, global_order = await tree.place_new(session, project, parent)
         document_key = f"{project_key}-{item_type.type_key}-{number}"
         global_id = data.global_id or f"GID-{item_type.type_key}-{item_id}"
-        await session.execute(
-            items.insert().values(
-                id=item_id,
-                project=project,
-                item_type=item_type.id,
-                child_item_type=child_type,
-                document_key=document_key,
-                global_id=global_id,
-                parent=parent.id if parent else None,
-                sort_order=sort_order,
-                global_sort_order=global_order,
-                sequence=tree.child_sequence(parent.sequence if parent else None, sort_order),
-                name=str(fields.get("name", ""))[:255],
-                fields_json=json.dumps(fields),
-                search_text=search_text(fields),
-                active=True,
-                locked=False,
-                version=1,
-                created_by=caller.user_id,
-                modified_by=caller.user_id,
-                created_at=now,
-                modified_at=now,
-                last_activity_at=now,
+        # RETURNING gives the row as a read would: the event is built from it.
+        row = (
+            await session.execute(
+                items.insert()
+                .values(
+                    id=item_id,
+                    project=project,
+                    item_type=item_type.id,
+                    child_item_type=child_type,
+                    document_key=document_key,
+                    global_id=global_id,
+                    parent=parent.id if parent else None,
+                    sort_order=sort_order,
+                    global_sort_order=global_order,
+                    sequence=tree.child_sequence(parent.sequence if parent else None, sort_order),
+                    name=str(fields.get("name", ""))[:255],
+                    fields_json=json.dumps(fields),
+                    search_text=search_text(fields),
+                    active=True,
+                    locked=False,
+                    version=1,
+                    created_by=caller.user_id,
+                    modified_by=caller.user_id,
+                    created_at=now,
+                    modified_at=now,
+                    last_activity_at=now,
+                )
+                .returning(*items.c)
             )
-        )
+        ).one()
         release_ids = _release_ids(item_type, fields)
         await check_releases(session, project, set(release_ids), release_ids)
         if release_ids:  # a new item has no links to replace
             await sync_item_releases(session, item_id, set(release_ids))
         await self.outbox.add(
-            session, await item_event(session, "created", item_id, catalog, caller)
+            session, await item_event(session, "created", item_id, catalog, caller, row=row)
         )
 
     def _own_type(self, catalog: Catalog, item_type_id: int) -> ItemType:
@@ -333,9 +343,16 @@ class Items:
         """``PUT /items/{id}``: the fields sent replace the editable fields."""
         access = await self.access.current()
         catalog = await self.config.catalog()
-        async with self.outbox.transaction() as session:
-            current = await self.writable(session, item_id, access)
-            await self._write(session, catalog, current, data, access.principal)
+        for whole_tree in (False, True):
+            try:
+                async with self.outbox.transaction() as session:
+                    current = await self.writable(session, item_id, access, whole_tree)
+                    await self._write(
+                        session, catalog, current, data, access.principal, tree_locked=whole_tree
+                    )
+                return
+            except _MovesItem:
+                continue  # again, under the project's lock
 
     async def patch(
         self, item_id: int, operations: Any, set_global_id_manually: bool, comment: str = ""
@@ -343,23 +360,51 @@ class Items:
         """``PATCH /items/{id}``: RFC 6902 on the PUT request object."""
         access = await self.access.current()
         catalog = await self.config.catalog()
-        async with self.outbox.transaction() as session:
-            current = await self.writable(session, item_id, access)
-            data = itemdoc.patched(current, catalog.item_types.get(current.item_type), operations)
-            data.set_global_id_manually = set_global_id_manually
-            if data.global_id == current.global_id:
-                data.global_id = None
+        for whole_tree in (False, True):
             try:
-                await self._write(session, catalog, current, data, access.principal, comment)
-            except InvalidArgument as exc:
-                # The contract's wording first, then which value and why.
-                raise InvalidArgument(f"{jsonpatch.CANNOT_SET} {exc.message}") from None
+                async with self.outbox.transaction() as session:
+                    current = await self.writable(session, item_id, access, whole_tree)
+                    data = itemdoc.patched(
+                        current, catalog.item_types.get(current.item_type), operations
+                    )
+                    data.set_global_id_manually = set_global_id_manually
+                    if data.global_id == current.global_id:
+                        data.global_id = None
+                    try:
+                        await self._write(
+                            session,
+                            catalog,
+                            current,
+                            data,
+                            access.principal,
+                            comment,
+                            tree_locked=whole_tree,
+                        )
+                    except InvalidArgument as exc:
+                        # The contract's wording first, then which value and why.
+                        raise InvalidArgument(f"{jsonpatch.CANNOT_SET} {exc.message}") from None
+                return
+            except _MovesItem:
+                continue  # again, under the project's lock
 
-    async def writable(self, session: AsyncSession, item_id: int, access: Access) -> Row[Any]:
-        """The active item ``item_id``, its tree locked for the rest of the transaction,
-        that the caller may write and that no one else has locked."""
-        await self.lock_tree_of(session, item_id)
-        current = await self.active(session, item_id, access, Action.WRITE)
+    async def writable(
+        self, session: AsyncSession, item_id: int, access: Access, whole_tree: bool = True
+    ) -> Row[Any]:
+        """The active item ``item_id`` that the caller may write and that no one else has
+        locked, locked for the rest of the transaction: with ``whole_tree``, its project's
+        tree (for changes of place); without, the item's row alone.
+
+        Changes that leave the item where it is need no more than its row: writers of
+        different items of a project then do not queue behind one lock. Tree changes take
+        the project's lock first and item rows after it; a change under a row lock that
+        turns out to move the item starts again with the project's lock (``_MovesItem``),
+        so no transaction ever waits for the project's lock while holding an item's row.
+        """
+        if whole_tree:
+            await self.lock_tree_of(session, item_id)
+            current = await self.active(session, item_id, access, Action.WRITE)
+        else:
+            current = await self.active(session, item_id, access, Action.WRITE, for_update=True)
         self.check_lock(current, access.principal)
         return current
 
@@ -371,6 +416,8 @@ class Items:
         data: ItemInput,
         caller: Principal,
         comment: str = "",
+        *,
+        tree_locked: bool = True,
     ) -> None:
         item_type = catalog.item_types.get(current.item_type)
         if item_type is None:
@@ -420,18 +467,26 @@ class Items:
         moving = (data.parent_item is not None and data.parent_item != current.parent) or (
             data.parent_project is not None and current.parent is not None
         )
+        if moving and not tree_locked:
+            raise _MovesItem
         release_ids = _release_ids(item_type, fields)
         await check_releases(session, current.project, set(release_ids), release_ids)
         await sync_item_releases(session, current.id, set(release_ids))
-        await session.execute(update(items).where(items.c.id == current.id).values(**values))
+        row: Row[Any] | None = (
+            await session.execute(
+                update(items).where(items.c.id == current.id).values(**values).returning(*items.c)
+            )
+        ).one()
         if any(
             f.trigger_suspect and stored.get(f.name) != fields.get(f.name) for f in item_type.fields
         ):
             await mark_downstream_suspect(session, current.id)
         if moving:
             await self.move_within_project(session, current, data.parent_item)
+            row = None  # the move changed its place: read it again
         await self.outbox.add(
-            session, await item_event(session, "updated", current.id, catalog, caller, comment)
+            session,
+            await item_event(session, "updated", current.id, catalog, caller, comment, row=row),
         )
 
     async def move_within_project(
@@ -481,9 +536,7 @@ class Items:
         await tree.renumber(session, current.project)
 
     async def lock_tree_of(self, session: AsyncSession, item_id: int) -> None:
-        project = await session.scalar(select(items.c.project).where(items.c.id == item_id))
-        if project is not None:
-            await tree.lock_project(session, int(project))
+        await tree.lock_project_of(session, item_id)
 
     async def sequence_of(self, session: AsyncSession, item_id: int | None) -> str | None:
         if item_id is None:
@@ -566,6 +619,11 @@ class Items:
             raise FailedPrecondition(
                 f"Item {current.id} is locked by user {current.locked_by}; only they can change it."
             )
+
+
+class _MovesItem(Exception):
+    """A change made under its item's row lock would move the item: it needs the
+    project's lock, taken first (``Items.writable``)."""
 
 
 def _release_ids(item_type: ItemType, fields: dict[str, Any]) -> dict[int, str]:

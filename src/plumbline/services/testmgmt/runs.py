@@ -52,6 +52,26 @@ SORTS = {
 }
 MAX_BATCH = 1000
 
+# Every result recorded runs these two: built once, not per call.
+_RUNS_LOCKED = (
+    select(records)
+    .where(records.c.id.in_(bindparam("ids", expanding=True)), records.c.kind == RUN)
+    .with_for_update()
+)
+_RECORD_ONE = (
+    update(records)
+    .where(records.c.id == bindparam("b_id"))
+    .values(
+        fields_json=bindparam("b_fields"),
+        status=bindparam("b_status"),
+        version=bindparam("b_version"),
+        modified_by=bindparam("b_by"),
+        modified_at=bindparam("b_now"),
+        last_activity_at=bindparam("b_now"),
+    )
+    .returning(*records.c)
+)
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -226,11 +246,7 @@ class Runs(store.Domain):
         found = {
             r.id: SimpleNamespace(**r._mapping)
             for r in (
-                await session.execute(
-                    select(records)
-                    .where(records.c.id.in_({i for i, _ in updates}), records.c.kind == RUN)
-                    .with_for_update()
-                )
+                await session.execute(_RUNS_LOCKED, {"ids": sorted({i for i, _ in updates})})
             ).all()
         }
         changed: dict[int, SimpleNamespace] = {}
@@ -262,7 +278,25 @@ class Runs(store.Domain):
                 if single:
                     raise
                 outcomes.append(Outcome(run_id, exc.http_status, exc.message))
-        if changed:
+        written: dict[int, Row[Any]] = {}
+        if len(changed) == 1:
+            # One run (every PUT and PATCH): the UPDATE returns the row the event needs.
+            [r] = changed.values()
+            stored: Row[Any] = (
+                await session.execute(
+                    _RECORD_ONE,
+                    {
+                        "b_id": r.id,
+                        "b_fields": r.fields_json,
+                        "b_status": r.status,
+                        "b_version": r.version,
+                        "b_by": access.principal.user_id,
+                        "b_now": now,
+                    },
+                )
+            ).one()
+            written[stored.id] = stored
+        elif changed:
             await session.execute(
                 update(records)
                 .where(records.c.id == bindparam("b_id"))
@@ -284,7 +318,7 @@ class Runs(store.Domain):
                     for r in changed.values()
                 ],
             )
-        written = await store.rows_by_id(session, list(changes))
+            written = await store.rows_by_id(session, list(changes))
         await self.outbox.add_all(
             session,
             [

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Table, func, select, update
 
+from plumbline.common.dates import format_datetime
 from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.events import Event
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.itemdoc import ItemInput
 from plumbline.services.items.items import Items
@@ -106,3 +108,50 @@ async def test_appends_past_the_gap_renumber_the_project_in_tree_order(
     # The third append found no room: the project was renumbered (GAP apart, in tree
     # order), then the appends went on one number past the subtree.
     assert orders == [GAP, 2 * GAP, 3 * GAP, 3 * GAP + 1, 3 * GAP + 2, 4 * GAP]
+
+
+async def _events(items: Items) -> list[Event]:
+    """Every event in the outbox, in order."""
+    table = items.outbox.table
+    async with items.db.read() as session:
+        bodies = (await session.scalars(select(table.c.body).order_by(table.c.id))).all()
+    return [Event.from_json(body) for body in bodies]
+
+
+async def test_a_change_carries_the_row_it_wrote(
+    world: tuple[Items, Relationships, int, dict[str, int]],
+) -> None:
+    items, _, project, types = world
+    with acting_as(ADMIN):
+        item = await items.create(_req(project, types, "before"))
+        await items.patch(
+            item, [{"op": "replace", "path": "/fields/name", "value": "after"}], False
+        )
+        [row] = await items.get_many([item])
+    created, updated = (await _events(items))[-2:]
+    assert (created.action, created.version) == ("created", 1)
+    assert created.payload["documentKey"] == row.document_key
+    assert created.payload["snapshot"]["location"]["sequence"] == "1"
+    assert (updated.action, updated.version, row.version) == ("updated", 2, 2)
+    assert updated.payload["name"] == "after"
+    assert updated.payload["snapshot"]["modifiedDate"] == format_datetime(row.modified_at)
+
+
+async def test_a_patch_that_moves_the_item_runs_under_the_project_lock(
+    world: tuple[Items, Relationships, int, dict[str, int]],
+) -> None:
+    items, _, project, types = world
+    with acting_as(ADMIN):
+        first, second = await items.create_many(
+            [_req(project, types, "first"), _req(project, types, "second")]
+        )
+        before = len(await _events(items))
+        await items.patch(
+            second, [{"op": "replace", "path": "/location/parent", "value": {"item": first}}], False
+        )
+        [moved] = await items.get_many([second])
+    events = await _events(items)
+    # The attempt under the row lock rolled back: one event, one new version.
+    assert len(events) == before + 1
+    assert (moved.parent, moved.sequence, moved.version) == (first, "1.1", 2)
+    assert events[-1].payload["snapshot"]["location"]["sequence"] == "1.1"
