@@ -20,7 +20,7 @@ from plumbline.workers import (
 
 @pytest.mark.parametrize(
     ("cores", "expected"),
-    [(1, 0), (2, 2), (4, 4), (8, 8), (16, MAX_WORKERS), (64, MAX_WORKERS)],
+    [(1, 0), (2, 2), (3, 3), (4, 4), (8, MAX_WORKERS), (64, MAX_WORKERS)],
 )
 def test_one_worker_per_core_none_on_a_single_core(cores: int, expected: int) -> None:
     assert worker_count(None, cores) == expected

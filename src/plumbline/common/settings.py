@@ -157,7 +157,7 @@ class Settings(BaseSettings):
         description=(
             "Gateway worker processes of the embedded default (--target all), which then "
             "serve the API beside the one process that runs the services; 0: that process "
-            "serves everything. Default: one per usable core, at most 8, none on one core."
+            "serves everything. Default: one per usable core, at most 4, none on one core."
         ),
     )
     ready_file: Path | None = None
