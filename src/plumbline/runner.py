@@ -36,7 +36,22 @@ log = logging.getLogger(__name__)
 
 
 class _Server(uvicorn.Server):
-    """uvicorn without its own signal handling: the runner owns SIGTERM."""
+    """uvicorn without its own signal handling: the runner owns SIGTERM.
+
+    Its shutdown asks each open connection to close once, then waits for them all; a
+    connection whose accept completed just as the listener closed joins after that ask
+    and, with a client that keeps sending on it, would keep the server up for ever (a
+    stop under load hung so, rarely, until killed). Every connection that appears while
+    the server waits is asked too.
+    """
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        closing = asyncio.create_task(super().shutdown(sockets))
+        while not closing.done():
+            for connection in list(self.server_state.connections):
+                connection.shutdown()
+            await asyncio.wait({closing}, timeout=0.1)
+        await closing
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
