@@ -88,7 +88,9 @@ def tight(system: System) -> Iterator[Tight]:
     if system.topology == "embedded":
         workdir = system.workdir / "tight"
         workdir.mkdir(exist_ok=True)
-        own = start_embedded(workdir, TIGHT)
+        # One gateway, as in the distributed topology: the slots and the per-user cap
+        # are a gateway process's, and with workers each would have its own.
+        own = start_embedded(workdir, {**TIGHT, "PLUMBLINE_WORKERS": "0"})
         try:
             yield Tight(own.gateway, own.admin_password, None)
         finally:
