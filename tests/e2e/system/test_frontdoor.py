@@ -245,6 +245,8 @@ def tight(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Process]:
         PLUMBLINE_LOG_LEVEL="INFO",
         PLUMBLINE_LOGIN_FAILURES_PER_ADDRESS="6",
         PLUMBLINE_TRUSTED_HOSTS="plumbline.example",
+        # One gateway: its slots and queue are a gateway process's (each worker has its own).
+        PLUMBLINE_WORKERS="0",
     )
     process = start_process("tight", ["--target", "all"], env, workdir)
     try:
