@@ -40,9 +40,10 @@ class RecordingPlacer(Placer):
     """Keeps what the items service would report to identity."""
 
     def __init__(self) -> None:
+        super().__init__(lambda: None)  # type: ignore[arg-type,return-value]
         self.placed: list[tuple[int, int | None, bool]] = []
 
-    async def place(self, rows: list[Any], complete: bool = False) -> None:
+    async def place(self, rows: list[Any]) -> None:
         self.placed += [(r.id, r.parent, r.is_folder) for r in rows]
 
 

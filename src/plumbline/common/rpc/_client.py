@@ -204,6 +204,11 @@ def connect(
     target = target_of(service, address)
     options: list[tuple[str, str | int]] = [
         ("grpc.keepalive_time_ms", 30_000),
+        # Reconnect soon after a peer comes (back): gRPC's default backoff grows to two
+        # minutes, and a call made during it fails at once. Pods start in any order.
+        ("grpc.initial_reconnect_backoff_ms", 100),
+        ("grpc.min_reconnect_backoff_ms", 100),
+        ("grpc.max_reconnect_backoff_ms", 2_000),
         ("grpc.max_receive_message_length", max_message),
         ("grpc.max_send_message_length", max_message),
     ]

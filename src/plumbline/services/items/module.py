@@ -71,8 +71,8 @@ class ItemsModule(Module):
         self.outbox = Outbox(self.db, outbox, self.name)
         self.access = runtime.access()
         self.placing: asyncio.Task[None] | None = None
-        placer = Placer(lambda: runtime.channel("identity"))
-        self.projects = Projects(self.db, self.outbox, self.access, placer)
+        self.placer = Placer(lambda: runtime.channel("identity"))
+        self.projects = Projects(self.db, self.outbox, self.access, self.placer)
         self.ids = IdSpace(self.db)
         self.config = Configuration(self.db)
         if await self.config.is_empty():
@@ -134,19 +134,9 @@ class ItemsModule(Module):
                     durable=durable,
                 )
             )
-        self.placing = asyncio.create_task(self._sync_placements(), name="items-placements")
-
-    async def _sync_placements(self) -> None:
-        """Reports every project's place to identity, retrying until identity answers."""
-        delay = 0.5
-        while True:
-            try:
-                await self.projects.sync_placements()
-                return
-            except Exception as exc:  # identity may start later than items
-                log.warning("cannot report project places to identity yet: %s", exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 10.0)
+        self.placing = asyncio.create_task(
+            self.placer.keep(self.projects.placements), name="items-placements"
+        )
 
     async def stop(self) -> None:
         if self.placing is not None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import re
-from collections.abc import Callable, Container
+from collections.abc import Awaitable, Callable, Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,10 +19,18 @@ from plumbline.common.access import Access, AccessCache, Action, read_by_ids, re
 from plumbline.common.context import Principal
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, first_or_missing, insert_id, unique_violation
-from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
+from plumbline.common.errors import (
+    AlreadyExists,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    Unavailable,
+)
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
 from plumbline.services.items.models import projects
+
+log = logging.getLogger(__name__)
 
 PROJECT_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
 
@@ -38,13 +48,45 @@ class ProjectInput:
 
 class Placer:
     """Tells identity where projects and folders sit, so that an entry on a folder
-    reaches the projects inside it."""
+    reaches the projects inside it.
+
+    A report identity cannot take now (it is starting or down) does not fail the write
+    that made it: the placer falls behind and ``keep`` reports every project again once
+    identity answers.
+    """
 
     def __init__(self, channel: Callable[[], aio.Channel]) -> None:
         self.channel = channel
+        self.behind = asyncio.Event()
+        self.behind.set()  # nothing reported since this process started
 
-    async def place(self, rows: list[Any], complete: bool = False) -> None:
-        """Reports ``rows`` (``complete``: they are every project there is)."""
+    async def place(self, rows: list[Any]) -> None:
+        """Reports ``rows``; when identity is unavailable, falls behind instead of
+        failing."""
+        try:
+            await self._send(rows, complete=False)
+        except Unavailable as exc:
+            log.warning("project places wait for identity: %s", exc)
+            self.behind.set()
+
+    async def keep(self, everything: Callable[[], Awaitable[list[Any]]]) -> None:
+        """Runs until cancelled: whenever the placer is behind, reports ``everything``
+        (every project), retrying with backoff until identity takes it."""
+        while True:
+            await self.behind.wait()
+            self.behind.clear()
+            delay = 0.5
+            while True:
+                try:
+                    await self._send(await everything(), complete=True)
+                    break
+                except Exception as exc:  # identity may start later than items
+                    log.warning("cannot report project places to identity yet: %s", exc)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 10.0)
+
+    async def _send(self, rows: list[Any], complete: bool) -> None:
+        """``complete``: ``rows`` are every project there is."""
         placements = [
             identity_pb2.ProjectPlacement(id=r.id, parent=r.parent, is_folder=r.is_folder)
             for r in rows
@@ -87,15 +129,13 @@ class Projects:
             self.db, await self.access.current(), query, ids, "project", lambda row: int(row.id)
         )
 
-    async def sync_placements(self) -> None:
-        """Reports every project to identity (at start: earlier reports may have failed)."""
+    async def placements(self) -> list[Any]:
+        """Every project's place (id, parent, folder flag), for ``Placer.keep``."""
         async with self.db.read() as session:
-            rows = (
-                await session.execute(
-                    select(projects.c.id, projects.c.parent, projects.c.is_folder)
-                )
-            ).all()
-        await self.placer.place(list(rows), complete=True)
+            rows = await session.execute(
+                select(projects.c.id, projects.c.parent, projects.c.is_folder)
+            )
+            return list(rows.all())
 
     async def _may_place(self, access: Access, parent: int | None) -> None:
         """Top-level projects are the organisation administrators'; a folder's

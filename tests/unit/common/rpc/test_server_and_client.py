@@ -193,6 +193,29 @@ async def test_wait_ready_gives_up_when_nothing_listens() -> None:
         await channel.close()
 
 
+async def test_a_peer_that_starts_late_is_reached_within_a_second() -> None:
+    """A call to a peer not yet listening fails at once and puts the channel in
+    reconnect backoff; gRPC's default (one second, growing to two minutes) would fail
+    the calls of the next second too, as pods start in any order."""
+    port = free_port()
+    channel = connect("items", f"127.0.0.1:{port}")
+    server = GrpcServer("127.0.0.1", port)
+    server.add(items_pb2_grpc.add_IdSpaceServicer_to_server, FakeIdSpace())
+    try:
+        client = items_pb2_grpc.IdSpaceStub(channel)
+        with pytest.raises(errors.Unavailable):
+            await client.GetIdOwner(core_pb2.Id(id=1), timeout=2)
+        await asyncio.sleep(0.3)  # into the backoff
+        await server.start()
+        await server.set_serving(True)
+        await asyncio.sleep(0.5)
+        reply = await client.GetIdOwner(core_pb2.Id(id=1), timeout=2)
+        assert reply.owner == "items"
+    finally:
+        await channel.close()
+        await server.stop(0)
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="GrpcServer reports the whole process SERVING before set_serving(True); the "
