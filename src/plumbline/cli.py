@@ -1,5 +1,5 @@
-"""The ``plumbline`` command: runs Plumbline's services and does the operator's
-offline chores (migrations, API credentials, the configuration)."""
+"""The ``plumbline`` command: runs Plumbline's services, does the operator's offline
+chores (migrations, API credentials, the configuration) and bulk-imports a file."""
 
 from __future__ import annotations
 
@@ -98,6 +98,22 @@ def _cmd_config_apply(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_import(args: argparse.Namespace) -> int:
+    from plumbline.importer_cli import Options, run
+
+    options = Options(
+        file=args.file,
+        project=args.project,
+        url=args.url,
+        user=args.user,
+        password=args.password,
+        token=args.token,
+        ids=args.ids,
+        quiet=args.quiet,
+    )
+    return run(options)
+
+
 #: How a dry run tells what a change would do.
 _WOULD = {
     "created ": "would create ",
@@ -127,8 +143,9 @@ _DATA_DIR = (
     "one the server runs with; PLUMBLINE_DATABASE_URL and PLUMBLINE_<SERVICE>_DATABASE_URL "
     "are read as by run"
 )
-_DESCRIPTION = """Plumbline, requirements and test management: runs its services and
-does the operator's offline chores (migrations, API credentials, the configuration)."""
+_DESCRIPTION = """Plumbline, requirements and test management: runs its services, does
+the operator's offline chores (migrations, API credentials, the configuration) and
+bulk-imports items into a running server."""
 _EPILOG = """Every setting is also an environment variable (PLUMBLINE_*, see the README).
 "plumbline COMMAND --help" tells more about a command.
 """
@@ -190,6 +207,34 @@ def parser() -> argparse.ArgumentParser:
     apply.add_argument("--dry-run", action="store_true", help="show the changes, make none")
     apply.add_argument("--data-dir", type=Path, help=_DATA_DIR)
     apply.set_defaults(func=_cmd_config_apply)
+
+    imports = commands.add_parser(
+        "import",
+        help="bulk-import items and relationships from a JSON Lines file (docs/import.md)",
+        description="Streams a JSON Lines file to a running server's bulk import; one "
+        "transaction: all of it is imported, or nothing. Exit 0 done, 1 refused or "
+        "unreachable, 2 a usage problem.",
+    )
+    imports.add_argument(
+        "file", type=Path, metavar="FILE", help="JSON Lines file: one item or relationship a line"
+    )
+    imports.add_argument(
+        "--project", type=int, required=True, metavar="ID", help="id of the project to import into"
+    )
+    imports.add_argument("--url", help="the server (PLUMBLINE_URL, default http://127.0.0.1:8080)")
+    imports.add_argument("--user", help="user name for HTTP Basic (PLUMBLINE_USER)")
+    imports.add_argument("--password", help="password for HTTP Basic (PLUMBLINE_PASSWORD)")
+    imports.add_argument(
+        "--token", help="bearer token, instead of user and password (PLUMBLINE_TOKEN)"
+    )
+    imports.add_argument(
+        "--ids",
+        type=Path,
+        metavar="FILE",
+        help="after the import, write the new id of each item key here (JSON)",
+    )
+    imports.add_argument("--quiet", action="store_true", help="no progress bar or status line")
+    imports.set_defaults(func=_cmd_import)
     return top
 
 

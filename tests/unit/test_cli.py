@@ -25,7 +25,7 @@ def test_top_level_help_lists_every_command(capsys: pytest.CaptureFixture[str]) 
     with pytest.raises(SystemExit):
         parser().parse_args(["--help"])
     text = capsys.readouterr().out
-    for command in ("run", "list-targets", "migrate", "credentials", "config"):
+    for command in ("run", "list-targets", "migrate", "credentials", "config", "import"):
         assert f"\n    {command}" in text, command
     assert "PLUMBLINE_" in text
 

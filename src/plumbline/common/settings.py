@@ -151,6 +151,23 @@ class Settings(BaseSettings):
             "ones answer 413. Reports stream to the parser, past the API body limit."
         ),
     )
+    max_import_bytes: int = Field(
+        default=4 * 1024 * 1024 * 1024,
+        gt=0,
+        description=(
+            "Largest bulk import (POST /rest/labs/projects/{id}/import), bytes; larger ones "
+            "answer 413. An import streams to the items service, past the API body limit."
+        ),
+    )
+    import_timeout: float = Field(
+        default=3600.0,
+        gt=0,
+        description=(
+            "Seconds the items service may take to write a bulk import after its last "
+            "line arrived (a million items take minutes); past it the import is undone "
+            "and answers 503."
+        ),
+    )
     workers: int | None = Field(
         default=None,
         ge=0,

@@ -97,6 +97,19 @@ class ErrorResponse(TypedDict):
     meta: ErrorMeta
 
 
+class BadLine(TypedDict):
+    """A line of a refused file, and what is wrong with it."""
+
+    line: int
+    message: str
+
+
+class BadLinesResponse(ErrorResponse):
+    """A refused file (a bulk import): the error, and its first bad lines."""
+
+    errors: list[BadLine]
+
+
 def _now() -> str:
     return format_datetime(utcnow())
 
@@ -162,6 +175,15 @@ _PHRASES = {
 def reason_phrase(status: int) -> str:
     """``meta.status`` of an error: the same on every supported Python."""
     return _PHRASES.get(status) or HTTPStatus(status).phrase
+
+
+def bad_lines(message: str, lines: list[BadLine]) -> Response:
+    """400 for a refused file: ``message`` and the bad lines in ``errors``."""
+    body: BadLinesResponse = {
+        "meta": {"status": reason_phrase(400), "timestamp": _now(), "message": message},
+        "errors": lines,
+    }
+    return json_response(body, status=400)
 
 
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:

@@ -48,7 +48,7 @@ IN_FLIGHT = Gauge("plumbline_http_in_flight", "API requests being handled")
 THROTTLED = Counter("plumbline_http_throttled_total", "API requests answered 429")
 
 # Bodies that are not JSON by contract.
-_NON_JSON_SUFFIXES = ("/file", "/results")
+_NON_JSON_SUFFIXES = ("/file", "/results", "/import")
 _NON_JSON_PATHS = ("/rest/oauth/token", "/api-docs/login")
 _PUBLIC_PATHS = ("/rest/oauth/token",)
 # Bodies that flow on to a service as they arrive (files): the route reads them and holds
@@ -56,6 +56,9 @@ _PUBLIC_PATHS = ("/rest/oauth/token",)
 _STREAMED = re.compile(r"/rest/[^/]+/attachments/[^/]+/file")
 # A JUnit report streams to its parser under its own limit (PLUMBLINE_MAX_REPORT_BYTES).
 _REPORT = re.compile(r"/rest/[^/]+/testcycles/[^/]+/results")
+# A bulk import streams to the items service under its own limit
+# (PLUMBLINE_MAX_IMPORT_BYTES).
+_IMPORT = re.compile(r"/rest/[^/]+/projects/[^/]+/import")
 # Files going out: the attachment's file, or a file by its URL.
 _DOWNLOAD = re.compile(r"/rest/[^/]+/(?:attachments/[^/]+/file|files)")
 _UNLOGGED = ("/healthz", "/readyz", "/metrics")
@@ -156,11 +159,12 @@ class _ReaderStalled(Exception):
 
 
 def transfer_of(scope: Scope) -> str | None:
-    """``"upload"`` for a request whose body is a transfer (a file, a JUnit report: it
+    """``"upload"`` for a request whose body is a transfer (a file, a JUnit report, an
+    import: it
     streams to the route), ``"download"`` for one whose answer is a file, else None."""
     method, path = scope["method"], scope["path"]
     if (method == "PUT" and _STREAMED.fullmatch(path)) or (
-        method == "POST" and _REPORT.fullmatch(path)
+        method == "POST" and (_REPORT.fullmatch(path) or _IMPORT.fullmatch(path))
     ):
         return "upload"
     if method == "GET" and _DOWNLOAD.fullmatch(path):

@@ -69,6 +69,7 @@ _ENVELOPES: tuple[type[Any], ...] = (
     envelope.CreatedResponse,
     envelope.UpdatedResponse,
     envelope.ErrorResponse,
+    envelope.BadLinesResponse,
 )
 # Record types by component name, and derived envelopes: name -> (envelope, record, list).
 _RECORDS: dict[str, type[Any]] = {}
@@ -97,6 +98,11 @@ def _derived(base: type[Any], shape: type[Any], many: bool, suffix: str) -> dict
 
 def _json(status: int, description: str, schema: dict[str, Any]) -> Responses:
     return {status: {"description": description, "content": {JSON: {"schema": schema}}}}
+
+
+def bad_lines(description: str) -> Responses:
+    """400 naming the bad lines of a refused file (``envelope.bad_lines``)."""
+    return _json(400, description, ref("BadLinesResponse"))
 
 
 def one(shape: type[Any], description: str = "The record.") -> Responses:

@@ -83,6 +83,9 @@ class FakeProjects(items_pb2_grpc.ProjectsServicer):
     async def CreateProject(self, request: Any, context: Context) -> core_pb2.Created:
         raise NotImplementedError
 
+    async def ImportItems(self, request_iterator: Any, context: Context) -> items_pb2.ImportReply:
+        raise NotImplementedError
+
     async def UpdateProject(self, request: Any, context: Context) -> core_pb2.Empty:
         raise NotImplementedError
 

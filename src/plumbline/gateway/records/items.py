@@ -188,3 +188,15 @@ class FilterCount(TypedDict):
     count: int
     filter: int
     type: Literal["filtercounts"]
+
+
+class ImportAnswer(TypedDict):
+    """What a bulk import wrote into a project."""
+
+    project: int
+    #: Lines read, blank ones included.
+    lines: int
+    items: int
+    relationships: int
+    #: The item on the k-th item line of the file (from 0) has id firstItemId + k.
+    firstItemId: int

@@ -76,6 +76,30 @@ class IdSpace:
                 continue  # another replica took that block; take the next
         raise InvalidArgument("could not allocate an id block; try again")
 
+    async def allocate_run(self, owner: str, count: int) -> int:
+        """The first of ``count`` consecutive ids for ``owner``: whole blocks, taken in one
+        transaction (a bulk import's, whose k-th item gets the first id + k)."""
+        if owner not in OWNERS:
+            raise InvalidArgument(f"owner must be one of {', '.join(OWNERS)}, got {owner!r}")
+        blocks = max(1, -(-count // BLOCK_SIZE))
+        for _ in range(20):
+            try:
+                async with self.db.transaction() as session:
+                    last = await session.scalar(select(func.max(id_blocks.c.block)))
+                    start = 0 if last is None else last + 1
+                    now = utcnow()
+                    await session.execute(
+                        id_blocks.insert(),
+                        [
+                            {"block": start + n, "owner": owner, "allocated_at": now}
+                            for n in range(blocks)
+                        ],
+                    )
+                return first_id_of(start)
+            except IntegrityError:
+                continue  # another replica took one of those blocks; start after it
+        raise InvalidArgument("could not allocate id blocks; try again")
+
     async def owner_of(self, item_id: int) -> str:
         """The service that owns ``item_id``."""
         async with self.db.read() as session:

@@ -167,7 +167,7 @@ class Items:
         """
         access = await self.access.current()
         catalog = await self.config.catalog()
-        checked = [self._checked(catalog, data) for data in batch]
+        checked = [self.checked(catalog, data) for data in batch]
         ids = await self.allocator.next_ids(len(batch))
         now = utcnow()
         try:
@@ -193,7 +193,7 @@ class Items:
             raise
         return ids
 
-    def _checked(
+    def checked(
         self, catalog: Catalog, data: ItemInput
     ) -> tuple[ItemInput, ItemType, int | None, dict[str, Any]]:
         """What can be checked before the transaction: type, child type, field values."""
@@ -242,35 +242,29 @@ class Items:
             await session.execute(
                 items.insert()
                 .values(
-                    id=item_id,
-                    project=project,
-                    item_type=item_type.id,
-                    child_item_type=child_type,
-                    document_key=document_key,
-                    global_id=global_id,
-                    parent=parent.id if parent else None,
-                    sort_order=sort_order,
-                    global_sort_order=global_order,
-                    sequence=tree.child_sequence(parent.sequence if parent else None, sort_order),
-                    name=str(fields.get("name", ""))[:255],
-                    fields_json=json.dumps(fields),
-                    search_text=search_text(fields),
-                    active=True,
-                    locked=False,
-                    version=1,
-                    created_by=caller.user_id,
-                    modified_by=caller.user_id,
-                    created_at=now,
-                    modified_at=now,
-                    last_activity_at=now,
+                    new_row(
+                        item_id,
+                        project,
+                        (item_type.id, child_type),
+                        (document_key, global_id),
+                        parent.id if parent else None,
+                        (
+                            sort_order,
+                            global_order,
+                            tree.child_sequence(parent.sequence if parent else None, sort_order),
+                        ),
+                        fields,
+                        caller.user_id,
+                        now,
+                    )
                 )
                 .returning(*items.c)
             )
         ).one()
-        release_ids = _release_ids(item_type, fields)
-        await check_releases(session, project, set(release_ids), release_ids)
-        if release_ids:  # a new item has no links to replace
-            await sync_item_releases(session, item_id, set(release_ids))
+        named = release_ids(item_type, fields)
+        await check_releases(session, project, set(named), named)
+        if named:  # a new item has no links to replace
+            await sync_item_releases(session, item_id, set(named))
         await self.outbox.add(
             session, await item_event(session, "created", item_id, catalog, caller, row=row)
         )
@@ -469,9 +463,9 @@ class Items:
         )
         if moving and not tree_locked:
             raise _MovesItem
-        release_ids = _release_ids(item_type, fields)
-        await check_releases(session, current.project, set(release_ids), release_ids)
-        await sync_item_releases(session, current.id, set(release_ids))
+        named = release_ids(item_type, fields)
+        await check_releases(session, current.project, set(named), named)
+        await sync_item_releases(session, current.id, set(named))
         row: Row[Any] | None = (
             await session.execute(
                 update(items).where(items.c.id == current.id).values(**values).returning(*items.c)
@@ -626,7 +620,46 @@ class _MovesItem(Exception):
     project's lock, taken first (``Items.writable``)."""
 
 
-def _release_ids(item_type: ItemType, fields: dict[str, Any]) -> dict[int, str]:
+def new_row(
+    item_id: int,
+    project: int,
+    types: tuple[int, int | None],
+    keys: tuple[str, str],
+    parent: int | None,
+    place: tuple[int, int, str],
+    fields: dict[str, Any],
+    user: int,
+    now: datetime,
+) -> dict[str, Any]:
+    """The items row of a new item: ``types`` (item type, child item type), ``keys``
+    (document key, global id), ``place`` (sort order, global order, sequence)."""
+    sort_order, global_order, sequence = place
+    return {
+        "id": item_id,
+        "project": project,
+        "item_type": types[0],
+        "child_item_type": types[1],
+        "document_key": keys[0],
+        "global_id": keys[1],
+        "parent": parent,
+        "sort_order": sort_order,
+        "global_sort_order": global_order,
+        "sequence": sequence,
+        "name": str(fields.get("name", ""))[:255],
+        "fields_json": json.dumps(fields),
+        "search_text": search_text(fields),
+        "active": True,
+        "locked": False,
+        "version": 1,
+        "created_by": user,
+        "modified_by": user,
+        "created_at": now,
+        "modified_at": now,
+        "last_activity_at": now,
+    }
+
+
+def release_ids(item_type: ItemType, fields: dict[str, Any]) -> dict[int, str]:
     """Release ids named by the item's RELEASE fields, with the field that names each."""
     return {
         int(fields[f.name]): f.name

@@ -39,6 +39,7 @@ from plumbline.services.items.comments import Comments
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.filters import Filters
 from plumbline.services.items.idspace import IdSpace
+from plumbline.services.items.imports import Importer
 from plumbline.services.items.items import Items
 from plumbline.services.items.links import Links
 from plumbline.services.items.messages import item_message
@@ -83,7 +84,11 @@ class ItemsModule(Module):
         sync = Sync(items, self.config)
         links = Links(items)
         grpc = runtime.grpc
-        grpc.add(rpc.add_ProjectsServicer_to_server, ProjectsServicer(self.projects, self.config))
+        importer = Importer(self.db, self.outbox, self.config, self.ids, self.access, items)
+        grpc.add(
+            rpc.add_ProjectsServicer_to_server,
+            ProjectsServicer(self.projects, self.config, importer),
+        )
         grpc.add(rpc.add_IdSpaceServicer_to_server, IdSpaceServicer(self.ids))
         runtime.publishes(self.outbox)
         grpc.add(

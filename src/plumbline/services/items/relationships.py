@@ -238,7 +238,7 @@ class Relationships:
                     )
                     await self.outbox.add(
                         session,
-                        _event(
+                        relationship_event(
                             "created",
                             new_id,
                             source.project,
@@ -299,7 +299,7 @@ class Relationships:
                 )
                 await self.outbox.add(
                     session,
-                    _event(
+                    relationship_event(
                         "updated",
                         rel_id,
                         source.project,
@@ -336,7 +336,7 @@ class Relationships:
             await session.execute(relationships.delete().where(relationships.c.id == rel_id))
             await self.outbox.add(
                 session,
-                _event(
+                relationship_event(
                     "deleted",
                     rel_id,
                     row.project,
@@ -360,7 +360,7 @@ class Relationships:
             )
             await self.outbox.add(
                 session,
-                _event(
+                relationship_event(
                     "updated",
                     rel_id,
                     row.project,
@@ -428,7 +428,7 @@ async def show_relationships_of(
             .values(visible=True)
         )
     return [
-        _event(
+        relationship_event(
             "restored",
             r.id,
             r.project,
@@ -442,7 +442,7 @@ async def show_relationships_of(
     ]
 
 
-def _event(
+def relationship_event(
     action: str,
     rel_id: int,
     project: int,

@@ -121,15 +121,16 @@ _PLACE_UNDER_PARENT = _place_query(True)
 _PLACE_AT_ROOT = _place_query(False)
 
 
-async def place_new(session: AsyncSession, project: int, parent: Any) -> tuple[int, int]:
-    """(sort order, global order) of a new last child of ``parent`` (an active row read
-    under the project's lock, or None for the project root), in one read.
+async def gap_after(
+    session: AsyncSession, project: int, parent: Any
+) -> tuple[int, int, int | None]:
+    """Where new last children of ``parent`` go (an active row read under the project's
+    lock, or None for the project root), in one read: (its active children, the largest
+    global order in its subtree, the first global order after that or None).
 
     The read asks what ``next_sort_order``, ``_subtree_end`` and the first global order
     after it would ask one by one: the subtree's end is the largest global order among
     the parent and its descendants, whose sequences all sort in [``<seq>``, ``<seq>/``).
-    Only when the gap after the subtree is used up does it fall back to
-    ``global_order_for_new``, which renumbers.
     """
     if parent is None:
         query, values = _PLACE_AT_ROOT, {"project": project}
@@ -142,7 +143,16 @@ async def place_new(session: AsyncSession, project: int, parent: Any) -> tuple[i
             "past": parent.sequence + "/",
         }
     row = (await session.execute(query, values)).one()
-    sort_order, low, high = int(row[0] or 0), int(row[1] or 0), row[2]
+    return int(row[0] or 0), int(row[1] or 0), None if row[2] is None else int(row[2])
+
+
+async def place_new(session: AsyncSession, project: int, parent: Any) -> tuple[int, int]:
+    """(sort order, global order) of a new last child of ``parent`` (as ``gap_after``).
+
+    Only when the gap after the subtree is used up does it fall back to
+    ``global_order_for_new``, which renumbers.
+    """
+    sort_order, low, high = await gap_after(session, project, parent)
     if high is None:
         return sort_order, low + GAP
     if high - low > 1:

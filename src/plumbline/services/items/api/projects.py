@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 from plumbline.api.core.v1 import core_pb2
@@ -12,6 +13,7 @@ from plumbline.common.dates import format_datetime
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
 from plumbline.services.items.config import Configuration
+from plumbline.services.items.imports import Importer
 from plumbline.services.items.projects import ProjectInput, Projects
 
 
@@ -51,9 +53,32 @@ def _input(message: pb.ProjectInput) -> ProjectInput:
 class ProjectsServicer(items_pb2_grpc.ProjectsServicer):
     """Thin mapping onto ``Projects``."""
 
-    def __init__(self, projects: Projects, config: Configuration) -> None:
+    def __init__(self, projects: Projects, config: Configuration, importer: Importer) -> None:
         self.projects = projects
         self.config = config
+        self.importer = importer
+
+    async def ImportItems(
+        self, request_iterator: AsyncIterator[pb.ImportChunk], context: Context
+    ) -> pb.ImportReply:
+        first = await anext(request_iterator, None)
+        if first is None or not first.project:
+            raise InvalidArgument("the import's first chunk must name the project")
+
+        async def chunks() -> AsyncIterator[bytes]:
+            yield first.data
+            async for chunk in request_iterator:
+                yield chunk.data
+
+        done = await self.importer.run(first.project, chunks())
+        return pb.ImportReply(
+            lines=done.lines,
+            items=done.items,
+            relationships=done.relationships,
+            first_item_id=done.first_item_id,
+            bad=[pb.ImportBadLine(line=line, message=message) for line, message in done.bad],
+            bad_count=done.bad_count,
+        )
 
     async def ListProjects(
         self, request: pb.ListProjectsRequest, context: Context

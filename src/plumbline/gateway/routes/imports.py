@@ -1,0 +1,127 @@
+"""``POST /rest/labs/projects/{id}/import``: a project's items and relationships from a
+JSON Lines file, all at once (docs/import.md).
+
+The file is the request body; it goes on to the items service in chunks over a
+client-streamed call, which checks it line by line as it arrives and writes it in one
+transaction once every line passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from plumbline.api.items.v1 import items_pb2
+from plumbline.common import int64
+from plumbline.common.errors import InvalidArgument, TooLarge, size_text
+from plumbline.gateway import records, schemas
+from plumbline.gateway.deps import Gw
+from plumbline.gateway.envelope import BadLine, bad_lines, updated
+from plumbline.gateway.uploads import Pace, send_stream
+
+router = APIRouter(prefix="/rest/{version}", tags=["projects"])
+
+CHUNK = 256 * 1024
+
+
+def _declared_size(request: Request, limit: int) -> None:
+    length = request.headers.get("content-length", "").strip()
+    if length.isdigit() and int(length) > limit:
+        raise TooLarge(
+            f"An import must be at most {size_text(limit)}; this one has {length} bytes."
+        )
+
+
+async def _body(request: Request, pace: Pace, limit: int) -> AsyncIterator[bytes]:
+    """The file's bytes in chunks as they arrive; a 413 past ``limit``, a 408 for a body
+    that comes too slowly."""
+    seen = 0
+    async for chunk in pace.reader(request.stream()):
+        seen += len(chunk)
+        if seen > limit:
+            raise TooLarge(f"An import must be at most {size_text(limit)}.")
+        for start in range(0, len(chunk), CHUNK):
+            yield chunk[start : start + CHUNK]
+
+
+@router.post(
+    "/projects/{projectId}/import",
+    summary="Import items and relationships into a project from JSON Lines",
+    description=(
+        "The body is a JSON Lines file (one JSON object a line, any content type; "
+        'application/x-ndjson is usual). An item line: {"key": "F1", "itemType": 24 '
+        'or "REQ", "childItemType": 25, "parent": "F0" or 1234, "fields": '
+        '{"name": ...}}, where parent is the key of an earlier item line or the id of an '
+        "item of the project (none: the project's root) and fields are those of POST "
+        '/items. A relationship line, after the items: {"fromItem": "R1" or 1234, '
+        '"toItem": ..., "relationshipType": 2}, its ends keys of item lines or ids of '
+        "existing items. Items are created as POST /items would create them one by one in "
+        "file order (each at the bottom of its parent, with their versions and "
+        "activities); the item on the k-th item line (from 0) gets id firstItemId + k. "
+        "An import is one transaction: it is written whole or not at all. Every line is "
+        "checked before anything is written; a refused import answers 400 with the first "
+        "100 bad lines, by line number, in errors. READ_WRITE on the project is needed. "
+        "The file streams as an upload does, under PLUMBLINE_MAX_IMPORT_BYTES (413) and "
+        "the transfer limits (no API slot; 408 below the minimum rate, 429 past the "
+        "uploads a user may send at once); the project's other writes wait while the "
+        "import is written."
+    ),
+    responses={
+        **schemas.updated(records.ImportAnswer),
+        **schemas.bad_lines("Some lines are bad; nothing was imported. errors names them."),
+        **schemas.errors(408, 413),
+    },
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/x-ndjson": {
+                    "schema": {
+                        "type": "string",
+                        "description": "JSON Lines: items, then relationships.",
+                    }
+                }
+            },
+        }
+    },
+)
+async def import_items(request: Request, projectId: int, gw: Gw) -> Response:
+    if not 0 < projectId <= int64.MAX:
+        raise InvalidArgument(f"projectId is out of range: 1 to {int64.MAX}, got {projectId}.")
+    limit = gw.settings.max_import_bytes
+    _declared_size(request, limit)
+    body = _body(request, Pace.of(gw.settings), limit)
+
+    async def chunks() -> AsyncIterator[items_pb2.ImportChunk]:
+        yield items_pb2.ImportChunk(project=projectId)
+        async for data in body:
+            yield items_pb2.ImportChunk(data=data)
+
+    reply = await send_stream(
+        gw.upstreams.items.projects.ImportItems,
+        chunks(),
+        idle=gw.settings.body_timeout,
+        answer_within=gw.settings.import_timeout,
+        service="items",
+    )
+    if reply.bad_count:
+        told: list[BadLine] = [{"line": b.line, "message": b.message} for b in reply.bad]
+        more = f" The first {len(told)} are in errors." if reply.bad_count > len(told) else ""
+        lines = "; ".join(f"line {b['line']}: {b['message']}" for b in told[:3])
+        return bad_lines(
+            f"{reply.bad_count} line{'s' if reply.bad_count != 1 else ''} of the import "
+            f"{'are' if reply.bad_count != 1 else 'is'} bad; nothing was imported. "
+            f"{lines}{' ...' if reply.bad_count > 3 else ''}{more}",
+            told,
+        )
+    answer: records.ImportAnswer = {
+        "project": projectId,
+        "lines": reply.lines,
+        "items": reply.items,
+        "relationships": reply.relationships,
+        "firstItemId": reply.first_item_id,
+    }
+    return updated(answer)

@@ -1,0 +1,322 @@
+"""``plumbline import``: streams a JSON Lines file to a server's bulk import.
+
+The server's contract (``POST /rest/labs/projects/{id}/import``, see docs/import.md): the
+body is the file as it is read, the answer tells how many items and relationships were
+written and the id of the first item; the k-th item line of the file (relationship lines
+and blank lines not counted) got ``firstItemId + k``. An import is one transaction, so a
+refused import wrote nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+from tqdm import tqdm
+
+#: How much of the file goes out at a time.
+CHUNK = 256 * 1024
+#: The server answers only once every line is written: minutes for a million lines.
+TIMEOUT = httpx.Timeout(connect=10, read=3600, write=60, pool=10)
+DEFAULT_URL = "http://127.0.0.1:8080"
+
+#: Exit codes: done; the server refused the import or could not be reached; usage.
+OK, FAILED, USAGE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Options:
+    """What ``plumbline import`` was asked to do (environment defaults not yet applied)."""
+
+    file: Path
+    project: int
+    url: str | None = None
+    user: str | None = None
+    password: str | None = None
+    token: str | None = None
+    ids: Path | None = None
+    quiet: bool = False
+
+
+class _Refused(Exception):
+    """A problem to tell the user in one line, with the exit code it means."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def _auth(options: Options) -> tuple[dict[str, str], httpx.BasicAuth | None]:
+    """The headers and the auth for the request: a bearer token, or user and password."""
+    token = options.token or os.environ.get("PLUMBLINE_TOKEN")
+    if token:
+        return {"Authorization": f"Bearer {token}"}, None
+    user = options.user or os.environ.get("PLUMBLINE_USER")
+    password = options.password or os.environ.get("PLUMBLINE_PASSWORD")
+    if user and password:
+        return {}, httpx.BasicAuth(user, password)
+    if user:
+        raise _Refused(f"no password for {user!r}: give --password or PLUMBLINE_PASSWORD", USAGE)
+    raise _Refused(
+        "no credentials: give --token (or PLUMBLINE_TOKEN), or --user and --password "
+        "(or PLUMBLINE_USER and PLUMBLINE_PASSWORD)",
+        USAGE,
+    )
+
+
+class _Waiting:
+    """Tells, once the upload is done, that the server is still writing (a long wait)."""
+
+    def __init__(self, out: IO[str], quiet: bool) -> None:
+        self.out = out
+        self.quiet = quiet
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def start(self, lines: int) -> None:
+        if self.quiet:
+            return
+        text = f"uploaded; the server is writing {_count(lines, 'line')}..."
+        if not self.out.isatty():
+            print(text, file=self.out, flush=True)
+            return
+        began = time.monotonic()
+
+        def tick() -> None:
+            while True:
+                waited = time.monotonic() - began
+                self.out.write(f"\r{text} {waited:.0f} s")
+                self.out.flush()
+                if self.stop.wait(1.0):
+                    self.out.write("\n")
+                    self.out.flush()
+                    return
+
+        self.thread = threading.Thread(target=tick, name="import-waiting", daemon=True)
+        self.thread.start()
+
+    def end(self) -> None:
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join()
+
+
+class _Upload:
+    """The request's body: the file in chunks, moving a progress bar as each is sent; once
+    all is sent, tells that the server is still writing."""
+
+    def __init__(self, stream: IO[bytes], size: int, out: IO[str], quiet: bool) -> None:
+        self.stream = stream
+        self.size = size
+        self.out = out
+        self.quiet = quiet
+        self.bar: tqdm[Any] | None = None
+        self.waiting = _Waiting(out, quiet)
+
+    def __iter__(self) -> Iterator[bytes]:
+        # Made only once connected: a refused connection shows no bar.
+        self.bar = tqdm(
+            total=self.size,
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1024,
+            desc="uploading",
+            file=self.out,
+            disable=self.quiet,
+        )
+        lines = 0
+        last = b"\n"
+        while chunk := self.stream.read(CHUNK):
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+            yield chunk
+            self.bar.update(len(chunk))
+        self.bar.close()
+        self.waiting.start(lines + (last != b"\n"))
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        self.waiting.end()
+
+
+def _error_text(answer: httpx.Response) -> tuple[str, list[str]]:
+    """A refusal's message and its bad lines (``line N: message``), from the JSON answer."""
+    try:
+        body = answer.json()
+    except ValueError:
+        return answer.text.strip()[:300] or answer.reason_phrase, []
+    if not isinstance(body, dict):
+        return str(body)[:300], []
+    meta = body.get("meta")
+    message = meta.get("message") if isinstance(meta, dict) else None
+    bad = []
+    for error in body.get("errors") or []:
+        if isinstance(error, dict):
+            bad.append(f"line {error.get('line', '?')}: {error.get('message', '')}")
+    return str(message or answer.reason_phrase), bad
+
+
+def item_ids(file: Path, first: int) -> tuple[dict[str, int], int]:
+    """Each keyed item line's new id (the k-th item line, from 0, got ``first + k``), and
+    how many item lines there are.
+
+    Blank lines and relationship lines (those with ``fromItem``) are not item lines; item
+    lines without a ``key`` count but have no entry.
+    """
+    ids: dict[str, int] = {}
+    k = 0
+    with file.open("rb") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                raise _Refused(f"line {number} of {file} is not JSON: {exc}", FAILED) from exc
+            if not isinstance(record, dict):
+                raise _Refused(f"line {number} of {file} is not a JSON object", FAILED)
+            if "fromItem" in record:
+                continue
+            key = record.get("key")
+            if key is not None:
+                ids[str(key)] = first + k
+            k += 1
+    return ids, k
+
+
+def _write_ids(options: Options, data: dict[str, Any]) -> str:
+    assert options.ids is not None
+    first = data.get("firstItemId")
+    try:
+        ids, count = item_ids(options.file, int(first or 0))
+    except _Refused as exc:
+        raise _Refused(f"imported, but the ids were not written: {exc.message}", FAILED) from exc
+    if count != int(data["items"]) or (count and first is None):
+        raise _Refused(
+            f"imported, but the ids were not written: {options.file} has "
+            f"{_count(count, 'item line')}, the server wrote {_count(int(data['items']), 'item')} "
+            "(was the file changed during the import?)",
+            FAILED,
+        )
+    partial = options.ids.with_name(options.ids.name + ".partial")
+    try:
+        partial.write_text(json.dumps(ids, indent=1) + "\n", encoding="utf-8")
+        partial.replace(options.ids)
+    except OSError as exc:
+        raise _Refused(f"imported, but the ids were not written: {exc}", FAILED) from exc
+    return f"wrote {_count(len(ids), 'key')} and their ids to {options.ids}"
+
+
+def _count(n: int, thing: str) -> str:
+    """``n`` ``thing``, plural when ``n`` is not 1."""
+    return f"{n} {thing}{'' if n == 1 else 's'}"
+
+
+def _summary(data: dict[str, Any], elapsed: float) -> str:
+    items, relationships = int(data["items"]), int(data["relationships"])
+    rate = items / elapsed if elapsed > 0 else float(items)
+    text = (
+        f"imported {_count(items, 'item')} and {_count(relationships, 'relationship')} "
+        f"into project {data['project']} in {elapsed:.1f} s ({rate:.0f} items/s)"
+    )
+    if items:
+        first = int(data["firstItemId"])
+        text += f"; item ids {first}-{first + items - 1}"
+    return text
+
+
+def _check_usage(options: Options) -> None:
+    if not options.file.is_file():
+        what = "is not a file" if options.file.exists() else "does not exist"
+        raise _Refused(f"{options.file} {what}", USAGE)
+    if options.ids is not None and not options.ids.parent.is_dir():
+        raise _Refused(
+            f"--ids {options.ids}: the folder {options.ids.parent} does not exist", USAGE
+        )
+    if options.project <= 0:
+        raise _Refused(f"--project {options.project}: a project id is a positive number", USAGE)
+
+
+def _send(options: Options, url: str, out: IO[str]) -> tuple[httpx.Response, float]:
+    """Streams the file; the server's answer and the seconds it took."""
+    headers, auth = _auth(options)
+    headers["Content-Type"] = "application/x-ndjson"
+    headers["Accept"] = "application/json"
+    try:
+        stream = options.file.open("rb")
+    except OSError as exc:
+        raise _Refused(f"cannot read {options.file}: {exc.strerror or exc}", USAGE) from exc
+    upload = _Upload(stream, os.fstat(stream.fileno()).st_size, out, options.quiet)
+    began = time.monotonic()
+    try:
+        with stream, httpx.Client(timeout=TIMEOUT, auth=auth) as client:
+            answer = client.post(url, content=iter(upload), headers=headers)
+    except httpx.ConnectError as exc:
+        raise _Refused(f"cannot connect to {url}: {exc}", FAILED) from exc
+    except httpx.ConnectTimeout as exc:
+        raise _Refused(
+            f"cannot connect to {url}: no answer in {TIMEOUT.connect} s", FAILED
+        ) from exc
+    except httpx.ReadTimeout as exc:
+        raise _Refused(
+            f"{url} did not answer within {TIMEOUT.read} s; the import may still finish "
+            "on the server (look at the project before importing again)",
+            FAILED,
+        ) from exc
+    except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+        raise _Refused(f"--url: {exc}", USAGE) from exc
+    except httpx.HTTPError as exc:
+        raise _Refused(f"the import to {url} failed: {type(exc).__name__}: {exc}", FAILED) from exc
+    except OSError as exc:
+        raise _Refused(f"reading {options.file} failed: {exc}", FAILED) from exc
+    finally:
+        upload.close()
+    return answer, time.monotonic() - began
+
+
+def run(options: Options, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
+    """Imports ``options.file`` into the project; the exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    # The command tells what happened itself: httpx's line per request is noise here,
+    # whatever logging the process has (a test's, an embedding program's).
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    base = (options.url or os.environ.get("PLUMBLINE_URL") or DEFAULT_URL).rstrip("/")
+    url = f"{base}/rest/labs/projects/{options.project}/import"
+    try:
+        _check_usage(options)
+        answer, elapsed = _send(options, url, err)
+        if answer.status_code != 200:
+            message, bad = _error_text(answer)
+            status = f"{answer.status_code} {answer.reason_phrase}".strip()
+            if bad:
+                message = f"{_count(len(bad), 'bad line')}; nothing was imported"
+            print(f"plumbline: the server refused the import ({status}): {message}", file=err)
+            for line in bad:
+                print(f"  {line}", file=err)
+            return FAILED
+        try:
+            data = answer.json()["data"]
+            print(_summary(data, elapsed), file=out)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise _Refused(
+                f"the server answered 200 but not as expected ({exc!r}): {answer.text[:300]}",
+                FAILED,
+            ) from exc
+        if options.ids is not None:
+            print(_write_ids(options, data), file=out)
+    except _Refused as exc:
+        print(f"plumbline: {exc.message}", file=err)
+        return exc.code
+    return OK

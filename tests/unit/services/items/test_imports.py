@@ -1,0 +1,353 @@
+"""Bulk import into a project, on a real SQLite database: the same records as creating the
+items one by one, all or nothing, every bad line reported, only for writers."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from plumbline.common.context import Principal
+from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
+from plumbline.services.items import imports
+from plumbline.services.items.idspace import IdSpace
+from plumbline.services.items.imports import Imported, Importer
+from plumbline.services.items.itemdoc import ItemInput
+from plumbline.services.items.models import items, outbox, relationships
+from tests.unit.services.conftest import ADMIN, acting_as
+from tests.unit.services.items.conftest import READER_OF_A, WRITER_OF_A, World
+
+
+def importer(world: World) -> Importer:
+    domain = world.items
+    return Importer(
+        world.db, domain.outbox, domain.config, IdSpace(world.db), domain.access, domain
+    )
+
+
+async def chunks_of(data: bytes, size: int = 7) -> AsyncIterator[bytes]:
+    """``data`` in small pieces, so that lines span chunks."""
+    for start in range(0, len(data), size):
+        yield data[start : start + size]
+
+
+def jsonl(*lines: Any) -> bytes:
+    return b"".join(
+        (line if isinstance(line, bytes) else json.dumps(line).encode()) + b"\n" for line in lines
+    )
+
+
+async def run(
+    world: World, project: int, data: bytes, who: Principal = ADMIN, size: int = 7
+) -> Imported:
+    with acting_as(who):
+        return await importer(world).run(project, chunks_of(data, size))
+
+
+async def counts(world: World) -> tuple[int, int, int]:
+    async with world.db.read() as session:
+        return (
+            int(await session.scalar(select(func.count()).select_from(items)) or 0),
+            int(await session.scalar(select(func.count()).select_from(relationships)) or 0),
+            int(await session.scalar(select(func.count()).select_from(outbox)) or 0),
+        )
+
+
+# -- the same as one by one ---------------------------------------------------------------
+
+
+async def existing(world: World, project: int) -> dict[str, int]:
+    """E1 (with E1a under it) and E2 at the root: items the import hangs things under."""
+    e1 = await world.item("E1", project=project)
+    e1a = await world.item("E1a", parent=e1, project=project)
+    e2 = await world.item("E2", project=project)
+    return {"E1": e1, "E1a": e1a, "E2": e2}
+
+
+def scenario(old: dict[str, int]) -> list[dict[str, Any]]:
+    """Items under new and existing parents (E1 is not last, and its subtree ends where
+    E1a's does), then relationships among new and existing items."""
+    return [
+        {"key": "F1", "itemType": "FLD", "fields": {"name": "F1"}},
+        {"key": "R1", "itemType": "REQ", "parent": "F1", "fields": {"name": "R1 login"}},
+        {"key": "R2", "itemType": 1, "parent": "F1", "fields": {"name": "R2", "priority": 3}},
+        {"key": "R1x", "itemType": "REQ", "parent": "R1", "fields": {"name": "R1x"}},
+        {"itemType": "REQ", "parent": old["E1"], "fields": {"name": "under E1"}},
+        {"key": "U", "itemType": "REQ", "parent": old["E1a"], "fields": {"name": "under E1a"}},
+        {"itemType": "REQ", "parent": "U", "fields": {"name": "under U"}},
+        {"itemType": "REQ", "fields": {"name": "last at the root"}},
+        {"itemType": "DEF", "parent": "F1", "fields": {"name": "D1"}},
+        {"fromItem": "R1", "toItem": "R2"},
+        {"fromItem": "R2", "toItem": old["E2"], "relationshipType": 2},
+        {"fromItem": old["E1"], "toItem": "R1x"},
+    ]
+
+
+async def one_by_one(world: World, project: int, lines: list[dict[str, Any]]) -> None:
+    """What a client without the import would do: POST /items and /relationships."""
+    keys: dict[str, int] = {}
+
+    def ref(value: Any) -> int:
+        return keys[value] if isinstance(value, str) else int(value)
+
+    with acting_as(ADMIN):
+        for line in lines:
+            if "itemType" in line:
+                wanted = line["itemType"]
+                new = await world.items.create(
+                    ItemInput(
+                        project=project,
+                        item_type=world.types[wanted] if isinstance(wanted, str) else wanted,
+                        parent_item=None if "parent" not in line else ref(line["parent"]),
+                        fields=line["fields"],
+                    )
+                )
+                if "key" in line:
+                    keys[line["key"]] = new
+            else:
+                await world.relationships.create(
+                    ref(line["fromItem"]), ref(line["toItem"]), line.get("relationshipType")
+                )
+
+
+class Normal:
+    """Records of one project with what must differ between projects taken out: ids
+    become their rank in the project, keys lose the project's prefix, dates go."""
+
+    def __init__(self, ranks: dict[int, int]) -> None:
+        self.ranks = ranks
+
+    def id(self, value: Any) -> str:
+        return f"#{self.ranks[int(value)]}"
+
+    def __call__(self, value: Any, name: str = "") -> Any:
+        if isinstance(value, dict):
+            return {
+                k: self(v, k)
+                for k, v in value.items()
+                if not k.endswith("Date") and k not in ("globalSortOrder", "project")
+            }
+        if name in ("id", "parentItem", "fromItem", "toItem", "item"):
+            return self.id(value)
+        if name == "documentKey":
+            return str(value).split("-", 1)[1]
+        if name == "globalId":
+            prefix, item = str(value).rsplit("-", 1)
+            return f"{prefix}-{self.id(item)}"
+        if name == "fieldsJson":
+            return self(json.loads(base64.b64decode(value)))
+        if name == "toProject":
+            return "P"
+        if isinstance(value, list):
+            return [self(v) for v in value]
+        return value
+
+
+def _unnamed(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """A relationship's event names it by its ends' ids ("1001 to 1002")."""
+    if kind.startswith("items.relationship."):
+        return {k: v for k, v in payload.items() if k != "name"}
+    return payload
+
+
+async def records(world: World, project: int) -> tuple[list[Any], list[Any], list[Any]]:
+    """(items, relationships, events) of ``project``, normalised, in creation order."""
+    async with world.db.read() as session:
+        rows = (
+            await session.execute(
+                select(items).where(items.c.project == project).order_by(items.c.id)
+            )
+        ).all()
+        rels = (
+            await session.execute(
+                select(relationships)
+                .where(relationships.c.project == project)
+                .order_by(relationships.c.id)
+            )
+        ).all()
+    normal = Normal({row.id: rank for rank, row in enumerate(rows)})
+    item_records = [
+        {
+            "type": row.item_type,
+            "child": row.child_item_type,
+            "key": normal(row.document_key, "documentKey"),
+            "global": normal(row.global_id, "globalId"),
+            "parent": None if row.parent is None else normal.id(row.parent),
+            "sort": row.sort_order,
+            "sequence": row.sequence,
+            "name": row.name,
+            "fields": normal(json.loads(row.fields_json)),
+            "search": row.search_text,
+            "version": row.version,
+            "flags": (row.active, row.locked, row.created_by, row.modified_by),
+        }
+        for row in rows
+    ]
+    rel_records = [
+        (normal.id(r.from_item), normal.id(r.to_item), r.relationship_type, r.suspect) for r in rels
+    ]
+    events = [
+        (e.type, e.actor, normal(_unnamed(e.type, e.payload)))
+        for e in await world.events_after(0)
+        if e.project == project and not e.type.startswith("items.project.")
+    ]
+    return item_records, rel_records, events
+
+
+async def test_an_import_makes_what_creating_one_by_one_makes(world: World) -> None:
+    old_a = await existing(world, world.a)
+    old_b = await existing(world, world.b)
+    done = await run(world, world.a, jsonl(*scenario(old_a)))
+    assert (done.bad, done.items, done.relationships, done.lines) == ([], 9, 3, 12)
+    await one_by_one(world, world.b, scenario(old_b))
+
+    imported, made = await records(world, world.a), await records(world, world.b)
+    assert imported[0] == made[0]  # items, field by field
+    assert imported[1] == made[1]  # relationships
+    assert imported[2] == made[2]  # events: what the history and the feed get
+    assert len(imported[2]) == 3 + 9 + 3
+    # The project order (the global order) is the same walk of the tree.
+    assert [name for _, name in await world.tree(world.a)] == [
+        name for _, name in await world.tree(world.b)
+    ]
+    assert [name for _, name in await world.tree(world.a)] == [
+        "E1", "E1a", "under E1a", "under U", "under E1", "E2",
+        "F1", "R1 login", "R1x", "R2", "D1", "last at the root",
+    ]  # fmt: skip
+
+
+async def test_the_kth_item_line_gets_the_first_id_plus_k(world: World) -> None:
+    lines = [{"itemType": "REQ", "fields": {"name": f"R{n}"}} for n in range(2500)]
+    done = await run(world, world.a, jsonl(*lines), size=64 * 1024)
+    assert done.items == 2500
+    async with world.db.read() as session:
+        found = (
+            await session.execute(
+                select(items.c.id, items.c.name, items.c.sequence).where(items.c.project == world.a)
+            )
+        ).all()
+    assert {(r.id - done.first_item_id, r.name, r.sequence) for r in found} == {
+        (n, f"R{n}", str(n + 1)) for n in range(2500)
+    }
+
+
+# -- all or nothing, every bad line ---------------------------------------------------------
+
+
+async def test_bad_lines_are_all_reported_by_number_and_nothing_is_written(
+    world: World,
+) -> None:
+    in_b = await world.item("in B", project=world.b)
+    before = await counts(world)
+    data = jsonl(
+        {"key": "F", "itemType": "FLD", "fields": {"name": "F"}},
+        b"{not json",
+        b"[1, 2]",
+        {"itemType": "REQ", "fields": {"name": "x"}, "colour": "red"},
+        {"itemType": "NOPE", "fields": {"name": "x"}},
+        {"itemType": "REQ", "parent": "LATER", "fields": {"name": "x"}},
+        {"key": "LATER", "itemType": "REQ", "parent": in_b, "fields": {"name": "x"}},
+        {"key": "F", "itemType": "REQ", "fields": {"name": "again"}},
+        {"itemType": "REQ", "fields": {"name": "x", "priority": "very"}},
+        b"",
+        {"fromItem": "F", "toItem": "F"},
+        {"fromItem": "F", "toItem": "NOWHERE"},
+        {"fromItem": "F", "toItem": 99999},
+        {"fromItem": "F", "toItem": "LATER"},
+        {"fromItem": "F", "toItem": "LATER"},
+        {"itemType": "REQ", "fields": {"name": "after a relationship"}},
+        {"something": "else"},
+    )
+    done = await run(world, world.a, data)
+    assert (done.items, done.first_item_id) == (0, 0)
+    assert (done.lines, done.bad_count) == (17, 14)
+    said = dict(done.bad)
+    assert sorted(said) == [2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 17]
+    assert "not JSON" in said[2]
+    assert "a JSON object" in said[3]
+    assert "colour: not a member of an item line" in said[4]
+    assert "'NOPE' is no item type's key" in said[5]
+    assert "REQ" in said[5]
+    assert "no item line before this one has the key 'LATER'" in said[6]
+    assert f"item {in_b} is in project {world.b}, not in project {world.a}" in said[7]
+    assert "the key 'F' is already line 1's" in said[8]
+    assert "priority" in said[9]
+    assert "must be different items" in said[11]
+    assert "no item line has the key 'NOWHERE'" in said[12]
+    assert "no item with id 99999" in said[13]
+    assert "line 14 is the same relationship" in said[15]
+    assert "items come before the relationships" in said[16]
+    assert "an item (with itemType) or a relationship" in said[17]
+    assert await counts(world) == before
+
+
+async def test_only_the_first_hundred_bad_lines_are_told_all_are_counted(
+    world: World,
+) -> None:
+    done = await run(world, world.a, b"nope\n" * 250, size=4096)
+    assert done.bad_count == 250
+    assert [line for line, _ in done.bad] == list(range(1, 101))
+
+
+async def test_a_line_past_the_limit_is_bad_and_the_next_is_read(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(imports, "MAX_LINE", 100)
+    data = jsonl({"itemType": "REQ", "fields": {"name": "x" * 200}}, {"itemType": "REQ"})
+    done = await run(world, world.a, data)
+    assert [line for line, _ in done.bad] == [1, 2]
+    assert "longer than" in done.bad[0][1]
+    assert "name" in done.bad[1][1]  # the second line was parsed: its name is missing
+
+
+async def test_a_failure_while_writing_leaves_nothing(world: World) -> None:
+    r1 = await world.item("R1")
+    r2 = await world.item("R2")
+    with acting_as(ADMIN):
+        await world.relationships.create(r1, r2, None)
+    before = await counts(world)
+    data = jsonl(
+        *[{"itemType": "REQ", "fields": {"name": f"new {n}"}} for n in range(1500)],
+        {"fromItem": r1, "toItem": r2},  # exists: found only when written
+    )
+    with pytest.raises(AlreadyExists, match="nothing was imported"):
+        await run(world, world.a, data, size=64 * 1024)
+    assert await counts(world) == before
+
+
+async def test_a_last_line_without_a_newline_is_read(world: World) -> None:
+    done = await run(world, world.a, b'\n{"itemType": "REQ", "fields": {"name": "end"}}')
+    assert (done.lines, done.items, done.bad) == (2, 1, [])
+
+
+# -- who may import -------------------------------------------------------------------------
+
+
+async def test_only_writers_of_the_project_may_import(world: World) -> None:
+    data = jsonl({"itemType": "REQ", "fields": {"name": "x"}})
+    with pytest.raises(PermissionDenied):
+        await run(world, world.a, data, who=READER_OF_A)
+    with pytest.raises(PermissionDenied):
+        await run(world, world.b, data, who=WRITER_OF_A)  # B: read only
+    with pytest.raises(NotFound, match="No project with id"):
+        await run(world, world.b, data, who=READER_OF_A)  # B: no access at all
+    with pytest.raises(NotFound, match="No project with id 424242"):
+        await run(world, 424242, data)
+    with pytest.raises(InvalidArgument, match="is a folder"):
+        await run(world, world.folder, data)
+    done = await run(world, world.a, data, who=WRITER_OF_A)
+    assert done.items == 1
+
+
+async def test_an_item_the_importer_may_not_read_is_not_found(world: World) -> None:
+    in_b = await world.item("in B", project=world.b)
+    data = jsonl(
+        {"key": "R", "itemType": "REQ", "fields": {"name": "x"}}, {"fromItem": in_b, "toItem": "R"}
+    )
+    done = await run(world, world.a, data, who=WRITER_OF_A)
+    # B is read-only for the writer: a relationship from B's item would change B.
+    assert done.bad == [(2, f"you may not relate item {in_b} from here.")]
