@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2
@@ -13,7 +15,10 @@ from plumbline.common.rpc import connect
 from plumbline.gateway.upstreams import ItemsClient
 
 PARALLEL = 8
-BATCH = 250
+#: Items per import (one transaction each).
+BATCH = 10_000
+#: Bytes per message of an import's stream.
+CHUNK = 256 * 1024
 #: Items of a project's folders: 4 areas, 5 folders in each.
 FOLDERS = 4 * 6
 
@@ -135,6 +140,41 @@ class Seeder:
             message.parent_item = parent
         return message
 
+    def _line(self, parent: int | None, type_key: str, name: str) -> bytes:
+        """An item line of an import: a named item with a description."""
+        fields = {"name": name, "description": f"<p>{name} shall work.</p>"}
+        return self._line_of(parent, type_key, fields)
+
+    def _line_of(self, parent: int | None, type_key: str, fields: dict[str, Any]) -> bytes:
+        line: dict[str, Any] = {"itemType": self.types[type_key], "fields": fields}
+        if parent is not None:
+            line["parent"] = parent
+        return json.dumps(line).encode() + b"\n"
+
+    async def import_items(self, project: int, lines: list[bytes]) -> int:
+        """Imports the item ``lines`` into ``project``; the first new id (the k-th line's
+        item has that + k)."""
+        if not lines:
+            return 0
+
+        async def chunks() -> AsyncIterator[items_pb2.ImportChunk]:
+            yield items_pb2.ImportChunk(project=project)
+            pending: list[bytes] = []
+            size = 0
+            for line in lines:
+                pending.append(line)
+                size += len(line)
+                if size >= CHUNK:
+                    yield items_pb2.ImportChunk(data=b"".join(pending))
+                    pending, size = [], 0
+            if pending:
+                yield items_pb2.ImportChunk(data=b"".join(pending))
+
+        reply = await self.client.projects.ImportItems(chunks(), timeout=3600)
+        if reply.bad_count:
+            raise RuntimeError(f"the seed's import was refused: {list(reply.bad)[:3]}")
+        return int(reply.first_item_id)
+
     async def _item(self, project: int, parent: int | None, type_key: str, name: str) -> int:
         created = await self.client.items.CreateItem(self._input(project, parent, type_key, name))
         self.data.items += 1
@@ -152,8 +192,10 @@ class Seeder:
     async def grow_to(self, total: int) -> None:
         """Adds requirements (70% in the big project) until ``total`` items exist.
 
-        Items and relationships go in batches through the bulk RPCs (the same create
-        code, one transaction per batch); comments one by one, as clients add them.
+        Items go in through the bulk import (``ImportItems``, what ``POST
+        /rest/labs/projects/{id}/import`` calls), one import per project and batch;
+        relationships through the bulk create; comments and tags one by one, as clients
+        add them.
         """
         start = self.data.items
         semaphore = asyncio.Semaphore(PARALLEL)
@@ -164,17 +206,16 @@ class Seeder:
                 project = self.data.projects[0] if n % 10 < 7 else self.data.projects[1 + n % 2]
                 folders = self.folders[project]
                 placed.append((n, project, folders[n % len(folders)]))
-            reply = await self.client.items.CreateItems(
-                items_pb2.ItemInputList(
-                    items=[
-                        self._input(
-                            project, folder, "REQ", f"Requirement {n} {WORDS[n % len(WORDS)]}"
-                        )
-                        for n, project, folder in placed
-                    ]
-                )
-            )
-            leaves = list(reply.ids)
+            ids: dict[int, int] = {}
+            for project in self.data.projects:
+                mine = [(n, folder) for n, p, folder in placed if p == project]
+                lines = [
+                    self._line(folder, "REQ", f"Requirement {n} {WORDS[n % len(WORDS)]}")
+                    for n, folder in mine
+                ]
+                first_id = await self.import_items(project, lines)
+                ids.update((n, first_id + k) for k, (n, _) in enumerate(mine))
+            leaves = [ids[n] for n, _, _ in placed]
             self.data.items += len(leaves)
             pairs = [
                 items_pb2.RelationshipInput(from_item=leaves[i - 1], to_item=leaves[i])
@@ -210,7 +251,7 @@ class Seeder:
 
     async def project_of(self, key: str, total: int) -> tuple[int, list[int]]:
         """A project of ``total`` items: 4 areas of 5 folders, and requirements under the
-        folders in turn through the bulk create. Its id and the requirements' ids."""
+        folders in turn through the bulk import. Its id and the requirements' ids."""
         project = (
             await self.client.projects.CreateProject(
                 items_pb2.ProjectInput(
@@ -223,50 +264,42 @@ class Seeder:
         requirements: list[int] = []
         for first in range(0, count, BATCH):
             numbers = range(first, min(first + BATCH, count))
-            reply = await self.client.items.CreateItems(
-                items_pb2.ItemInputList(
-                    items=[
-                        self._input(
-                            project,
-                            folders[n % len(folders)],
-                            "REQ",
-                            f"Requirement {n} {WORDS[n % len(WORDS)]}",
-                        )
-                        for n in numbers
-                    ]
+            lines = [
+                self._line(
+                    folders[n % len(folders)], "REQ", f"Requirement {n} {WORDS[n % len(WORDS)]}"
                 )
-            )
-            requirements.extend(reply.ids)
+                for n in numbers
+            ]
+            first_id = await self.import_items(project, lines)
+            requirements.extend(range(first_id, first_id + len(lines)))
         self.data.items += len(requirements)
         return int(project), requirements
 
     async def test_cases(self, project: int, count: int, prefix: str) -> list[int]:
         """``count`` test cases (item type TC) of three steps each, named
-        ``{prefix} {n}``, through the bulk create; returns their ids in order."""
+        ``{prefix} {n}``, through the bulk import; returns their ids in order."""
         created: list[int] = []
         for first in range(0, count, BATCH):
-            batch = [
-                items_pb2.ItemInput(
-                    project=project,
-                    item_type=self.types["TC"],
-                    fields_json=json.dumps(
-                        {
-                            "name": f"{prefix} {n}",
-                            "testCaseSteps": [
-                                {
-                                    "action": f"Step {s} of {prefix} {n}",
-                                    "expectedResult": f"Step {s} works",
-                                    "notes": f"note {s}",
-                                }
-                                for s in range(1, 4)
-                            ],
-                        }
-                    ).encode(),
+            lines = [
+                self._line_of(
+                    None,
+                    "TC",
+                    {
+                        "name": f"{prefix} {n}",
+                        "testCaseSteps": [
+                            {
+                                "action": f"Step {s} of {prefix} {n}",
+                                "expectedResult": f"Step {s} works",
+                                "notes": f"note {s}",
+                            }
+                            for s in range(1, 4)
+                        ],
+                    },
                 )
                 for n in range(first, min(first + BATCH, count))
             ]
-            reply = await self.client.items.CreateItems(items_pb2.ItemInputList(items=batch))
-            created.extend(reply.ids)
+            first_id = await self.import_items(project, lines)
+            created.extend(range(first_id, first_id + len(lines)))
         self.data.items += len(created)
         return created
 

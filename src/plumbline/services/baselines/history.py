@@ -252,19 +252,19 @@ class History:
             if not moved:
                 await session.execute(self.db.insert_ignoring_duplicates(histories).values(row))
             return
-        for chunk in chunked(rows, _ROWS_PER_INSERT):
-            insert = self.db.upsert(histories).values(chunk)
-            await session.execute(
-                insert.on_conflict_do_update(
-                    index_elements=[histories.c.item],
-                    set_={
-                        "latest": insert.excluded.latest,
-                        "deleted": False,
-                        "project": insert.excluded.project,
-                    },
-                    where=histories.c.latest < insert.excluded.latest,
-                )
-            )
+        # One statement for every row (an executemany): rows written into the VALUES
+        # clause made a new statement to compile for every batch.
+        insert = self.db.upsert(histories)
+        upsert = insert.on_conflict_do_update(
+            index_elements=[histories.c.item],
+            set_={
+                "latest": insert.excluded.latest,
+                "deleted": False,
+                "project": insert.excluded.project,
+            },
+            where=histories.c.latest < insert.excluded.latest,
+        )
+        await session.execute(upsert, rows)
 
     async def _deleted(self, session: AsyncSession, event: Event) -> None:
         """Deleted records (with the items deleted under them, or a test plan's cycles
@@ -289,6 +289,12 @@ class History:
         """Works out what each (item, version) of ``wanted`` changed, where it and the
         version before are both here."""
         targets = sorted((item, version) for item, version in wanted if version > 1)
+        if not targets:
+            return
+        # Most of ``wanted`` are guesses (the version after one just added, in case it came
+        # first): which of them are here is read first, without their snapshots.
+        here = await self._present(session, targets)
+        targets = [pair for pair in targets if pair in here]
         if not targets:
             return
         pairs = sorted(set(targets) | {(item, version - 1) for item, version in targets})
@@ -317,6 +323,20 @@ class History:
                 .values(changed=bindparam("b_changed")),
                 changes,
             )
+
+    async def _present(
+        self, session: AsyncSession, pairs: list[tuple[int, int]]
+    ) -> set[tuple[int, int]]:
+        """Which (item, version) ``pairs`` have a version here."""
+        found: set[tuple[int, int]] = set()
+        for chunk in chunked(pairs, IN_CHUNK // 2):
+            rows = await session.execute(
+                select(versions.c.item, versions.c.version).where(
+                    tuple_(versions.c.item, versions.c.version).in_(chunk)
+                )
+            )
+            found.update((int(r.item), int(r.version)) for r in rows)
+        return found
 
     async def _relationship(self, session: AsyncSession, event: Event) -> None:
         """Opens, closes or replaces a relationship's span at the event's time."""
