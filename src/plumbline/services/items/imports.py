@@ -331,7 +331,7 @@ class Importer:
         now = utcnow()
         try:
             async with self.outbox.transaction() as session:
-                project_key = await tree.lock_project(session, plan.project)
+                project_key = await tree.lock_project(session, plan.project, added=plan.items)
                 if project_key is None:
                     raise NotFound(f"No project with id {plan.project}.")
                 named = set(plan.existing_parents) | set(plan.existing_from)

@@ -53,6 +53,9 @@ projects = Table(
     Column("modified_by", BigInteger, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("modified_at", DateTime(timezone=True), nullable=False),
+    # The project's active items, kept by each write that adds, deletes, restores or
+    # moves items (``tree.lock_project``'s ``added``, ``tree.count_items``).
+    Column("active_items", BigInteger, nullable=False, default=0, server_default="0"),
 )
 
 # One row per handed-out block of abstract-item ids: block n holds ids

@@ -122,6 +122,8 @@ class Moves:
                 .where(relationships.c.from_item.in_(moved))
                 .values(project=target)
             )
+            await tree.count_items(session, current.project, -len(moved))
+            await tree.count_items(session, target, len(moved))
             await tree.close_gap(session, current.project, current.parent, old_parent_sequence)
             await tree.renumber(session, current.project)
             await tree.renumber(session, target)

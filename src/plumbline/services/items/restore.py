@@ -110,6 +110,7 @@ class Restore:
                 )
             await tree.renumber(session, root.project)
             restored = [root.id, *(row.id for row in below)]
+            await tree.count_items(session, root.project, len(restored))
             for restored_id in restored:
                 await self.outbox.add(
                     session, await item_event(session, RESTORED, restored_id, catalog, caller)

@@ -22,9 +22,10 @@ from plumbline.services.items.models import items, projects
 GAP = 1 << 20
 
 
-async def lock_project(session: AsyncSession, project: int) -> str | None:
+async def lock_project(session: AsyncSession, project: int, added: int = 0) -> str | None:
     """Serialises tree changes within a project for the rest of the transaction; returns
-    the project's key (None when there is no such project).
+    the project's key (None when there is no such project). ``added``: active items the
+    transaction adds to the project (its count moves in the same statement).
 
     A no-op UPDATE of the project row: on PostgreSQL it takes the row lock; on SQLite it
     opens the write transaction, so everything read after it is current. Sort orders,
@@ -35,10 +36,20 @@ async def lock_project(session: AsyncSession, project: int) -> str | None:
     key = await session.scalar(
         update(projects)
         .where(projects.c.id == project)
-        .values(version=projects.c.version)
+        .values(version=projects.c.version, active_items=projects.c.active_items + added)
         .returning(projects.c.project_key)
     )
     return None if key is None else str(key)
+
+
+async def count_items(session: AsyncSession, project: int, added: int) -> None:
+    """Moves the project's count of active items by ``added`` (negative: fewer)."""
+    if added:
+        await session.execute(
+            update(projects)
+            .where(projects.c.id == project)
+            .values(active_items=projects.c.active_items + added)
+        )
 
 
 async def lock_project_of(session: AsyncSession, item_id: int) -> None:
