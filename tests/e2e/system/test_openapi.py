@@ -4,6 +4,7 @@ declared status codes)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -527,8 +528,14 @@ def _schemathesis(
         *options,
     ]
     started = time.monotonic()
+    # JSON Lines bodies (the import's) are written by a hook of ours (ndjson_hooks.py).
+    env = {
+        **os.environ,
+        "SCHEMATHESIS_HOOKS": "ndjson_hooks",
+        "PYTHONPATH": str(Path(__file__).parent),
+    }
     result = subprocess.run(
-        command, cwd=workdir, capture_output=True, text=True, timeout=600, check=False
+        command, cwd=workdir, capture_output=True, text=True, timeout=600, check=False, env=env
     )
     took = time.monotonic() - started
     output = result.stdout + result.stderr

@@ -26,6 +26,52 @@ router = APIRouter(prefix="/rest/{version}", tags=["projects"])
 
 CHUNK = 256 * 1024
 
+_REF: dict[str, object] = {
+    "description": "The key of an item line of the file, or the id of an existing item.",
+    "oneOf": [{"type": "string", "minLength": 1}, {"type": "integer", "minimum": 1}],
+}
+#: The body, one JSON object a line: described as the array of its lines.
+_LINES = {
+    "type": "array",
+    "description": "JSON Lines, one object a line (shown as the array of its lines): items, "
+    "then relationships.",
+    "items": {
+        "oneOf": [
+            {
+                "title": "ImportItemLine",
+                "type": "object",
+                "required": ["itemType"],
+                "additionalProperties": False,
+                "properties": {
+                    "key": {"type": "string", "minLength": 1, "maxLength": 255},
+                    "itemType": {
+                        "description": "An item type's id or key.",
+                        "oneOf": [{"type": "integer"}, {"type": "string"}],
+                    },
+                    "childItemType": {"type": "integer"},
+                    "parent": {
+                        **_REF,
+                        "description": "An earlier item line's key, or the id "
+                        "of an item of the project; none: the project's root.",
+                    },
+                    "fields": {"type": "object"},
+                },
+            },
+            {
+                "title": "ImportRelationshipLine",
+                "type": "object",
+                "required": ["fromItem", "toItem"],
+                "additionalProperties": False,
+                "properties": {
+                    "fromItem": _REF,
+                    "toItem": _REF,
+                    "relationshipType": {"type": "integer"},
+                },
+            },
+        ]
+    },
+}
+
 
 def _declared_size(request: Request, limit: int) -> None:
     length = request.headers.get("content-length", "").strip()
@@ -77,14 +123,7 @@ async def _body(request: Request, pace: Pace, limit: int) -> AsyncIterator[bytes
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {
-                "application/x-ndjson": {
-                    "schema": {
-                        "type": "string",
-                        "description": "JSON Lines: items, then relationships.",
-                    }
-                }
-            },
+            "content": {"application/x-ndjson": {"schema": _LINES}},
         }
     },
 )
