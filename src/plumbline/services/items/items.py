@@ -38,6 +38,7 @@ from plumbline.services.items.events import item_event
 from plumbline.services.items.idspace import IdSpace, next_numbers
 from plumbline.services.items.itemdoc import ItemInput
 from plumbline.services.items.models import items, projects
+from plumbline.services.items.positions import Key, Positions
 from plumbline.services.items.relationships import (
     hide_relationships_of,
     mark_downstream_suspect,
@@ -70,6 +71,7 @@ class Items:
         self.outbox = outbox
         self.config = config
         self.allocator = IdAllocator(lambda: ids.allocate("items"))
+        self.positions = Positions()
 
     # -- reading -------------------------------------------------------------------
 
@@ -102,6 +104,7 @@ class Items:
         access = await self.access.current()
         async with self.db.read() as session:
             total: int | None = None
+            key: Key | None = None  # where the page's place is kept (a project's list)
             if parent is not None:
                 parent_row = await self.active(session, parent, access)
                 where = and_(items.c.parent == parent_row.id, items.c.active.is_(True))
@@ -110,25 +113,34 @@ class Items:
                 # The project's kept count answers a whole project's totalResults: a
                 # count over the project grew with it (about 1.5 times the first page's
                 # cost at 20,000 items).
-                counted = await session.scalar(
-                    select(projects.c.active_items).where(projects.c.id == project)
-                )
-                if counted is None:
+                found = (
+                    await session.execute(
+                        select(projects.c.active_items, projects.c.tree_changes).where(
+                            projects.c.id == project
+                        )
+                    )
+                ).first()
+                if found is None:
                     raise NotFound(f"No project with id {project}.")
                 access.require(Action.READ, project)
                 where = and_(items.c.project == project, items.c.active.is_(True))
                 if root_only:
                     where = and_(where, items.c.parent.is_(None))
                 else:
-                    total = int(counted)
+                    total = int(found.active_items)
                 order = items.c.global_sort_order
+                # Read before the page: the page is at least as new as the key.
+                key = Key(project, root_only, int(found.tree_changes), start_at)
             if total is None:
                 total = await session.scalar(select(func.count()).select_from(items).where(where))
             # Both orders are unique among active items (siblings' sort orders, the
             # project's global order), so no tie-breaker: with one, SQLite sorted every
             # row in scope instead of walking the index, and deep pages cost 10x more.
             page = select(items).where(where).order_by(order)
-            if start_at:
+            place = self.positions.find(key) if key is not None and start_at else None
+            if place is not None:
+                page = page.where(order > place.order if place.after else order >= place.order)
+            elif start_at:
                 # Skip through the index alone (the order column is in it) to the page's
                 # first value, then read just the page's rows: PostgreSQL otherwise read
                 # and sorted the whole project for OFFSET 10000 (3x the first page).
@@ -137,6 +149,8 @@ class Items:
                 ).scalar_subquery()
                 page = page.where(order >= first)
             rows = (await session.execute(page.limit(max_results))).all()
+        if key is not None:
+            self.positions.served(key, [int(row.global_sort_order) for row in rows])
         return list(rows), int(total or 0)
 
     async def active(

@@ -56,6 +56,9 @@ projects = Table(
     # The project's active items, kept by each write that adds, deletes, restores or
     # moves items (``tree.lock_project``'s ``added``, ``tree.count_items``).
     Column("active_items", BigInteger, nullable=False, default=0, server_default="0"),
+    # Transactions that took the project's tree lock (``tree.lock_project``): while it
+    # stands, the project's order and active items are as they were (``Positions``).
+    Column("tree_changes", BigInteger, nullable=False, default=0, server_default="0"),
 )
 
 # One row per handed-out block of abstract-item ids: block n holds ids

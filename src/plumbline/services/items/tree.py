@@ -27,8 +27,9 @@ async def lock_project(session: AsyncSession, project: int, added: int = 0) -> s
     the project's key (None when there is no such project). ``added``: active items the
     transaction adds to the project (its count moves in the same statement).
 
-    A no-op UPDATE of the project row: on PostgreSQL it takes the row lock; on SQLite it
-    opens the write transaction, so everything read after it is current. Sort orders,
+    An UPDATE of the project row (it counts the change, ``tree_changes``): on PostgreSQL
+    it takes the row lock; on SQLite it opens the write transaction, so everything read
+    after it is current. Sort orders,
     global orders and document-key counters are read and then written, so concurrent
     writers in one project must not interleave. The key comes back with the lock, so a
     create needs no read of its own for it.
@@ -36,7 +37,10 @@ async def lock_project(session: AsyncSession, project: int, added: int = 0) -> s
     key = await session.scalar(
         update(projects)
         .where(projects.c.id == project)
-        .values(version=projects.c.version, active_items=projects.c.active_items + added)
+        .values(
+            active_items=projects.c.active_items + added,
+            tree_changes=projects.c.tree_changes + 1,
+        )
         .returning(projects.c.project_key)
     )
     return None if key is None else str(key)
@@ -60,7 +64,7 @@ async def lock_project_of(session: AsyncSession, item_id: int) -> None:
         .where(
             projects.c.id == select(items.c.project).where(items.c.id == item_id).scalar_subquery()
         )
-        .values(version=projects.c.version)
+        .values(tree_changes=projects.c.tree_changes + 1)
     )
 
 

@@ -1,6 +1,8 @@
 """projects.active_items: each project's count of active items, kept by every write that
 adds, deletes, restores or moves items, so that a list's totalResults is one row's read
-instead of a count over the project
+instead of a count over the project; projects.tree_changes: how many transactions have
+taken the project's tree lock, so that where recent pages began stays known until the
+tree changes
 
 Revision ID: 0015_project_item_counts
 Revises: 0014_field_deleted
@@ -22,6 +24,10 @@ def upgrade() -> None:
         "projects",
         sa.Column("active_items", sa.BigInteger(), nullable=False, server_default="0"),
     )
+    op.add_column(
+        "projects",
+        sa.Column("tree_changes", sa.BigInteger(), nullable=False, server_default="0"),
+    )
     op.execute(
         "UPDATE projects SET active_items = (SELECT count(*) FROM items "
         "WHERE items.project = projects.id AND items.active)"
@@ -31,3 +37,4 @@ def upgrade() -> None:
 def downgrade() -> None:
     with op.batch_alter_table("projects") as batch:
         batch.drop_column("active_items")
+        batch.drop_column("tree_changes")
