@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from grpc import aio
-from sqlalchemy import Row, func, select, tuple_, update
+from sqlalchemy import Row, func, select, update
 
 from plumbline.api.items.v1 import items_pb2, items_pb2_grpc
 from plumbline.common.access import AccessCache, Action
@@ -24,7 +24,12 @@ from plumbline.common.db import Database, first_or_missing, insert_id
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
-from plumbline.services.baselines.history import History, changed_fields, readable_ends
+from plumbline.services.baselines.history import (
+    History,
+    changed_fields,
+    readable_ends,
+    versions_at,
+)
 from plumbline.services.baselines.models import (
     baseline_items,
     baselines,
@@ -274,10 +279,9 @@ class Baselines:
 
         async def read() -> dict[tuple[int, int], Row[Any]]:
             async with self.db.read() as session:
-                rows = await session.execute(
-                    select(versions).where(tuple_(versions.c.item, versions.c.version).in_(wanted))
-                )
-                return {(v.item, v.version): v for v in rows.all()}
+                rest = [c for c in versions.c if c.name not in ("item", "version")]
+                rows = await versions_at(session, wanted, *rest)
+                return {(v.item, v.version): v for v in rows}
 
         found = await read()
         if len(found) < len(set(wanted)):

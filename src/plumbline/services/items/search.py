@@ -33,7 +33,7 @@ from plumbline.common.db import Database
 from plumbline.common.errors import (
     InvalidArgument,
 )
-from plumbline.services.items.models import item_releases, items
+from plumbline.services.items.models import item_releases, items, projects
 
 
 def search_text(fields: dict[str, Any]) -> str:
@@ -69,8 +69,9 @@ _FEW_MATCHES = 1000
 #: The trigram index finds substrings of at least three characters; shorter ones scan.
 _TRIGRAM = 3
 
-#: Up to this many FTS5 hits, looking each one up beats reading the items in scope; with
-#: more (a word most items hold) the scan is the faster plan, as it was before the index.
+#: Up to this many FTS5 hits (or a quarter of the items in scope), looking each one up
+#: beats reading the items in scope; with more (a word most items hold) the scan is the
+#: faster plan, as it was before the index.
 _FEW_HITS = 500
 
 
@@ -85,18 +86,28 @@ def _fts_query(texts: list[str]) -> str | None:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in lowered)
 
 
-async def _fts_hits(session: AsyncSession, texts: list[str]) -> Select[Any] | None:
-    """On SQLite, the ids the FTS5 table finds for ``texts``, if they are few.
+async def _fts_hits(
+    session: AsyncSession, texts: list[str], scope: list[int] | None
+) -> Select[Any] | None:
+    """On SQLite, the ids the FTS5 table finds for ``texts``, if they are few enough to
+    start from: at most ``_FEW_HITS`` or a quarter of the active items in ``scope`` (the
+    projects' kept counts), whichever is more.
 
     They are candidates only: FTS5 folds case more widely than ``lower()`` (the long s,
-    U+017F, finds ``s``), so the LIKE of :func:`_literal_contains` still decides.
+    U+017F, finds ``s``), so the LIKE of :func:`_literal_contains` still decides. With a
+    fixed limit, a word 2% of 200,000 items hold (4,000 hits) fell back to reading every
+    item in scope: 390 ms against 4 ms at 2,000 items.
     """
     match = _fts_query(texts)
     if match is None:
         return None
+    in_scope = select(func.coalesce(func.sum(projects.c.active_items), 0))
+    if scope is not None:
+        in_scope = in_scope.where(projects.c.id.in_(scope))
+    limit = max(_FEW_HITS, int(await session.scalar(in_scope) or 0) // 4)
     hits = select(_items_fts.c.rowid).where(_items_fts.c.search_text.match(match))
-    counted = select(func.count()).select_from(hits.limit(_FEW_HITS + 1).subquery())
-    return hits if int(await session.scalar(counted) or 0) <= _FEW_HITS else None
+    counted = select(func.count()).select_from(hits.limit(limit + 1).subquery())
+    return hits if int(await session.scalar(counted) or 0) <= limit else None
 
 
 def _literal_contains(texts: list[str]) -> ColumnElement[bool]:
@@ -154,7 +165,7 @@ async def search(
                 # even for words most items hold or texts too short for trigrams (2-4x
                 # slower than a scan); a custom plan weighs each text.
                 await session.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
-            hits = await _fts_hits(session, query.contains) if db.sqlite else None
+            hits = await _fts_hits(session, query.contains, scope) if db.sqlite else None
             if hits is not None:
                 conditions.append(items.c.id.in_(hits))
                 # Without statistics SQLite prefers a project index, reading every item

@@ -22,7 +22,7 @@ from plumbline.common.access import Access, Role
 from plumbline.common.context import Principal
 from plumbline.common.db import Database
 from plumbline.common.migrations import config_for, upgrade
-from plumbline.services.items.models import items
+from plumbline.services.items.models import items, projects
 from plumbline.services.items.search import Search, search, search_text
 from tests.unit.common.conftest import pg_url  # noqa: F401  (fixture)
 from tests.unit.services.conftest import ADMIN, acting_as
@@ -298,7 +298,8 @@ async def test_the_index_is_used(db: Database) -> None:
     )
     if db.sqlite:
         plans = await _explained(db, ["Zephyrus"], projects=[1])
-        probe, *searches = plans
+        in_scope, probe, *searches = plans
+        assert "projects" in in_scope  # the kept counts of the projects in scope
         assert "items_fts VIRTUAL TABLE INDEX 0:M" in probe
         assert len(searches) == 2  # count and page
         for plan in searches:
@@ -317,6 +318,47 @@ async def test_the_index_is_used(db: Database) -> None:
         assert len(plans) == 2
         for plan in plans:
             assert "ix_items_search_text_trgm" in plan, plan
+
+
+@pytest.fixture
+async def sqlite_db(tmp_path: Path) -> AsyncIterator[Database]:
+    url = f"sqlite+aiosqlite:///{tmp_path}/items.db"
+    await upgrade("items", url)
+    database = Database(url)
+    yield database
+    await database.close()
+
+
+async def test_a_word_many_items_hold_still_starts_from_the_index(sqlite_db: Database) -> None:
+    """800 hits among 4,000 items: more than a fixed limit would take, fewer than a quarter
+    of the items in scope (the project's kept count), so the hits are the start. (SQLite's
+    FTS5 table; PostgreSQL weighs its trigram index itself.)"""
+    db = sqlite_db
+    await _insert(
+        db, [_row(i, f"item {i}" + (" zephyrus" if i % 5 == 0 else "")) for i in range(1, 4001)]
+    )
+    async with db.transaction() as session:
+        await session.execute(
+            projects.insert().values(
+                id=1,
+                project_key="P",
+                name="P",
+                is_folder=False,
+                fields_json="{}",
+                version=1,
+                created_by=1,
+                modified_by=1,
+                created_at=datetime.now(UTC),
+                modified_at=datetime.now(UTC),
+                active_items=4000,
+            )
+        )
+    _, _, *searches = await _explained(db, ["zephyrus"], projects=[1])
+    for plan in searches:
+        assert "items_fts VIRTUAL TABLE INDEX 0:M" in plan, plan
+    ids, total = await _search(db, ["zephyrus"], projects=[1])
+    assert total == 800
+    assert ids == list(range(5, 251, 5))
 
 
 async def test_upgrade_fills_the_index_and_downgrade_removes_it(url: str) -> None:
