@@ -27,6 +27,7 @@ from typing import Any
 import httpx
 
 from bench import attachments as att
+from bench import cpu
 from bench import history as hist
 from bench import peer as kiwi
 from bench import testmgmt as tm
@@ -36,6 +37,7 @@ from bench.drive import (
     analyze,
     drive,
     open_loop,
+    serving_processes,
     timed_cpu,
     wait_for_feed,
 )
@@ -284,6 +286,8 @@ class Measured:
     seconds: dict[str, float] = field(default_factory=dict)
     kiwi: dict[str, Any] | None = None
     peer: list[dict[str, Any]] = field(default_factory=list)
+    #: Each size's peak resident set of each of Plumbline's processes (issue 25).
+    memory: list[dict[str, Any]] = field(default_factory=list)
 
     def all_open_loop(self) -> list[dict[str, Any]]:
         """The item operations' open-loop runs and the test run PUT's."""
@@ -457,6 +461,16 @@ def _measure_size(
     return rows
 
 
+def plumbline_peaks(system: System) -> dict[str, float]:
+    """The peak resident set, MiB, of each of the system's own processes (PostgreSQL and
+    NATS left out): what a process has held at most since it started."""
+    own = {p.popen.pid for p in system.processes}
+    own |= {w for p in system.processes for w in p.workers}
+    return cpu.peak_memory(
+        {pid: label for pid, label in serving_processes(system, []).items() if pid in own}
+    )
+
+
 def _measure_items(
     bench: Bench,
     sizes: tuple[int, ...],
@@ -471,6 +485,13 @@ def _measure_items(
         rows = _measure_size(bench, size, size == sizes[-1], operations, measured)
         measured.rows += rows
         print(table(rows), flush=True)
+        peaks = plumbline_peaks(bench.system)
+        measured.memory.append({"size": size, "peak_mib": peaks})
+        print(
+            f"peak memory at {size} items, MiB: "
+            + ", ".join(f"{label} {mib:.0f}" for label, mib in sorted(peaks.items())),
+            flush=True,
+        )
     measured.overload = _overload(bench.system.url, bench.basic, bench.workdir / "ids.json")
     print(overload_table(measured.overload), flush=True)
     measured.seconds["items"] = time.monotonic() - started
@@ -580,6 +601,7 @@ def _save(args: argparse.Namespace, measured: Measured) -> Path:
                 "growth": [g for large in sizes[1:] for g in growth(rows, sizes[0], large)],
                 "open_loop": measured.all_open_loop(),
                 "overload": measured.overload,
+                "memory": measured.memory,
                 "testmgmt": measured.testmgmt,
                 "attachments": measured.attachments,
                 "history": measured.history,

@@ -34,6 +34,26 @@ def _read(pid: int, name: str) -> str | None:
         return None
 
 
+def peak_mib(status: str) -> float | None:
+    """The peak resident set (``VmHWM``) of a ``/proc/<pid>/status`` text, in MiB."""
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024  # kB
+    return None
+
+
+def peak_memory(pids: Mapping[int, str]) -> dict[str, float]:
+    """The largest peak resident set, MiB, among the processes of each row (a row of
+    gateway workers: its largest worker); processes gone are left out."""
+    peaks: dict[str, float] = {}
+    for pid, label in pids.items():
+        status = _read(pid, "status")
+        peak = peak_mib(status) if status else None
+        if peak is not None:
+            peaks[label] = max(peak, peaks.get(label, 0.0))
+    return peaks
+
+
 def process_seconds(pid: int) -> float | None:
     """The CPU seconds ``pid`` has used so far; None once it is gone."""
     stat = _read(pid, "stat")

@@ -9,6 +9,8 @@ from bench.cpu import (
     cpu_seconds,
     database_label,
     machine_busy,
+    peak_memory,
+    peak_mib,
     process_seconds,
     used_between,
 )
@@ -58,3 +60,23 @@ def test_the_machine_is_busy_for_all_but_idle_and_io_wait() -> None:
     stat = "cpu  100 20 30 500 50 5 5 10 7 0\ncpu0 1 2 3 4 5 6 7 8 9 0\n"
     assert machine_busy(stat, ticks=100) == (100 + 20 + 30 + 5 + 5 + 10) / 100
     assert machine_busy() > 0
+
+
+STATUS = "Name:\tplumbline\nVmPeak:\t  900000 kB\nVmHWM:\t  219136 kB\nVmRSS:\t  200000 kB\n"
+
+
+def test_the_peak_resident_set_is_vmhwm_in_mib() -> None:
+    assert peak_mib(STATUS) == 214.0
+    assert peak_mib("Name:\tkthreadd\n") is None  # kernel threads have none
+
+
+def test_a_row_of_workers_peaks_at_its_largest_and_gone_processes_are_left_out() -> None:
+    own = os.getpid()
+    with open(f"/proc/{own}/status") as status:
+        mine = peak_mib(status.read())
+    assert mine is not None
+    assert mine > 1  # this test's own process holds more than a MiB
+    gone = 2**22 + 7  # beyond the kernel's pid range
+    peaks = peak_memory({own: "workers", 1: "workers", gone: "the gone one"})
+    assert set(peaks) == {"workers"}
+    assert peaks["workers"] >= mine
