@@ -25,7 +25,13 @@ from urllib.parse import unquote
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.requests import ClientDisconnect, Request
 
-from plumbline.common.errors import InvalidArgument, PlumblineError, Unavailable, size_text
+from plumbline.common.errors import (
+    InvalidArgument,
+    PlumblineError,
+    TooLarge,
+    Unavailable,
+    size_text,
+)
 from plumbline.common.rpc import NO_DEADLINE
 from plumbline.common.settings import Settings
 
@@ -258,6 +264,30 @@ class FileUpload:
                     if pending:
                         yield bytes(pending)
                     return
+
+
+def refuse_declared(request: Request, limit: int, what: str) -> None:
+    """A 413 at once for a body whose Content-Length says it is longer than ``limit``;
+    ``what`` names the body in the message ("A JUnit report")."""
+    length = request.headers.get("content-length", "").strip()
+    if length.isdigit() and int(length) > limit:
+        raise TooLarge(f"{what} must be at most {size_text(limit)}; this one has {length} bytes.")
+
+
+async def limited(
+    body: AsyncIterator[bytes], limit: int, what: str, piece: int
+) -> AsyncIterator[bytes]:
+    """``body`` in pieces of at most ``piece`` bytes as it arrives (each piece as it
+    comes, not gathered, so the limit is checked as it arrives); a 413 once more than
+    ``limit`` bytes have come."""
+    seen = 0
+    async for chunk in body:
+        for start in range(0, len(chunk), piece):
+            part = chunk[start : start + piece]
+            seen += len(part)
+            if seen > limit:
+                raise TooLarge(f"{what} must be at most {size_text(limit)}.")
+            yield part
 
 
 async def send_stream(

@@ -16,11 +16,11 @@ from starlette.responses import Response
 
 from plumbline.api.items.v1 import items_pb2
 from plumbline.common import int64
-from plumbline.common.errors import InvalidArgument, TooLarge, size_text
+from plumbline.common.errors import InvalidArgument
 from plumbline.gateway import records, schemas
 from plumbline.gateway.deps import Gw
 from plumbline.gateway.envelope import BadLine, bad_lines, updated
-from plumbline.gateway.uploads import Pace, send_stream
+from plumbline.gateway.uploads import Pace, limited, refuse_declared, send_stream
 
 router = APIRouter(prefix="/rest/{version}", tags=["projects"])
 
@@ -73,24 +73,7 @@ _LINES = {
 }
 
 
-def _declared_size(request: Request, limit: int) -> None:
-    length = request.headers.get("content-length", "").strip()
-    if length.isdigit() and int(length) > limit:
-        raise TooLarge(
-            f"An import must be at most {size_text(limit)}; this one has {length} bytes."
-        )
-
-
-async def _body(request: Request, pace: Pace, limit: int) -> AsyncIterator[bytes]:
-    """The file's bytes in chunks as they arrive; a 413 past ``limit``, a 408 for a body
-    that comes too slowly."""
-    seen = 0
-    async for chunk in pace.reader(request.stream()):
-        seen += len(chunk)
-        if seen > limit:
-            raise TooLarge(f"An import must be at most {size_text(limit)}.")
-        for start in range(0, len(chunk), CHUNK):
-            yield chunk[start : start + CHUNK]
+WHAT = "An import"
 
 
 @router.post(
@@ -131,8 +114,8 @@ async def import_items(request: Request, projectId: int, gw: Gw) -> Response:
     if not 0 < projectId <= int64.MAX:
         raise InvalidArgument(f"projectId is out of range: 1 to {int64.MAX}, got {projectId}.")
     limit = gw.settings.max_import_bytes
-    _declared_size(request, limit)
-    body = _body(request, Pace.of(gw.settings), limit)
+    refuse_declared(request, limit, WHAT)
+    body = limited(Pace.of(gw.settings).reader(request.stream()), limit, WHAT, CHUNK)
 
     async def chunks() -> AsyncIterator[items_pb2.ImportChunk]:
         yield items_pb2.ImportChunk(project=projectId)

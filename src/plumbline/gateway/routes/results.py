@@ -17,12 +17,12 @@ from starlette.responses import Response
 
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common import int64
-from plumbline.common.errors import InvalidArgument, TooLarge, size_text
+from plumbline.common.errors import InvalidArgument
 from plumbline.common.junit import REFERENCE_PROPERTIES
 from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.deps import Gw
 from plumbline.gateway.envelope import updated
-from plumbline.gateway.uploads import FileUpload, Pace, send_stream
+from plumbline.gateway.uploads import FileUpload, Pace, limited, refuse_declared, send_stream
 
 router = APIRouter(prefix="/rest/{version}", tags=["testcycles"])
 
@@ -33,39 +33,31 @@ MULTIPART = "multipart/form-data"
 PROPERTIES = ", ".join(REFERENCE_PROPERTIES)
 
 
+WHAT = "A JUnit report"
+
+
 def _declared_size(request: Request, limit: int) -> None:
     """A 413 at once for a body that says it is longer than ``limit``."""
-    length = request.headers.get("content-length", "").strip()
-    if length.isdigit() and int(length) > limit:
-        raise TooLarge(
-            f"A JUnit report must be at most {size_text(limit)}; this one has {length} bytes."
-        )
+    refuse_declared(request, limit, WHAT)
 
 
-async def _report(request: Request, pace: Pace, limit: int) -> AsyncIterator[bytes]:
+def _report(request: Request, pace: Pace, limit: int) -> AsyncIterator[bytes]:
     """The report's bytes in chunks as they arrive, from the body or from the form's
     ``file`` part (a form without one is a 400 before the call starts); a 413 once more
     than ``limit`` bytes have come, a 408 for a body that comes too slowly."""
+    return limited(_source(request, pace), limit, WHAT, CHUNK)
+
+
+async def _source(request: Request, pace: Pace) -> AsyncIterator[bytes]:
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type == MULTIPART:
         form = FileUpload(request, pace, named_only=True)
         await form.open()
-        # Each piece as it comes (not gathered), so the limit is checked as it arrives.
-        raw = _pieces(form.chunks(1))
+        async for chunk in form.chunks(1):
+            yield chunk
     else:
-        raw = _pieces(pace.reader(request.stream()))
-    seen = 0
-    async for chunk in raw:
-        seen += len(chunk)
-        if seen > limit:
-            raise TooLarge(f"A JUnit report must be at most {size_text(limit)}.")
-        yield chunk
-
-
-async def _pieces(body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    async for chunk in body:
-        for start in range(0, len(chunk), CHUNK):
-            yield chunk[start : start + CHUNK]
+        async for chunk in pace.reader(request.stream()):
+            yield chunk
 
 
 @router.post(

@@ -33,19 +33,17 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbline.common.access import AccessCache, Action
+from plumbline.common.access import Action
 from plumbline.common.catalog import Catalog
 from plumbline.common.dates import utcnow
-from plumbline.common.db import Database, unique_violation
+from plumbline.common.db import unique_violation
 from plumbline.common.errors import (
     AlreadyExists,
     InvalidArgument,
     NotFound,
     PlumblineError,
 )
-from plumbline.common.outbox import Outbox
 from plumbline.services.items import tree
-from plumbline.services.items.config import Configuration
 from plumbline.services.items.events import item_event
 from plumbline.services.items.idspace import IdSpace, next_numbers
 from plumbline.services.items.itemdoc import ItemInput
@@ -105,6 +103,8 @@ class _Plan:
     keys: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Per item index: its parent (an index, ROOT, or ``_existing(id)``) and type.
     parent_of: array[int] = field(default_factory=lambda: array("q"))
+    #: Item lines of each item type (the document-key numbers to reserve).
+    per_type: dict[int, int] = field(default_factory=dict)
     #: Item indexes that are some later line's parent (their sequences are kept).
     parents: set[int] = field(default_factory=set)
     #: Existing items named, with the lines naming them: as a parent, as a relationship's
@@ -133,21 +133,14 @@ class _Plan:
 class Importer:
     """Checks and writes imports into a project."""
 
-    def __init__(
-        self,
-        db: Database,
-        outbox: Outbox,
-        config: Configuration,
-        ids: IdSpace,
-        access: AccessCache,
-        items_: Items,
-    ) -> None:
-        self.db = db
-        self.outbox = outbox
-        self.config = config
-        self.ids = ids
-        self.access = access
+    def __init__(self, items_: Items, ids: IdSpace) -> None:
+        # The rules, storage and events of single creates are those of ``items_``.
         self.items = items_
+        self.db = items_.db
+        self.outbox = items_.outbox
+        self.config = items_.config
+        self.access = items_.access
+        self.ids = ids
 
     async def run(self, project: int, chunks: AsyncIterator[bytes]) -> Imported:
         """Imports the JSON Lines that ``chunks`` carry into ``project``: all or nothing."""
@@ -239,6 +232,7 @@ class Importer:
             orjson.dumps([number, "i", item_type.id, child, parent_code, checked]) + b"\n"
         )
         plan.parent_of.append(parent_code)
+        plan.per_type[item_type.id] = plan.per_type.get(item_type.id, 0) + 1
         plan.items += 1
 
     def _relationship(
@@ -359,13 +353,9 @@ class Importer:
 
     async def _numbers(self, session: AsyncSession, plan: _Plan) -> dict[int, int]:
         """The first document-key number of each item type the import creates."""
-        counts: dict[int, int] = {}
-        for entry in plan.entries():
-            if entry[1] == "i":
-                counts[entry[2]] = counts.get(entry[2], 0) + 1
         return {
             item_type: await next_numbers(session, plan.project, item_type, count)
-            for item_type, count in sorted(counts.items())
+            for item_type, count in sorted(plan.per_type.items())
         }
 
     async def _write_items(

@@ -84,7 +84,7 @@ class ItemsModule(Module):
         sync = Sync(items, self.config)
         links = Links(items)
         grpc = runtime.grpc
-        importer = Importer(self.db, self.outbox, self.config, self.ids, self.access, items)
+        importer = Importer(items, self.ids)
         grpc.add(
             rpc.add_ProjectsServicer_to_server,
             ProjectsServicer(self.projects, self.config, importer),

@@ -41,9 +41,7 @@ async def body(data: bytes) -> AsyncIterator[bytes]:
 async def test_the_kept_count_follows_every_write(world: World) -> None:
     domain = world.items
     restore = Restore(world.db, domain.outbox, domain.config, domain.access)
-    importer = Importer(
-        world.db, domain.outbox, domain.config, IdSpace(world.db), domain.access, domain
-    )
+    importer = Importer(domain, IdSpace(world.db))
     steps: list[tuple[str, dict[int, tuple[int, int]]]] = []
 
     async def step(name: str) -> None:

@@ -24,9 +24,7 @@ from tests.unit.services.items.conftest import READER_OF_A, WRITER_OF_A, World
 
 def importer(world: World) -> Importer:
     domain = world.items
-    return Importer(
-        world.db, domain.outbox, domain.config, IdSpace(world.db), domain.access, domain
-    )
+    return Importer(domain, IdSpace(world.db))
 
 
 async def chunks_of(data: bytes, size: int = 7) -> AsyncIterator[bytes]:
