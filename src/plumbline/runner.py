@@ -112,7 +112,12 @@ async def run(
 
     count = worker_count(settings.workers, usable_cores()) if embedded else 0
     state = ProcessState(targets=targets)
-    bus = create_bus(settings.bus_url, settings.bus_stream, settings.bus_subject_prefix)
+    bus = create_bus(
+        settings.bus_url,
+        settings.bus_stream,
+        settings.bus_subject_prefix,
+        settings.event_partitions,
+    )
     grpc_server = GrpcServer(host, settings.grpc_port, settings.grpc_max_message_bytes)
     if isinstance(bus, MemoryBus):  # what gateway workers share with this process
         grpc_server.add(core_pb2_grpc.add_EventsServicer_to_server, EventsServicer(bus))

@@ -6,11 +6,14 @@ from dataclasses import dataclass, field
 
 from fastapi import FastAPI
 from grpc import aio
+from sqlalchemy import Table
 
 from plumbline.api.core.v1 import core_pb2_grpc
 from plumbline.common.access import AccessCache, AccessServicer, identity_fetch
 from plumbline.common.bus import Bus
+from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.leases import Leases
 from plumbline.common.outbox import Outbox, WatermarksServicer
 from plumbline.common.rpc import (
     GrpcServer,
@@ -98,6 +101,17 @@ class Runtime:
             self.watermarks = WatermarksServicer()
             self.grpc.add(core_pb2_grpc.add_WatermarksServicer_to_server, self.watermarks)
         self.watermarks.outboxes[outbox.service] = outbox
+
+    def leases(self, db: Database, tables: tuple[Table, Table], consumer: str) -> Leases:
+        """This replica's share of the partitions of ``consumer`` (``common.leases``),
+        as many as the deployment splits events into."""
+        return Leases(
+            db,
+            tables,
+            consumer,
+            self.settings.event_partitions,
+            self.settings.consumer_lease_seconds,
+        )
 
     def serves_snapshots(self, owner: str, snapshots: OwnerSnapshots) -> None:
         """Serves ``owner``'s records for the history (``plumbline.core.v1.Snapshots``,

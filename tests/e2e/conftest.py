@@ -20,15 +20,7 @@ from tests.e2e.api import (
     project_key,
     user_body,
 )
-from tests.e2e.topology import (
-    NATS_URL,
-    PG_ADMIN_URL,
-    System,
-    cleanup_distributed,
-    reachable,
-    start_distributed,
-    start_embedded,
-)
+from tests.e2e.topology import NATS_URL, PG_ADMIN_URL, System, reachable, running
 
 TOPOLOGIES = ["embedded", "distributed"]
 
@@ -56,17 +48,8 @@ def system(
     workdir: Path = tmp_path_factory.mktemp(request.param)
     if request.param == "distributed":
         require_backends()
-        running = start_distributed(workdir)
-    else:
-        running = start_embedded(workdir)
-    try:
-        yield running
-    finally:
-        codes = running.stop()
-        if request.param == "distributed":
-            cleanup_distributed(running)
-        failed = {name: code for name, code in codes.items() if code != 0}
-        assert not failed, f"processes did not exit cleanly: {failed}"
+    with running(request.param, workdir) as system:
+        yield system
 
 
 @pytest.fixture

@@ -1,8 +1,9 @@
 """Starts Plumbline the two ways it runs, and reaches into what it started.
 
 ``Embedded``: ``plumbline run --target all`` on SQLite and the memory bus.
-``Distributed``: ``plumbline migrate``, then identity, items, testmgmt (two replicas),
-attachments and activity as separate processes on PostgreSQL (a database per service,
+``Distributed``: ``plumbline migrate``, then identity, items, testmgmt, attachments,
+activity and baselines as separate processes (two replicas of testmgmt, activity and
+baselines, events in four partitions) on PostgreSQL (a database per service,
 unique names) and NATS JetStream (a unique stream and subject prefix), attachment files in
 a real S3-compatible store (a private SeaweedFS, a unique bucket), then the gateway
 pointed at them.
@@ -27,7 +28,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -48,8 +49,12 @@ PLUMBLINE = [sys.executable, "-m", "plumbline.cli"]
 PG_ADMIN_URL = os.environ.get("PLUMBLINE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 NATS_URL = os.environ.get("PLUMBLINE_TEST_NATS", "nats://127.0.0.1:4222")
 ADMIN_PASSWORD = "admin-test-password"
-#: Services the distributed topology runs as several processes.
-REPLICAS = {"testmgmt": 2}
+#: Services the distributed topology runs as several processes: the writers of test runs,
+#: and the consumers that build the feed and the history, which share the events'
+#: partitions (``PARTITIONS``).
+REPLICAS = {"testmgmt": 2, "activity": 2, "baselines": 2}
+#: The partitions the distributed topology splits events into.
+PARTITIONS = 4
 
 
 def reachable(host: str, port: int) -> bool:
@@ -227,6 +232,7 @@ def start_distributed(workdir: Path, overrides: Mapping[str, str] | None = None)
     env["PLUMBLINE_BUS_SUBJECT_PREFIX"] = f"pl{tag}"
     env["PLUMBLINE_ADMIN_PASSWORD"] = ADMIN_PASSWORD
     env["PLUMBLINE_HOST"] = "127.0.0.1"
+    env.setdefault("PLUMBLINE_EVENT_PARTITIONS", str(PARTITIONS))
     weed = SeaweedFS()
     weed.start()
     system = System("distributed", workdir, ADMIN_PASSWORD, [], env, weed)
@@ -243,7 +249,8 @@ def start_distributed(workdir: Path, overrides: Mapping[str, str] | None = None)
         # identity first: the others fetch access from it.
         addresses = dict(env)
         for service in SERVICES:
-            # testmgmt runs as two replicas: the gateway balances over both.
+            # Replicas: the gateway balances over testmgmt's; activity's and baselines'
+            # share the partitions of the events.
             for replica in range(REPLICAS.get(service, 1)):
                 name = service if replica == 0 else f"{service}-{replica + 1}"
                 process = start_process(name, ["--target", service], addresses, workdir)
@@ -255,6 +262,25 @@ def start_distributed(workdir: Path, overrides: Mapping[str, str] | None = None)
         cleanup_distributed(system)
         raise
     return system
+
+
+@contextlib.contextmanager
+def running(
+    topology: str, workdir: Path, overrides: Mapping[str, str] | None = None
+) -> Iterator[System]:
+    """A system of ``topology`` (``embedded`` or ``distributed``) while the block runs;
+    then stopped (every process must exit cleanly) and, distributed, cleaned up."""
+    system = (start_distributed if topology == "distributed" else start_embedded)(
+        workdir, overrides
+    )
+    try:
+        yield system
+    finally:
+        codes = system.stop()
+        if topology == "distributed":
+            cleanup_distributed(system)
+    failed = {name: code for name, code in codes.items() if code != 0}
+    assert not failed, f"processes did not exit cleanly: {failed}"
 
 
 def start_gateway(system: System, name: str, overrides: Mapping[str, str] | None = None) -> Process:

@@ -48,6 +48,24 @@ class Event:
         """The bus subject, ``<prefix>.<type>``."""
         return f"{prefix}.{self.type}"
 
+    def partition(self, count: int) -> int:
+        """Which of ``count`` consumer partitions the event belongs to: its project's
+        (every change of one project in one partition, so per-project order holds: a
+        deletion takes its subtree and its relationships with it), or, outside
+        projects, its object's. A position marker names its own."""
+        if count <= 1:
+            return 0
+        if self.entity == MARKER_ENTITY:
+            return int(self.payload["partition"])
+        if self.project is not None:
+            return self.project % count
+        return (self.object_ids[0] if self.object_ids else 0) % count
+
+    @property
+    def is_marker(self) -> bool:
+        """Whether this is a position marker (``position_marker``), not a change."""
+        return self.entity == MARKER_ENTITY
+
     def to_json(self) -> bytes:
         """Wire form."""
         # The members as they are, not ``asdict``: that deep-copies the payload (a
@@ -63,6 +81,26 @@ class Event:
 
 
 _MEMBERS = tuple(f.name for f in fields(Event))
+
+#: The entity of position markers: ``<source>.position.relayed``.
+MARKER_ENTITY = "position"
+
+
+def position_marker(source: str, position: int, partition: int) -> Event:
+    """Says, in ``partition``, that ``source`` has relayed every event up to ``position``.
+
+    With partitioned consumers a partition sees only some of a source's events, so the
+    position it has consumed up to cannot tell a reader whether it holds everything up to
+    a watermark. The relay follows each batch with one marker per partition; a consumer
+    that reaches the marker has everything of that source up to ``position`` in its
+    partition (``Inbox``). Markers are not changes: nothing records them.
+    """
+    return Event(
+        f"{source}.{MARKER_ENTITY}.relayed",
+        actor=None,
+        payload={"partition": partition},
+        position=position,
+    )
 
 
 def _plain(value: Any) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Column, DateTime, MetaData, String, Table, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -18,6 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from plumbline.common.dates import utcnow
 from plumbline.common.db import ID, IN_CHUNK, Database, affected, chunked, inserted_keys
 from plumbline.common.events import Event
+
+if TYPE_CHECKING:
+    from plumbline.common.leases import Leases
 
 
 def inbox_tables(metadata: MetaData) -> tuple[Table, Table]:
@@ -38,14 +41,34 @@ def inbox_tables(metadata: MetaData) -> tuple[Table, Table]:
 
 
 class Inbox:
-    """Idempotent consumption and caught-up waits."""
+    """Idempotent consumption and caught-up waits.
 
-    def __init__(self, db: Database, consumed: Table, positions: Table) -> None:
+    A consumer whose replicas share partitions of the events (``leases``) keeps a
+    position per source and partition (``items/3``): a partition reaches a watermark when
+    it has consumed the relay's position marker for it, and a reader waits for every
+    partition. Each batch is applied only while this replica holds its partition.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        consumed: Table,
+        positions: Table,
+        leases: Leases | None = None,
+    ) -> None:
         self.db = db
         self.consumed = consumed
         self.positions = positions
+        self.leases = leases
+        self.partitions = leases.count if leases is not None else 1
         self._known: dict[str, int] = {}
         self._changed = asyncio.Condition()
+
+    def _key(self, event: Event) -> str:
+        """Where the position ``event`` advances is kept."""
+        if self.partitions <= 1:
+            return event.source
+        return f"{event.source}/{event.partition(self.partitions)}"
 
     async def claim(self, session: AsyncSession, event: Event) -> bool:
         """Records ``event`` as consumed; False when it was already consumed."""
@@ -61,11 +84,21 @@ class Inbox:
         its release would commit the claim on its own). Each source's position then moves
         once, to the highest position claimed from it. The feed consumes every event, so
         each statement saved here counts.
+
+        Position markers are not claimed (nothing records them) but move their partition's
+        position; the batch (one partition's, when partitioned) is applied only while this
+        replica holds that partition (``Leases.hold``), checked first.
         """
+        if self.leases is not None and events:
+            await self.leases.hold(session, events[0].partition(self.partitions))
         given: dict[str, Event] = {}
+        markers: list[Event] = []
         for event in events:
-            given.setdefault(event.id, event)
-        if not given:
+            if event.is_marker:
+                markers.append(event)
+            else:
+                given.setdefault(event.id, event)
+        if not given and not markers:
             return []
         now = utcnow()
         claimed_ids: set[tuple[Any, ...]] = set()
@@ -79,8 +112,9 @@ class Inbox:
             )
         claimed = [event for event in given.values() if (event.id,) in claimed_ids]
         newest: dict[str, int] = {}
-        for event in claimed:
-            newest[event.source] = max(newest.get(event.source, event.position), event.position)
+        for event in [*claimed, *markers]:
+            key = self._key(event)
+            newest[key] = max(newest.get(key, event.position), event.position)
         for source in sorted(newest):  # one lock order for concurrent batches
             await self._advance(session, source, newest[source])
         return claimed
@@ -106,10 +140,13 @@ class Inbox:
         await self.committed_many([event])
 
     async def committed_many(self, events: Sequence[Event]) -> None:
-        """``committed`` for the events of one transaction: wakes waiting readers once."""
+        """``committed`` for the events of one transaction (those given to
+        ``claim_many``, markers and events consumed before included): wakes waiting
+        readers once."""
         for event in events:
-            if event.position > self._known.get(event.source, 0):
-                self._known[event.source] = event.position
+            key = self._key(event)
+            if event.position > self._known.get(key, 0):
+                self._known[key] = event.position
         async with self._changed:
             self._changed.notify_all()
 
@@ -124,8 +161,15 @@ class Inbox:
         return self._known[source]
 
     async def wait_for(self, targets: dict[str, int], timeout: float) -> bool:
-        """Waits until every source reached its position; False on time-out."""
+        """Waits until every source reached its position (in every partition); False
+        on time-out."""
         deadline = time.monotonic() + timeout
+        if self.partitions > 1:
+            targets = {
+                f"{source}/{partition}": wanted
+                for source, wanted in targets.items()
+                for partition in range(self.partitions)
+            }
         for source, wanted in targets.items():
             while self._known.get(source, 0) < wanted:
                 if await self.position(source) >= wanted:

@@ -34,7 +34,7 @@ from plumbline.common.bus import Bus
 from plumbline.common.dates import utcnow
 from plumbline.common.db import ID, Database
 from plumbline.common.errors import NotFound
-from plumbline.common.events import Event
+from plumbline.common.events import Event, position_marker
 from plumbline.common.rpc import Context
 from plumbline.common.steps import Steps
 from plumbline.common.telemetry import current_traceparent
@@ -155,8 +155,27 @@ class Outbox:
             )
         return int(count or 0)
 
+    async def _announce(self) -> None:
+        """Tells every partition how far this outbox had been relayed before this start:
+        partitions that get none of its later events still learn that they are caught up
+        (a reader waits for every partition to have passed the watermark)."""
+        assert self.bus is not None
+        if self.bus.partitions <= 1:
+            return
+        async with self.db.read() as session:
+            relayed = await session.scalar(
+                select(func.max(self.table.c.id)).where(self.table.c.published_at.is_not(None))
+            )
+        if relayed:
+            for partition in range(self.bus.partitions):
+                await self.bus.publish(position_marker(self.service, int(relayed), partition))
+
     async def _run(self) -> None:
         backoff = 0.1
+        try:
+            await self._announce()
+        except Exception as exc:  # the next batch's markers make up for it
+            log.warning("%s: could not announce the relayed position (%s)", self.service, exc)
         while not self._steps.stopping:
             # Cleared before the read, not after it: a commit that lands while
             # ``relay_once`` runs sets it again and is relayed without waiting.
@@ -202,6 +221,10 @@ class Outbox:
             for row_id, body in rows:
                 event = dataclasses.replace(Event.from_json(body), position=row_id)
                 await self.bus.publish(event)
+            # Each partition learns that it has everything up to here (``Inbox``).
+            last = int(rows[-1][0])
+            for partition in range(self.bus.partitions if self.bus.partitions > 1 else 0):
+                await self.bus.publish(position_marker(self.service, last, partition))
             if self.bus.keeps_events:
                 return len(rows)
         # Outside the transaction: the consumers may write to this database meanwhile.

@@ -36,6 +36,26 @@ class Settings(BaseSettings):
     bus_url: str = "memory://"
     bus_stream: str = "PLUMBLINE"
     bus_subject_prefix: str = "plumbline"
+    event_partitions: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description=(
+            "How many partitions the activity feed's and the history's consumers split "
+            "events into (by project), so that several replicas of each share them. "
+            "The same in every process of a deployment; change it only once the "
+            "consumers have caught up (docs/operations.md)."
+        ),
+    )
+    consumer_lease_seconds: float = Field(
+        default=10.0,
+        gt=2.0,
+        le=300.0,
+        description=(
+            "How long a consumer replica's hold on its partitions lasts without renewal: "
+            "after a replica dies, others take its partitions over within this."
+        ),
+    )
     identity_addr: str | None = None
     items_addr: str | None = None
     activity_addr: str | None = None

@@ -144,19 +144,21 @@ def test_no_version_lost_or_doubled_by_a_restart_or_a_nats_outage(
     _rename(admin, item, "v2")
     assert _numbers(admin, item) == [1, 2]
 
-    # The baselines service stops; changes go on; it comes back and catches up.
-    [baselines] = replicas_of(system, "baselines")
-    assert baselines.stop() == 0
+    # The baselines service stops (every replica); changes go on; it comes back and
+    # catches up.
+    replicas = replicas_of(system, "baselines")
+    assert [replica.stop() for replica in replicas] == [0] * len(replicas)
     for n in range(3, 6):
         _rename(admin, item, f"v{n}")
     addresses = service_env(system)
-    system.processes[system.processes.index(baselines)] = start_process(
-        "baselines",
-        ["--target", "baselines"],
-        addresses,
-        system.workdir,
-        grpc_port=baselines.grpc_port,
-    )
+    for replica in replicas:
+        system.processes[system.processes.index(replica)] = start_process(
+            replica.name,
+            ["--target", "baselines"],
+            addresses,
+            system.workdir,
+            grpc_port=replica.grpc_port,
+        )
     assert _numbers(admin, item) == [1, 2, 3, 4, 5]
 
     # NATS goes away; writes still succeed (their events wait in the owners' outboxes);

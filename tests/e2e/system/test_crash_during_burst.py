@@ -28,13 +28,7 @@ import pytest
 from tests.e2e.api import item_types, new_project, project_key
 from tests.e2e.conftest import TOPOLOGIES, require_backends
 from tests.e2e.testrecords import add_cases, default_group, new_cycle, new_plan, new_test_case
-from tests.e2e.topology import (
-    System,
-    cleanup_distributed,
-    restart,
-    start_distributed,
-    start_embedded,
-)
+from tests.e2e.topology import System, restart, running
 
 #: Clients of each kind of write.
 ITEM_CLIENTS, RUN_CLIENTS, JUNIT_CLIENTS = 8, 6, 4
@@ -43,7 +37,15 @@ RUNS_EACH, REPORTED = 2, 2
 #: Acknowledged writes of each kind before the crash.
 BEFORE_CRASH = 8
 #: The processes a crash takes down in the distributed topology.
-CRASHED = ("items", "testmgmt", "testmgmt-2", "activity", "baselines")
+CRASHED = (
+    "items",
+    "testmgmt",
+    "testmgmt-2",
+    "activity",
+    "activity-2",
+    "baselines",
+    "baselines-2",
+)
 XML = {"Content-Type": "application/xml"}
 #: Seconds the restarted system has to answer every read (the feed and the history
 #: catching up, services reconnecting).
@@ -115,17 +117,8 @@ def own_system(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Syste
     """A system of this test's own: the crash disturbs no other test."""
     if request.param == "distributed":
         require_backends()
-        system = start_distributed(tmp_path)
-    else:
-        system = start_embedded(tmp_path)
-    try:
+    with running(request.param, tmp_path) as system:
         yield system
-    finally:
-        codes = system.stop()
-        if system.topology == "distributed":
-            cleanup_distributed(system)
-    failed = {name: code for name, code in codes.items() if code != 0}
-    assert not failed, f"processes did not exit cleanly: {failed}"
 
 
 def test_every_acknowledged_write_survives_a_crash(own_system: System) -> None:

@@ -29,6 +29,25 @@ def subject_matches(pattern: str, subject: str) -> bool:
     return len(pattern_tokens) == len(subject_tokens)
 
 
+def partition_pattern(pattern: str, prefix: str, partition: int) -> str:
+    """``pattern`` narrowed to one partition's subjects (``<prefix>.<s>.<e>.<a>.<p>``):
+    ``plumbline.items.>`` becomes ``plumbline.items.*.*.3``."""
+    tokens = pattern.split(".")
+    if tokens[-1] == ">":
+        tokens.pop()
+    width = len(prefix.split(".")) + 3  # the prefix, then <service>.<entity>.<action>
+    tokens += ["*"] * (width - len(tokens))
+    return ".".join([*tokens[:width], str(partition)])
+
+
+def durable_name(durable: str, partition: int | None, partitions: int) -> str:
+    """The durable consumer of one partition: ``activity-p3of8``. One partition keeps
+    the plain name (the consumer deployments had before partitions)."""
+    if partition is None or partitions <= 1:
+        return durable
+    return f"{durable}-p{partition}of{partitions}"
+
+
 class Subscription(abc.ABC):
     """A running consumer; ``stop`` ends it."""
 
@@ -47,6 +66,26 @@ class Bus(abc.ABC):
     """
 
     prefix: str = "plumbline"
+
+    #: How many partitions durable consumers split events into (``Event.partition``).
+    #: With more than one, subjects end in the partition's number
+    #: (``<prefix>.<type>.<partition>``), and the relay follows each batch with position
+    #: markers (``position_marker``); with one, subjects are ``<prefix>.<type>``.
+    partitions: int = 1
+
+    def subject_of(self, event: Event) -> str:
+        """Where ``event`` is published."""
+        subject = event.subject(self.prefix)
+        if self.partitions > 1:
+            return f"{subject}.{event.partition(self.partitions)}"
+        return subject
+
+    def widened(self, pattern: str) -> str:
+        """``pattern`` for a subscriber that takes every partition: a pattern that ends
+        in a whole event type gains the partition's token."""
+        if self.partitions > 1 and not pattern.endswith(">"):
+            return f"{pattern}.*"
+        return pattern
 
     @abc.abstractmethod
     async def connect(self) -> None:
@@ -77,11 +116,20 @@ class Bus(abc.ABC):
 
     @abc.abstractmethod
     async def subscribe_batch(
-        self, pattern: str, handler: BatchHandler, durable: str, max_batch: int = MAX_BATCH
+        self,
+        pattern: str,
+        handler: BatchHandler,
+        durable: str,
+        max_batch: int = MAX_BATCH,
+        partition: int | None = None,
     ) -> Subscription:
         """A durable consumer that gets the matching events waiting, up to ``max_batch``,
         in one call (one transaction for many events), in order.
 
         It never waits for a batch to fill: one event waiting is a batch of one. A
-        handler that raises gets the whole batch again.
+        handler that raises gets the whole batch again. With ``partition``, it gets only
+        that partition's events, position markers included, from a durable consumer of
+        its own (``durable_name``); only one subscriber of a partition may run at a time
+        (``common.leases``), or per-project order is lost. Without it, it gets every
+        partition's events and no markers.
         """

@@ -154,7 +154,12 @@ class FollowBus(Bus):
         return subscription
 
     async def subscribe_batch(
-        self, pattern: str, handler: BatchHandler, durable: str, max_batch: int = MAX_BATCH
+        self,
+        pattern: str,
+        handler: BatchHandler,
+        durable: str,
+        max_batch: int = MAX_BATCH,
+        partition: int | None = None,
     ) -> Subscription:
         """Refused: batches are for durable consumers, which run where the services do."""
         raise InvalidArgument(

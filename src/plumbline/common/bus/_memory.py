@@ -19,6 +19,7 @@ from plumbline.common.bus._base import (
     Bus,
     Handler,
     Subscription,
+    partition_pattern,
     subject_matches,
 )
 from plumbline.common.events import Event
@@ -44,9 +45,11 @@ class _MemorySubscription(Subscription):
         start: int,
         max_batch: int,
         durable: bool,
+        markers: bool,
     ) -> None:
         self._bus = bus
         self.durable = durable
+        self._markers = markers
         self._pattern = pattern
         self._handler = handler
         self._max_batch = max_batch
@@ -61,7 +64,9 @@ class _MemorySubscription(Subscription):
                 await self._bus.wait_for_more(self._cursor)
             if self._steps.stopping:
                 return
-            events, after = self._bus.matching(self._pattern, self._cursor, self._max_batch)
+            events, after = self._bus.matching(
+                self._pattern, self._cursor, self._max_batch, self._markers
+            )
             if events:
                 try:
                     async with self._steps.step():
@@ -99,8 +104,9 @@ class MemoryBus(Bus):
 
     keeps_events = False
 
-    def __init__(self, prefix: str = "plumbline") -> None:
+    def __init__(self, prefix: str = "plumbline", partitions: int = 1) -> None:
         self.prefix = prefix
+        self.partitions = partitions
         self.log: list[tuple[str, Event]] = []
         self.base = 0
         self._seen: OrderedDict[str, None] = OrderedDict()
@@ -122,7 +128,7 @@ class MemoryBus(Bus):
         self._seen[event.id] = None
         if len(self._seen) > _DEDUP_WINDOW:
             self._seen.popitem(last=False)
-        self.log.append((event.subject(self.prefix), event))
+        self.log.append((self.subject_of(event), event))
         async with self._grew:
             self._grew.notify_all()
 
@@ -135,14 +141,17 @@ class MemoryBus(Bus):
         """The (subject, event) at an absolute position still held."""
         return self.log[position - self.base]
 
-    def matching(self, pattern: str, start: int, limit: int) -> tuple[list[Event], int]:
-        """The first ``limit`` events from ``start`` on whose subject matches, and the
-        position after the last event looked at (the events it skipped are passed too)."""
+    def matching(
+        self, pattern: str, start: int, limit: int, markers: bool = False
+    ) -> tuple[list[Event], int]:
+        """The first ``limit`` events from ``start`` on whose subject matches (position
+        markers only where ``markers``), and the position after the last event looked at
+        (the events it skipped are passed too)."""
         found: list[Event] = []
         position = start
         while position < self.end and len(found) < limit:
             subject, event = self.at(position)
-            if subject_matches(pattern, subject):
+            if subject_matches(pattern, subject) and (markers or not event.is_marker):
                 found.append(event)
             position += 1
         return found, position
@@ -187,18 +196,35 @@ class MemoryBus(Bus):
         async def one(events: list[Event]) -> None:
             await handler(events[0])
 
+        pattern = self.widened(pattern)
         if durable is None:
             return self._follow(pattern, one, self.end, 1, durable=False)
         return self._follow(pattern, one, self.base, 1, durable=True)
 
     async def subscribe_batch(
-        self, pattern: str, handler: BatchHandler, durable: str, max_batch: int = MAX_BATCH
+        self,
+        pattern: str,
+        handler: BatchHandler,
+        durable: str,
+        max_batch: int = MAX_BATCH,
+        partition: int | None = None,
     ) -> Subscription:
-        return self._follow(pattern, handler, self.base, max_batch, durable=True)
+        if partition is None or self.partitions <= 1:
+            return self._follow(self.widened(pattern), handler, self.base, max_batch, True)
+        pattern = partition_pattern(pattern, self.prefix, partition)
+        return self._follow(pattern, handler, self.base, max_batch, True, markers=True)
 
     def _follow(
-        self, pattern: str, handler: BatchHandler, start: int, max_batch: int, durable: bool
+        self,
+        pattern: str,
+        handler: BatchHandler,
+        start: int,
+        max_batch: int,
+        durable: bool,
+        markers: bool = False,
     ) -> _MemorySubscription:
-        subscription = _MemorySubscription(self, pattern, handler, start, max_batch, durable)
+        subscription = _MemorySubscription(
+            self, pattern, handler, start, max_batch, durable, markers
+        )
         self._subscriptions.append(subscription)
         return subscription

@@ -14,7 +14,15 @@ from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StreamConfig
 from nats.js.errors import NotFoundError
 
-from plumbline.common.bus._base import MAX_BATCH, BatchHandler, Bus, Handler, Subscription
+from plumbline.common.bus._base import (
+    MAX_BATCH,
+    BatchHandler,
+    Bus,
+    Handler,
+    Subscription,
+    durable_name,
+    partition_pattern,
+)
 from plumbline.common.errors import Unavailable
 from plumbline.common.events import Event
 from plumbline.common.steps import Steps
@@ -77,6 +85,9 @@ class _PullSubscription(_Pull):
         event = await _parse(message)
         if event is None:
             return
+        if event.is_marker:  # for partitioned consumers only
+            await message.ack()
+            return
         try:
             await self._handler(event)
         except asyncio.CancelledError:
@@ -93,9 +104,14 @@ class _BatchPullSubscription(_Pull):
     redelivered when it raised."""
 
     def __init__(
-        self, sub: JetStreamContext.PullSubscription, handler: BatchHandler, batch: int
+        self,
+        sub: JetStreamContext.PullSubscription,
+        handler: BatchHandler,
+        batch: int,
+        markers: bool,
     ) -> None:
         self._handler = handler
+        self._markers = markers
         super().__init__(sub, batch)
 
     async def _deliver(self, messages: list[Msg]) -> None:
@@ -105,8 +121,12 @@ class _BatchPullSubscription(_Pull):
             handled = []
             for message in messages:
                 event = await _parse(message)
-                if event is not None:
-                    handled.append((message, event))
+                if event is None:
+                    continue
+                if event.is_marker and not self._markers:
+                    await message.ack()
+                    continue
+                handled.append((message, event))
             if not handled:
                 return
             events = [event for _, event in handled]
@@ -153,10 +173,13 @@ class _CoreSubscription(Subscription):
 class NatsBus(Bus):
     """Events on NATS JetStream."""
 
-    def __init__(self, url: str, stream: str, prefix: str = "plumbline") -> None:
+    def __init__(
+        self, url: str, stream: str, prefix: str = "plumbline", partitions: int = 1
+    ) -> None:
         self.url = url
         self.stream = stream
         self.prefix = prefix
+        self.partitions = partitions
         self._nc: Client | None = None
         self._js: JetStreamContext | None = None
         self._subscriptions: list[Subscription] = []
@@ -194,7 +217,7 @@ class NatsBus(Bus):
 
     async def publish(self, event: Event) -> None:
         await self._jetstream().publish(
-            event.subject(self.prefix),
+            self.subject_of(event),
             event.to_json(),
             stream=self.stream,
             headers={"Nats-Msg-Id": event.id},
@@ -205,12 +228,15 @@ class NatsBus(Bus):
         self, pattern: str, handler: Handler, durable: str | None = None
     ) -> Subscription:
         subscription: Subscription
+        pattern = self.widened(pattern)
         if durable is None:
             assert self._nc is not None
 
             async def callback(message: Msg) -> None:
                 try:
-                    await handler(Event.from_json(message.data))
+                    event = Event.from_json(message.data)
+                    if not event.is_marker:
+                        await handler(event)
                 except Exception:
                     log.exception("cache handler failed on %s", message.subject)
 
@@ -222,10 +248,21 @@ class NatsBus(Bus):
         return subscription
 
     async def subscribe_batch(
-        self, pattern: str, handler: BatchHandler, durable: str, max_batch: int = MAX_BATCH
+        self,
+        pattern: str,
+        handler: BatchHandler,
+        durable: str,
+        max_batch: int = MAX_BATCH,
+        partition: int | None = None,
     ) -> Subscription:
-        sub = await self._pull(pattern, durable)
-        subscription = _BatchPullSubscription(sub, handler, max_batch)
+        if partition is None or self.partitions <= 1:
+            pattern = self.widened(pattern)
+        else:
+            pattern = partition_pattern(pattern, self.prefix, partition)
+        sub = await self._pull(pattern, durable_name(durable, partition, self.partitions))
+        subscription = _BatchPullSubscription(
+            sub, handler, max_batch, markers=self.partitions > 1 and partition is not None
+        )
         self._subscriptions.append(subscription)
         return subscription
 

@@ -66,7 +66,7 @@ class Feed:
             rows = [row for row in map(_activity_row, claimed) if row is not None]
             if rows:
                 await session.execute(activities.insert(), rows)
-        await self.inbox.committed_many(claimed)
+        await self.inbox.committed_many(events)
 
     async def caught_up(self, wait_for: dict[str, int]) -> None:
         """Waits (bounded) until the feed holds every event up to the given positions."""

@@ -17,6 +17,7 @@ from sqlalchemy import (
 
 from plumbline.common.db import ID
 from plumbline.common.inbox import inbox_tables
+from plumbline.common.leases import lease_tables
 
 metadata = MetaData()
 
@@ -55,3 +56,4 @@ activities = Table(
 )
 
 consumed_events, consumer_positions = inbox_tables(metadata)
+consumer_leases, consumer_members = lease_tables(metadata)

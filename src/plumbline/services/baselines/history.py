@@ -163,7 +163,7 @@ class History:
                 if relationship:
                     await self._relationship(session, event)
             await self._add_versions(session, run)
-        await self.inbox.committed_many(claimed)
+        await self.inbox.committed_many(events)
         async with self._changed:
             self._changed.notify_all()
 

@@ -18,6 +18,7 @@ from sqlalchemy import (
 
 from plumbline.common.db import ID
 from plumbline.common.inbox import inbox_tables
+from plumbline.common.leases import lease_tables
 from plumbline.common.outbox import outbox_table
 
 metadata = MetaData()
@@ -129,4 +130,5 @@ backfills = Table(
 )
 
 consumed_events, consumer_positions = inbox_tables(metadata)
+consumer_leases, consumer_members = lease_tables(metadata)
 outbox = outbox_table(metadata)

@@ -7,9 +7,9 @@ import contextlib
 from functools import partial
 
 from plumbline.api.baselines.v1 import baselines_pb2_grpc as rpc
-from plumbline.common.bus import Subscription
 from plumbline.common.db import Database
 from plumbline.common.inbox import Inbox
+from plumbline.common.leases import Consumer
 from plumbline.common.migrations import upgrade
 from plumbline.common.outbox import Outbox
 from plumbline.common.telemetry import traced_batch_handler
@@ -23,7 +23,13 @@ from plumbline.services.baselines.backfill import backfill
 from plumbline.services.baselines.baselines import Baselines
 from plumbline.services.baselines.folders import Folders
 from plumbline.services.baselines.history import History
-from plumbline.services.baselines.models import consumed_events, consumer_positions, outbox
+from plumbline.services.baselines.models import (
+    consumed_events,
+    consumer_leases,
+    consumer_members,
+    consumer_positions,
+    outbox,
+)
 
 #: The durable consumer of the owners' events.
 CONSUMER = "baselines"
@@ -44,7 +50,8 @@ class BaselinesModule(Module):
             await upgrade(self.name, url)
         self.db = Database(url)
         self.access = runtime.access()
-        inbox = Inbox(self.db, consumed_events, consumer_positions)
+        self.leases = runtime.leases(self.db, (consumer_leases, consumer_members), CONSUMER)
+        inbox = Inbox(self.db, consumed_events, consumer_positions, self.leases)
         self.history = History(self.db, inbox, runtime.settings.consistency_wait, self.access)
         runtime.grpc.add(rpc.add_VersionsServicer_to_server, VersionsServicer(self.history))
         runtime.grpc.add(
@@ -58,20 +65,21 @@ class BaselinesModule(Module):
         folders = Folders(self.db, self.access)
         runtime.grpc.add(rpc.add_BaselinesServicer_to_server, BaselinesServicer(baselines, folders))
         self.owners = {owner: partial(runtime.channel, owner) for owner in SNAPSHOT_OWNERS}
-        self.subscriptions: list[Subscription] = []
         self.backfilling: asyncio.Task[None] | None = None
 
     async def serve(self, runtime: Runtime) -> None:
         self.outbox.start(runtime.bus)
         await self.access.watch(runtime.bus)
-        for owner in OWNERS:
-            self.subscriptions.append(
-                await runtime.bus.subscribe_batch(
-                    f"{runtime.bus.prefix}.{owner}.>",
-                    traced_batch_handler(self.history.record_many),
-                    durable=f"{CONSUMER}-{owner}",
-                )
-            )
+        handler = traced_batch_handler(self.history.record_many)
+        # This replica's share of the partitions (every one where it runs alone), each
+        # with a durable consumer per owner.
+        await self.leases.start(
+            runtime.bus,
+            [
+                Consumer(f"{runtime.bus.prefix}.{owner}.>", f"{CONSUMER}-{owner}", handler)
+                for owner in OWNERS
+            ],
+        )
         self.backfilling = asyncio.create_task(
             backfill(self.db, self.history, self.owners), name="baselines-backfill"
         )
@@ -81,7 +89,6 @@ class BaselinesModule(Module):
             self.backfilling.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self.backfilling
-        for subscription in self.subscriptions:
-            await subscription.stop()
+        await self.leases.stop()
         await self.outbox.stop()
         await self.db.close()

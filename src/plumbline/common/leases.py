@@ -1,0 +1,351 @@
+"""A consumer's partitions shared among its replicas, each consumed by one at a time.
+
+The activity feed and the history consume every change. One process each stops keeping
+up at a few hundred writes a second, so they run as replicas, and the bus splits events
+into partitions by project (``Event.partition``). A partition must be consumed by one
+replica at a time: two would take turns fetching its batches and could commit them out of
+order. Each replica therefore holds a lease on the partitions it consumes, in the
+consumer's own database:
+
+- every replica renews its membership (``consumer_members``) and its leases
+  (``consumer_leases``) every quarter of the lease time;
+- each holds its fair share, ceil(partitions / live replicas): one with more lets the
+  extra go (its subscription stopped first), one with fewer takes free or expired ones;
+- a replica stops consuming a partition well before its lease can expire (``SAFETY``
+  before, by its own clock), and another takes it only after it has expired, so two
+  never consume one partition at once while the replicas' clocks agree to within a
+  couple of seconds;
+- the consuming transaction itself checks the lease (``hold``): a replica that stalled
+  past its lease (a long pause, a lost database) commits nothing, and on PostgreSQL the
+  check locks the lease row, so a taker waits for a transaction in flight to end.
+
+A replica that dies loses its partitions when its leases expire; one that stops lets them
+go at once. The partition's durable consumer on the bus starts its next holder again from
+the first event not acknowledged (``NatsBus._resume_in_order``), and the consumer's inbox
+drops what was applied already.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import os
+import socket
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, delete, func, select
+from sqlalchemy import update as sql_update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from plumbline.common.bus import BatchHandler, Bus, Subscription
+from plumbline.common.dates import utcnow
+from plumbline.common.db import Database, affected
+from plumbline.common.errors import Unavailable
+from plumbline.common.steps import Steps
+
+log = logging.getLogger(__name__)
+
+
+def lease_tables(metadata: MetaData) -> tuple[Table, Table]:
+    """``consumer_leases`` and ``consumer_members`` in a consumer's metadata."""
+    leases = Table(
+        "consumer_leases",
+        metadata,
+        Column("consumer", String(64), primary_key=True),
+        Column("partition", Integer, primary_key=True, autoincrement=False),
+        Column("holder", String(96), nullable=False),
+        Column("expires_at", DateTime(timezone=True), nullable=False),
+    )
+    members = Table(
+        "consumer_members",
+        metadata,
+        Column("consumer", String(64), primary_key=True),
+        Column("holder", String(96), primary_key=True),
+        Column("expires_at", DateTime(timezone=True), nullable=False),
+    )
+    return leases, members
+
+
+class LeaseLost(Unavailable):
+    """This replica no longer holds the partition it was consuming."""
+
+
+@dataclass(frozen=True)
+class Consumer:
+    """One subscription a partition's holder runs: ``pattern`` (narrowed to the
+    partition by the bus) into ``handler``, from the durable consumer ``durable``."""
+
+    pattern: str
+    durable: str
+    handler: BatchHandler
+
+
+class Leases:
+    """This replica's share of ``consumer``'s ``count`` partitions."""
+
+    def __init__(
+        self,
+        db: Database,
+        tables: tuple[Table, Table],
+        consumer: str,
+        count: int,
+        ttl: float = 10.0,
+        holder: str | None = None,
+    ) -> None:
+        self.db = db
+        self.leases, self.members = tables
+        self.consumer = consumer
+        self.count = count
+        self.ttl = ttl
+        self.holder = holder or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        #: Held partitions, each with the moment (``time.monotonic``) to stop consuming
+        #: it by unless renewed.
+        self.held: dict[int, float] = {}
+        self._subscriptions: dict[int, list[Subscription]] = {}
+        self._bus: Bus | None = None
+        self._consumers: Sequence[Consumer] = ()
+        self._steps = Steps()
+        self._task: asyncio.Task[None] | None = None
+        self._alone = False
+
+    @property
+    def safety(self) -> float:
+        """How long before its lease can expire a replica stops consuming a partition."""
+        return max(1.5, self.ttl * 0.4)
+
+    async def hold(self, session: AsyncSession, partition: int) -> None:
+        """In a consuming transaction: raises ``LeaseLost`` unless this replica still
+        holds ``partition`` (the lease row stays locked until the transaction ends)."""
+        if self._alone:
+            return
+        if self.held.get(partition, 0.0) < time.monotonic():
+            raise LeaseLost(f"{self.consumer}: partition {partition} is no longer held here")
+        c = self.leases.c
+        kept = await affected(
+            session,
+            sql_update(self.leases)
+            .where(
+                c.consumer == self.consumer,
+                c.partition == partition,
+                c.holder == self.holder,
+                c.expires_at > utcnow(),
+            )
+            .values(holder=self.holder),
+        )
+        if not kept:
+            raise LeaseLost(f"{self.consumer}: partition {partition} was taken over")
+
+    async def start(self, bus: Bus, consumers: Sequence[Consumer]) -> None:
+        """Joins the replicas and consumes this replica's share, balancing it every
+        quarter of the lease time. The first share is taken before this returns."""
+        self._bus = bus
+        self._consumers = consumers
+        if not bus.keeps_events:
+            # A memory bus lives in one process, the only replica: it consumes every
+            # partition, with no leases to write or check.
+            self._alone = True
+            await self._follow(list(range(self.count)), math.inf)
+            return
+        try:
+            await self.balance()
+        except Exception as exc:
+            log.warning("%s: could not take partitions yet (%s); retrying", self.consumer, exc)
+        self._task = asyncio.create_task(self._run(), name=f"leases:{self.consumer}")
+
+    async def _run(self) -> None:
+        while not self._steps.stopping:
+            await asyncio.sleep(self.ttl / 4)
+            try:
+                async with self._steps.step():
+                    await self.balance()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("%s: could not renew partitions (%s)", self.consumer, exc)
+                await self._stop_overdue()
+
+    async def balance(self) -> None:
+        """Renews this replica's leases, then lets go of or takes partitions until it
+        holds its fair share."""
+        started = time.monotonic()
+        now = utcnow()
+        expires = now + timedelta(seconds=self.ttl)
+        async with self.db.transaction() as session:
+            alive = await self._renew_membership(session, now, expires)
+            lc = self.leases.c
+            await session.execute(
+                sql_update(self.leases)
+                .where(lc.consumer == self.consumer, lc.holder == self.holder, lc.expires_at > now)
+                .values(expires_at=expires)
+            )
+            mine = sorted(
+                (
+                    await session.scalars(
+                        select(lc.partition).where(
+                            lc.consumer == self.consumer,
+                            lc.holder == self.holder,
+                            lc.expires_at > now,
+                        )
+                    )
+                ).all()
+            )
+            leased = set(
+                await session.scalars(select(lc.partition).where(lc.consumer == self.consumer))
+            )
+            fair = math.ceil(self.count / max(alive, 1))
+            extra = mine[fair:]
+            for partition in range(self.count):
+                if len(mine) >= fair:
+                    break
+                if partition in mine:
+                    continue
+                if await self._take(session, partition, partition in leased, now, expires):
+                    mine.append(partition)
+        deadline = started + self.ttl - self.safety
+        await self._follow(sorted(set(mine) - set(extra)), deadline)
+        for partition in extra:
+            await self._release(partition)
+
+    async def _renew_membership(
+        self, session: AsyncSession, now: datetime, expires: datetime
+    ) -> int:
+        """Renews this replica's membership, forgets replicas gone silent; how many live."""
+        mc = self.members.c
+        moved = await affected(
+            session,
+            sql_update(self.members)
+            .where(mc.consumer == self.consumer, mc.holder == self.holder)
+            .values(expires_at=expires),
+        )
+        if not moved:
+            await session.execute(
+                self.db.insert_ignoring_duplicates(self.members).values(
+                    consumer=self.consumer, holder=self.holder, expires_at=expires
+                )
+            )
+        await session.execute(
+            delete(self.members).where(mc.consumer == self.consumer, mc.expires_at < now)
+        )
+        alive = await session.scalar(
+            select(func.count()).select_from(self.members).where(mc.consumer == self.consumer)
+        )
+        return int(alive or 1)
+
+    async def _take(
+        self,
+        session: AsyncSession,
+        partition: int,
+        leased: bool,
+        now: datetime,
+        expires: datetime,
+    ) -> bool:
+        """Takes ``partition`` when nobody holds it or its lease has expired."""
+        lc = self.leases.c
+        if not leased:
+            return bool(
+                await affected(
+                    session,
+                    self.db.insert_ignoring_duplicates(self.leases).values(
+                        consumer=self.consumer,
+                        partition=partition,
+                        holder=self.holder,
+                        expires_at=expires,
+                    ),
+                )
+            )
+        return bool(
+            await affected(
+                session,
+                sql_update(self.leases)
+                .where(
+                    lc.consumer == self.consumer,
+                    lc.partition == partition,
+                    lc.expires_at <= now,
+                )
+                .values(holder=self.holder, expires_at=expires),
+            )
+        )
+
+    async def _follow(self, partitions: list[int], deadline: float) -> None:
+        """Consumes exactly ``partitions`` from now on, each until ``deadline``."""
+        for partition in [p for p in self.held if p not in partitions]:
+            log.warning("%s: partition %d was lost; stopping it", self.consumer, partition)
+            await self._unsubscribe(partition)
+        for partition in partitions:
+            self.held[partition] = deadline
+            if partition not in self._subscriptions:
+                await self._subscribe(partition)
+
+    async def _subscribe(self, partition: int) -> None:
+        assert self._bus is not None
+        subscriptions = []
+        for consumer in self._consumers:
+            subscriptions.append(
+                await self._bus.subscribe_batch(
+                    consumer.pattern,
+                    consumer.handler,
+                    durable=consumer.durable,
+                    partition=partition,
+                )
+            )
+        self._subscriptions[partition] = subscriptions
+        log.info("%s: consuming partition %d of %d", self.consumer, partition, self.count)
+
+    async def _unsubscribe(self, partition: int) -> None:
+        """Stops consuming ``partition`` (the batch in hand finishes first)."""
+        self.held.pop(partition, None)
+        for subscription in self._subscriptions.pop(partition, []):
+            await subscription.stop()
+
+    async def _release(self, partition: int) -> None:
+        """Stops consuming ``partition``, then gives up its lease for another replica."""
+        await self._unsubscribe(partition)
+        lc = self.leases.c
+        async with self.db.transaction() as session:
+            await session.execute(
+                delete(self.leases).where(
+                    lc.consumer == self.consumer,
+                    lc.partition == partition,
+                    lc.holder == self.holder,
+                )
+            )
+        log.info("%s: let partition %d go", self.consumer, partition)
+
+    async def _stop_overdue(self) -> None:
+        """Stops the partitions whose lease may have expired meanwhile."""
+        now = time.monotonic()
+        for partition in [p for p, deadline in self.held.items() if deadline < now]:
+            log.warning(
+                "%s: partition %d not renewed in time; stopping it", self.consumer, partition
+            )
+            await self._unsubscribe(partition)
+
+    async def stop(self) -> None:
+        """Stops consuming and lets every partition go at once (others take them over on
+        their next balance)."""
+        if self._task is not None:
+            await self._steps.stop(self._task)
+            self._task = None
+        for partition in list(self._subscriptions):
+            await self._unsubscribe(partition)
+        if self._alone:
+            return
+        lc, mc = self.leases.c, self.members.c
+        with contextlib.suppress(Exception):  # the database may be gone: leases expire
+            async with self.db.transaction() as session:
+                await session.execute(
+                    delete(self.leases).where(
+                        lc.consumer == self.consumer, lc.holder == self.holder
+                    )
+                )
+                await session.execute(
+                    delete(self.members).where(
+                        mc.consumer == self.consumer, mc.holder == self.holder
+                    )
+                )
