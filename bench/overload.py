@@ -185,6 +185,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "ok_served_p99_ms": _pct(load.ok_served, 0.99),
         "refused_p50_ms": _pct(load.refused_latencies, 0.5),
         "refused_p99_ms": _pct(load.refused_latencies, 0.99),
+        "refused_served_p50_ms": _pct(load.refused_served, 0.5),
         "refused_served_p99_ms": _pct(load.refused_served, 0.99),
         "max_wait_ms": max(answered, default=0.0) * 1000,
         "retry_after_p50_s": _pct(load.retry_afters, 0.5) / 1000,
