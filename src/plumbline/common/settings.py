@@ -74,8 +74,40 @@ class Settings(BaseSettings):
             "sooner, this bounds the staleness should an event be missed."
         ),
     )
-    throttle_concurrency: int = 64
-    throttle_queue: int = 512
+    throttle_concurrency: int = Field(
+        default=64,
+        ge=1,
+        description=(
+            "The most API requests in flight per gateway process: the ceiling of the "
+            "adaptive limit, which follows the measured latency below it."
+        ),
+    )
+    throttle_latency: float = Field(
+        default=0.1,
+        gt=0,
+        description=(
+            "Seconds of handling (to the answer's first byte) the adaptive limit aims "
+            "for: it shrinks while the recent average is over it, or over twice its "
+            "long-run average, and grows otherwise."
+        ),
+    )
+    throttle_queue: int = Field(
+        default=512,
+        ge=0,
+        description=(
+            "The most API requests waiting per gateway process; fewer wait when the "
+            "measured drain rate would not serve them within throttle_queue_delay."
+        ),
+    )
+    throttle_queue_delay: float = Field(
+        default=0.1,
+        gt=0,
+        description=(
+            "Seconds an API request should wait for a place at most: the queue holds what "
+            "the measured drain rate serves within it, and while its oldest waiter has "
+            "waited longer, new requests are refused at once (429)."
+        ),
+    )
     throttle_timeout: float = Field(
         default=10.0,
         gt=0,

@@ -3,10 +3,11 @@ credentials (before routing, so unknown paths answer 401 too), the body's size a
 limits (file uploads excepted: they stream), trusted Host names, trailing slashes and the
 JSON content-type rule.
 
-An API request passes, in order: an early 429 when the queue is already too deep (nothing
-else spent on it); credentials (a 401 costs no slot and reads no body); the header checks
-(413, content type); its body, read within ``body_timeout`` (else 408) before it takes a
-slot, so a stalled body holds nothing but its connection; then a slot (or 429).
+An API request passes, in order: an early 429 when admission would refuse it now (the
+queue is as deep, or has stood as long, as it may: nothing else spent on it); credentials
+(a 401 costs no slot and reads no body); the header checks (413, content type); its body,
+read within ``body_timeout`` (else 408) before it takes a slot, so a stalled body holds
+nothing but its connection; then a place under the adaptive limit (or 429).
 
 A transfer (an attachment's file up or down, a JUnit report) takes no API slot: after its
 credentials it takes a place in the transfer pool, and an upload one of its user's few
@@ -31,9 +32,10 @@ from plumbline.common import telemetry
 from plumbline.common.context import request_id_var
 from plumbline.common.errors import PlumblineError, Throttled, size_text
 from plumbline.gateway import cors
+from plumbline.gateway.admission import Admission
 from plumbline.gateway.auth import challenge
 from plumbline.gateway.envelope import error
-from plumbline.gateway.throttle import Throttle, Transfers
+from plumbline.gateway.throttle import Transfers
 
 log = logging.getLogger("plumbline.gateway.access")
 
@@ -198,14 +200,14 @@ class GatewayMiddleware:
     def __init__(
         self,
         app: ASGIApp,
-        throttle: Throttle,
+        admission: Admission,
         max_body: int,
         body_timeout: float = 10.0,
         trusted_hosts: frozenset[str] = frozenset(),
         transfers: Transfers | None = None,
     ) -> None:
         self.app = app
-        self.throttle = throttle
+        self.admission = admission
         self.transfers = transfers or Transfers(256, 4)
         self.max_body = max_body
         self.body_timeout = body_timeout
@@ -279,7 +281,7 @@ class GatewayMiddleware:
         pending = _has_body(scope)
         held = await self._hold_if_told(scope)
         transfer = transfer_of(scope)
-        if transfer is None and self.throttle.full():
+        if transfer is None and self.admission.full():
             await self._throttled(scope, receive, send, pending)
             return
         refused = await _authenticate(scope, path)
@@ -303,7 +305,7 @@ class GatewayMiddleware:
         if refused is not None:
             await self._refuse(refused, scope, receive, send, pending)
             return
-        if not await self.throttle.acquire(waited=held):
+        if not await self.admission.acquire(waited=held):
             await self._throttled(scope, receive, send, False)
             return
         IN_FLIGHT.inc()
@@ -322,7 +324,7 @@ class GatewayMiddleware:
         finally:
             IN_FLIGHT.dec()
             ended = answered[0] if answered else time.perf_counter()
-            self.throttle.release(ended - started)
+            self.admission.release(ended - started)
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         if telemetry.enabled():
@@ -339,7 +341,7 @@ class GatewayMiddleware:
         problem = self.transfers.start(user, upload)
         if problem is not None:
             THROTTLED.inc()
-            retry = str(self.throttle.bounded(self.transfers.retry_after))
+            retry = str(self.admission.bounded(self.transfers.retry_after))
             response = error(429, problem, {"Retry-After": retry})
             await self._refuse(response, scope, receive, send, upload and _has_body(scope))
             return
@@ -421,7 +423,7 @@ class GatewayMiddleware:
 
     async def _throttled(self, scope: Scope, receive: Receive, send: Send, close: bool) -> None:
         THROTTLED.inc()
-        retry_after = self.throttle.retry_after()
+        retry_after = self.admission.retry_after()
         connection = _connection(scope)
         if connection is not None:
             if len(self._told) >= _MAX_TOLD:
@@ -441,7 +443,7 @@ class GatewayMiddleware:
         until = self._told.pop(connection, None) if connection is not None else None
         if until is None:
             return 0.0
-        held = min(until - time.monotonic(), self.throttle.timeout)
+        held = min(until - time.monotonic(), self.admission.timeout)
         if held <= 0:
             return 0.0
         await asyncio.sleep(held)

@@ -12,6 +12,7 @@ from plumbline.api.core.v1 import core_pb2_grpc
 from plumbline.common.bus import Subscription
 from plumbline.common.bus._follow import FollowBus
 from plumbline.gateway import errors
+from plumbline.gateway.admission import Admission
 from plumbline.gateway.auth import Authenticator
 from plumbline.gateway.catalog import ItemTypeCache
 from plumbline.gateway.cors import CorsPolicy
@@ -54,7 +55,7 @@ from plumbline.gateway.routes import (
     versions,
     workflow,
 )
-from plumbline.gateway.throttle import Throttle, Transfers
+from plumbline.gateway.throttle import Transfers
 from plumbline.gateway.upstreams import Upstreams
 from plumbline.runtime import Module, Runtime
 
@@ -134,12 +135,17 @@ class GatewayModule(Module):
         app = runtime.http
         settings = runtime.settings
         install_routes(app)
-        throttle = Throttle(
-            settings.throttle_concurrency, settings.throttle_queue, settings.throttle_timeout
+        # Per gateway process: each worker and each replica admits for itself.
+        admission = Admission(
+            settings.throttle_concurrency,
+            settings.throttle_queue,
+            settings.throttle_timeout,
+            settings.throttle_queue_delay,
+            settings.throttle_latency,
         )
         app.add_middleware(
             GatewayMiddleware,
-            throttle=throttle,
+            admission=admission,
             max_body=settings.max_body_bytes,
             body_timeout=settings.body_timeout,
             trusted_hosts=settings.trusted_host_names,

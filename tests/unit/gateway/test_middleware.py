@@ -1,5 +1,5 @@
 """The middleware: printable log values, trusted Host headers, the access log, and
-transfers kept out of the API slots and the throttle's service time."""
+transfers kept out of the API slots and the latency admission follows."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from starlette.responses import StreamingResponse
 from starlette.types import Message
 
 from plumbline.gateway import errors
+from plumbline.gateway.admission import Admission
 from plumbline.gateway.middleware import GatewayMiddleware, printable, trusted_host
-from plumbline.gateway.throttle import Throttle, Transfers
+from plumbline.gateway.throttle import Transfers
 
 
 def test_log_values_are_printable() -> None:
@@ -49,7 +50,7 @@ async def test_an_unhandled_error_logs_as_500(caplog: pytest.LogCaptureFixture) 
     async def fine() -> dict[str, str]:
         return {"ok": "yes"}
 
-    app.add_middleware(GatewayMiddleware, throttle=Throttle(4, 4, 1.0), max_body=1024)
+    app.add_middleware(GatewayMiddleware, admission=Admission(4, 4, 1.0), max_body=1024)
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     with caplog.at_level(logging.INFO, logger="plumbline.gateway.access"):
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
@@ -63,7 +64,7 @@ async def test_an_unhandled_error_logs_as_500(caplog: pytest.LogCaptureFixture) 
 
 
 def _transfer_app(
-    throttle: Throttle, transfers: Transfers | None = None, *, behind: bool = True
+    admission: Admission, transfers: Transfers | None = None, *, behind: bool = True
 ) -> FastAPI:
     """An app with an upload route that reads its body to the end, a download route and
     a JSON answer whose body goes out slowly, ``behind`` the middleware."""
@@ -93,14 +94,14 @@ def _transfer_app(
     async def ping() -> dict[str, str]:
         return {"ok": "yes"}
 
-    app.add_middleware(GatewayMiddleware, throttle=throttle, max_body=1024, transfers=transfers)
+    app.add_middleware(GatewayMiddleware, admission=admission, max_body=1024, transfers=transfers)
     return app
 
 
 async def test_an_open_upload_holds_no_api_slot() -> None:
     """With the one API slot there is, a trickling upload leaves it to other requests."""
-    throttle = Throttle(concurrency=1, queue=1, timeout=1.0)
-    app = _transfer_app(throttle)
+    admission = Admission(concurrency=1, queue=1, timeout=1.0)
+    app = _transfer_app(admission)
     transport = httpx.ASGITransport(app=app)
     more = asyncio.Event()
 
@@ -118,12 +119,14 @@ async def test_an_open_upload_holds_no_api_slot() -> None:
         more.set()
         answer = await upload
     assert answer.json() == {"size": len(b"first piecelast piece")}
-    assert throttle.service < 0.05  # the upload's time is not a service time
+    # The upload's time is no handling time: the three pings are all the limit has seen.
+    assert admission.limit.samples == 3
+    assert admission.limit.long < 0.05
 
 
 async def test_the_service_time_ends_at_the_first_byte_and_skips_transfers() -> None:
-    throttle = Throttle(concurrency=4, queue=4, timeout=1.0)
-    app = _transfer_app(throttle)
+    admission = Admission(concurrency=4, queue=4, timeout=1.0)
+    app = _transfer_app(admission)
 
     @app.get("/rest/v1/slowly")
     async def slowly() -> StreamingResponse:
@@ -137,16 +140,15 @@ async def test_the_service_time_ends_at_the_first_byte_and_skips_transfers() -> 
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
         assert (await client.get("/rest/v1/slowly")).content == b"{}"
-        assert throttle.service < 0.01  # 0.005 nudged by the handling, not by 0.5 s
-        before = throttle.service
+        assert admission.limit.long < 0.1  # the handling, not the 0.5 s the body took
         assert (await client.get("/rest/v1/attachments/1/file")).content == b"ab"
-        assert throttle.service == before  # a download is no API request
+        assert admission.limit.samples == 1  # a download is no API request
 
 
 async def test_transfers_over_the_users_cap_answer_429() -> None:
-    throttle = Throttle(concurrency=4, queue=4, timeout=1.0)
+    admission = Admission(concurrency=4, queue=4, timeout=1.0)
     transfers = Transfers(concurrency=1, per_user=1)
-    transport = httpx.ASGITransport(app=_transfer_app(throttle, transfers))
+    transport = httpx.ASGITransport(app=_transfer_app(admission, transfers))
     more = asyncio.Event()
 
     async def body() -> AsyncIterator[bytes]:
@@ -170,11 +172,11 @@ async def test_transfers_over_the_users_cap_answer_429() -> None:
 async def test_a_download_the_client_stops_taking_ends_its_transfer() -> None:
     """A file going out to a client that takes none of it holds its place in the pool
     for the body timeout only."""
-    throttle = Throttle(concurrency=4, queue=4, timeout=1.0)
+    admission = Admission(concurrency=4, queue=4, timeout=1.0)
     transfers = Transfers(concurrency=4, per_user=1)
-    app = _transfer_app(throttle, behind=False)
+    app = _transfer_app(admission, behind=False)
     middleware = GatewayMiddleware(
-        app, throttle=throttle, max_body=1024, body_timeout=0.2, transfers=transfers
+        app, admission=admission, max_body=1024, body_timeout=0.2, transfers=transfers
     )
     scope = {
         "type": "http",
