@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -27,7 +28,7 @@ from typing import Any
 import httpx
 
 from bench import attachments as att
-from bench import cpu
+from bench import cpu, lag
 from bench import history as hist
 from bench import peer as kiwi
 from bench import testmgmt as tm
@@ -437,11 +438,14 @@ def _measure_size(
             # The bare endpoint again, right before: this machine's speed drifts
             # during a run, and a ratio is only fair between neighbours in time.
             neighbour = drive(bench.bare_url, "/bare/items/{id}", c, ids)
-            result, used = timed_cpu(
-                bench.system,
-                [],
-                partial(drive, url, path, c, ids, method, body, auth, seconds=ROW_SECONDS),
-            )
+            watched: dict[str, Any] = {}
+            # A write row: how far the consumers of its events fall behind.
+            with lag.watching(url, bench.basic, watched) if not read else nullcontext():
+                result, used = timed_cpu(
+                    bench.system,
+                    [],
+                    partial(drive, url, path, c, ids, method, body, auth, seconds=ROW_SECONDS),
+                )
             rows.append(
                 {
                     "operation": name,
@@ -452,6 +456,7 @@ def _measure_size(
                     "ratio_to_bare": result["rps"] / neighbour["rps"] if neighbour["rps"] else 0.0,
                     "read": read,
                     "cpu": used,
+                    **watched,
                 }
             )
             if last and c == 32 and name in MAIN:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench import lag
 from bench.drive import other_cores, system_ms
 from bench.targets import MAIN, growth, main_rows, miss, targets
 
@@ -152,6 +153,13 @@ def report(
     cpu = cpu_table(main_rows(rows, testmgmt))
     if cpu:
         lines.append(cpu)
+    lags = lag.table([*rows, *(testmgmt["rows"] if testmgmt else [])])
+    if lags.count("\n") > 1:
+        lines += [
+            "",
+            "consumers' lag during the write rows (most seen; drain: catch-up after)",
+            lags,
+        ]
     lines += ["", f"{'target':66} {'measured':>9}  met"]
     for t in targets(rows, sizes, overload, testmgmt, attachments, history, **speed):
         verdict = "-" if t["met"] is None else "yes" if t["met"] else "NO"

@@ -13,6 +13,7 @@ from typing import Any
 
 from bench import attachments as att
 from bench import history as hist
+from bench import lag
 from bench import testmgmt as tm
 from bench.drive import REQUESTS, system_ms
 
@@ -118,6 +119,7 @@ def targets(
         *(tm.targets(testmgmt) if testmgmt else []),
         *(att.targets(attachments) if attachments else []),
         *(hist.targets(history) if history else []),
+        *lag.targets([*rows, *(testmgmt["rows"] if testmgmt else [])]),
         *_of_bare(main),
         *_open_loop(open_loop or []),
         *_cpu(main),

@@ -32,6 +32,7 @@ from xml.sax.saxutils import quoteattr
 
 import httpx
 
+from bench import lag
 from bench.drive import (
     REQUESTS,
     analyze,
@@ -359,13 +360,15 @@ def _measure_runs(
     for c in REQUESTS:
         # The bare endpoint right before: the ratio is fair between neighbours in time.
         neighbour = drive(bare[0], "/bare/items/{id}", c, bare[1]) if bare else None
-        result, used = timed_cpu(
-            system, extra, partial(drive, system.url, put, c, runs, "PUT", PUT_BODY, auth)
-        )
+        watched: dict[str, Any] = {}
+        with lag.watching(system.url, auth, watched):  # the consumers keep up, or not
+            result, used = timed_cpu(
+                system, extra, partial(drive, system.url, put, c, runs, "PUT", PUT_BODY, auth)
+            )
         if neighbour:
             result["bare_rps"] = neighbour["rps"]
             result["ratio_to_bare"] = result["rps"] / neighbour["rps"] if neighbour["rps"] else 0
-        _row(out, PUT, c, {**result, "cpu": used, "read": False}, GENERATED)
+        _row(out, PUT, c, {**result, **watched, "cpu": used, "read": False}, GENERATED)
         if c == 32:
             out["cpu"] = used
             out["paced"] = open_loop(system.url, put, runs, result["rps"], "PUT", PUT_BODY, auth)

@@ -13,7 +13,7 @@ from plumbline.common.access import AccessCache, AccessServicer, identity_fetch
 from plumbline.common.bus import Bus
 from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument
-from plumbline.common.leases import Leases
+from plumbline.common.leases import ConsumersServicer, Leases
 from plumbline.common.outbox import Outbox, WatermarksServicer
 from plumbline.common.rpc import (
     GrpcServer,
@@ -42,6 +42,7 @@ class Runtime:
     addresses: dict[str, str] = field(default_factory=dict)
     access_cache: AccessCache | None = None
     watermarks: WatermarksServicer | None = None
+    consumers: ConsumersServicer | None = None
     snapshots: SnapshotsServicer | None = None
 
     def channel(self, service: str) -> aio.Channel:
@@ -104,14 +105,20 @@ class Runtime:
 
     def leases(self, db: Database, tables: tuple[Table, Table], consumer: str) -> Leases:
         """This replica's share of the partitions of ``consumer`` (``common.leases``),
-        as many as the deployment splits events into."""
-        return Leases(
+        as many as the deployment splits events into; how far behind they are is served
+        (``plumbline.core.v1.Consumers``)."""
+        leases = Leases(
             db,
             tables,
             consumer,
             self.settings.event_partitions,
             self.settings.consumer_lease_seconds,
         )
+        if self.consumers is None:
+            self.consumers = ConsumersServicer()
+            self.grpc.add(core_pb2_grpc.add_ConsumersServicer_to_server, self.consumers)
+        self.consumers.leases[consumer] = leases
+        return leases
 
     def serves_snapshots(self, owner: str, snapshots: OwnerSnapshots) -> None:
         """Serves ``owner``'s records for the history (``plumbline.core.v1.Snapshots``,

@@ -51,15 +51,14 @@ class Event:
     def partition(self, count: int) -> int:
         """Which of ``count`` consumer partitions the event belongs to: its project's
         (every change of one project in one partition, so per-project order holds: a
-        deletion takes its subtree and its relationships with it), or, outside
-        projects, its object's. A position marker names its own."""
+        deletion takes its subtree and its relationships with it); the changes outside
+        projects (the organisation's: users, groups, settings) all in partition 0, in
+        the order of the organisation feed. A position marker names its own."""
         if count <= 1:
             return 0
         if self.entity == MARKER_ENTITY:
             return int(self.payload["partition"])
-        if self.project is not None:
-            return self.project % count
-        return (self.object_ids[0] if self.object_ids else 0) % count
+        return 0 if self.project is None else self.project % count
 
     @property
     def is_marker(self) -> bool:

@@ -39,14 +39,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, delete, func, select
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    DateTime,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    bindparam,
+    delete,
+    func,
+    select,
+)
 from sqlalchemy import update as sql_update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from plumbline.api.core.v1 import core_pb2, core_pb2_grpc
 from plumbline.common.bus import BatchHandler, Bus, Subscription
-from plumbline.common.dates import utcnow
+from plumbline.common.context import require_admin
+from plumbline.common.dates import format_datetime, utcnow
 from plumbline.common.db import Database, affected
-from plumbline.common.errors import Unavailable
+from plumbline.common.errors import NotFound, Unavailable
+from plumbline.common.rpc import Context
 from plumbline.common.steps import Steps
 
 log = logging.getLogger(__name__)
@@ -61,6 +77,10 @@ def lease_tables(metadata: MetaData) -> tuple[Table, Table]:
         Column("partition", Integer, primary_key=True, autoincrement=False),
         Column("holder", String(96), nullable=False),
         Column("expires_at", DateTime(timezone=True), nullable=False),
+        # How far behind the holder was at its last renewal (``Leases.lag``).
+        Column("behind_events", BigInteger, nullable=False, server_default="0"),
+        Column("behind_seconds", Float, nullable=False, server_default="0"),
+        Column("reported_at", DateTime(timezone=True), nullable=True),
     )
     members = Table(
         "consumer_members",
@@ -84,6 +104,18 @@ class Consumer:
     pattern: str
     durable: str
     handler: BatchHandler
+
+
+@dataclass(frozen=True)
+class PartitionLag:
+    """How far one partition of a consumer is behind, and who holds it ("" for none)."""
+
+    consumer: str
+    partition: int
+    holder: str
+    events_behind: int
+    seconds_behind: float
+    reported_at: datetime | None
 
 
 class Leases:
@@ -184,6 +216,7 @@ class Leases:
                 .where(lc.consumer == self.consumer, lc.holder == self.holder, lc.expires_at > now)
                 .values(expires_at=expires)
             )
+            await self._report(session, now)
             mine = sorted(
                 (
                     await session.scalars(
@@ -211,6 +244,79 @@ class Leases:
         await self._follow(sorted(set(mine) - set(extra)), deadline)
         for partition in extra:
             await self._release(partition)
+
+    def lag(self) -> dict[int, tuple[int, float]]:
+        """Each partition consumed here: the events behind (its subscriptions' together)
+        and the seconds behind (the most of theirs)."""
+        return {
+            partition: (
+                sum(s.behind_events for s in subscriptions),
+                max((s.behind_seconds for s in subscriptions), default=0.0),
+            )
+            for partition, subscriptions in self._subscriptions.items()
+        }
+
+    async def _report(self, session: AsyncSession, now: datetime) -> None:
+        """Writes how far behind each partition consumed here is onto its lease, where
+        any replica answering ``status`` reads it."""
+        rows = [
+            {"b_partition": p, "b_events": events, "b_seconds": seconds}
+            for p, (events, seconds) in self.lag().items()
+        ]
+        if not rows:
+            return
+        lc = self.leases.c
+        await session.execute(
+            sql_update(self.leases)
+            .where(
+                lc.consumer == self.consumer,
+                lc.holder == self.holder,
+                lc.partition == bindparam("b_partition"),
+            )
+            .values(
+                behind_events=bindparam("b_events"),
+                behind_seconds=bindparam("b_seconds"),
+                reported_at=now,
+            ),
+            rows,
+        )
+
+    async def status(self) -> list[PartitionLag]:
+        """Every partition: its holder and how far behind it is, live for those consumed
+        here, else as their holders last reported."""
+        now = utcnow()
+        found = {
+            p: PartitionLag(self.consumer, p, self.holder, events, seconds, now)
+            for p, (events, seconds) in self.lag().items()
+        }
+        if not self._alone:
+            lc = self.leases.c
+            async with self.db.read() as session:
+                rows = await session.execute(
+                    select(
+                        lc.partition,
+                        lc.holder,
+                        lc.behind_events,
+                        lc.behind_seconds,
+                        lc.reported_at,
+                    ).where(lc.consumer == self.consumer, lc.expires_at > now)
+                )
+                for row in rows:
+                    found.setdefault(
+                        int(row.partition),
+                        PartitionLag(
+                            self.consumer,
+                            int(row.partition),
+                            row.holder,
+                            int(row.behind_events),
+                            float(row.behind_seconds),
+                            row.reported_at,
+                        ),
+                    )
+        return [
+            found.get(p, PartitionLag(self.consumer, p, "", 0, 0.0, None))
+            for p in range(self.count)
+        ]
 
     async def _renew_membership(
         self, session: AsyncSession, now: datetime, expires: datetime
@@ -349,3 +455,30 @@ class Leases:
                         mc.consumer == self.consumer, mc.holder == self.holder
                     )
                 )
+
+
+class ConsumersServicer(core_pb2_grpc.ConsumersServicer):
+    """``plumbline.core.v1.Consumers``: how far the consumers of this process are behind,
+    every partition (organization administrators)."""
+
+    def __init__(self) -> None:
+        self.leases: dict[str, Leases] = {}
+
+    async def GetLag(
+        self, request: core_pb2.ConsumerLagRequest, context: Context
+    ) -> core_pb2.ConsumerLag:
+        require_admin("read how far the event consumers are behind")
+        leases = self.leases.get(request.consumer)
+        if leases is None:
+            raise NotFound(f"This process runs no consumer {request.consumer!r}.")
+        reply = core_pb2.ConsumerLag()
+        for lag in await leases.status():
+            reply.partitions.add(
+                consumer=lag.consumer,
+                partition=lag.partition,
+                holder=lag.holder,
+                events_behind=lag.events_behind,
+                seconds_behind=lag.seconds_behind,
+                reported_at=format_datetime(lag.reported_at) if lag.reported_at else "",
+            )
+        return reply

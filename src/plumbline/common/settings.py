@@ -83,7 +83,7 @@ class Settings(BaseSettings):
         ),
     )
     throttle_latency: float = Field(
-        default=0.1,
+        default=0.25,
         gt=0,
         description=(
             "Seconds of handling (to the answer's first byte) the adaptive limit aims "

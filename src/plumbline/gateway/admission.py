@@ -55,7 +55,7 @@ class GradientLimit:
     def __init__(
         self,
         maximum: int,
-        target: float = 0.1,
+        target: float = 0.25,
         minimum: int = 4,
         initial: int = 20,
         tolerance: float = 2.0,
@@ -142,7 +142,7 @@ class Admission:
         queue: int,
         timeout: float,
         queue_delay: float = 0.1,
-        latency: float = 0.1,
+        latency: float = 0.25,
         clock: Clock = time.monotonic,
     ) -> None:
         self.limit = GradientLimit(concurrency, latency)

@@ -65,6 +65,7 @@ class ActivityClient:
         self.channel = channel
         self.activities = activity.ActivitiesStub(channel)
         self.access = core.AccessStub(channel)
+        self.consumers = core.ConsumersStub(channel)
 
 
 class TestmgmtClient:
@@ -106,6 +107,7 @@ class BaselinesClient:
         self.baselines = baselines.BaselinesStub(channel)
         self.watermarks = core.WatermarksStub(channel)
         self.access = core.AccessStub(channel)
+        self.consumers = core.ConsumersStub(channel)
 
 
 #: The services that check access (all but identity, whose outbox they follow), and so

@@ -80,12 +80,21 @@ async def url(pg_url: str) -> str:
     return pg_url
 
 
-async def replica(url: str, bus: NatsBus, name: str, ttl: float = 30.0) -> Replica:
-    """A replica that has joined (its first balance done); the test balances it on."""
+async def replica(
+    url: str, bus: NatsBus, name: str, ttl: float = 30.0, hold: asyncio.Event | None = None
+) -> Replica:
+    """A replica that has joined (its first balance done); the test balances it on. With
+    ``hold``, its handler waits for that to be set."""
     db = Database(url)
     leases = Leases(db, (leases_table, members_table), "feed", PARTITIONS, ttl, holder=name)
     made = Replica(db, leases, Inbox(db, consumed, positions, leases))
-    await leases.start(bus, [Consumer(f"{bus.prefix}.>", "feed", made.handle)])
+
+    async def handle(events: list[Event]) -> None:
+        if hold is not None:
+            await hold.wait()
+        await made.handle(events)
+
+    await leases.start(bus, [Consumer(f"{bus.prefix}.>", "feed", handle)])
     return made
 
 
@@ -192,3 +201,33 @@ async def test_two_replicas_consume_a_burst_once_and_in_order_per_project(
         assert ns == sorted(ns), f"project {project} applied out of order"
     assert {r.holder for r in rows} == {"a", "b"}
     await stop(b)
+
+
+async def test_each_partition_says_how_far_behind_it_is_to_every_replica(
+    url: str, nats_bus: NatsBus
+) -> None:
+    """While a replica's handler is held up, its partitions report events waiting; any
+    replica answers for them from what was reported at the last renewal."""
+    release = asyncio.Event()
+    a = await replica(url, nats_bus, "a", hold=release)
+    for n in range(120):
+        await nats_bus.publish(
+            Event("items.item.updated", actor=1, project=n % 8 + 1, payload={"n": n})
+        )
+    await asyncio.sleep(0.5)  # the first batch of each partition is fetched and held
+    await a.leases.balance()  # renews, and reports how far behind each partition is
+    # Another replica (not started: it holds nothing) answers from the reports.
+    other = Leases(a.db, (leases_table, members_table), "feed", PARTITIONS, holder="other")
+    told = await other.status()
+    assert [lag.partition for lag in told] == [0, 1, 2, 3]
+    assert {lag.holder for lag in told} == {"a"}
+    assert sum(lag.events_behind for lag in told) > 0
+    assert all(lag.reported_at is not None for lag in told)
+    assert (await a.leases.status())[0].reported_at is not None  # live, for its own
+    release.set()
+    await a.inbox.wait_for({}, timeout=0)
+    await asyncio.sleep(1.5)  # each fetch then finds nothing more: caught up
+    await a.leases.balance()
+    for lag in await other.status():
+        assert (lag.holder, lag.events_behind, lag.seconds_behind) == ("a", 0, 0.0), lag
+    await stop(a)

@@ -22,6 +22,8 @@ from plumbline.gateway.middleware import trusted_host
 
 ROOT = Path(__file__).resolve().parents[3] / "deploy" / "k8s"
 KUBERNETES_VERSION = "1.33.0"
+#: The ConfigMap of settings every process reads (its generated name has a hash after it).
+CONFIG = "plumbline-config"
 APP_SERVICES = (
     "identity",
     "items",
@@ -45,7 +47,7 @@ UPSTREAMS = {
     "gateway": {"identity", "items", "testmgmt", "activity", "attachments", "baselines"},
 }
 #: Deployments an HPA scales (the stateless ones).
-AUTOSCALED = ("gateway", "testmgmt")
+AUTOSCALED = ("gateway", "testmgmt", "activity", "baselines")
 #: Where the gateway finds each service (testmgmt: every pod, round robin).
 GATEWAY_UPSTREAMS = {
     "identity": "identity:9090",
@@ -478,7 +480,7 @@ def _renamed(doc: dict[str, Any], old: str, new: str) -> Any:
 def test_baselines_is_shaped_like_activity(rendered: tuple[str, list[dict[str, Any]]]) -> None:
     """An event consumer with its own database and a gRPC API for the gateway, like
     activity: the same Deployment (but for the owners it reads), Service, policy, budget
-    and replicas, no volume, no HPA."""
+    and replicas, HPA, no volume."""
     _overlay, docs = rendered
     for kind in ("Deployment", "Service", "ServiceAccount", "NetworkPolicy", "PodDisruptionBudget"):
         of_kind = _of_kind(docs, kind)
@@ -490,7 +492,8 @@ def test_baselines_is_shaped_like_activity(rendered: tuple[str, list[dict[str, A
         if kind == "NetworkPolicy":  # egress: test_egress_reaches_exactly_what_is_used
             baselines, activity = _without_egress(baselines), _without_egress(activity)
         assert baselines == _renamed(activity, "activity", "baselines"), kind
-    assert "baselines" not in _of_kind(docs, "HorizontalPodAutoscaler")
+    hpas = _of_kind(docs, "HorizontalPodAutoscaler")
+    assert hpas["baselines"] == _renamed(hpas["activity"], "activity", "baselines")
     pod = _of_kind(docs, "Deployment")["baselines"]["spec"]["template"]["spec"]
     assert not any("persistentVolumeClaim" in v for v in pod["volumes"])
     policies = _of_kind(docs, "NetworkPolicy")
@@ -598,6 +601,28 @@ def test_the_stateless_services_autoscale_on_cpu(
         [container] = deployments[name]["spec"]["template"]["spec"]["containers"]
         assert "cpu" in container["resources"]["requests"]  # utilisation is relative to it
     assert set(_of_kind(docs, "PodDisruptionBudget")) == set(APP_SERVICES)
+
+
+def test_every_process_splits_events_into_the_consumers_partitions(
+    rendered: tuple[str, list[dict[str, Any]]],
+) -> None:
+    """Publishers and consumers agree on the partitions (one ConfigMap key), and the
+    consumers' autoscalers stop at that count: a pod beyond it would only stand by."""
+    _overlay, docs = rendered
+    [config] = [c for n, c in _of_kind(docs, "ConfigMap").items() if n.startswith(CONFIG)]
+    partitions = int(config["data"]["event_partitions"])
+    assert partitions > 1
+    for name, deployment in _of_kind(docs, "Deployment").items():
+        if name not in APP_SERVICES:
+            continue
+        [container] = deployment["spec"]["template"]["spec"]["containers"]
+        [ref] = [e for e in container["env"] if e["name"] == "PLUMBLINE_EVENT_PARTITIONS"]
+        key = ref["valueFrom"]["configMapKeyRef"]
+        assert key["name"].startswith(CONFIG), name
+        assert key["key"] == "event_partitions", name
+    hpas = _of_kind(docs, "HorizontalPodAutoscaler")
+    for consumer in ("activity", "baselines"):
+        assert hpas[consumer]["spec"]["maxReplicas"] == partitions
 
 
 def test_dev_runs_its_own_backends_and_prod_does_not(

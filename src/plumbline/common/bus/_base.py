@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 
+from plumbline.common.dates import parse_iso, utcnow
 from plumbline.common.events import Event
 
 Handler = Callable[[Event], Awaitable[None]]
@@ -49,7 +51,42 @@ def durable_name(durable: str, partition: int | None, partitions: int) -> str:
 
 
 class Subscription(abc.ABC):
-    """A running consumer; ``stop`` ends it."""
+    """A running consumer; ``stop`` ends it.
+
+    A durable batch consumer says how far behind it is: ``behind_events``, the matching
+    events fetched or published and not yet handled (as the bus last told), and
+    ``behind_seconds``, how old the oldest of them is; both 0 once nothing waits.
+    """
+
+    _waiting: int = 0
+    _oldest: datetime | None = None
+
+    @property
+    def behind_events(self) -> int:
+        return self._waiting
+
+    @property
+    def behind_seconds(self) -> float:
+        if self._oldest is None:
+            return 0.0
+        return max(0.0, (utcnow() - self._oldest).total_seconds())
+
+    def fetched(self, events: list[Event], after: int) -> None:
+        """Notes a batch about to be handled, with ``after`` more events waiting."""
+        if events:
+            self._waiting = len(events) + after
+            self._oldest = parse_iso(events[0].time)
+
+    def handled(self, events: list[Event], after: int) -> None:
+        """Notes a batch handled, with ``after`` more events waiting (none older than
+        the batch's last, whose age stands for theirs)."""
+        self._waiting = after
+        self._oldest = parse_iso(events[-1].time) if after and events else None
+
+    def caught_up(self) -> None:
+        """Notes that nothing waits."""
+        self._waiting = 0
+        self._oldest = None
 
     @abc.abstractmethod
     async def stop(self) -> None:

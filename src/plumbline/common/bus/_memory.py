@@ -60,6 +60,8 @@ class _MemorySubscription(Subscription):
     async def _run(self) -> None:
         backoff = 0.05
         while not self._steps.stopping:
+            if self._cursor >= self._bus.end:
+                self.caught_up()
             while self._cursor >= self._bus.end:
                 await self._bus.wait_for_more(self._cursor)
             if self._steps.stopping:
@@ -68,6 +70,7 @@ class _MemorySubscription(Subscription):
                 self._pattern, self._cursor, self._max_batch, self._markers
             )
             if events:
+                self.fetched(events, self._bus.end - after)
                 try:
                     async with self._steps.step():
                         await self._handler(events)
@@ -84,6 +87,9 @@ class _MemorySubscription(Subscription):
                     continue
             backoff = 0.05
             self._cursor = after
+            if events:
+                # Every event after it, matching or not: at most the ones waiting.
+                self.handled(events, self._bus.end - after)
             self._bus.advanced()
 
     @property

@@ -46,6 +46,7 @@ class _Pull(Subscription):
                 # instead of waiting for the batch to fill.
                 messages = await self._sub.fetch(batch=self._batch, timeout=1.0)
             except (TimeoutError, NatsTimeout):
+                self.caught_up()
                 continue
             except asyncio.CancelledError:
                 raise
@@ -130,6 +131,7 @@ class _BatchPullSubscription(_Pull):
             if not handled:
                 return
             events = [event for _, event in handled]
+            self.fetched(events, _pending_after(messages[-1]))
             try:
                 await self._handler(events)
             except asyncio.CancelledError:
@@ -145,6 +147,15 @@ class _BatchPullSubscription(_Pull):
                 return
             for message, _ in handled:
                 await message.ack()
+            self.handled(events, _pending_after(messages[-1]))
+
+
+def _pending_after(message: Msg) -> int:
+    """The consumer's events not yet delivered after ``message``, as JetStream told."""
+    try:
+        return int(message.metadata.num_pending or 0)
+    except Exception:  # a message without JetStream metadata
+        return 0
 
 
 async def _parse(message: Msg) -> Event | None:

@@ -24,3 +24,20 @@ class Activity(TypedDict):
     eventType: str
     objectType: str
     type: Literal["activities"]
+
+
+class ConsumerPartition(TypedDict):
+    """How far one partition of an event consumer (labs: ``/system/consumers``) is behind
+    the events published to it."""
+
+    #: "activity" (the activity feed) or "baselines" (the history).
+    consumer: str
+    partition: int
+    #: The replica that holds the partition; absent when none does.
+    holder: NotRequired[str]
+    #: Events published to the partition and not yet applied.
+    eventsBehind: int
+    #: How old the newest event applied was when it was applied; 0 when caught up.
+    secondsBehind: float
+    #: When its holder reported it (now, for the replica that answered).
+    reportedAt: NotRequired[str]

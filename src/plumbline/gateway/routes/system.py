@@ -1,4 +1,5 @@
-"""``/system/settings/corsdomains``: the origins browsers may call the API from.
+"""``/system/settings/corsdomains``: the origins browsers may call the API from; and
+(labs) ``/system/consumers``: how far the event consumers are behind.
 
 The contract's summaries of these two operations read reversed (GET "overwrite", POST
 "read"); here GET reads the list and POST replaces it, which is what the methods say.
@@ -9,6 +10,7 @@ answer CORS for exactly these (``gateway/cors.py``).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
@@ -19,7 +21,7 @@ from plumbline.api.core.v1 import core_pb2
 from plumbline.api.identity.v1 import identity_pb2
 from plumbline.common.errors import InvalidArgument
 from plumbline.gateway import records, schemas
-from plumbline.gateway.deps import Gw, View, view_of
+from plumbline.gateway.deps import LABS_ONLY, Gw, View, view_of
 from plumbline.gateway.envelope import ok, updated
 from plumbline.gateway.jsonbody import read_json
 
@@ -79,3 +81,43 @@ async def set_cors_domains(request: Request, gw: Gw) -> Response:
     message = identity_pb2.CorsDomains(domains=domains)
     reply = await gw.upstreams.identity.cors.SetCorsDomains(message)
     return updated(_whitelist(list(reply.domains)))
+
+
+@router.get(
+    "/system/consumers",
+    summary="How far the event consumers are behind, per partition (organization "
+    "administrators, labs)",
+    description="The activity feed (consumer activity) and the history (consumer "
+    "baselines) apply every change from events, split into partitions by project "
+    "(PLUMBLINE_EVENT_PARTITIONS); each partition is consumed by one replica (holder). "
+    "eventsBehind is how many events published to a partition are not applied yet, "
+    "secondsBehind how old the newest one applied was when it was applied (0 once caught "
+    "up); reportedAt says when, since a replica reports the partitions it holds every "
+    "few seconds (the replica that answers reports its own as they are). A read of the "
+    "feed or the history waits for its consumer to catch up, and answers 503 after "
+    "PLUMBLINE_CONSISTENCY_WAIT: this says how far behind they are.",
+    responses=schemas.page(records.ConsumerPartition, "Every partition of each consumer."),
+    dependencies=[LABS_ONLY],
+)
+async def get_consumers(gw: Gw) -> Response:
+    # Each consumer asked of the service that runs it.
+    replies = await asyncio.gather(
+        gw.upstreams.activity.consumers.GetLag(core_pb2.ConsumerLagRequest(consumer="activity")),
+        gw.upstreams.baselines.consumers.GetLag(core_pb2.ConsumerLagRequest(consumer="baselines")),
+    )
+    data = [_partition(p) for reply in replies for p in reply.partitions]
+    return ok(data, page=(0, len(data), len(data)))
+
+
+def _partition(lag: core_pb2.PartitionLag) -> records.ConsumerPartition:
+    partition: records.ConsumerPartition = {
+        "consumer": lag.consumer,
+        "partition": lag.partition,
+        "eventsBehind": lag.events_behind,
+        "secondsBehind": round(lag.seconds_behind, 3),
+    }
+    if lag.holder:
+        partition["holder"] = lag.holder
+    if lag.reported_at:
+        partition["reportedAt"] = lag.reported_at
+    return partition

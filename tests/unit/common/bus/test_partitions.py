@@ -31,9 +31,9 @@ def test_one_partition_keeps_the_durable_consumers_name() -> None:
     assert durable_name("activity", 3, 8) == "activity-p3of8"
 
 
-def test_an_event_belongs_to_its_projects_partition_else_its_objects() -> None:
+def test_an_event_belongs_to_its_projects_partition_else_to_the_first() -> None:
     assert Event("items.item.created", actor=1, project=11, object_ids=[4]).partition(4) == 3
-    assert Event("identity.user.created", actor=1, object_ids=[6]).partition(4) == 2
+    assert Event("identity.user.created", actor=1, object_ids=[6]).partition(4) == 0
     assert Event("identity.settings.updated", actor=1).partition(4) == 0
     assert Event("items.item.created", actor=1, project=11).partition(1) == 0
     marker = position_marker("items", 40, 2)

@@ -4,7 +4,8 @@ Revision ID: 0002l
 Revises: 0001
 
 Replicas of the history's consumers share its partitions of the events, each partition held by one
-replica at a time under a lease (``plumbline.common.leases``).
+replica at a time under a lease (``plumbline.common.leases``), which also says how far
+behind its holder last reported it to be.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ def upgrade() -> None:
         sa.Column("partition", sa.Integer(), autoincrement=False, nullable=False),
         sa.Column("holder", sa.String(96), nullable=False),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("behind_events", sa.BigInteger(), nullable=False, server_default="0"),
+        sa.Column("behind_seconds", sa.Float(), nullable=False, server_default="0"),
+        sa.Column("reported_at", sa.DateTime(timezone=True), nullable=True),
         sa.PrimaryKeyConstraint("consumer", "partition"),
     )
     op.create_table(
