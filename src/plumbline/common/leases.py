@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from prometheus_client import Gauge
 from sqlalchemy import (
     BigInteger,
     Column,
@@ -66,6 +67,17 @@ from plumbline.common.rpc import Context
 from plumbline.common.steps import Steps
 
 log = logging.getLogger(__name__)
+
+BEHIND_EVENTS = Gauge(
+    "plumbline_consumer_behind_events",
+    "Events published to a consumer's partition held here and not yet applied",
+    ["consumer", "partition"],
+)
+BEHIND_SECONDS = Gauge(
+    "plumbline_consumer_behind_seconds",
+    "Age of the oldest event of a consumer's partition held here not yet applied",
+    ["consumer", "partition"],
+)
 
 
 def lease_tables(metadata: MetaData) -> tuple[Table, Table]:
@@ -263,6 +275,10 @@ class Leases:
             {"b_partition": p, "b_events": events, "b_seconds": seconds}
             for p, (events, seconds) in self.lag().items()
         ]
+        for row in rows:  # and for Prometheus, from the replica that holds it
+            labels = (self.consumer, str(row["b_partition"]))
+            BEHIND_EVENTS.labels(*labels).set(row["b_events"])
+            BEHIND_SECONDS.labels(*labels).set(row["b_seconds"])
         if not rows:
             return
         lc = self.leases.c
@@ -406,6 +422,9 @@ class Leases:
     async def _unsubscribe(self, partition: int) -> None:
         """Stops consuming ``partition`` (the batch in hand finishes first)."""
         self.held.pop(partition, None)
+        for gauge in (BEHIND_EVENTS, BEHIND_SECONDS):  # another replica reports it now
+            with contextlib.suppress(KeyError):
+                gauge.remove(self.consumer, str(partition))
         for subscription in self._subscriptions.pop(partition, []):
             await subscription.stop()
 

@@ -39,6 +39,13 @@ from prometheus_client import Gauge
 #: Seconds, monotonic: the time the parts read (tests give a fake one).
 Clock = Callable[[], float]
 
+#: The limit never goes below this (or the ceiling, if lower): the concurrency of an
+#: ordinary busy load. Below it, a machine whose handling of writes is slower than the
+#: latency target (a 2-core machine at 32 writers: 0.3 to 0.4 s a write, queueing in the
+#: services included) refused 30 to 60 % of that ordinary load with 429s; at 32 in flight
+#: the latency stays what the machine's throughput makes it, 32 / req/s.
+FLOOR = 32
+
 QUEUED = Gauge("plumbline_http_queued", "API requests waiting for a slot")
 LIMIT = Gauge("plumbline_http_limit", "API requests allowed in flight (the adaptive limit)")
 
@@ -145,7 +152,7 @@ class Admission:
         latency: float = 0.25,
         clock: Clock = time.monotonic,
     ) -> None:
-        self.limit = GradientLimit(concurrency, latency)
+        self.limit = GradientLimit(concurrency, latency, minimum=min(FLOOR, concurrency))
         self.queue = queue
         self.timeout = timeout
         self.queue_delay = queue_delay

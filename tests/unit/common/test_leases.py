@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
+from prometheus_client import REGISTRY
 from sqlalchemy import BigInteger, Column, Integer, MetaData, String, Table, select
 
 from plumbline.common.bus._nats import NatsBus
@@ -224,6 +225,13 @@ async def test_each_partition_says_how_far_behind_it_is_to_every_replica(
     assert sum(lag.events_behind for lag in told) > 0
     assert all(lag.reported_at is not None for lag in told)
     assert (await a.leases.status())[0].reported_at is not None  # live, for its own
+    scraped = [
+        REGISTRY.get_sample_value(
+            "plumbline_consumer_behind_events", {"consumer": "feed", "partition": str(p)}
+        )
+        for p in range(PARTITIONS)
+    ]
+    assert sum(v or 0 for v in scraped) == sum(lag.events_behind for lag in told)
     release.set()
     await a.inbox.wait_for({}, timeout=0)
     await asyncio.sleep(1.5)  # each fetch then finds nothing more: caught up

@@ -9,7 +9,7 @@ import asyncio
 import httpx
 from fastapi import FastAPI
 
-from plumbline.gateway.admission import Admission, DrainRate, GradientLimit
+from plumbline.gateway.admission import FLOOR, Admission, DrainRate, GradientLimit
 from plumbline.gateway.middleware import GatewayMiddleware
 from tests.unit.gateway.apps import app_with
 
@@ -103,8 +103,8 @@ def test_the_drain_rate_is_measured_over_busy_time() -> None:
 
 
 def _admission(clock: FakeClock, limit: int = 2, queue: int = 100) -> Admission:
-    """An admission of at most ``limit`` (at most 4: the limit's floor) that has seen 100
-    requests a second complete."""
+    """An admission of ``limit`` in flight (under ``FLOOR``, the limit stays there) that
+    has seen 100 requests a second complete."""
     admission = Admission(limit, queue, timeout=10, clock=clock)
     assert int(admission.limit) == limit
     for _ in range(100):  # 100 requests a second complete: the queue may hold 10
@@ -267,3 +267,15 @@ async def test_a_flood_gets_quick_429s_while_admitted_requests_succeed() -> None
     # Nothing waits longer than the wait limit, a hold included (and the 10 ms handling).
     assert max(seconds for _, seconds, _, _ in answers) < 2 + 0.5
     assert (admission.in_flight, admission.waiting) == (0, 0)
+
+
+def test_slow_handling_never_takes_the_limit_below_an_ordinary_load() -> None:
+    """Writes that take 0.4 s each on a slow machine shrink the limit, but never below
+    ``FLOOR``: 32 writers at once are not refused."""
+    admission = Admission(64, queue=512, timeout=10, clock=FakeClock())
+    for _ in range(2000):
+        admission.in_flight = int(admission.limit)  # every place taken
+        admission.limit.sample(0.4, admission.in_flight)
+    assert int(admission.limit) == FLOOR
+    small = Admission(8, queue=16, timeout=10)
+    assert small.limit.minimum == 8  # a ceiling under the floor is both
