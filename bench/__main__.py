@@ -42,6 +42,7 @@ from bench.drive import (
     timed_cpu,
     wait_for_feed,
 )
+from bench.overload import wait_idle
 from bench.report import overload_table, report, table
 from bench.seed import WORDS, Seeder
 from bench.targets import GROUP_ITEM, GROUP_SEARCH, MAIN, growth, main_rows, targets
@@ -111,31 +112,11 @@ def _overload(url: str, auth: str, ids: Path) -> list[dict[str, Any]]:
         ]
         done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=300)
         results.append(dict(json.loads(done.stdout)))
-        _wait_idle(url)
+        wait_idle(url, quiet_for=2.0, timeout=90.0)
     capacity = results[0]["ok_per_s"]
     for result in results:
         result["of_capacity"] = result["ok_per_s"] / capacity if capacity else 0.0
     return results
-
-
-def _wait_idle(url: str, timeout: float = 90.0) -> None:
-    """Waits until the gateway has nothing queued or in flight for two seconds: requests
-    the driver abandoned at its deadline are still served, and would count against the
-    next run."""
-    deadline = time.monotonic() + timeout
-    quiet_since = None
-    while time.monotonic() < deadline:
-        text = httpx.get(f"{url}/metrics", timeout=10).text
-        busy = any(
-            line.startswith(("plumbline_http_in_flight ", "plumbline_http_queued "))
-            and float(line.split()[-1]) > 0
-            for line in text.splitlines()
-        )
-        now = time.monotonic()
-        quiet_since = None if busy else (quiet_since or now)
-        if quiet_since is not None and now - quiet_since >= 2:
-            return
-        time.sleep(0.2)
 
 
 def _group_member(url: str, admin: str, projects: list[int]) -> str:

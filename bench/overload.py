@@ -200,10 +200,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 # -- the sweep: a system of its own, 32 then 1,024 connections, and the verdict ----------
 
 
-def _quiet(url: str, timeout: float = 60.0) -> None:
-    """Waits until the gateway that answers has nothing queued or in flight for a second:
-    requests abandoned at a run's deadline are still served, and would count against the
-    next run."""
+def wait_idle(url: str, quiet_for: float = 1.0, timeout: float = 60.0) -> None:
+    """Waits until the gateway that answers has nothing queued or in flight for
+    ``quiet_for`` seconds: requests abandoned at a run's deadline are still served, and
+    would count against the next run."""
     import httpx
 
     deadline = time.monotonic() + timeout
@@ -217,7 +217,7 @@ def _quiet(url: str, timeout: float = 60.0) -> None:
         )
         now = time.monotonic()
         quiet_since = None if busy else (quiet_since or now)
-        if quiet_since is not None and now - quiet_since >= 1:
+        if quiet_since is not None and now - quiet_since >= quiet_for:
             return
         time.sleep(0.2)
 
@@ -329,7 +329,7 @@ def sweep(args: argparse.Namespace) -> dict[str, Any]:
             )
             asyncio.run(run(warm))
             for connections, mode in runs:
-                _quiet(system.url)
+                wait_idle(system.url)
                 one = argparse.Namespace(
                     url=system.url,
                     path="/rest/v1/items/{id}",

@@ -371,11 +371,16 @@ def partial_uploads(system: System, prefix: str = "") -> dict[str, int]:
     return {k: size for k, size in found.items() if k.startswith(prefix)}
 
 
-def blob_rows(system: System) -> dict[str, str]:
-    """The attachments service's ``blobs`` rows (blobs it has yet to remove): key, state."""
+def database_url(system: System, service: str) -> str:
+    """The database URL of ``service`` as its processes see it (SQLite or PostgreSQL)."""
     names = ("data_dir", "database_url")
     given = {n: system.env[v] for n in names if (v := f"PLUMBLINE_{n.upper()}") in system.env}
-    url = Settings.model_validate(given).database_url_for("attachments")
+    return Settings.model_validate(given).database_url_for(service)
+
+
+def blob_rows(system: System) -> dict[str, str]:
+    """The attachments service's ``blobs`` rows (blobs it has yet to remove): key, state."""
+    url = database_url(system, "attachments")
 
     async def read() -> dict[str, str]:
         db = Database(url)
@@ -400,9 +405,7 @@ def outbox_events(system: System, service: str, after: int = 0) -> list[Event]:
     """The events ``service`` wrote after outbox position ``after``, oldest first, each with
     its ``position``: read from its database, where a change's events are by the time the
     change has answered."""
-    names = ("data_dir", "database_url")
-    given = {n: system.env[v] for n in names if (v := f"PLUMBLINE_{n.upper()}") in system.env}
-    url = Settings.model_validate(given).database_url_for(service)
+    url = database_url(system, service)
     table = outbox_table(MetaData())
 
     async def read() -> list[Any]:

@@ -229,20 +229,13 @@ class Leases:
                 .values(expires_at=expires)
             )
             await self._report(session, now)
-            mine = sorted(
-                (
-                    await session.scalars(
-                        select(lc.partition).where(
-                            lc.consumer == self.consumer,
-                            lc.holder == self.holder,
-                            lc.expires_at > now,
-                        )
-                    )
-                ).all()
+            # Every lease of the consumer, and which are this replica's (renewed just now).
+            ours = (lc.holder == self.holder) & (lc.expires_at > now)
+            rows = await session.execute(
+                select(lc.partition, ours.label("ours")).where(lc.consumer == self.consumer)
             )
-            leased = set(
-                await session.scalars(select(lc.partition).where(lc.consumer == self.consumer))
-            )
+            leased = {int(r.partition): bool(r.ours) for r in rows}
+            mine = sorted(p for p, is_ours in leased.items() if is_ours)
             fair = math.ceil(self.count / max(alive, 1))
             extra = mine[fair:]
             for partition in range(self.count):
@@ -252,8 +245,7 @@ class Leases:
                     continue
                 if await self._take(session, partition, partition in leased, now, expires):
                     mine.append(partition)
-        deadline = started + self.ttl - self.safety
-        await self._follow(sorted(set(mine) - set(extra)), deadline)
+        await self._follow(sorted(mine), started + self.ttl - self.safety)
         for partition in extra:
             await self._release(partition)
 

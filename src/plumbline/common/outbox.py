@@ -167,8 +167,15 @@ class Outbox:
                 select(func.max(self.table.c.id)).where(self.table.c.published_at.is_not(None))
             )
         if relayed:
+            await self._mark(int(relayed))
+
+    async def _mark(self, position: int) -> None:
+        """Tells each partition (where there are several) that this outbox has been
+        relayed up to ``position`` (``position_marker``, ``Inbox``)."""
+        assert self.bus is not None
+        if self.bus.partitions > 1:
             for partition in range(self.bus.partitions):
-                await self.bus.publish(position_marker(self.service, int(relayed), partition))
+                await self.bus.publish(position_marker(self.service, position, partition))
 
     async def _run(self) -> None:
         backoff = 0.1
@@ -221,10 +228,7 @@ class Outbox:
             for row_id, body in rows:
                 event = dataclasses.replace(Event.from_json(body), position=row_id)
                 await self.bus.publish(event)
-            # Each partition learns that it has everything up to here (``Inbox``).
-            last = int(rows[-1][0])
-            for partition in range(self.bus.partitions if self.bus.partitions > 1 else 0):
-                await self.bus.publish(position_marker(self.service, last, partition))
+            await self._mark(int(rows[-1][0]))  # each partition has everything up to here
             if self.bus.keeps_events:
                 return len(rows)
         # Outside the transaction: the consumers may write to this database meanwhile.

@@ -23,10 +23,16 @@ from sqlalchemy import MetaData, select
 
 from plumbline.common.db import Database
 from plumbline.common.leases import lease_tables
-from plumbline.common.settings import Settings
 from tests.e2e.api import create_item, item_types, new_project, project_key
 from tests.e2e.conftest import TOPOLOGIES, require_backends
-from tests.e2e.topology import PARTITIONS, System, replicas_of, restart, running
+from tests.e2e.topology import (
+    PARTITIONS,
+    System,
+    database_url,
+    replicas_of,
+    restart,
+    running,
+)
 
 #: Projects written at once (one client each), items each, renames of each item.
 PROJECTS, ITEMS, RENAMES = 6, 5, 2
@@ -161,9 +167,7 @@ def _all(admin: httpx.Client, path: str, deadline: float, **params: Any) -> list
 def _eventually_shared(system: System, service: str) -> dict[int, str]:
     """The holder of each of ``service``'s partitions once every replica holds some
     (after the restart, the replicas rebalance within a few lease renewals)."""
-    names = ("data_dir", "database_url")
-    given = {n: system.env[v] for n in names if (v := f"PLUMBLINE_{n.upper()}") in system.env}
-    url = Settings.model_validate(given).database_url_for(service)
+    url = database_url(system, service)
     leases, _ = lease_tables(MetaData())
 
     async def read() -> dict[int, str]:

@@ -124,6 +124,14 @@ class Bus(abc.ABC):
             return f"{pattern}.*"
         return pattern
 
+    def batch_pattern(self, pattern: str, partition: int | None) -> tuple[str, bool]:
+        """What a batch subscriber of ``pattern`` (of one ``partition``, or of all)
+        follows, and whether it gets position markers: only a partition's subscriber
+        does, and only where there are several."""
+        if partition is None or self.partitions <= 1:
+            return self.widened(pattern), False
+        return partition_pattern(pattern, self.prefix, partition), True
+
     @abc.abstractmethod
     async def connect(self) -> None:
         """Opens connections and declares the stream."""

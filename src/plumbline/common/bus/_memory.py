@@ -19,7 +19,6 @@ from plumbline.common.bus._base import (
     Bus,
     Handler,
     Subscription,
-    partition_pattern,
     subject_matches,
 )
 from plumbline.common.events import Event
@@ -215,10 +214,8 @@ class MemoryBus(Bus):
         max_batch: int = MAX_BATCH,
         partition: int | None = None,
     ) -> Subscription:
-        if partition is None or self.partitions <= 1:
-            return self._follow(self.widened(pattern), handler, self.base, max_batch, True)
-        pattern = partition_pattern(pattern, self.prefix, partition)
-        return self._follow(pattern, handler, self.base, max_batch, True, markers=True)
+        pattern, markers = self.batch_pattern(pattern, partition)
+        return self._follow(pattern, handler, self.base, max_batch, True, markers)
 
     def _follow(
         self,

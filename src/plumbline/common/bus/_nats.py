@@ -21,7 +21,6 @@ from plumbline.common.bus._base import (
     Handler,
     Subscription,
     durable_name,
-    partition_pattern,
 )
 from plumbline.common.errors import Unavailable
 from plumbline.common.events import Event
@@ -266,14 +265,9 @@ class NatsBus(Bus):
         max_batch: int = MAX_BATCH,
         partition: int | None = None,
     ) -> Subscription:
-        if partition is None or self.partitions <= 1:
-            pattern = self.widened(pattern)
-        else:
-            pattern = partition_pattern(pattern, self.prefix, partition)
+        pattern, markers = self.batch_pattern(pattern, partition)
         sub = await self._pull(pattern, durable_name(durable, partition, self.partitions))
-        subscription = _BatchPullSubscription(
-            sub, handler, max_batch, markers=self.partitions > 1 and partition is not None
-        )
+        subscription = _BatchPullSubscription(sub, handler, max_batch, markers)
         self._subscriptions.append(subscription)
         return subscription
 
