@@ -378,7 +378,8 @@ def _seed(bench: Bench, size: int) -> Path:
         else ""
     )
     print(
-        f"seeded {seeder.data.items} items, {seeder.data.relationships} relationships "
+        f"seeded {seeder.data.items} items, {seeder.data.versions} later versions, "
+        f"{seeder.data.relationships} relationships "
         f"in {seeded:.0f}s; the activity feed caught up {waited:.0f}s later{analyzed}",
         flush=True,
     )

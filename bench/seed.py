@@ -21,6 +21,9 @@ BATCH = 10_000
 CHUNK = 256 * 1024
 #: Items of a project's folders: 4 areas, 5 folders in each.
 FOLDERS = 4 * 6
+#: A tenth of the requirements get this many versions in all (issue 25): the later ones
+#: through the import's version lines, as a migration brings an item's history.
+VERSIONS = 3
 
 #: Each requirement's name holds one of these words, in turn: a search for one finds 2%
 #: of the requirements, as a user's search for a feature or component would.
@@ -87,6 +90,7 @@ class DataSet:
     leaves: list[int] = field(default_factory=list)
     items: int = 0
     relationships: int = 0
+    versions: int = 0
 
 
 class Seeder:
@@ -145,11 +149,31 @@ class Seeder:
         fields = {"name": name, "description": f"<p>{name} shall work.</p>"}
         return self._line_of(parent, type_key, fields)
 
-    def _line_of(self, parent: int | None, type_key: str, fields: dict[str, Any]) -> bytes:
+    def _line_of(
+        self, parent: int | None, type_key: str, fields: dict[str, Any], key: str | None = None
+    ) -> bytes:
         line: dict[str, Any] = {"itemType": self.types[type_key], "fields": fields}
+        if key is not None:
+            line["key"] = key
         if parent is not None:
             line["parent"] = parent
         return json.dumps(line).encode() + b"\n"
+
+    def _versions(self, n: int, folder: int) -> tuple[bytes, list[bytes]]:
+        """Requirement ``n``'s item line and, for a tenth of them, its later versions."""
+        name = f"Requirement {n} {WORDS[n % len(WORDS)]}"
+        if n % 10 != 5:
+            return self._line(folder, "REQ", name), []
+        first = {"name": name, "description": f"<p>{name} shall work.</p>"}
+        line = self._line_of(folder, "REQ", first, key=str(n))
+        later = [
+            json.dumps(
+                {"item": str(n), "fields": {**first, "description": f"<p>{name}, {v}.</p>"}}
+            ).encode()
+            + b"\n"
+            for v in range(2, VERSIONS + 1)
+        ]
+        return line, later
 
     async def import_items(self, project: int, lines: list[bytes]) -> int:
         """Imports the item ``lines`` into ``project``; the first new id (the k-th line's
@@ -193,9 +217,9 @@ class Seeder:
         """Adds requirements (70% in the big project) until ``total`` items exist.
 
         Items go in through the bulk import (``ImportItems``, what ``POST
-        /rest/labs/projects/{id}/import`` calls), one import per project and batch;
-        relationships through the bulk create; comments and tags one by one, as clients
-        add them.
+        /rest/labs/projects/{id}/import`` calls), one import per project and batch, a
+        tenth of them with ``VERSIONS`` versions (version lines); relationships through
+        the bulk create; comments and tags one by one, as clients add them.
         """
         start = self.data.items
         semaphore = asyncio.Semaphore(PARALLEL)
@@ -209,11 +233,13 @@ class Seeder:
             ids: dict[int, int] = {}
             for project in self.data.projects:
                 mine = [(n, folder) for n, p, folder in placed if p == project]
-                lines = [
-                    self._line(folder, "REQ", f"Requirement {n} {WORDS[n % len(WORDS)]}")
-                    for n, folder in mine
-                ]
-                first_id = await self.import_items(project, lines)
+                lines, later = [], []
+                for n, folder in mine:
+                    line, versions = self._versions(n, folder)
+                    lines.append(line)
+                    later += versions
+                first_id = await self.import_items(project, lines + later)
+                self.data.versions += len(later)
                 ids.update((n, first_id + k) for k, (n, _) in enumerate(mine))
             leaves = [ids[n] for n, _, _ in placed]
             self.data.items += len(leaves)

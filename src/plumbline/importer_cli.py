@@ -171,8 +171,8 @@ def item_ids(file: Path, first: int) -> tuple[dict[str, int], int]:
     """Each keyed item line's new id (the k-th item line, from 0, got ``first + k``), and
     how many item lines there are.
 
-    Blank lines and relationship lines (those with ``fromItem``) are not item lines; item
-    lines without a ``key`` count but have no entry.
+    Item lines are those with ``itemType`` (blank, version and relationship lines are
+    not); item lines without a ``key`` count but have no entry.
     """
     ids: dict[str, int] = {}
     k = 0
@@ -186,7 +186,7 @@ def item_ids(file: Path, first: int) -> tuple[dict[str, int], int]:
                 raise _Refused(f"line {number} of {file} is not JSON: {exc}", FAILED) from exc
             if not isinstance(record, dict):
                 raise _Refused(f"line {number} of {file} is not a JSON object", FAILED)
-            if "fromItem" in record:
+            if "itemType" not in record:
                 continue
             key = record.get("key")
             if key is not None:
@@ -225,9 +225,11 @@ def _count(n: int, thing: str) -> str:
 
 def _summary(data: dict[str, Any], elapsed: float) -> str:
     items, relationships = int(data["items"]), int(data["relationships"])
+    versions = int(data.get("versions", 0))
     rate = items / elapsed if elapsed > 0 else float(items)
+    also = f", {_count(versions, 'later version')}" if versions else ""
     text = (
-        f"imported {_count(items, 'item')} and {_count(relationships, 'relationship')} "
+        f"imported {_count(items, 'item')}{also} and {_count(relationships, 'relationship')} "
         f"into project {data['project']} in {elapsed:.1f} s ({rate:.0f} items/s)"
     )
     if items:

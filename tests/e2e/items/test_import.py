@@ -21,7 +21,8 @@ def jsonl(*lines: dict[str, Any]) -> bytes:
 
 
 def tree(project: dict[str, Any]) -> list[dict[str, Any]]:
-    """A folder with two requirements, a child of one, a defect, and relationships."""
+    """A folder with two requirements, a child of one, a defect, a second version of the
+    child, and relationships."""
     return [
         {"key": "F", "itemType": "FLD", "fields": {"name": "Checkout"}},
         {"key": "R1", "itemType": "REQ", "parent": "F", "fields": {"name": "Pay by card"}},
@@ -29,6 +30,7 @@ def tree(project: dict[str, Any]) -> list[dict[str, Any]]:
          "fields": {"name": "Pay by invoice", "description": "<p>B2B</p>"}},
         {"key": "R1a", "itemType": "REQ", "parent": "R1", "fields": {"name": "3-D Secure"}},
         {"itemType": "DEF", "fields": {"name": "Card declined twice"}},
+        {"item": "R1a", "fields": {"name": "3-D Secure 2"}},
         {"fromItem": "R1", "toItem": "R1a"},
         {"fromItem": "R2", "toItem": "R1"},
     ]  # fmt: skip
@@ -48,8 +50,8 @@ def test_an_import_creates_items_as_posts_would(
     response = post(labs, project["id"], jsonl(*tree(project)))
     assert response.status_code == 200, response.text
     data = response.json()["data"]
-    assert {k: data[k] for k in ("project", "lines", "items", "relationships")} == {
-        "project": project["id"], "lines": 7, "items": 5, "relationships": 2,
+    assert {k: data[k] for k in ("project", "lines", "items", "relationships", "versions")} == {
+        "project": project["id"], "lines": 8, "items": 5, "relationships": 2, "versions": 1,
     }  # fmt: skip
     first = data["firstItemId"]
     folder, r1, r2, r1a, defect = range(first, first + 5)
@@ -74,16 +76,21 @@ def test_an_import_creates_items_as_posts_would(
     assert [(r["fromItem"], r["toItem"]) for r in upstream] == [(r2, r1)]
 
     # The history and the feed get the items as they get items created one by one.
-    versions = admin.get(f"/items/{r1a}/versions").json()
+    assert by_id[r1a]["fields"]["name"] == "3-D Secure 2"
+    versions = admin.get(f"/items/{r1}/versions").json()
     assert [v["versionNumber"] for v in versions["data"]] == [1]
+    versions = admin.get(f"/items/{r1a}/versions").json()
+    assert [v["versionNumber"] for v in versions["data"]] == [1, 2]
+    first_version = admin.get(f"/items/{r1a}/versions/1/versioneditem").json()["data"]
+    assert first_version["fields"]["name"] == "3-D Secure"
 
     def created_in_feed() -> bool:
         feed = admin.get("/activities", params={"project": project["id"], "maxResults": 50}).json()[
             "data"
         ]
-        return {a.get("item") for a in feed if a["eventType"] == "CREATE"} >= set(
-            range(first, first + 5)
-        )
+        created = {a.get("item") for a in feed if a["eventType"] == "CREATE"}
+        changed = {a.get("item") for a in feed if a["eventType"] == "UPDATE"}
+        return created >= set(range(first, first + 5)) and r1a in changed
 
     assert eventually(created_in_feed)
 
@@ -95,11 +102,12 @@ def test_a_bad_import_names_its_bad_lines_and_writes_nothing(
     lines[3]["parent"] = "NOWHERE"
     lines.insert(1, {"itemType": "REQ", "fields": {"name": "x", "priority": "urgent"}})
     response = post(labs, project["id"], jsonl(*lines) + b"{oops\n")
-    assert_error(response, 400, "3 lines of the import are bad; nothing was imported")
+    assert_error(response, 400, "4 lines of the import are bad; nothing was imported")
     errors = response.json()["errors"]
-    assert [e["line"] for e in errors] == [2, 5, 9]
+    assert [e["line"] for e in errors] == [2, 5, 7, 10]
     assert "NOWHERE" in errors[1]["message"]
-    assert "not JSON" in errors[2]["message"]
+    assert "the line with the key 'R1a' is bad" in errors[2]["message"]
+    assert "not JSON" in errors[3]["message"]
     listed = admin.get("/items", params={"project": project["id"]}).json()
     assert listed["meta"]["pageInfo"]["totalResults"] == 0
 
@@ -144,11 +152,11 @@ def test_the_command_imports_a_file_and_writes_the_ids(
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "imported 5 items and 2 relationships" in done.stdout + done.stderr
+    assert "imported 5 items, 1 later version and 2 relationships" in done.stdout + done.stderr
     keys = json.loads(ids.read_text())
     assert set(keys) == {"F", "R1", "R2", "R1a"}
     item = admin.get(f"/items/{keys['R1a']}").json()["data"]
-    assert item["fields"]["name"] == "3-D Secure"
+    assert item["fields"]["name"] == "3-D Secure 2"
     assert item["location"]["parent"] == {"item": keys["R1"]}
 
 

@@ -200,3 +200,5 @@ class ImportAnswer(TypedDict):
     relationships: int
     #: The item on the k-th item line of the file (from 0) has id firstItemId + k.
     firstItemId: int
+    #: Versions the version lines wrote (each an item's next version).
+    versions: int

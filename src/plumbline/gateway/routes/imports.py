@@ -34,7 +34,7 @@ _REF: dict[str, object] = {
 _LINES = {
     "type": "array",
     "description": "JSON Lines, one object a line (shown as the array of its lines): items, "
-    "then relationships.",
+    "then versions, then relationships.",
     "items": {
         "oneOf": [
             {
@@ -55,6 +55,24 @@ _LINES = {
                         "of an item of the project; none: the project's root.",
                     },
                     "fields": {"type": "object"},
+                },
+            },
+            {
+                "title": "ImportVersionLine",
+                "type": "object",
+                "required": ["item", "fields"],
+                "additionalProperties": False,
+                "properties": {
+                    "item": {
+                        **_REF,
+                        "description": "An earlier item line's key, or the id of an item "
+                        "of the project.",
+                    },
+                    "fields": {
+                        "type": "object",
+                        "description": "The item's fields at its next version, as PUT "
+                        "/items/{id} takes them.",
+                    },
                 },
             },
             {
@@ -85,7 +103,9 @@ WHAT = "An import"
         'or "REQ", "childItemType": 25, "parent": "F0" or 1234, "fields": '
         '{"name": ...}}, where parent is the key of an earlier item line or the id of an '
         "item of the project (none: the project's root) and fields are those of POST "
-        '/items. A relationship line, after the items: {"fromItem": "R1" or 1234, '
+        '/items. A version line, after the items: {"item": "F1" or 1234, "fields": '
+        "{...}}, the item's next version as PUT /items/{id} would write it (a migration's "
+        'history). A relationship line, last: {"fromItem": "R1" or 1234, '
         '"toItem": ..., "relationshipType": 2}, its ends keys of item lines or ids of '
         "existing items. Items are created as POST /items would create them one by one in "
         "file order (each at the bottom of its parent, with their versions and "
@@ -144,6 +164,7 @@ async def import_items(request: Request, projectId: int, gw: Gw) -> Response:
         "lines": reply.lines,
         "items": reply.items,
         "relationships": reply.relationships,
+        "versions": reply.versions,
         "firstItemId": reply.first_item_id,
     }
     return updated(answer)

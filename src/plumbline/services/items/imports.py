@@ -16,8 +16,14 @@ The line format (docs/import.md):
 - an item: ``{"key": "F1", "itemType": 24 or "REQ", "childItemType": 25, "parent": "F0"
   or 1234, "fields": {"name": "..."}}``; ``parent`` is the key of an earlier item line or
   the id of an item of the project (none: the project's root);
+- a version: ``{"item": "R1" or 1234, "fields": {"name": "..."}}``, the item's next
+  version with these fields, as ``PUT /items/{id}`` would write it; ``item`` is the key of
+  an earlier item line or the id of an item of the project. A migration brings an item's
+  history this way: its first version as an item line, each later one as a version line;
 - a relationship: ``{"fromItem": "R1" or 1234, "toItem": ..., "relationshipType": 2}``;
   its ends are keys of item lines (anywhere in the file) or ids of existing items.
+
+Items come first, then versions, then relationships.
 """
 
 from __future__ import annotations
@@ -39,10 +45,12 @@ from plumbline.common.dates import utcnow
 from plumbline.common.db import unique_violation
 from plumbline.common.errors import (
     AlreadyExists,
+    FailedPrecondition,
     InvalidArgument,
     NotFound,
     PlumblineError,
 )
+from plumbline.common.fields import check_fields
 from plumbline.services.items import tree
 from plumbline.services.items.events import item_event
 from plumbline.services.items.idspace import IdSpace, next_numbers
@@ -63,6 +71,7 @@ CHECK_BATCH = 500
 
 ITEM_MEMBERS = ("key", "itemType", "childItemType", "parent", "fields")
 RELATIONSHIP_MEMBERS = ("fromItem", "toItem", "relationshipType")
+VERSION_MEMBERS = ("item", "fields")
 MAX_KEY = 255
 
 #: ``_Plan.parent_of``: the project's root; values below it stand for existing items.
@@ -86,6 +95,7 @@ class Imported:
     items: int = 0
     relationships: int = 0
     first_item_id: int = 0
+    versions: int = 0
     bad: list[tuple[int, str]] = field(default_factory=list)
     bad_count: int = 0
 
@@ -99,10 +109,13 @@ class _Plan:
     lines: int = 0
     items: int = 0
     relationships: int = 0
+    versions: int = 0
     #: Key -> (item index, line).
     keys: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Per item index: its parent (an index, ROOT, or ``_existing(id)``) and type.
     parent_of: array[int] = field(default_factory=lambda: array("q"))
+    #: Per item index: its item type (a version line's fields are checked against it).
+    type_of: array[int] = field(default_factory=lambda: array("q"))
     #: Item lines of each item type (the document-key numbers to reserve).
     per_type: dict[int, int] = field(default_factory=dict)
     #: Item indexes that are some later line's parent (their sequences are kept).
@@ -112,6 +125,10 @@ class _Plan:
     existing_parents: dict[int, list[int]] = field(default_factory=dict)
     existing_from: dict[int, list[int]] = field(default_factory=dict)
     existing_to: dict[int, list[int]] = field(default_factory=dict)
+    #: Existing items given new versions, with their version lines.
+    existing_versions: dict[int, list[int]] = field(default_factory=dict)
+    #: Keys of item lines that are bad.
+    broken: set[str] = field(default_factory=set)
     #: Relationship ends named by key before that key's line: (line, key).
     forward: list[tuple[int, str]] = field(default_factory=list)
     pairs: dict[tuple[Any, Any, int], int] = field(default_factory=dict)
@@ -191,20 +208,23 @@ class Importer:
         except orjson.JSONDecodeError as exc:
             raise InvalidArgument(f"the line is not JSON ({exc}).") from None
         if not isinstance(doc, dict):
-            raise InvalidArgument("a line is a JSON object: an item or a relationship.")
+            raise InvalidArgument("a line is a JSON object: an item, a version or a relationship.")
         if "itemType" in doc:
             self._item(plan, catalog, number, doc)
         elif "fromItem" in doc or "toItem" in doc:
             self._relationship(plan, catalog, number, doc)
+        elif "item" in doc:
+            self._version(plan, catalog, number, doc)
         else:
             raise InvalidArgument(
-                "a line is an item (with itemType) or a relationship (with fromItem and toItem)."
+                "a line is an item (with itemType), a version of an item (with item) or a "
+                "relationship (with fromItem and toItem)."
             )
 
     def _item(self, plan: _Plan, catalog: Catalog, number: int, doc: dict[str, Any]) -> None:
         _only(doc, ITEM_MEMBERS, "an item line")
-        if plan.relationships:
-            raise InvalidArgument("items come before the relationships.")
+        if plan.relationships or plan.versions:
+            raise InvalidArgument("items come before the versions and relationships.")
         key = doc.get("key")
         if key is not None:
             if not isinstance(key, str) or not 0 < len(key) <= MAX_KEY:
@@ -214,6 +234,14 @@ class Importer:
             # Taken even when the rest of the line is bad: lines under it then name a
             # parent that exists, and only this line is reported.
             plan.keys[key] = (plan.items, number)
+        try:
+            self._item_body(plan, catalog, number, doc)
+        except PlumblineError:
+            if key is not None:
+                plan.broken.add(key)
+            raise
+
+    def _item_body(self, plan: _Plan, catalog: Catalog, number: int, doc: dict[str, Any]) -> None:
         parent_code = _parent_code(plan, number, doc.get("parent"))
         fields = doc.get("fields", {})
         if not isinstance(fields, dict):
@@ -232,8 +260,41 @@ class Importer:
             orjson.dumps([number, "i", item_type.id, child, parent_code, checked]) + b"\n"
         )
         plan.parent_of.append(parent_code)
+        plan.type_of.append(item_type.id)
         plan.per_type[item_type.id] = plan.per_type.get(item_type.id, 0) + 1
         plan.items += 1
+
+    def _version(self, plan: _Plan, catalog: Catalog, number: int, doc: dict[str, Any]) -> None:
+        """A later version of an item: its fields as they become, checked as ``PUT``
+        checks them; a workflow's transition and the releases are checked while writing,
+        against the version before."""
+        _only(doc, VERSION_MEMBERS, "a version line")
+        if plan.relationships:
+            raise InvalidArgument("versions come before the relationships.")
+        fields = doc.get("fields")
+        if not isinstance(fields, dict):
+            raise InvalidArgument("fields is an object of field names and values: the version's.")
+        target: Any = doc["item"]
+        if isinstance(target, str) and target:
+            if target not in plan.keys or plan.keys[target][1] >= number:
+                raise InvalidArgument(f"item: no item line before this one has the key {target!r}.")
+            if target in plan.broken:
+                raise InvalidArgument(f"item: the line with the key {target!r} is bad.")
+            item_type = catalog.item_types[plan.type_of[plan.keys[target][0]]]
+            checked = check_fields(catalog, item_type, fields, creating=False)
+            for wanted in item_type.fields:
+                if wanted.required and not wanted.read_only and wanted.name not in checked:
+                    raise InvalidArgument(
+                        f"fields.{wanted.name} is required for item type {item_type.type_key}."
+                    )
+        elif _is_id(target):
+            plan.existing_versions.setdefault(int(target), []).append(number)
+        else:
+            raise InvalidArgument(
+                "item is the key of an earlier item line or the id of an item of the project."
+            )
+        plan.spool.write(orjson.dumps([number, "v", target, fields]) + b"\n")
+        plan.versions += 1
 
     def _relationship(
         self, plan: _Plan, catalog: Catalog, number: int, doc: dict[str, Any]
@@ -276,18 +337,19 @@ class Importer:
         relationship's from end one the caller may change, its to end one they may read."""
         access = await self.access.current()
         named = set(plan.existing_parents) | set(plan.existing_from) | set(plan.existing_to)
-        found = await self._projects_of(named)
-        for item_id, lines in plan.existing_parents.items():
-            where = found.get(item_id)
-            for number in lines:
-                if where is None or not access.may(Action.READ, where):
-                    plan.fail(number, f"parent: no item with id {item_id}.")
-                elif where != plan.project:
-                    plan.fail(
-                        number,
-                        f"parent: item {item_id} is in project {where}, not in project "
-                        f"{plan.project}.",
-                    )
+        found = await self._projects_of(named | set(plan.existing_versions))
+        for member, inside in (("parent", plan.existing_parents), ("item", plan.existing_versions)):
+            for item_id, lines in inside.items():
+                where = found.get(item_id)
+                for number in lines:
+                    if where is None or not access.may(Action.READ, where):
+                        plan.fail(number, f"{member}: no item with id {item_id}.")
+                    elif where != plan.project:
+                        plan.fail(
+                            number,
+                            f"{member}: item {item_id} is in project {where}, not in project "
+                            f"{plan.project}.",
+                        )
         for ends, action in ((plan.existing_from, Action.WRITE), (plan.existing_to, Action.READ)):
             for item_id, lines in ends.items():
                 where = found.get(item_id)
@@ -329,7 +391,7 @@ class Importer:
                 if project_key is None:
                     raise NotFound(f"No project with id {plan.project}.")
                 named = set(plan.existing_parents) | set(plan.existing_from)
-                named |= set(plan.existing_to)
+                named |= set(plan.existing_to) | set(plan.existing_versions)
                 found = await self._projects_of(named, session)
                 for item_id in named - set(found):
                     raise InvalidArgument(
@@ -341,6 +403,8 @@ class Importer:
                 await self._write_items(
                     session, plan, catalog, caller, first, project_key, places, numbers, now
                 )
+                if plan.versions:
+                    await self._write_versions(session, plan, catalog, caller, first)
                 if plan.relationships:
                     await self._write_relationships(session, plan, caller, first, found, now)
         except IntegrityError as exc:
@@ -349,7 +413,7 @@ class Importer:
                     "One of the import's relationships exists already; nothing was imported."
                 ) from None
             raise
-        return Imported(plan.lines, plan.items, plan.relationships, first)
+        return Imported(plan.lines, plan.items, plan.relationships, first, plan.versions)
 
     async def _numbers(self, session: AsyncSession, plan: _Plan) -> dict[int, int]:
         """The first document-key number of each item type the import creates."""
@@ -426,6 +490,22 @@ class Importer:
                 await flush()
         if batch:
             await flush()
+
+    async def _write_versions(
+        self, session: AsyncSession, plan: _Plan, catalog: Catalog, caller: Any, first: int
+    ) -> None:
+        """Each version line, in file order, as ``PUT /items/{id}`` writes it (the same
+        code); a line the rules refuse undoes the import and names the line."""
+        for entry in plan.entries():
+            if entry[1] != "v":
+                continue
+            number, _, target, fields = entry
+            item_id = first + plan.keys[target][0] if isinstance(target, str) else int(target)
+            current = (await session.execute(select(items).where(items.c.id == item_id))).one()
+            try:
+                await self.items.new_version(session, catalog, current, fields, caller)
+            except (InvalidArgument, FailedPrecondition, NotFound) as exc:
+                raise type(exc)(f"line {number}: {exc.message} Nothing was imported.") from None
 
     async def _write_relationships(
         self,

@@ -411,6 +411,21 @@ class Items:
             except _MovesItem:
                 continue  # again, under the project's lock
 
+    async def new_version(
+        self,
+        session: AsyncSession,
+        catalog: Catalog,
+        current: Row[Any],
+        fields: dict[str, Any],
+        caller: Principal,
+    ) -> None:
+        """The next version of ``current`` (a row read in ``session``, whose project the
+        caller has locked) with ``fields`` as ``PUT /items/{id}`` would write them: the
+        same rules, suspect links and ``updated`` event. The bulk import's version lines.
+        """
+        self.check_lock(current, caller)
+        await self._write(session, catalog, current, ItemInput(fields=fields), caller)
+
     async def writable(
         self, session: AsyncSession, item_id: int, access: Access, whole_tree: bool = True
     ) -> Row[Any]:

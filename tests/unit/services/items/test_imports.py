@@ -12,7 +12,13 @@ import pytest
 from sqlalchemy import func, select
 
 from plumbline.common.context import Principal
-from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
+from plumbline.common.errors import (
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+)
 from plumbline.services.items import imports
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.imports import Imported, Importer
@@ -79,6 +85,10 @@ def scenario(old: dict[str, int]) -> list[dict[str, Any]]:
         {"itemType": "REQ", "parent": "U", "fields": {"name": "under U"}},
         {"itemType": "REQ", "fields": {"name": "last at the root"}},
         {"itemType": "DEF", "parent": "F1", "fields": {"name": "D1"}},
+        {"item": "R1", "fields": {"name": "R1 login, 2", "description": "<p>two</p>"}},
+        {"item": old["E2"], "fields": {"name": "E2, 2"}},
+        {"item": "R1", "fields": {"name": "R1 login, 3", "priority": 2}},
+        {"item": "R2", "fields": {"name": "R2, 2"}},
         {"fromItem": "R1", "toItem": "R2"},
         {"fromItem": "R2", "toItem": old["E2"], "relationshipType": 2},
         {"fromItem": old["E1"], "toItem": "R1x"},
@@ -86,7 +96,8 @@ def scenario(old: dict[str, int]) -> list[dict[str, Any]]:
 
 
 async def one_by_one(world: World, project: int, lines: list[dict[str, Any]]) -> None:
-    """What a client without the import would do: POST /items and /relationships."""
+    """What a client without the import would do: POST /items, PUT /items/{id} and POST
+    /relationships."""
     keys: dict[str, int] = {}
 
     def ref(value: Any) -> int:
@@ -106,6 +117,8 @@ async def one_by_one(world: World, project: int, lines: list[dict[str, Any]]) ->
                 )
                 if "key" in line:
                     keys[line["key"]] = new
+            elif "item" in line:
+                await world.items.update(ref(line["item"]), ItemInput(fields=line["fields"]))
             else:
                 await world.relationships.create(
                     ref(line["fromItem"]), ref(line["toItem"]), line.get("relationshipType")
@@ -200,21 +213,24 @@ async def test_an_import_makes_what_creating_one_by_one_makes(world: World) -> N
     old_a = await existing(world, world.a)
     old_b = await existing(world, world.b)
     done = await run(world, world.a, jsonl(*scenario(old_a)))
-    assert (done.bad, done.items, done.relationships, done.lines) == ([], 9, 3, 12)
+    assert (done.bad, done.items, done.relationships, done.lines) == ([], 9, 3, 16)
+    assert done.versions == 4
     await one_by_one(world, world.b, scenario(old_b))
 
     imported, made = await records(world, world.a), await records(world, world.b)
     assert imported[0] == made[0]  # items, field by field
     assert imported[1] == made[1]  # relationships
     assert imported[2] == made[2]  # events: what the history and the feed get
-    assert len(imported[2]) == 3 + 9 + 3
+    assert len(imported[2]) == 3 + 9 + 4 + 3
+    versions = [(r["name"], r["version"]) for r in imported[0] if r["version"] > 1]
+    assert versions == [("E2, 2", 2), ("R1 login, 3", 3), ("R2, 2", 2)]
     # The project order (the global order) is the same walk of the tree.
     assert [name for _, name in await world.tree(world.a)] == [
         name for _, name in await world.tree(world.b)
     ]
     assert [name for _, name in await world.tree(world.a)] == [
-        "E1", "E1a", "under E1a", "under U", "under E1", "E2",
-        "F1", "R1 login", "R1x", "R2", "D1", "last at the root",
+        "E1", "E1a", "under E1a", "under U", "under E1", "E2, 2",
+        "F1", "R1 login, 3", "R1x", "R2, 2", "D1", "last at the root",
     ]  # fmt: skip
 
 
@@ -278,8 +294,62 @@ async def test_bad_lines_are_all_reported_by_number_and_nothing_is_written(
     assert "no item line has the key 'NOWHERE'" in said[12]
     assert "no item with id 99999" in said[13]
     assert "line 14 is the same relationship" in said[15]
-    assert "items come before the relationships" in said[16]
-    assert "an item (with itemType) or a relationship" in said[17]
+    assert "items come before the versions and relationships" in said[16]
+    assert "an item (with itemType), a version of an item (with item) or a" in said[17]
+    assert await counts(world) == before
+
+
+async def test_bad_version_lines_are_reported_and_nothing_is_written(world: World) -> None:
+    in_b = await world.item("in B", project=world.b)
+    mine = await world.item("mine")
+    before = await counts(world)
+    data = jsonl(
+        {"key": "R", "itemType": "REQ", "fields": {"name": "R"}},
+        {"key": "BAD", "itemType": "REQ", "fields": {"priority": 2}},
+        {"item": "LATER", "fields": {"name": "x"}},
+        {"item": "R", "fields": {"priority": 3}},
+        {"item": "R", "fields": {"name": "x", "priority": "very"}},
+        {"item": "R", "fields": "name"},
+        {"item": "R", "fields": {"name": "x"}, "parent": 4},
+        {"item": in_b, "fields": {"name": "x"}},
+        {"item": 99999, "fields": {"name": "x"}},
+        {"item": "BAD", "fields": {"name": "x"}},
+        {"item": True, "fields": {"name": "x"}},
+        {"item": mine, "fields": {"name": "fine"}},
+        {"key": "LATER", "itemType": "REQ", "fields": {"name": "after a version"}},
+        {"fromItem": "R", "toItem": mine},
+        {"item": "R", "fields": {"name": "after a relationship"}},
+    )
+    done = await run(world, world.a, data)
+    said = dict(done.bad)
+    assert sorted(said) == [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15]
+    assert "no item line before this one has the key 'LATER'" in said[3]
+    assert "fields.name is required" in said[4]
+    assert "priority" in said[5]
+    assert "fields is an object" in said[6]
+    assert "parent: not a member of a version line; it has item, fields" in said[7]
+    assert f"item: item {in_b} is in project {world.b}, not in project {world.a}" in said[8]
+    assert "item: no item with id 99999" in said[9]
+    assert "the line with the key 'BAD' is bad" in said[10]
+    assert "item is the key of an earlier item line or the id" in said[11]
+    assert "items come before the versions and relationships" in said[13]
+    assert "versions come before the relationships" in said[15]
+    assert await counts(world) == before
+
+
+async def test_a_version_line_refused_while_writing_undoes_the_import(world: World) -> None:
+    """A version of an item someone else has locked is found only while writing: the
+    import is undone, and the answer names the line."""
+    mine = await world.item("mine")
+    with acting_as(WRITER_OF_A):
+        await world.items.set_lock(mine, True)
+    before = await counts(world)
+    data = jsonl(
+        *[{"itemType": "REQ", "fields": {"name": f"new {n}"}} for n in range(1200)],
+        {"item": mine, "fields": {"name": "mine, 2"}},
+    )
+    with pytest.raises(FailedPrecondition, match=r"line 1201: Item \d+ is locked by user"):
+        await run(world, world.a, data, size=64 * 1024)
     assert await counts(world) == before
 
 

@@ -76,6 +76,7 @@ class ProjectsServicer(items_pb2_grpc.ProjectsServicer):
             items=done.items,
             relationships=done.relationships,
             first_item_id=done.first_item_id,
+            versions=done.versions,
             bad=[pb.ImportBadLine(line=line, message=message) for line, message in done.bad],
             bad_count=done.bad_count,
         )
