@@ -20,6 +20,11 @@ A naive client that comes back before its ``Retry-After`` is held by the server 
 then (``docs/gateway.md``): the driver knows when it was told to come back, so it reports
 each answer's time both as the client saw it and without that earned hold (the server's
 own time on the request: its wait for a slot and its handling).
+
+Two probes say where a refusal's time goes: a canary thread asks the server's
+``/healthz`` (no admission, no authentication: the cheapest answer the process gives)
+every ``CANARY_INTERVAL`` on a connection of its own, and a task in the driver's loop
+measures how late that loop runs a timer (the driver's own share of every latency).
 """
 
 from __future__ import annotations
@@ -29,8 +34,10 @@ import asyncio
 import base64
 import json
 import random
+import http.client
 import resource
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -43,6 +50,10 @@ ADMITTED_P99_MS = 1000.0
 REFUSED_P99_MS = 10.0
 #: The wait limit (PLUMBLINE_THROTTLE_TIMEOUT's default), seconds.
 WAIT_LIMIT = 10.0
+#: Seconds between the canary's ``/healthz`` requests, and between the driver's timer
+#: probes.
+CANARY_INTERVAL = 0.05
+PROBE_INTERVAL = 0.01
 
 
 async def _answer(reader: asyncio.StreamReader) -> tuple[int, float, bool]:
@@ -147,6 +158,42 @@ class _Overload:
             self.other += 1
 
 
+class _Canary(threading.Thread):
+    """``GET /healthz`` every ``CANARY_INTERVAL`` on its own connection until stopped:
+    the time the server takes to give its cheapest answer while the flood runs."""
+
+    def __init__(self, host: str, port: int) -> None:
+        super().__init__(daemon=True)
+        self.host, self.port = host, port
+        self.latencies: list[float] = []
+        self.failures = 0
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        while not self.stopping.wait(CANARY_INTERVAL):
+            started = time.perf_counter()
+            try:
+                connection.request("GET", "/healthz")
+                connection.getresponse().read()
+            except (OSError, http.client.HTTPException):
+                self.failures += 1
+                connection.close()
+                connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
+                continue
+            self.latencies.append(time.perf_counter() - started)
+        connection.close()
+
+
+async def _probe(late: list[float], until: float) -> None:
+    """How late the driver's own loop runs a timer, every ``PROBE_INTERVAL``."""
+    loop = asyncio.get_running_loop()
+    while loop.time() < until:
+        due = loop.time() + PROBE_INTERVAL
+        await asyncio.sleep(PROBE_INTERVAL)
+        late.append(max(0.0, loop.time() - due))
+
+
 def _pct(values: list[float], p: float) -> float:
     values.sort()
     return values[min(len(values) - 1, int(p * len(values)))] * 1000 if values else 0.0
@@ -157,20 +204,27 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     connections = []
     for _ in range(args.connections):
         connections.append(await load.connect())
+    canary = _Canary(load.host, load.port)
+    late: list[float] = []
     cpu_before = resource.getrusage(resource.RUSAGE_SELF)
     started = time.monotonic()
     load.deadline = started + args.seconds
     # Requests still waiting at the deadline are abandoned, not waited for: what counts
     # is what the server completed within the time.
     workers = [asyncio.create_task(load.worker(c)) for c in connections]
+    canary.start()
+    probe = asyncio.create_task(_probe(late, asyncio.get_running_loop().time() + args.seconds))
     await asyncio.wait(workers, timeout=args.seconds)
     wall = time.monotonic() - started
+    canary.stopping.set()
+    probe.cancel()
     counted = len(load.ok_latencies), len(load.refused_latencies)
     for task in workers:
         task.cancel()
     await asyncio.gather(*workers, return_exceptions=True)
     for _, writer in connections:
         writer.close()
+    await asyncio.to_thread(canary.join, 35)
     cpu_after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
     answered = load.ok_latencies + load.refused_latencies
@@ -194,6 +248,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "other_errors": load.other,
         "broken_connections": load.broken,
         "driver_cpu": cpu / wall,
+        "healthz_p50_ms": _pct(canary.latencies, 0.5),
+        "healthz_p99_ms": _pct(canary.latencies, 0.99),
+        "healthz_failures": canary.failures,
+        "driver_late_p99_ms": _pct(late, 0.99),
     }
 
 
@@ -283,7 +341,7 @@ def sweep_table(results: list[dict[str, Any]]) -> str:
     header = (
         f"{'mode':7} {'conns':>5} {'ok/s':>6} {'429/s':>6} {'ok p50':>7} {'ok p99':>7} "
         f"{'ok p99*':>7} {'429 p99':>7} {'429 p99*':>8} {'max s':>6} {'RA p50':>6} "
-        f"{'RA max':>6} {'retry ok':>8} {'other':>5}"
+        f"{'RA max':>6} {'retry ok':>8} {'other':>5} {'hz p99':>7} {'drv late':>8}"
     )
     lines = [header, "-" * len(header)]
     for r in results:
@@ -294,9 +352,14 @@ def sweep_table(results: list[dict[str, Any]]) -> str:
             f"{r['refused_p99_ms']:>7.1f} {r['refused_served_p99_ms']:>8.1f} "
             f"{r['max_wait_ms'] / 1000:>6.2f} {r['retry_after_p50_s']:>6.0f} "
             f"{r['retry_after_max_s']:>6.0f} {'-' if share is None else f'{share:.2f}':>8} "
-            f"{r['other_errors'] + r['broken_connections']:>5}"
+            f"{r['other_errors'] + r['broken_connections']:>5} "
+            f"{r.get('healthz_p99_ms', 0.0):>7.1f} {r.get('driver_late_p99_ms', 0.0):>8.1f}"
         )
     lines.append("(* without the hold a client earned by coming back before its Retry-After)")
+    lines.append(
+        "(hz p99: the server's /healthz on a connection of its own during the run; "
+        "drv late: how late the driver's own loop ran a timer, p99 ms)"
+    )
     return "\n".join(lines)
 
 

@@ -110,7 +110,8 @@ def overload_table(results: list[dict[str, Any]]) -> str:
     """The overload runs: capacity, then many connections retrying at once."""
     header = (
         f"{'overload GET /items/{id}':28} {'conns':>5} {'ok/s':>7} {'429/s':>7} {'of cap':>7} "
-        f"{'ok p50':>7} {'ok p99':>7} {'429 p50':>7} {'other':>5} {'drv cpu':>7}"
+        f"{'ok p50':>7} {'ok p99':>7} {'429 p50':>7} {'429 p99':>7} {'other':>5} "
+        f"{'drv cpu':>7} {'hz p99':>7} {'drv late':>8}"
     )
     lines = ["", header, "-" * len(header)]
     for r in results:
@@ -118,7 +119,9 @@ def overload_table(results: list[dict[str, Any]]) -> str:
             f"{r['mode']:28} {r['connections']:>5} {r['ok_per_s']:>7.0f} "
             f"{r['refused_per_s']:>7.0f} {r['of_capacity']:>7.2f} {r['ok_p50_ms']:>7.1f} "
             f"{r['ok_p99_ms']:>7.1f} {r['refused_p50_ms']:>7.1f} "
-            f"{r['other_errors'] + r['broken_connections']:>5} {r['driver_cpu']:>7.2f}"
+            f"{r['refused_p99_ms']:>7.1f} {r['other_errors'] + r['broken_connections']:>5} "
+            f"{r['driver_cpu']:>7.2f} {r.get('healthz_p99_ms', 0.0):>7.1f} "
+            f"{r.get('driver_late_p99_ms', 0.0):>8.1f}"
         )
     return "\n".join(lines)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 import threading
 import time
@@ -303,7 +304,12 @@ def run(options: Options, out: IO[str] | None = None, err: IO[str] | None = None
             message, bad = _error_text(answer)
             status = f"{answer.status_code} {answer.reason_phrase}".strip()
             if bad:
-                message = f"{_count(len(bad), 'bad line')}; nothing was imported"
+                # The server names the first bad lines only; its message counts them all.
+                counted = re.match(r"(\d+) lines? of the import", message)
+                total = max(len(bad), int(counted.group(1)) if counted else 0)
+                message = f"{_count(total, 'bad line')}; nothing was imported"
+                if total > len(bad):
+                    message += f" (the first {len(bad)} follow)"
             print(f"plumbline: the server refused the import ({status}): {message}", file=err)
             for line in bad:
                 print(f"  {line}", file=err)

@@ -218,6 +218,24 @@ def test_bad_lines_are_printed_and_exit_1(
     assert not ids.exists()
 
 
+def test_every_bad_line_is_counted_though_the_first_are_named(
+    server: Server, jsonl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.status = 400
+    server.answer = {
+        "meta": {
+            "status": "Bad Request",
+            "message": "250 lines of the import are bad; nothing was imported. line 1: ...",
+        },
+        "errors": [{"line": n, "message": "not JSON"} for n in range(1, 101)],
+    }
+    code = main(["import", str(jsonl), "--project", "5", "--url", server.url, "--token", "t"])
+    _, err = capsys.readouterr()
+    assert code == 1
+    assert "250 bad lines; nothing was imported (the first 100 follow)" in err
+    assert "line 100: not JSON" in err
+
+
 def test_a_refusal_without_errors_prints_the_message(
     server: Server, jsonl: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -301,7 +319,8 @@ def test_project_is_required(jsonl: Path, capsys: pytest.CaptureFixture[str]) ->
 def test_item_ids_count_item_lines_only(tmp_path: Path) -> None:
     path = tmp_path / "f.jsonl"
     path.write_text(
-        '{"key": "A", "itemType": 1}\n\n   \n{"fromItem": "A", "toItem": "B"}\n'
+        '{"key": "A", "itemType": 1}\n\n   \n{"item": "A", "fields": {}}\n'
+        '{"fromItem": "A", "toItem": "B"}\n'
         '{"itemType": 1}\n{"key": "B", "itemType": 1, "parent": "A"}'  # no final newline
     )
     assert item_ids(path, 100) == ({"A": 100, "B": 102}, 3)
