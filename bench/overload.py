@@ -32,9 +32,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import http.client
 import json
 import random
-import http.client
 import resource
 import tempfile
 import threading
