@@ -83,7 +83,12 @@ class Runtime:
         if address is None or not target_of(service, address).round_robin:
             return [shared]
         found = []
-        for replica in await replicas_of(service, address):
+        replicas = await replicas_of(service, address)
+        # Replicas gone since the last call (pods replaced): their channels go too.
+        now = {f"{service}@{replica}" for replica in replicas}
+        for key in [k for k in self.channels if k.startswith(f"{service}@") and k not in now]:
+            await self.channels.pop(key).close()
+        for replica in replicas:
             key = f"{service}@{replica}"
             if key not in self.channels:
                 self.channels[key] = connect(

@@ -61,6 +61,25 @@ async def test_a_service_with_an_address_is_called_there_even_when_it_runs_here(
         await channel.close()
 
 
+async def test_channels_to_replicas_gone_are_closed(server: GrpcServer, tmp_path: Path) -> None:
+    """A name's replicas change as pods are replaced: a channel to each that is there
+    now, and none kept to those gone."""
+    settings = Settings(data_dir=tmp_path, items_addr="127.0.0.1:5001,127.0.0.1:5002")
+    runtime = _runtime(settings, server)
+    first = await runtime.replica_channels("items")
+    assert len(first) == 2
+    runtime.addresses["items"] = "127.0.0.1:5002,127.0.0.1:5003"
+    second = await runtime.replica_channels("items")
+    assert second[0] is first[1]  # still there: the same channel
+    assert sorted(k for k in runtime.channels if "@" in k) == [
+        "items@127.0.0.1:5002",
+        "items@127.0.0.1:5003",
+    ]
+    assert first[0].get_state() is grpc.ChannelConnectivity.SHUTDOWN
+    for channel in [runtime.channel("items"), *second]:
+        await channel.close()
+
+
 async def test_a_service_neither_here_nor_addressed_is_refused(
     server: GrpcServer, tmp_path: Path
 ) -> None:

@@ -187,6 +187,10 @@ def _project(row: Any) -> int:
 
 Fetch = Callable[[int], Awaitable[Mapping[int, Role]]]
 
+#: Users whose access a process keeps at most; past it, expired entries go, and if none
+#: had expired, all of them (the next request of each asks identity again).
+MAX_USERS = 10_000
+
 
 class AccessCache:
     """Principals' access, kept until identity announces a change.
@@ -214,8 +218,15 @@ class AccessCache:
         generation = self._generation
         roles = MappingProxyType(dict(await self._fetch(principal.user_id)))
         if generation == self._generation:
+            if len(self._entries) >= MAX_USERS:
+                self._make_room(now)
             self._entries[principal.user_id] = (now + self._ttl, roles)
         return Access(principal, roles)
+
+    def _make_room(self, now: float) -> None:
+        self._entries = {user: e for user, e in self._entries.items() if e[0] > now}
+        if len(self._entries) >= MAX_USERS:
+            self._entries.clear()
 
     async def current(self) -> Access:
         """The access of the current call's principal (PermissionDenied without one)."""

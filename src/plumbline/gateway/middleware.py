@@ -429,6 +429,10 @@ class GatewayMiddleware:
             if len(self._told) >= _MAX_TOLD:
                 now = time.monotonic()
                 self._told = {k: v for k, v in self._told.items() if v > now}
+                if len(self._told) >= _MAX_TOLD // 2:
+                    # Not worth a scan on every refusal: the connections forgotten are
+                    # only not held if they come back early.
+                    self._told.clear()
             self._told[connection] = time.monotonic() + retry_after
         message = "The server is busy; retry after the number of seconds in Retry-After."
         response = error(429, message, {"Retry-After": str(retry_after)})

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from plumbline.common import access
 from plumbline.common.access import (
     Access,
     AccessCache,
@@ -123,6 +124,27 @@ async def test_a_fetch_that_raced_a_drop_is_not_kept() -> None:
     fetch.gate = None
     await cache.of(ALICE)
     assert fetch.calls == 2
+
+
+async def test_the_cache_holds_at_most_max_users(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(access, "MAX_USERS", 3)
+    fetch = CountingFetch()
+    cache = AccessCache(fetch, ttl=60)
+    users = [Principal(100 + n, f"user{n}") for n in range(7)]
+    for user in users:
+        await cache.of(user)
+    assert len(cache._entries) <= 3
+    await cache.of(users[-1])  # the newest is kept
+    assert fetch.calls == 7
+    # Expired entries go first: the live one stays.
+    monkeypatch.setattr(cache, "_ttl", 0.0)
+    cache.drop()
+    for user in users[:2]:
+        await cache.of(user)
+    monkeypatch.setattr(cache, "_ttl", 60.0)
+    await cache.of(users[2])
+    await cache.of(users[3])
+    assert set(cache._entries) == {users[2].user_id, users[3].user_id}
 
 
 async def test_entries_expire_after_the_ttl() -> None:

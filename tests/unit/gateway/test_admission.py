@@ -5,10 +5,13 @@ come back from the measured drain rate; then a flood through the ASGI app."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import httpx
+import pytest
 from fastapi import FastAPI
 
+from plumbline.gateway import middleware
 from plumbline.gateway.admission import FLOOR, Admission, DrainRate, GradientLimit
 from plumbline.gateway.middleware import GatewayMiddleware
 from tests.unit.gateway.apps import app_with
@@ -279,3 +282,25 @@ def test_slow_handling_never_takes_the_limit_below_an_ordinary_load() -> None:
     assert int(admission.limit) == FLOOR
     small = Admission(8, queue=16, timeout=10)
     assert small.limit.minimum == 8  # a ceiling under the floor is both
+
+
+async def test_the_connections_told_to_wait_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the bound, the connections told to come back later are forgotten (they are
+    then only not held) rather than scanned again on every refusal."""
+    monkeypatch.setattr(middleware, "_MAX_TOLD", 4)
+    door = GatewayMiddleware(app_with(), admission=Admission(1, queue=0, timeout=10), max_body=1)
+    statuses: list[int] = []
+
+    async def send(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    async def receive() -> Any:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    for port in range(1, 11):
+        scope = {"type": "http", "client": ("127.0.0.1", port), "method": "GET", "headers": []}
+        await door._throttled(scope, receive, send, close=False)
+        assert 1 <= len(door._told) <= 4
+    assert statuses == [429] * 10
+    assert ("127.0.0.1", 10) in door._told  # the latest is always kept

@@ -60,6 +60,8 @@ class Subscription(abc.ABC):
 
     _waiting: int = 0
     _oldest: datetime | None = None
+    #: Told when the subscription stops (the bus that keeps it forgets it).
+    on_stop: Callable[[Subscription], None] | None = None
 
     @property
     def behind_events(self) -> int:
@@ -91,6 +93,12 @@ class Subscription(abc.ABC):
     @abc.abstractmethod
     async def stop(self) -> None:
         """Stops delivering; in-flight handling finishes first."""
+
+    def stopped(self) -> None:
+        """For ``stop`` to call once it has stopped."""
+        if self.on_stop is not None:
+            self.on_stop(self)
+            self.on_stop = None
 
 
 class Bus(abc.ABC):

@@ -65,6 +65,7 @@ class _Pull(Subscription):
             await self._sub.unsubscribe()
         except Exception:  # the connection may already be gone
             pass
+        self.stopped()
 
 
 class _PullSubscription(_Pull):
@@ -178,6 +179,7 @@ class _CoreSubscription(Subscription):
             await self._sub.unsubscribe()  # type: ignore[attr-defined]
         except Exception:
             pass
+        self.stopped()
 
 
 class NatsBus(Bus):
@@ -214,7 +216,7 @@ class NatsBus(Bus):
             )
 
     async def close(self) -> None:
-        for subscription in self._subscriptions:
+        for subscription in list(self._subscriptions):
             await subscription.stop()
         self._subscriptions.clear()
         if self._nc is not None and not self._nc.is_closed:
@@ -254,7 +256,13 @@ class NatsBus(Bus):
         else:
             sub = await self._pull(pattern, durable)
             subscription = _PullSubscription(sub, handler)
+        return self._track(subscription)
+
+    def _track(self, subscription: Subscription) -> Subscription:
+        """Keeps ``subscription`` until it stops (a replica takes partitions and lets
+        them go for as long as it runs; each take is a new subscription)."""
         self._subscriptions.append(subscription)
+        subscription.on_stop = self._subscriptions.remove
         return subscription
 
     async def subscribe_batch(
@@ -267,9 +275,7 @@ class NatsBus(Bus):
     ) -> Subscription:
         pattern, markers = self.batch_pattern(pattern, partition)
         sub = await self._pull(pattern, durable_name(durable, partition, self.partitions))
-        subscription = _BatchPullSubscription(sub, handler, max_batch, markers)
-        self._subscriptions.append(subscription)
-        return subscription
+        return self._track(_BatchPullSubscription(sub, handler, max_batch, markers))
 
     async def _pull(self, pattern: str, durable: str) -> JetStreamContext.PullSubscription:
         """Binds to (or creates) the durable consumer ``durable`` of ``pattern``."""

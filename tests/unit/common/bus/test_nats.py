@@ -164,6 +164,29 @@ async def test_stop_ends_delivery(nats_bus: NatsBus) -> None:
     assert after == [second.id]
 
 
+async def test_a_stopped_subscription_is_forgotten(nats_bus: NatsBus) -> None:
+    """A replica takes and lets go of partitions for as long as it runs: the bus keeps
+    only the subscriptions that still run."""
+
+    async def batch(events: list[Event]) -> None:
+        pass
+
+    async def one(event: Event) -> None:
+        pass
+
+    for round_ in range(3):
+        taken = [
+            await nats_bus.subscribe_batch(f"{nats_bus.prefix}.>", batch, durable="again"),
+            await nats_bus.subscribe(f"{nats_bus.prefix}.>", one, durable="again-one"),
+            await nats_bus.subscribe(f"{nats_bus.prefix}.>", one),
+        ]
+        assert len(nats_bus._subscriptions) == 3, round_
+        for subscription in taken:
+            await subscription.stop()
+        assert nats_bus._subscriptions == []
+    await taken[0].stop()  # again: nothing left to forget
+
+
 async def test_a_batch_consumer_gets_what_waits_in_order_in_one_call(nats_bus: NatsBus) -> None:
     events = [Event("items.item.created", actor=1, payload={"n": n}) for n in range(5)]
     for event in events:
