@@ -23,6 +23,7 @@ from plumbline.common.access import Access, Action, readable_where
 from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.events import Event
+from plumbline.services.items import tree
 from plumbline.services.items.idspace import owner_in
 from plumbline.services.items.models import (
     comments,
@@ -149,9 +150,10 @@ async def forget(session: AsyncSession, ids: list[int]) -> None:
     await session.execute(item_tags.delete().where(item_tags.c.item.in_(ids)))
     await session.execute(item_links.delete().where(item_links.c.item.in_(ids)))
     await session.execute(delete(comments).where(comments.c.item.in_(ids)))
-    await session.execute(
-        relationships.delete().where(
-            or_(relationships.c.from_item.in_(ids), relationships.c.to_item.in_(ids))
-        )
+    gone = await session.execute(
+        relationships.delete()
+        .where(or_(relationships.c.from_item.in_(ids), relationships.c.to_item.in_(ids)))
+        .returning(relationships.c.project, relationships.c.visible)
     )
+    await tree.count_relationships(session, tree.fewer(r.project for r in gone.all() if r.visible))
     await session.execute(foreign_items.delete().where(foreign_items.c.id.in_(ids)))

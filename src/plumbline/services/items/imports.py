@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import tempfile
 from array import array
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -525,6 +526,7 @@ class Importer:
 
         batch: list[dict[str, Any]] = []
         ends: list[tuple[int, tuple[int, int], int, int]] = []
+        added: Counter[int] = Counter()
 
         async def flush() -> None:
             new_ids = (await session.scalars(insert, batch)).all()
@@ -557,10 +559,12 @@ class Importer:
                 }
             )
             ends.append((source, to, rel_type, source_project))
+            added[source_project] += 1
             if len(batch) >= BATCH:
                 await flush()
         if batch:
             await flush()
+        await tree.count_relationships(session, added)
 
 
 @dataclass

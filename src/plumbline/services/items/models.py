@@ -59,6 +59,9 @@ projects = Table(
     # Transactions that took the project's tree lock (``tree.lock_project``): while it
     # stands, the project's order and active items are as they were (``Positions``).
     Column("tree_changes", BigInteger, nullable=False, default=0, server_default="0"),
+    # The visible relationships starting at the project's items, kept by each write that
+    # adds, deletes, hides, shows or moves them (``tree.count_relationships``).
+    Column("visible_relationships", BigInteger, nullable=False, default=0, server_default="0"),
 )
 
 # One row per handed-out block of abstract-item ids: block n holds ids

@@ -117,11 +117,14 @@ class Moves:
             await session.execute(
                 update(comments).where(comments.c.item.in_(moved)).values(project=target)
             )
-            await session.execute(
+            carried = await session.scalars(
                 update(relationships)
                 .where(relationships.c.from_item.in_(moved))
                 .values(project=target)
+                .returning(relationships.c.visible)
             )
+            shown = sum(1 for visible in carried.all() if visible)
+            await tree.count_relationships(session, {current.project: -shown, target: shown})
             await tree.count_items(session, current.project, -len(moved))
             await tree.count_items(session, target, len(moved))
             await tree.close_gap(session, current.project, current.parent, old_parent_sequence)

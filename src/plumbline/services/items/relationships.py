@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from sqlalchemy import Row, func, select, update
@@ -23,6 +24,7 @@ from plumbline.common.db import (
 from plumbline.common.errors import AlreadyExists, InvalidArgument, NotFound
 from plumbline.common.events import Event
 from plumbline.common.outbox import Outbox
+from plumbline.services.items import tree
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.foreign import (
     NONE,
@@ -83,6 +85,7 @@ class Relationships:
         """A project's relationships by id, or one item's up- or downstream ones (those
         whose other item the caller may not read left out)."""
         access = await self.access.current()
+        known_total: int | None = None
         async with self.db.read() as session:
             if item is not None:
                 await subject(session, item, foreign, access)
@@ -91,13 +94,16 @@ class Relationships:
             else:
                 if project is None:
                     raise InvalidArgument("the query parameter project is required")
-                if (
-                    await session.scalar(select(projects.c.id).where(projects.c.id == project))
-                    is None
-                ):
+                kept = await session.scalar(
+                    select(projects.c.visible_relationships).where(projects.c.id == project)
+                )
+                if kept is None:
                     raise NotFound(f"No project with id {project}.")
                 access.require(Action.READ, project)
                 query = _VISIBLE.where(relationships.c.project == project)
+                if access.readable() is None and last_id is None:
+                    # Whoever reads every project sees them all: the kept count.
+                    known_total = int(kept)
             query = _both_ends_readable(access, query)
             if last_id is not None:
                 query = query.where(relationships.c.id > last_id)
@@ -112,6 +118,8 @@ class Relationships:
                 # Without a count, say whether another page may follow.
                 more = 1 if len(rows) == max_results else 0
                 return rows, start_at + len(rows) + more
+            if known_total is not None:
+                return rows, known_total
             total = await session.scalar(select(func.count()).select_from(query.subquery()))
         return rows, int(total or 0)
 
@@ -199,6 +207,7 @@ class Relationships:
             checked.append((from_item, to_item, self._type(catalog, relationship_type)))
         now = utcnow()
         ids = []
+        added: Counter[int] = Counter()
         try:
             async with self.outbox.transaction() as session:
                 # One read for the whole batch's items, rather than two per relationship.
@@ -249,6 +258,8 @@ class Relationships:
                         ),
                     )
                     ids.append(new_id)
+                    added[source.project] += 1
+                await tree.count_relationships(session, added)
         except IntegrityError as exc:
             if unique_violation(exc):
                 which = (
@@ -297,6 +308,10 @@ class Relationships:
                         modified_at=utcnow(),
                     )
                 )
+                if source.project != current.project:
+                    await tree.count_relationships(
+                        session, {current.project: -1, source.project: 1}
+                    )
                 await self.outbox.add(
                     session,
                     relationship_event(
@@ -334,6 +349,7 @@ class Relationships:
         async with self.outbox.transaction() as session:
             row = await self._existing(session, rel_id, access)
             await session.execute(relationships.delete().where(relationships.c.id == rel_id))
+            await tree.count_relationships(session, {row.project: -1})
             await self.outbox.add(
                 session,
                 relationship_event(
@@ -394,14 +410,16 @@ async def hide_relationships_of(session: AsyncSession, deleted: Any) -> None:
     ``deleted`` is a SELECT of the deleted items' ids. Relationships are kept (hidden), as
     the items are, so that a restore can bring both back.
     """
-    await session.execute(
+    hidden = await session.scalars(
         update(relationships)
         .where(
             relationships.c.visible.is_(True),
             relationships.c.from_item.in_(deleted) | relationships.c.to_item.in_(deleted),
         )
         .values(visible=False)
+        .returning(relationships.c.project)
     )
+    await tree.count_relationships(session, tree.fewer(hidden.all()))
 
 
 async def show_relationships_of(
@@ -427,6 +445,7 @@ async def show_relationships_of(
             .where(relationships.c.id.in_([r.id for r in shown]))
             .values(visible=True)
         )
+        await tree.count_relationships(session, Counter(r.project for r in shown))
     return [
         relationship_event(
             "restored",

@@ -8,6 +8,8 @@ a million items can be appended at one place before the project is renumbered.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, select, update
@@ -54,6 +56,24 @@ async def count_items(session: AsyncSession, project: int, added: int) -> None:
             .where(projects.c.id == project)
             .values(active_items=projects.c.active_items + added)
         )
+
+
+def fewer(projects_: Iterable[int]) -> dict[int, int]:
+    """``count_relationships``' change for one relationship gone from each of
+    ``projects_`` per time the project appears there."""
+    return {project: -n for project, n in Counter(projects_).items()}
+
+
+async def count_relationships(session: AsyncSession, added: Mapping[int, int]) -> None:
+    """Moves each project's kept count of visible relationships by ``added[project]``
+    (negative: fewer)."""
+    for project, delta in sorted(added.items()):
+        if delta:
+            await session.execute(
+                update(projects)
+                .where(projects.c.id == project)
+                .values(visible_relationships=projects.c.visible_relationships + delta)
+            )
 
 
 async def lock_project_of(session: AsyncSession, item_id: int) -> None:

@@ -7,10 +7,12 @@ from collections.abc import AsyncIterator
 
 from sqlalchemy import func, select
 
+from plumbline.services.items import tree
+from plumbline.services.items.foreign import Subject, forget
 from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.imports import Importer
 from plumbline.services.items.itemdoc import ItemInput
-from plumbline.services.items.models import items, projects
+from plumbline.services.items.models import items, projects, relationships
 from plumbline.services.items.restore import Restore
 from tests.unit.services.conftest import ADMIN, acting_as
 from tests.unit.services.items.conftest import World
@@ -75,3 +77,81 @@ async def test_the_kept_count_follows_every_write(world: World) -> None:
         (name, {p: (real, real) for p, (_, real) in counts.items()}) for name, counts in steps
     ]
     assert steps[-1][1][world.a][1] == 5  # 3 batch, 2 imported; root and child moved away
+
+
+async def relationships_kept_and_counted(world: World) -> dict[int, tuple[int, int]]:
+    """Project -> (kept count, visible relationships counted), for projects A and B."""
+    async with world.db.read() as session:
+        kept: dict[int, int] = dict(
+            (await session.execute(select(projects.c.id, projects.c.visible_relationships))).all()
+        )
+        counted: dict[int, int] = dict(
+            (
+                await session.execute(
+                    select(relationships.c.project, func.count())
+                    .where(relationships.c.visible.is_(True))
+                    .group_by(relationships.c.project)
+                )
+            ).all()
+        )
+    return {p: (kept[p], counted.get(p, 0)) for p in (world.a, world.b)}
+
+
+async def test_the_kept_relationship_count_follows_every_write(world: World) -> None:
+    domain, rels = world.items, world.relationships
+    restore = Restore(world.db, domain.outbox, domain.config, domain.access)
+    importer = Importer(domain, IdSpace(world.db))
+    steps: list[tuple[str, dict[int, tuple[int, int]]]] = []
+
+    async def step(name: str) -> None:
+        steps.append((name, await relationships_kept_and_counted(world)))
+
+    root = await world.item("root")
+    child = await world.item("child", parent=root)
+    leaf = await world.item("leaf", parent=child)
+    other = await world.item("other")
+    in_b = await world.item("in B", project=world.b)
+    run, _ = await IdSpace(world.db).allocate("testmgmt")  # a test run of project B
+    as_run = {run: Subject(run, world.b, "test run", foreign=True)}
+    with acting_as(ADMIN):
+        first = await rels.create(root, other, None)
+        await rels.create_many([(child, other, None), (in_b, leaf, None), (other, in_b, None)])
+        to_run = await rels.create(other, run, None, as_run)
+        await rels.create(run, other, None, as_run)
+        await step("created")
+        await rels.update(first, in_b, root, None)
+        await step("moved to project B by a new from-item")
+        await rels.delete(first)
+        await step("deleted")
+        await importer.run(
+            world.a,
+            body(b'{"key": "I", "itemType": "REQ", "fields": {"name": "i"}}\n'
+                 b'{"fromItem": "I", "toItem": ' + str(other).encode() + b"}\n"
+                 b'{"fromItem": ' + str(in_b).encode() + b', "toItem": "I"}\n'),
+        )  # fmt: skip
+        await step("imported")
+        await domain.delete(child)
+        await step("hidden with a deleted subtree")
+        await restore.restore(child, [])
+        await step("shown again by a restore")
+        await world.moves.to_project(root, world.b)
+        await step("carried along to another project")
+        async with world.db.transaction() as session:
+            await forget(session, [run])
+        await step("gone with a deleted test run")
+    assert [(name, counts) for name, counts in steps] == [
+        (name, {p: (real, real) for p, (_, real) in counts.items()}) for name, counts in steps
+    ]
+    # Every step changed a count: each kind of write was exercised.
+    assert all(a[1] != b[1] for a, b in zip(steps, steps[1:], strict=False)), steps
+
+
+async def test_a_project_lists_its_relationship_count_from_the_kept_count(world: World) -> None:
+    one = await world.item("one")
+    two = await world.item("two")
+    with acting_as(ADMIN):
+        await world.relationships.create(one, two, None)
+        async with world.db.transaction() as session:  # a kept count that disagrees shows
+            await tree.count_relationships(session, {world.a: 41})
+        rows, total = await world.relationships.page(world.a, None, False, 0, 20)
+    assert (len(rows), total) == (1, 42)
