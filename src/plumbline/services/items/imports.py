@@ -576,8 +576,9 @@ class _Places:
     has a gap in the global order after its subtree. Anchors whose subtrees end at the
     same item share that gap; the deeper anchor's new items come first there (they are
     inside the shallower one's subtree). Each gap's new items, in a pre-order walk of
-    the imported forest, are spread evenly over it, or a ``GAP`` apart at the project's
-    end, which is what appending them one by one gives.
+    the imported forest, take numbers from its start as appending them one by one would
+    (one apart in a gap of ``GAP``, the rest left for later items there), or a ``GAP``
+    apart at the project's end.
     """
 
     order: array[int]
@@ -619,6 +620,10 @@ class _Places:
                     if step < 1:
                         room = False
                         break
+                    # As appends one by one do: a step just past the subtree, the rest
+                    # of the gap left for later items at the same place (spread evenly,
+                    # the next import there found no room and renumbered the project).
+                    step = min(step, max(1, (high - low) // tree.GAP))
                 for position, index in enumerate(walk, start=1):
                     order[index] = low + position * step
             if room:

@@ -419,3 +419,27 @@ async def test_an_item_the_importer_may_not_read_is_not_found(world: World) -> N
     done = await run(world, world.a, data, who=WRITER_OF_A)
     # B is read-only for the writer: a relationship from B's item would change B.
     assert done.bad == [(2, f"you may not relate item {in_b} from here.")]
+
+
+async def test_imports_at_one_place_leave_room_for_the_next(world: World) -> None:
+    """Items imported under a folder that another follows take numbers from the start of
+    the gap, as appends one by one do: the next import there fits without renumbering
+    the project (spread over the whole gap, the first left room for about 1,400)."""
+    first = await world.item("F1")
+    second = await world.item("F2")
+    before = await world.rows(first, second)
+    for batch, count in enumerate((1100, 2000)):
+        lines = [
+            {"itemType": "REQ", "parent": first, "fields": {"name": f"R{batch}.{n}"}}
+            for n in range(count)
+        ]
+        done = await run(world, world.a, jsonl(*lines), size=64 * 1024)
+        assert done.items == count
+    after = await world.rows(first, second)
+    assert [after[i].global_sort_order for i in (first, second)] == [
+        before[i].global_sort_order for i in (first, second)
+    ]  # no renumbering moved them
+    names = [name for _, name in await world.tree(world.a)]
+    assert names[:2] == ["F1", "R0.0"]
+    assert names[1100:1102] == ["R0.1099", "R1.0"]
+    assert names[-1] == "F2"
