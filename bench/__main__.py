@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -154,9 +155,13 @@ class Targets:
     folder: int
 
 
-def _operations(
-    data: Targets, basic: str, bearer: str, member: str
-) -> list[tuple[str, str, str, str | None, str, bool]]:
+#: The item rows' operations: (name, method, path, body, authorization, read).
+Operation = tuple[str, str, str, str | None, str, bool]
+#: Makes them (with credentials fresh at the time of the call).
+Operations = Callable[[], list[Operation]]
+
+
+def _operations(data: Targets, basic: str, bearer: str, member: str) -> list[Operation]:
     """(name, method, path, body, authorization, read?)"""
     big = data.big_project
     req_type = data.req_type
@@ -389,17 +394,14 @@ def _seed(bench: Bench, size: int) -> Path:
 
 
 def _measure_size(
-    bench: Bench,
-    size: int,
-    last: bool,
-    operations: list[tuple[str, str, str, str | None, str, bool]],
-    measured: Measured,
+    bench: Bench, size: int, last: bool, operations_of: Operations, measured: Measured
 ) -> list[dict[str, Any]]:
     """The rows of one size: the bare endpoint, then each operation next to it (writes at
     the last size only, deep pages where there are enough items), each bracketed by CPU
     samples; at the last size, each main operation also open loop at half its c32
     throughput (into ``measured``)."""
     ids = _seed(bench, size)
+    operations = operations_of()
     rows = [
         {
             "operation": "bare endpoint (same stack, same row)",
@@ -458,11 +460,7 @@ def plumbline_peaks(system: System) -> dict[str, float]:
     )
 
 
-def _measure_items(
-    bench: Bench,
-    sizes: tuple[int, ...],
-    operations: list[tuple[str, str, str, str | None, str, bool]],
-) -> Measured:
+def _measure_items(bench: Bench, sizes: tuple[int, ...], operations: Operations) -> Measured:
     """The item rows of each size (printed as each is done), then the overload runs."""
     measured = Measured()
     if not sizes:
@@ -512,7 +510,6 @@ def _measure(system: System, args: argparse.Namespace, workdir: Path) -> Measure
     """Seeds and measures every part of the run on the started ``system``."""
     sizes = sizes_of(args)
     basic = "Basic " + base64.b64encode(f"admin:{system.admin_password}".encode()).decode()
-    bearer = _bearer(system)
     items_port = next(p for p in system.processes if p.name in ("all", "items")).grpc_port
     # The gRPC channel binds to the loop that is current when it is made.
     loop = asyncio.new_event_loop()
@@ -525,7 +522,11 @@ def _measure(system: System, args: argparse.Namespace, workdir: Path) -> Measure
         big = seeder.data.big_project
         aimed = Targets(big, req_type=seeder.types["REQ"], folder=seeder.folders[big][0])
         bench = Bench(system, loop, seeder, basic, bare_url, workdir)
-        measured = _measure_items(bench, sizes, _operations(aimed, basic, bearer, member))
+        # A Bearer token per size, taken after its seeding: a large step seeds for longer
+        # than a token lives.
+        measured = _measure_items(
+            bench, sizes, lambda: _operations(aimed, basic, _bearer(system), member)
+        )
         _measure_parts(bench, args.only, args.size, measured)
         loop.run_until_complete(seeder.close())
         loop.close()
