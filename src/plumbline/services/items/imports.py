@@ -88,6 +88,15 @@ def _existing_id(code: int) -> int:
     return -2 - code
 
 
+class _Refused(Exception):
+    """A line the rules refuse while writing (its transaction is undone)."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
 @dataclass
 class Imported:
     """What an import did (``bad`` empty), or why it did nothing."""
@@ -408,6 +417,10 @@ class Importer:
                     await self._write_versions(session, plan, catalog, caller, first)
                 if plan.relationships:
                     await self._write_relationships(session, plan, caller, first, found, now)
+        except _Refused as refused:
+            # Found only while writing (against the versions before, the project's
+            # releases): the transaction is undone, and the line told as a bad one.
+            return Imported(plan.lines, bad=[(refused.line, refused.message)], bad_count=1)
         except IntegrityError as exc:
             if unique_violation(exc):
                 raise AlreadyExists(
@@ -445,9 +458,7 @@ class Importer:
                 try:
                     await check_releases(session, plan.project, set(named), named)
                 except InvalidArgument as exc:
-                    raise InvalidArgument(
-                        f"line {number}: {exc.message} Nothing was imported."
-                    ) from None
+                    raise _Refused(number, exc.message) from None
                 await sync_item_releases(session, item_id, set(named))
             events = [
                 await item_event(session, "created", row.id, catalog, caller, row=row)
@@ -506,7 +517,7 @@ class Importer:
             try:
                 await self.items.new_version(session, catalog, current, fields, caller)
             except (InvalidArgument, FailedPrecondition, NotFound) as exc:
-                raise type(exc)(f"line {number}: {exc.message} Nothing was imported.") from None
+                raise _Refused(number, exc.message) from None
 
     async def _write_relationships(
         self,
