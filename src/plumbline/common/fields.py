@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import date
 from typing import Any
 
@@ -163,6 +163,16 @@ _CHECKS: dict[str, Callable[[Catalog, Field, Any], Any]] = {
 }
 
 
+def check_required(item_type: ItemType, checked: Mapping[str, Any]) -> None:
+    """Every required, editable field of ``item_type`` is in ``checked`` (a whole item's
+    fields: a create's, or a PUT's that replace them)."""
+    for field in item_type.fields:
+        if field.required and not field.read_only and field.name not in checked:
+            raise InvalidArgument(
+                f"fields.{field.name} is required for item type {item_type.type_key}."
+            )
+
+
 def check_fields(
     catalog: Catalog, item_type: ItemType, values: dict[str, Any], creating: bool
 ) -> dict[str, Any]:
@@ -189,10 +199,7 @@ def check_fields(
                 default = default_option(catalog, field)
                 if default is not None:
                     checked[field.name] = default
-            if field.required and not field.read_only and field.name not in checked:
-                raise InvalidArgument(
-                    f"fields.{field.name} is required for item type {item_type.type_key}."
-                )
+        check_required(item_type, checked)
     elif "name" in values and item_type.field("name") and not checked.get("name"):
         raise InvalidArgument("fields.name must not be empty.")
     return checked

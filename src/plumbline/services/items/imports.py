@@ -51,7 +51,7 @@ from plumbline.common.errors import (
     NotFound,
     PlumblineError,
 )
-from plumbline.common.fields import check_fields
+from plumbline.common.fields import check_fields, check_required
 from plumbline.services.items import tree
 from plumbline.services.items.events import item_event
 from plumbline.services.items.idspace import IdSpace, next_numbers
@@ -291,12 +291,7 @@ class Importer:
             if target in plan.broken:
                 raise InvalidArgument(f"item: the line with the key {target!r} is bad.")
             item_type = catalog.item_types[plan.type_of[plan.keys[target][0]]]
-            checked = check_fields(catalog, item_type, fields, creating=False)
-            for wanted in item_type.fields:
-                if wanted.required and not wanted.read_only and wanted.name not in checked:
-                    raise InvalidArgument(
-                        f"fields.{wanted.name} is required for item type {item_type.type_key}."
-                    )
+            check_required(item_type, check_fields(catalog, item_type, fields, creating=False))
         elif _is_id(target):
             plan.existing_versions.setdefault(int(target), []).append(number)
         else:

@@ -29,7 +29,7 @@ from plumbline.common.errors import (
     InvalidArgument,
     NotFound,
 )
-from plumbline.common.fields import SYSTEM_FIELDS, check_fields
+from plumbline.common.fields import SYSTEM_FIELDS, check_fields, check_required
 from plumbline.common.idblocks import IdAllocator
 from plumbline.common.outbox import Outbox
 from plumbline.services.items import itemdoc, tree, workflow
@@ -483,11 +483,7 @@ class Items:
         }
         fields = check_fields(catalog, item_type, data.fields or {}, creating=False)
         fields = workflow.check_change(catalog, item_type, stored, data.fields or {}, fields)
-        for field in item_type.fields:
-            if field.required and not field.read_only and field.name not in fields:
-                raise InvalidArgument(
-                    f"fields.{field.name} is required for item type {item_type.type_key}."
-                )
+        check_required(item_type, fields)
         fields = {**kept, **fields}
         values: dict[str, Any] = {
             "fields_json": json.dumps(fields),
