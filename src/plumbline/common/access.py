@@ -25,6 +25,7 @@ from sqlalchemy import ColumnElement, Row, Select, true
 from plumbline.api.core.v1 import core_pb2, core_pb2_grpc
 from plumbline.api.identity.v1 import identity_pb2_grpc
 from plumbline.common.bus import Bus, Subscription
+from plumbline.common.capped import with_room
 from plumbline.common.context import Principal, require_principal
 from plumbline.common.db import Database, check_batch
 from plumbline.common.errors import InvalidArgument, PermissionDenied
@@ -219,14 +220,9 @@ class AccessCache:
         roles = MappingProxyType(dict(await self._fetch(principal.user_id)))
         if generation == self._generation:
             if len(self._entries) >= MAX_USERS:
-                self._make_room(now)
+                self._entries = with_room(self._entries, lambda e: e[0] > now, MAX_USERS)
             self._entries[principal.user_id] = (now + self._ttl, roles)
         return Access(principal, roles)
-
-    def _make_room(self, now: float) -> None:
-        self._entries = {user: e for user, e in self._entries.items() if e[0] > now}
-        if len(self._entries) >= MAX_USERS:
-            self._entries.clear()
 
     async def current(self) -> Access:
         """The access of the current call's principal (PermissionDenied without one)."""

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from plumbline.api.core.v1 import core_pb2, core_pb2_grpc
+from plumbline.common.capped import with_room
 from plumbline.common.errors import Throttled, Unauthenticated
 from plumbline.common.rpc import Context
 from plumbline.common.settings import Settings
@@ -119,9 +120,7 @@ class LoginGuard:
         now = self._clock()
         self._by_name.pop(name.lower(), None)
         if len(self._known) >= _MAX_ENTRIES:
-            self._known = {k: v for k, v in self._known.items() if v > now}
-            if len(self._known) >= _MAX_ENTRIES:
-                self._known.clear()
+            self._known = with_room(self._known, lambda until: until > now, _MAX_ENTRIES)
         self._known[(name.lower(), address)] = now + self.remember
 
     async def attempt(self, name: str, address: str, verify: Callable[[], Awaitable[T]]) -> T:

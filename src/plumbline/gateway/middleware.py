@@ -29,6 +29,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from plumbline.common import telemetry
+from plumbline.common.capped import with_room
 from plumbline.common.context import request_id_var
 from plumbline.common.errors import PlumblineError, Throttled, size_text
 from plumbline.gateway import cors
@@ -428,11 +429,9 @@ class GatewayMiddleware:
         if connection is not None:
             if len(self._told) >= _MAX_TOLD:
                 now = time.monotonic()
-                self._told = {k: v for k, v in self._told.items() if v > now}
-                if len(self._told) >= _MAX_TOLD // 2:
-                    # Not worth a scan on every refusal: the connections forgotten are
-                    # only not held if they come back early.
-                    self._told.clear()
+                # Cleared unless pruning leaves half: not worth a scan on every refusal
+                # (the connections forgotten are only not held if they come back early).
+                self._told = with_room(self._told, lambda until: until > now, _MAX_TOLD // 2)
             self._told[connection] = time.monotonic() + retry_after
         message = "The server is busy; retry after the number of seconds in Retry-After."
         response = error(429, message, {"Retry-After": str(retry_after)})
