@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from itertools import pairwise
+from typing import Any
 
 from sqlalchemy import func, select
 
@@ -19,18 +20,22 @@ from tests.unit.services.conftest import ADMIN, acting_as
 from tests.unit.services.items.conftest import World
 
 
-async def kept_and_counted(world: World) -> dict[int, tuple[int, int]]:
-    """Project -> (kept count, active items counted), for projects A and B."""
+async def kept_and_counted(
+    world: World, kept_column: Any = projects.c.active_items, table: Any = items
+) -> dict[int, tuple[int, int]]:
+    """Project -> (kept count, rows counted), for projects A and B: active items, or
+    (``relationships``) visible relationships."""
+    shown = table.c.active if table is items else table.c.visible
     async with world.db.read() as session:
         kept: dict[int, int] = dict(
-            (await session.execute(select(projects.c.id, projects.c.active_items))).all()
+            (await session.execute(select(projects.c.id, kept_column))).all()
         )
         counted: dict[int, int] = dict(
             (
                 await session.execute(
-                    select(items.c.project, func.count())
-                    .where(items.c.active.is_(True))
-                    .group_by(items.c.project)
+                    select(table.c.project, func.count())
+                    .where(shown.is_(True))
+                    .group_by(table.c.project)
                 )
             ).all()
         )
@@ -80,24 +85,6 @@ async def test_the_kept_count_follows_every_write(world: World) -> None:
     assert steps[-1][1][world.a][1] == 5  # 3 batch, 2 imported; root and child moved away
 
 
-async def relationships_kept_and_counted(world: World) -> dict[int, tuple[int, int]]:
-    """Project -> (kept count, visible relationships counted), for projects A and B."""
-    async with world.db.read() as session:
-        kept: dict[int, int] = dict(
-            (await session.execute(select(projects.c.id, projects.c.visible_relationships))).all()
-        )
-        counted: dict[int, int] = dict(
-            (
-                await session.execute(
-                    select(relationships.c.project, func.count())
-                    .where(relationships.c.visible.is_(True))
-                    .group_by(relationships.c.project)
-                )
-            ).all()
-        )
-    return {p: (kept[p], counted.get(p, 0)) for p in (world.a, world.b)}
-
-
 async def test_the_kept_relationship_count_follows_every_write(world: World) -> None:
     domain, rels = world.items, world.relationships
     restore = Restore(world.db, domain.outbox, domain.config, domain.access)
@@ -105,7 +92,8 @@ async def test_the_kept_relationship_count_follows_every_write(world: World) -> 
     steps: list[tuple[str, dict[int, tuple[int, int]]]] = []
 
     async def step(name: str) -> None:
-        steps.append((name, await relationships_kept_and_counted(world)))
+        counts = await kept_and_counted(world, projects.c.visible_relationships, relationships)
+        steps.append((name, counts))
 
     root = await world.item("root")
     child = await world.item("child", parent=root)
