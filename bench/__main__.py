@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 
 from bench import attachments as att
-from bench import cpu, lag
+from bench import cpu, lag, paging
 from bench import history as hist
 from bench import peer as kiwi
 from bench import testmgmt as tm
@@ -44,6 +44,7 @@ from bench.drive import (
     wait_for_feed,
 )
 from bench.overload import wait_idle
+from bench.paging import deep_start
 from bench.report import overload_table, report, table
 from bench.seed import WORDS, Seeder
 from bench.targets import GROUP_ITEM, GROUP_SEARCH, MAIN, growth, main_rows, targets
@@ -197,6 +198,22 @@ def _operations(data: Targets, basic: str, bearer: str, member: str) -> list[Ope
             True,
         ),
         (
+            "GET /items?project startAt=500000",
+            "GET",
+            f"/rest/v1/items?project={big}&startAt=500000",
+            None,
+            basic,
+            True,
+        ),
+        (
+            "GET /activities?project first page",
+            "GET",
+            f"/rest/v1/activities?project={big}",
+            None,
+            basic,
+            True,
+        ),
+        (
             "GET /abstractitems?contains=",
             "GET",
             f"/rest/v1/abstractitems?contains={SEARCHED}&maxResults=20",
@@ -275,6 +292,8 @@ class Measured:
     peer: list[dict[str, Any]] = field(default_factory=list)
     #: Each size's peak resident set of each of Plumbline's processes (issue 25).
     memory: list[dict[str, Any]] = field(default_factory=list)
+    #: Each size's walk through a whole project, page by page (issue 25).
+    paging: list[dict[str, Any]] = field(default_factory=list)
 
     def all_open_loop(self) -> list[dict[str, Any]]:
         """The item operations' open-loop runs and the test run PUT's."""
@@ -285,6 +304,7 @@ class Measured:
         """``bench.targets.targets``' keyword arguments for this run."""
         return {
             "open_loop": self.all_open_loop(),
+            "paging_walks": self.paging,
             "peer": kiwi.targets(self.peer),
             "bench_seconds": self.seconds.get("plumbline"),
             "timed": args.size == "normal" and args.only == "all",
@@ -416,7 +436,7 @@ def _measure_size(
     for name, method, path, body, auth, read in operations:
         if not read and not last:
             continue
-        if "startAt=10000" in path and size < 12_000:
+        if size < 1.2 * deep_start(path):
             continue
         for c in REQUESTS:
             # The bare endpoint again, right before: this machine's speed drifts
@@ -470,6 +490,10 @@ def _measure_items(bench: Bench, sizes: tuple[int, ...], operations: Operations)
         rows = _measure_size(bench, size, size == sizes[-1], operations, measured)
         measured.rows += rows
         print(table(rows), flush=True)
+        # The second project (15% of the items): as a public client reads it all.
+        walked = paging.walk(bench.system.url, bench.seeder.data.projects[1], bench.basic)
+        measured.paging.append({"size": size, **walked})
+        print(paging.table(measured.paging[-1:]), flush=True)
         peaks = plumbline_peaks(bench.system)
         measured.memory.append({"size": size, "peak_mib": peaks})
         print(
@@ -590,6 +614,7 @@ def _save(args: argparse.Namespace, measured: Measured) -> Path:
                 "open_loop": measured.all_open_loop(),
                 "overload": measured.overload,
                 "memory": measured.memory,
+                "paging": measured.paging,
                 "testmgmt": measured.testmgmt,
                 "attachments": measured.attachments,
                 "history": measured.history,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench import lag
+from bench import lag, paging
 from bench.drive import other_cores, system_ms
 from bench.targets import MAIN, growth, main_rows, miss, targets
 
@@ -151,6 +151,8 @@ def report(
                 f"{g['operation']:42} {g['concurrency']:>3} {g['rps_small']:>10.0f} "
                 f"{g['rps_large']:>11.0f} {g['growth']:>7.2f} {g['growth_vs_bare']:>8.2f}"
             )
+    if speed.get("paging_walks"):
+        lines.append(paging.table(speed["paging_walks"]))
     if speed.get("open_loop"):
         lines.append(open_loop_table(speed["open_loop"]))
     cpu = cpu_table(main_rows(rows, testmgmt))

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
 from bench import lag
+from tests.unit.bench.serving import serving
 
 
 class _Consumers(BaseHTTPRequestHandler):
@@ -48,13 +48,8 @@ def server() -> Iterator[str]:
         [_partition("activity", 0, 2, 0.3), _partition("baselines", 0, 0, 0.0)],
         [_partition("activity", 0, 0, 0.0), _partition("baselines", 0, 0, 0.0)],
     ]
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Consumers)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
+    with serving(_Consumers) as url:
+        yield url
 
 
 def test_a_consumers_partitions_add_up_and_its_worst_partition_counts(server: str) -> None:
