@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Row, and_, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.access import AccessCache, Action, readable_where
 from plumbline.common.context import require_admin
@@ -19,7 +21,7 @@ from plumbline.common.errors import Unavailable
 from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
 from plumbline.services.activity.mapping import affected_items, describe
-from plumbline.services.activity.models import activities
+from plumbline.services.activity.models import activities, project_activities
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +68,23 @@ class Feed:
             rows = [row for row in map(_activity_row, claimed) if row is not None]
             if rows:
                 await session.execute(activities.insert(), rows)
+                await self._count(session, rows)
         await self.inbox.committed_many(events)
+
+    async def _count(self, session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+        """Adds ``rows`` to their projects' kept totals, in the inserting transaction
+        (projects in order: two replicas' batches never wait on each other in a circle)."""
+        added = Counter(
+            r["project"] for r in rows if r["project"] is not None and not r["organization"]
+        )
+        for project, count in sorted(added.items()):
+            insert = self.db.upsert(project_activities).values(project=project, total=count)
+            await session.execute(
+                insert.on_conflict_do_update(
+                    index_elements=[project_activities.c.project],
+                    set_={"total": project_activities.c.total + insert.excluded.total},
+                )
+            )
 
     async def caught_up(self, wait_for: dict[str, int]) -> None:
         """Waits (bounded) until the feed holds every event up to the given positions."""
@@ -108,7 +126,17 @@ class Feed:
             conditions.append(activities.c.event_type == "DELETE")
         where = and_(*conditions)
         async with self.db.read() as session:
-            total = await session.scalar(select(func.count()).select_from(activities).where(where))
+            if _whole_feed(query) and access.readable() is None:
+                # Every activity of the project, to one who may read every project: the
+                # kept total, not a count of the project's history.
+                kept = select(project_activities.c.total).where(
+                    project_activities.c.project == query.project
+                )
+                total = await session.scalar(kept)
+            else:
+                total = await session.scalar(
+                    select(func.count()).select_from(activities).where(where)
+                )
             rows = (
                 await session.execute(
                     select(activities)
@@ -146,6 +174,20 @@ class Feed:
         row = await self.get(activity_id)
         ids = affected_items(row.object_type, row.item, subtree_of(row))
         return ids[start_at : start_at + max_results], len(ids)
+
+
+def _whole_feed(query: ActivityQuery) -> bool:
+    """Whether ``query`` asks for a project's whole feed: no filter but paging."""
+    return not (
+        query.organization
+        or query.item is not None
+        or query.event_types
+        or query.object_types
+        or query.item_types
+        or query.date_from is not None
+        or query.date_to is not None
+        or query.delete_events_only
+    )
 
 
 def _activity_row(event: Event) -> dict[str, Any] | None:

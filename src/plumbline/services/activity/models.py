@@ -55,5 +55,14 @@ activities = Table(
     Index("ix_activities_item_id", "item", "id"),
 )
 
+# How many activities each project's feed holds (not the organisation's): kept with
+# every insert, so a first page of the feed does not count a project's history.
+project_activities = Table(
+    "project_activities",
+    metadata,
+    Column("project", BigInteger, primary_key=True, autoincrement=False),
+    Column("total", BigInteger, nullable=False),
+)
+
 consumed_events, consumer_positions = inbox_tables(metadata)
 consumer_leases, consumer_members = lease_tables(metadata)

@@ -25,6 +25,7 @@ from plumbline.services.activity.models import (
     consumed_events,
     consumer_positions,
     metadata,
+    project_activities,
 )
 from tests.unit.common.conftest import db_url, pg_url  # noqa: F401  (fixtures)
 from tests.unit.services.conftest import ADMIN, access_cache, acting_as
@@ -171,3 +172,38 @@ async def test_a_relationship_into_a_project_the_reader_may_not_read_is_not_show
             await feed.get(into_nine)
         with pytest.raises(PermissionDenied, match=f"activity {into_nine}"):
             await feed.affected(into_nine, 0, 20)
+
+
+async def test_a_projects_kept_total_is_what_counting_its_feed_finds(feed_db: Database) -> None:
+    feed = make_feed(feed_db)
+    made = [
+        Event("items.project.created", actor=1, project=p, object_ids=[p], position=p)
+        for p in (3, 4)
+    ]
+    updates = [
+        Event("items.project.updated", actor=1, project=3 + n % 2, object_ids=[3], position=5 + n)
+        for n in range(7)
+    ]
+    user = Event("identity.user.created", actor=1, object_ids=[5], position=1)
+    await feed.record_many(made)
+    # Redelivered, twice in one batch, the organisation's, one that is not history.
+    internal = Event("items.idblock.allocated", actor=None, project=3, position=20)
+    await feed.record_many([made[0], *updates, updates[0], user, internal])
+    await asyncio.gather(feed.record(updates[1]), feed.record(updates[2]))
+    for project, recorded in ((3, 5), (4, 4)):
+        with acting_as(ADMIN):
+            page, total = await feed.list(ActivityQuery(project=project, max_results=2))
+            filtered = await feed.list(ActivityQuery(project=project, event_types=["UPDATE"]))
+        async with feed_db.read() as session:
+            counted = await session.scalar(
+                select(func.count()).select_from(activities).where(activities.c.project == project)
+            )
+        assert (total, counted, len(page)) == (recorded, recorded, 2)
+        # A filtered feed is counted, not kept: only its updates.
+        assert filtered[1] == recorded - 1
+    async with feed_db.read() as session:
+        kept = (await session.execute(select(project_activities))).all()
+    assert sorted(tuple(r) for r in kept) == [(3, 5), (4, 4)]
+    with acting_as(ADMIN):
+        assert (await feed.list(ActivityQuery(project=99)))[1] == 0
+        assert (await feed.list(ActivityQuery(project=0, organization=True)))[1] == 1

@@ -12,7 +12,7 @@ from sqlalchemy import bindparam, select, text
 
 from plumbline.common.db import Database
 from plumbline.common.migrations import config_for, upgrade
-from plumbline.services.activity.models import activities
+from plumbline.services.activity.models import activities, project_activities
 
 
 async def test_relationship_activities_recorded_before_learn_their_to_items_project(
@@ -82,5 +82,9 @@ async def test_relationship_activities_recorded_before_learn_their_to_items_proj
             9: None,
             10: None,
         }
+        # 0007t: each project's total, kept from then on, starts from its count.
+        async with db.read() as session:
+            kept = dict((await session.execute(select(project_activities))).all())
+        assert kept == {3: 5, 4: 1, 9: 4}
     finally:
         await db.close()
