@@ -249,8 +249,9 @@ class Seeder:
                 if n % 2 == 0 and i > 0
             ]
             if pairs:
+                # Thousands at once: on a busy machine more than the default deadline.
                 await self.client.relationships.CreateRelationships(
-                    items_pb2.RelationshipInputList(relationships=pairs)
+                    items_pb2.RelationshipInputList(relationships=pairs), timeout=3600
                 )
                 self.data.relationships += len(pairs)
 

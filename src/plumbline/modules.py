@@ -50,13 +50,19 @@ def _baselines() -> Module:
     return BaselinesModule()
 
 
+def _hooks() -> Module:
+    from plumbline.services.hooks.module import HooksModule
+
+    return HooksModule()
+
+
 def _gateway() -> Module:
     from plumbline.gateway.module import GatewayModule
 
     return GatewayModule()
 
 
-#: What activity and baselines start after in one process: the services whose events
+#: What activity, baselines and hooks start after in one process: the services whose events
 #: they read.
 _PUBLISHERS = ("identity", "items", "testmgmt", "attachments")
 
@@ -68,6 +74,7 @@ MODULES: dict[str, tuple[Callable[[], Module], tuple[str, ...]]] = {
     "attachments": (_attachments, ("identity", "items")),
     "activity": (_activity, _PUBLISHERS),
     "baselines": (_baselines, _PUBLISHERS),
+    "hooks": (_hooks, _PUBLISHERS),
     "gateway": (_gateway, SERVICES),
 }
 

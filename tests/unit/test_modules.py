@@ -23,6 +23,7 @@ def test_all_is_every_module_with_the_gateway_last() -> None:
             "attachments",
             "activity",
             "baselines",
+            "hooks",
             "gateway",
         }
     )
@@ -37,6 +38,7 @@ def test_all_is_every_module_with_the_gateway_last() -> None:
         "attachments",
         "activity",
         "baselines",
+        "hooks",
         "gateway",
     )
 
@@ -77,7 +79,7 @@ def test_an_unknown_target_lists_the_valid_ones() -> None:
         resolve("items,reports")
     assert "'reports'" in info.value.message
     assert (
-        "all, identity, items, testmgmt, attachments, activity, baselines, gateway"
+        "all, identity, items, testmgmt, attachments, activity, baselines, hooks, gateway"
         in info.value.message
     )
 

@@ -10,7 +10,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 #: The gRPC services, in start order: every module but the gateway.
-SERVICES = ("identity", "items", "testmgmt", "attachments", "activity", "baselines")
+SERVICES = ("identity", "items", "testmgmt", "attachments", "activity", "baselines", "hooks")
 
 
 class Settings(BaseSettings):
@@ -62,6 +62,7 @@ class Settings(BaseSettings):
     testmgmt_addr: str | None = None
     attachments_addr: str | None = None
     baselines_addr: str | None = None
+    hooks_addr: str | None = None
     admin_password: str | None = None
     token_ttl: int = 3600
     tenant: str = "default"
@@ -234,6 +235,14 @@ class Settings(BaseSettings):
     drain_seconds: float = 0.0
     migrate_on_start: bool = False
     consistency_wait: float = 3.0
+    events_retention_days: float = Field(
+        default=30.0,
+        gt=0,
+        description=(
+            "Days the change feed (GET /rest/labs/events) keeps a change; a client whose "
+            "cursor is older is told to start again."
+        ),
+    )
     password_time_cost: int = 2
     password_memory_cost: int = 19456
     public_url: str | None = Field(

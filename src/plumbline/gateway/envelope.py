@@ -64,6 +64,21 @@ class DataListWrapper(TypedDict):
     linked: NotRequired[dict[str, dict[str, Any]]]
 
 
+class CursorMeta(Meta):
+    """``meta`` of a feed read by cursor: where to read on from."""
+
+    #: The cursor to pass as ``after`` next: the last change's, or, where none came,
+    #: as far as the feed was read.
+    next: int
+
+
+class CursorListWrapper(TypedDict):
+    """Changes after a cursor (labs: ``/events``)."""
+
+    meta: CursorMeta
+    data: list[Any]
+
+
 class CreatedMeta(Meta):
     """``meta`` of a 201: the new record's id and URL."""
 
@@ -136,6 +151,15 @@ def ok(
         body = {"meta": meta, "links": templates, "data": data}
     if linked is not None:
         body["linked"] = linked
+    return json_response(body)
+
+
+def after_cursor(data: list[Any], next_cursor: int) -> Response:
+    """200 with what came after a cursor and the cursor to read on from."""
+    body: CursorListWrapper = {
+        "meta": {"status": "OK", "timestamp": _now(), "next": next_cursor},
+        "data": data,
+    }
     return json_response(body)
 
 

@@ -33,6 +33,7 @@ from starlette.requests import Request
 
 from plumbline.common.context import Principal
 from plumbline.common.dates import format_datetime, parse_date_range, parse_datetime
+from plumbline.common.errors import InvalidArgument
 from plumbline.gateway import params
 from plumbline.gateway.auth import caller
 
@@ -235,3 +236,17 @@ RequiredProject = Annotated[
 OptionalProject = Annotated[
     int | None, Depends(integer("project", description="Only records of this project."))
 ]
+
+
+def choices(name: str, allowed: tuple[str, ...], description: str) -> Any:
+    """A repeatable parameter that takes one of ``allowed`` (in any capitalisation)."""
+
+    def parse(raw: Sequence[str]) -> list[str]:
+        values = [v.strip().upper() for v in params.strings(raw, name)]
+        for value in values:
+            if value not in allowed:
+                raise InvalidArgument(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        return values
+
+    schema = {"type": "array", "items": {"type": "string", "enum": list(allowed)}}
+    return Depends(parameter(name, schema, parse, description=description))

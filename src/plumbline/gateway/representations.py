@@ -21,6 +21,7 @@ from google.protobuf.message import Message
 from plumbline.api.activity.v1 import activity_pb2
 from plumbline.api.attachments.v1 import attachments_pb2
 from plumbline.api.baselines.v1 import baselines_pb2
+from plumbline.api.hooks.v1 import hooks_pb2
 from plumbline.api.identity.v1 import identity_pb2
 from plumbline.api.items.v1 import items_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
@@ -87,6 +88,11 @@ def activity(message: activity_pb2.ActivityRecord) -> records.Activity:
 
 
 _NOT_ACTIVITY_MEMBERS = frozenset({"project"})  # what the feed is filtered by
+
+
+def change(message: hooks_pb2.Change) -> records.Change:
+    """A Change of the change feed (its ``type`` is the event's, not a record family's)."""
+    return cast(records.Change, wire_members(message))
 
 
 def item_type(message: items_pb2.ItemType) -> records.ItemType:

@@ -66,6 +66,7 @@ ERRORS: dict[int, tuple[str, str]] = {
 _ENVELOPES: tuple[type[Any], ...] = (
     envelope.DataWrapper,
     envelope.DataListWrapper,
+    envelope.CursorListWrapper,
     envelope.CreatedResponse,
     envelope.UpdatedResponse,
     envelope.ErrorResponse,
@@ -114,6 +115,12 @@ def one(shape: type[Any], description: str = "The record.") -> Responses:
 def page(shape: type[Any], description: str = "A page of records.") -> Responses:
     """200 with a page of ``shape`` records in ``data`` and ``meta.pageInfo``."""
     schema = _derived(envelope.DataListWrapper, shape, True, "DataListWrapper")
+    return _json(200, description, schema)
+
+
+def after_cursor(shape: type[Any], description: str) -> Responses:
+    """200 with ``shape`` records after a cursor and ``meta.next`` to read on from."""
+    schema = _derived(envelope.CursorListWrapper, shape, True, "CursorListWrapper")
     return _json(200, description, schema)
 
 

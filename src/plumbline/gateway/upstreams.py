@@ -13,6 +13,7 @@ from plumbline.api.attachments.v1 import attachments_pb2_grpc as attachments
 from plumbline.api.baselines.v1 import baselines_pb2_grpc as baselines
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.core.v1 import core_pb2_grpc as core
+from plumbline.api.hooks.v1 import hooks_pb2_grpc as hooks
 from plumbline.api.identity.v1 import identity_pb2_grpc as identity
 from plumbline.api.items.v1 import items_pb2_grpc as items
 from plumbline.api.testmgmt.v1 import testmgmt_pb2_grpc as testmgmt
@@ -64,6 +65,16 @@ class ActivityClient:
     def __init__(self, channel: grpc.aio.Channel) -> None:
         self.channel = channel
         self.activities = activity.ActivitiesStub(channel)
+        self.access = core.AccessStub(channel)
+        self.consumers = core.ConsumersStub(channel)
+
+
+class HooksClient:
+    """The hooks service's stubs."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self.channel = channel
+        self.changes = hooks.ChangesStub(channel)
         self.access = core.AccessStub(channel)
         self.consumers = core.ConsumersStub(channel)
 
@@ -125,6 +136,7 @@ class Upstreams:
     attachments: AttachmentsClient
     activity: ActivityClient
     baselines: BaselinesClient
+    hooks: HooksClient
     #: A channel to each replica of a service (``Runtime.replica_channels``).
     replicas: Callable[[str], Awaitable[list[grpc.aio.Channel]]]
 
@@ -138,8 +150,21 @@ class Upstreams:
             attachments=AttachmentsClient(runtime.channel("attachments")),
             activity=ActivityClient(runtime.channel("activity")),
             baselines=BaselinesClient(runtime.channel("baselines")),
+            hooks=HooksClient(runtime.channel("hooks")),
             replicas=runtime.replica_channels,
         )
+
+    async def watermarks(self) -> list[core_pb2.Watermark]:
+        """Where each event source is now: a feed built from the events (the activity
+        feed, the change feed) must have caught up with it before it answers."""
+        replies = await asyncio.gather(
+            self.identity.watermarks.GetWatermark(core_pb2.Watermark(source="identity")),
+            self.items.watermarks.GetWatermark(core_pb2.Watermark(source="items")),
+            self.testmgmt.watermarks.GetWatermark(core_pb2.Watermark(source="testmgmt")),
+            self.attachments.watermarks.GetWatermark(core_pb2.Watermark(source="attachments")),
+            self.baselines.watermarks.GetWatermark(core_pb2.Watermark(source="baselines")),
+        )
+        return list(replies)
 
     async def settle_access(self) -> None:
         """After a change of access: every replica of every service that checks access

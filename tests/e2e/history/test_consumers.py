@@ -1,5 +1,5 @@
-"""``/rest/labs/system/consumers``: how far the feed's and the history's consumers are
-behind, per partition, for organization administrators."""
+"""``/rest/labs/system/consumers``: how far the activity feed's, the history's and the
+change feed's consumers are behind, per partition, for organization administrators."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from tests.e2e.api import MakeUser, assert_error, create_item, eventually, item_
 from tests.e2e.topology import PARTITIONS, System
 
 
-def test_every_partition_of_both_consumers_is_listed_and_catches_up(
+def test_every_partition_of_each_consumer_is_listed_and_catches_up(
     system: System, admin: httpx.Client, labs: httpx.Client
 ) -> None:
     project = {"id": new_project(admin), "types": item_types(admin)}
@@ -30,9 +30,9 @@ def test_every_partition_of_both_consumers_is_listed_and_catches_up(
     body = response.json()
     partitions = PARTITIONS if system.topology == "distributed" else 1
     assert [(p["consumer"], p["partition"]) for p in body["data"]] == [
-        (consumer, n) for consumer in ("activity", "baselines") for n in range(partitions)
+        (consumer, n) for consumer in ("activity", "baselines", "hooks") for n in range(partitions)
     ]
-    assert body["meta"]["pageInfo"]["totalResults"] == 2 * partitions
+    assert body["meta"]["pageInfo"]["totalResults"] == 3 * partitions
     for listed in body["data"]:
         assert listed["holder"], listed  # every partition is consumed by some replica
     if system.topology == "distributed":  # two replicas of each share the partitions

@@ -51,6 +51,7 @@ def test_the_service_template(monkeypatch: pytest.MonkeyPatch) -> None:
         "postgresql+asyncpg://u@h/pl_attachments",
         "postgresql+asyncpg://u@h/pl_activity",
         "postgresql+asyncpg://u@h/pl_baselines",
+        "postgresql+asyncpg://u@h/pl_hooks",
     ]
 
 

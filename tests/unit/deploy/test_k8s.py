@@ -31,9 +31,18 @@ APP_SERVICES = (
     "activity",
     "attachments",
     "baselines",
+    "hooks",
     "gateway",
 )
-WITH_DATABASE = ("identity", "items", "testmgmt", "activity", "attachments", "baselines")
+WITH_DATABASE = (
+    "identity",
+    "items",
+    "testmgmt",
+    "activity",
+    "attachments",
+    "baselines",
+    "hooks",
+)
 #: The gRPC services each one calls (its ``runtime.channel``s, set by PLUMBLINE_<SVC>_ADDR):
 #: its egress reaches exactly these, and each of these admits it.
 UPSTREAMS = {
@@ -44,10 +53,21 @@ UPSTREAMS = {
     "attachments": {"identity", "items"},
     # The owners' records at the first start (the history's start), a baseline's items.
     "baselines": {"identity", "items", "testmgmt", "attachments"},
-    "gateway": {"identity", "items", "testmgmt", "activity", "attachments", "baselines"},
+    "hooks": {"identity"},  # project access only
+    "gateway": {
+        "identity",
+        "items",
+        "testmgmt",
+        "activity",
+        "attachments",
+        "baselines",
+        "hooks",
+    },
 }
+#: The event consumers: replicas share the events' partitions under leases.
+CONSUMERS = ("activity", "baselines", "hooks")
 #: Deployments an HPA scales (the stateless ones).
-AUTOSCALED = ("gateway", "testmgmt", "activity", "baselines")
+AUTOSCALED = ("gateway", "testmgmt", *CONSUMERS)
 #: Where the gateway finds each service (testmgmt: every pod, round robin).
 GATEWAY_UPSTREAMS = {
     "identity": "identity:9090",
@@ -56,6 +76,7 @@ GATEWAY_UPSTREAMS = {
     "testmgmt": "dns:///testmgmt-headless:9090",
     "attachments": "attachments:9090",
     "baselines": "baselines:9090",
+    "hooks": "hooks:9090",
 }
 #: Where attachments keeps the file bytes by default: its volume, mounted there.
 FILES_PATH = "/var/lib/plumbline/files"
@@ -477,29 +498,41 @@ def _renamed(doc: dict[str, Any], old: str, new: str) -> Any:
     return json.loads(json.dumps(doc).replace(old, new))
 
 
-def test_baselines_is_shaped_like_activity(rendered: tuple[str, list[dict[str, Any]]]) -> None:
+#: The other event consumers, and the upstream addresses (PLUMBLINE_<SVC>_ADDR) in which each
+#: Deployment differs from activity's: those it has and activity has not, and the reverse.
+LIKE_ACTIVITY = {
+    # Its first start reads every owner's records (the history's start).
+    "baselines": (("PLUMBLINE_TESTMGMT_ADDR", "PLUMBLINE_ATTACHMENTS_ADDR"), ()),
+    # Project access only: no items (activity's, for restores).
+    "hooks": ((), ("PLUMBLINE_ITEMS_ADDR",)),
+}
+
+
+@pytest.mark.parametrize("consumer", LIKE_ACTIVITY)
+def test_the_consumers_are_shaped_like_activity(
+    rendered: tuple[str, list[dict[str, Any]]], consumer: str
+) -> None:
     """An event consumer with its own database and a gRPC API for the gateway, like
-    activity: the same Deployment (but for the owners it reads), Service, policy, budget
+    activity: the same Deployment (but for the services it calls), Service, policy, budget
     and replicas, HPA, no volume."""
     _overlay, docs = rendered
+    own, activity_only = LIKE_ACTIVITY[consumer]
     for kind in ("Deployment", "Service", "ServiceAccount", "NetworkPolicy", "PodDisruptionBudget"):
         of_kind = _of_kind(docs, kind)
-        baselines, activity = of_kind["baselines"], of_kind["activity"]
+        shaped, activity = of_kind[consumer], of_kind["activity"]
         if kind == "Deployment":
-            baselines = _without_env(
-                baselines, "PLUMBLINE_TESTMGMT_ADDR", "PLUMBLINE_ATTACHMENTS_ADDR"
-            )
+            shaped, activity = _without_env(shaped, *own), _without_env(activity, *activity_only)
         if kind == "NetworkPolicy":  # egress: test_egress_reaches_exactly_what_is_used
-            baselines, activity = _without_egress(baselines), _without_egress(activity)
-        assert baselines == _renamed(activity, "activity", "baselines"), kind
+            shaped, activity = _without_egress(shaped), _without_egress(activity)
+        assert shaped == _renamed(activity, "activity", consumer), kind
     hpas = _of_kind(docs, "HorizontalPodAutoscaler")
-    assert hpas["baselines"] == _renamed(hpas["activity"], "activity", "baselines")
-    pod = _of_kind(docs, "Deployment")["baselines"]["spec"]["template"]["spec"]
+    assert hpas[consumer] == _renamed(hpas["activity"], "activity", consumer)
+    pod = _of_kind(docs, "Deployment")[consumer]["spec"]["template"]["spec"]
     assert not any("persistentVolumeClaim" in v for v in pod["volumes"])
     policies = _of_kind(docs, "NetworkPolicy")
-    assert can_reach(policies, "gateway", "baselines", 9090)
-    assert _sources(policies, "baselines", 9090) == {"gateway"}
-    assert _sources(policies, "baselines", 8080) == {METRICS}
+    assert can_reach(policies, "gateway", consumer, 9090)
+    assert _sources(policies, consumer, 9090) == {"gateway"}
+    assert _sources(policies, consumer, 8080) == {METRICS}
 
 
 def test_the_in_cluster_backends_admit_their_clients(dev: list[dict[str, Any]]) -> None:
@@ -621,7 +654,7 @@ def test_every_process_splits_events_into_the_consumers_partitions(
         assert key["name"].startswith(CONFIG), name
         assert key["key"] == "event_partitions", name
     hpas = _of_kind(docs, "HorizontalPodAutoscaler")
-    for consumer in ("activity", "baselines"):
+    for consumer in CONSUMERS:
         assert hpas[consumer]["spec"]["maxReplicas"] == partitions
 
 

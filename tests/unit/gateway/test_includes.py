@@ -20,6 +20,7 @@ from plumbline.gateway.upstreams import (
     ActivityClient,
     AttachmentsClient,
     BaselinesClient,
+    HooksClient,
     IdentityClient,
     ItemsClient,
     TestmgmtClient,
@@ -148,6 +149,7 @@ async def rig() -> AsyncIterator[Rig]:
             attachments=AttachmentsClient(channel),
             activity=ActivityClient(channel),
             baselines=BaselinesClient(channel),
+            hooks=HooksClient(channel),
             replicas=_one_replica(channel),
         )
         yield Rig(upstreams, calls)

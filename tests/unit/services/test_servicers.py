@@ -14,6 +14,7 @@ from plumbline import services
 from plumbline.api.activity.v1 import activity_pb2
 from plumbline.api.attachments.v1 import attachments_pb2
 from plumbline.api.baselines.v1 import baselines_pb2
+from plumbline.api.hooks.v1 import hooks_pb2
 from plumbline.api.identity.v1 import identity_pb2
 from plumbline.api.items.v1 import items_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
@@ -23,6 +24,7 @@ PROTO_FILES = (
     activity_pb2,
     attachments_pb2,
     baselines_pb2,
+    hooks_pb2,
     identity_pb2,
     items_pb2,
     testmgmt_pb2,

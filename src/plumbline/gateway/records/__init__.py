@@ -11,7 +11,7 @@ One module per resource family; every record type is importable from here
 
 from __future__ import annotations
 
-from plumbline.gateway.records.activity import Activity, ConsumerPartition
+from plumbline.gateway.records.activity import Activity, Change, ConsumerPartition
 from plumbline.gateway.records.attachments import Attachment
 from plumbline.gateway.records.common import (
     AllowedResource,
@@ -109,6 +109,7 @@ __all__ = [
     "BaselineOrigin",
     "BaselineParent",
     "Category",
+    "Change",
     "CollectionSummary",
     "Comment",
     "CommentLocation",

@@ -1,4 +1,4 @@
-"""The activity feed."""
+"""The activity feed, and the change feed (labs)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ class ConsumerPartition(TypedDict):
     """How far one partition of an event consumer (labs: ``/system/consumers``) is behind
     the events published to it."""
 
-    #: "activity" (the activity feed) or "baselines" (the history).
+    #: "activity" (the activity feed), "baselines" (the history) or "hooks" (the change
+    #: feed).
     consumer: str
     partition: int
     #: The replica that holds the partition; absent when none does.
@@ -41,3 +42,31 @@ class ConsumerPartition(TypedDict):
     secondsBehind: float
     #: When its holder reported it (now, for the replica that answered).
     reportedAt: NotRequired[str]
+
+
+class Change(TypedDict):
+    """A change of the change feed (labs: ``/events``): what changed, by whom, when."""
+
+    #: Where the feed holds it: pass it as ``after`` to read what came later.
+    cursor: int
+    #: The event's id: the same however often it is read or delivered.
+    id: str
+    #: ``<service>.<entity>.<action>``, for example ``items.item.updated``.
+    type: str
+    time: str
+    project: NotRequired[int]
+    #: The user who made the change; absent for the system's own.
+    actor: NotRequired[int]
+    #: CREATE, UPDATE or DELETE, as the activity feed's.
+    eventType: str
+    #: ITEM, RELATIONSHIP, TEST_RUN and the others of the activity feed.
+    objectType: str
+    #: The changed record's id.
+    objectId: NotRequired[int]
+    #: The record's version after the change.
+    version: int
+    #: The abstract item the change is about or hangs on (a comment's item).
+    item: NotRequired[int]
+    itemType: NotRequired[int]
+    #: The change in words, as the activity feed says it.
+    details: str

@@ -3,21 +3,17 @@ affected items, and the restore of an item deletion."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends
 from starlette.requests import Request
 from starlette.responses import Response
 
 from plumbline.api.activity.v1 import activity_pb2
-from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2
 from plumbline.common.dates import format_datetime
-from plumbline.common.errors import InvalidArgument
 from plumbline.common.rpc import page_info
-from plumbline.gateway import params, query, records, representations, schemas
+from plumbline.gateway import query, records, representations, schemas
 from plumbline.gateway.bodies import RecordId
 from plumbline.gateway.deps import (
     LABS_ONLY,
@@ -29,7 +25,6 @@ from plumbline.gateway.deps import (
 )
 from plumbline.gateway.envelope import created
 from plumbline.gateway.routes.testrecords import FAMILY_BASES, NOUNS, Kind, foreign_item
-from plumbline.gateway.upstreams import Upstreams
 
 router = APIRouter(prefix="/rest/{version}", tags=["activities"])
 
@@ -59,37 +54,13 @@ OBJECT_TYPES = (
 )
 
 
-async def _positions(upstreams: Upstreams) -> list[core_pb2.Watermark]:
-    """Where each event source is now: the feed must have caught up with it."""
-    replies = await asyncio.gather(
-        upstreams.identity.watermarks.GetWatermark(core_pb2.Watermark(source="identity")),
-        upstreams.items.watermarks.GetWatermark(core_pb2.Watermark(source="items")),
-        upstreams.testmgmt.watermarks.GetWatermark(core_pb2.Watermark(source="testmgmt")),
-        upstreams.attachments.watermarks.GetWatermark(core_pb2.Watermark(source="attachments")),
-        upstreams.baselines.watermarks.GetWatermark(core_pb2.Watermark(source="baselines")),
-    )
-    return list(replies)
-
-
-def _choices(name: str, allowed: tuple[str, ...], description: str) -> Any:
-    """A repeatable parameter that takes one of ``allowed`` (in any capitalisation)."""
-
-    def parse(raw: Sequence[str]) -> list[str]:
-        values = [v.strip().upper() for v in params.strings(raw, name)]
-        for value in values:
-            if value not in allowed:
-                raise InvalidArgument(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-        return values
-
-    schema = {"type": "array", "items": {"type": "string", "enum": list(allowed)}}
-    return Depends(query.parameter(name, schema, parse, description=description))
-
-
 Activities = Annotated[View, Depends(view_of("activities"))]
 Items = Annotated[View, Depends(view_of("items"))]
-EventTypes = Annotated[list[str], _choices("eventType", EVENT_TYPES, "Only these kinds of change.")]
+EventTypes = Annotated[
+    list[str], query.choices("eventType", EVENT_TYPES, "Only these kinds of change.")
+]
 ObjectTypes = Annotated[
-    list[str], _choices("objectType", OBJECT_TYPES, "Only changes of these kinds of record.")
+    list[str], query.choices("objectType", OBJECT_TYPES, "Only changes of these kinds of record.")
 ]
 ItemTypes = Annotated[
     list[int], Depends(query.integers("itemType", description="Only changes of these item types."))
@@ -124,7 +95,7 @@ def _request(
 
 
 async def _page(view: View, gw: Gw, message: activity_pb2.ListActivitiesRequest) -> Response:
-    message.wait_for.extend(await _positions(gw.upstreams))
+    message.wait_for.extend(await gw.upstreams.watermarks())
     reply = await gw.upstreams.activity.activities.ListActivities(message)
     data = [representations.activity(a) for a in reply.activities]
     return await view.many(data, reply.page_info)
@@ -178,7 +149,7 @@ async def list_organization_activities(
 )
 async def get_activity(activityId: RecordId, view: Activities, gw: Gw) -> Response:
     message = activity_pb2.GetActivityRequest(id=activityId)
-    message.wait_for.extend(await _positions(gw.upstreams))
+    message.wait_for.extend(await gw.upstreams.watermarks())
     data = representations.activity(await gw.upstreams.activity.activities.GetActivity(message))
     return await view.one(data)
 
@@ -195,7 +166,7 @@ async def affected_items(
     request: Request, activityId: RecordId, view: Items, gw: Gw, page: Paging
 ) -> Response:
     message = activity_pb2.ListAffectedItemsRequest(id=activityId, page=page.message())
-    message.wait_for.extend(await _positions(gw.upstreams))
+    message.wait_for.extend(await gw.upstreams.watermarks())
     reply = await gw.upstreams.activity.activities.ListAffectedItems(message)
     found: list[items_pb2.Item] = []
     if reply.items:
@@ -223,7 +194,7 @@ async def affected_items(
 )
 async def restore_activity(activityId: RecordId, view: Activities, gw: Gw) -> Response:
     message = activity_pb2.RestoreActivityRequest(id=activityId)
-    message.wait_for.extend(await _positions(gw.upstreams))
+    message.wait_for.extend(await gw.upstreams.watermarks())
     await gw.upstreams.activity.activities.RestoreActivity(message)
     return created(activityId, view.location(f"activities/{activityId}/affecteditems"))
 

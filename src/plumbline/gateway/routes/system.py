@@ -87,9 +87,10 @@ async def set_cors_domains(request: Request, gw: Gw) -> Response:
     "/system/consumers",
     summary="How far the event consumers are behind, per partition (organization "
     "administrators, labs)",
-    description="The activity feed (consumer activity) and the history (consumer "
-    "baselines) apply every change from events, split into partitions by project "
-    "(PLUMBLINE_EVENT_PARTITIONS); each partition is consumed by one replica (holder). "
+    description="The activity feed (consumer activity), the history (consumer "
+    "baselines) and the change feed (consumer hooks) apply every change from events, "
+    "split into partitions by project (PLUMBLINE_EVENT_PARTITIONS); each partition is "
+    "consumed by one replica (holder). "
     "eventsBehind is how many events published to a partition are not applied yet, "
     "secondsBehind how old the newest one applied was when it was applied (0 once caught "
     "up); reportedAt says when, since a replica reports the partitions it holds every "
@@ -104,6 +105,7 @@ async def get_consumers(gw: Gw) -> Response:
     replies = await asyncio.gather(
         gw.upstreams.activity.consumers.GetLag(core_pb2.ConsumerLagRequest(consumer="activity")),
         gw.upstreams.baselines.consumers.GetLag(core_pb2.ConsumerLagRequest(consumer="baselines")),
+        gw.upstreams.hooks.consumers.GetLag(core_pb2.ConsumerLagRequest(consumer="hooks")),
     )
     data = [_partition(p) for reply in replies for p in reply.partitions]
     return ok(data, page=(0, len(data), len(data)))

@@ -14,13 +14,13 @@ from sqlalchemy import Row, and_, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.access import AccessCache, Action, readable_where
+from plumbline.common.changes import affected_items, describe
 from plumbline.common.context import require_admin
 from plumbline.common.dates import parse_iso
 from plumbline.common.db import Database, first_or_missing
 from plumbline.common.errors import Unavailable
 from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
-from plumbline.services.activity.mapping import affected_items, describe
 from plumbline.services.activity.models import activities, project_activities
 
 log = logging.getLogger(__name__)

@@ -19,11 +19,11 @@ from grpc import aio
 from sqlalchemy import ColumnElement, and_, or_, update
 
 from plumbline.api.items.v1 import items_pb2, items_pb2_grpc
+from plumbline.common.changes import is_item_deletion
 from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, affected
 from plumbline.common.errors import InvalidArgument
 from plumbline.services.activity.feed import Feed, subtree_of
-from plumbline.services.activity.mapping import is_item_deletion
 from plumbline.services.activity.models import activities
 
 PENDING, DONE = "pending", "done"

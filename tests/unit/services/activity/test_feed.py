@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import func, select
 
 from plumbline.common.access import Role
+from plumbline.common.changes import ActivityDraft, describe
 from plumbline.common.context import Principal
 from plumbline.common.db import Database
 from plumbline.common.errors import PermissionDenied
@@ -19,7 +20,6 @@ from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
 from plumbline.services.activity import feed as feed_module
 from plumbline.services.activity.feed import ActivityQuery, Feed
-from plumbline.services.activity.mapping import ActivityDraft, describe
 from plumbline.services.activity.models import (
     activities,
     consumed_events,

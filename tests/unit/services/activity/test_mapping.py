@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from plumbline.common.changes import affected_items, describe, is_item_deletion
 from plumbline.common.events import Event
-from plumbline.services.activity.mapping import affected_items, describe, is_item_deletion
 
 
 @pytest.mark.parametrize(

@@ -84,7 +84,7 @@ async def test_relationship_activities_recorded_before_learn_their_to_items_proj
         }
         # 0007t: each project's total, kept from then on, starts from its count.
         async with db.read() as session:
-            kept = dict((await session.execute(select(project_activities))).all())
+            kept: dict[int, int] = dict((await session.execute(select(project_activities))).all())
         assert kept == {3: 5, 4: 1, 9: 4}
     finally:
         await db.close()

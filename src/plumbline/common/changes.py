@@ -1,4 +1,5 @@
-"""Which events become activities, and how they read."""
+"""Which events are changes a person would read about (the activity feed, the change
+feed of hooks), and how they read."""
 
 from __future__ import annotations
 

@@ -1,0 +1,202 @@
+"""The change feed: every change a person would read about, recorded from the services'
+events in one order, read back by cursor.
+
+Readers resume after the last cursor they saw, so a cursor must never become visible
+before a smaller one: two writers (the consumer's partitions, or replicas) could commit
+cursors 11 and then 10, and a reader that saw 11 would never see 10. Each write therefore
+takes its turn on the ``feed_head`` row before it inserts (PostgreSQL locks the row until
+the commit; SQLite writes one transaction at a time anyway), so cursors are drawn and
+committed in the same order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import Row, and_, delete, func, select, true, update
+
+from plumbline.common.access import AccessCache, readable_where
+from plumbline.common.changes import describe
+from plumbline.common.dates import parse_iso, utcnow
+from plumbline.common.db import Database, affected
+from plumbline.common.errors import FailedPrecondition, Unavailable
+from plumbline.common.events import Event
+from plumbline.common.inbox import Inbox
+from plumbline.services.hooks.models import changes, feed_head
+
+#: How often a long poll looks again for changes another replica recorded (changes this
+#: process records wake it at once).
+POLL_SECONDS = 0.1
+#: Rows retention deletes per transaction.
+PRUNE_BATCH = 10_000
+
+
+@dataclass
+class ChangeQuery:
+    """Filters and paging of ``GET /rest/labs/events``."""
+
+    after: int = 0
+    limit: int = 100
+    wait: float = 0.0
+    object_types: list[str] = field(default_factory=list)
+    event_types: list[str] = field(default_factory=list)
+    projects: list[int] = field(default_factory=list)
+    item_types: list[int] = field(default_factory=list)
+
+
+class ChangeFeed:
+    """The feed's store: recording (the consumer's handler), reading, retention."""
+
+    def __init__(
+        self, db: Database, inbox: Inbox, consistency_wait: float, access: AccessCache
+    ) -> None:
+        self.db = db
+        self.inbox = inbox
+        self.access = access
+        self.consistency_wait = consistency_wait
+        # Set (and replaced) whenever this process records changes: long polls wake.
+        self._recorded = asyncio.Event()
+
+    async def record_many(self, events: list[Event]) -> None:
+        """Consumer handler: records the changes among ``events`` exactly once, in one
+        transaction, after the writers before it (see the module's docstring)."""
+        async with self.db.transaction() as session:
+            claimed = await self.inbox.claim_many(session, events)
+            rows = [row for row in map(_change_row, claimed) if row is not None]
+            if rows:
+                await session.execute(
+                    update(feed_head)
+                    .where(feed_head.c.id == 1)
+                    .values(writes=feed_head.c.writes + 1)
+                )
+                await session.execute(changes.insert(), rows)
+        await self.inbox.committed_many(events)
+        if rows:
+            woken, self._recorded = self._recorded, asyncio.Event()
+            woken.set()
+
+    async def caught_up(self, wait_for: dict[str, int]) -> None:
+        """Waits (bounded) until the feed holds every event up to the given positions."""
+        if wait_for and not await self.inbox.wait_for(wait_for, self.consistency_wait):
+            raise Unavailable("The change feed is catching up with recent changes; try again.")
+
+    async def page(self, query: ChangeQuery) -> tuple[list[Row[Any]], int]:
+        """The changes after ``query.after`` the caller may read (at most ``limit``), and
+        the cursor to resume from. With ``wait``, waits up to that long for the first."""
+        access = await self.access.current()
+        conditions: list[Any] = []
+        if not access.everything:
+            # The organisation's changes only to its administrators; a project's to who
+            # may read it (and the other project a change names, if any).
+            conditions = [
+                changes.c.organization.is_(False),
+                readable_where(access, changes.c.project),
+                changes.c.related_project.is_(None)
+                | readable_where(access, changes.c.related_project),
+            ]
+        if query.object_types:
+            conditions.append(changes.c.object_type.in_(query.object_types))
+        if query.event_types:
+            conditions.append(changes.c.event_type.in_(query.event_types))
+        if query.projects:
+            conditions.append(changes.c.project.in_(query.projects))
+        if query.item_types:
+            conditions.append(changes.c.item_type.in_(query.item_types))
+        deadline = time.monotonic() + query.wait
+        while True:
+            recorded = self._recorded
+            rows, head = await self._read(query, and_(true(), *conditions))
+            left = deadline - time.monotonic()
+            if rows or left <= 0:
+                return rows, rows[-1].id if rows else max(head, query.after)
+            try:
+                await asyncio.wait_for(recorded.wait(), min(left, POLL_SECONDS))
+            except TimeoutError:
+                pass
+
+    async def _read(self, query: ChangeQuery, where: Any) -> tuple[list[Row[Any]], int]:
+        """One look: the matching changes after the cursor, and how far the feed reached
+        (so a filtered reader's cursor moves past what it skipped). The head is read
+        first: each statement sees the commits made before it, and every cursor up to the
+        head was committed by then, so the rows after it are all seen too."""
+        async with self.db.read() as session:
+            head, pruned = (
+                await session.execute(
+                    select(
+                        select(func.max(changes.c.id)).scalar_subquery(),
+                        feed_head.c.pruned_through,
+                    )
+                )
+            ).one()
+            if query.after < int(pruned or 0) and query.after != 0:
+                raise FailedPrecondition(
+                    f"cursor {query.after} is older than the change feed keeps: the changes "
+                    f"up to {pruned} are gone; start again with after=0 (the oldest kept)"
+                )
+            rows = (
+                await session.execute(
+                    select(changes)
+                    .where(changes.c.id > query.after, where)
+                    .order_by(changes.c.id)
+                    .limit(query.limit)
+                )
+            ).all()
+        return list(rows), int(head or 0)
+
+    async def prune(self, older_than: timedelta) -> int:
+        """Deletes the changes recorded more than ``older_than`` ago, a batch at a time;
+        how many went."""
+        cutoff = utcnow() - older_than
+        gone = 0
+        while True:
+            async with self.db.transaction() as session:
+                last = await session.scalar(
+                    select(func.max(changes.c.id)).where(
+                        changes.c.id.in_(
+                            select(changes.c.id)
+                            .where(changes.c.recorded_at < cutoff)
+                            .order_by(changes.c.id)
+                            .limit(PRUNE_BATCH)
+                        )
+                    )
+                )
+                if last is None:
+                    return gone
+                deleted = await affected(
+                    session,
+                    delete(changes).where(changes.c.id <= last, changes.c.recorded_at < cutoff),
+                )
+                # Oldest first: what is pruned only grows.
+                await session.execute(
+                    update(feed_head).where(feed_head.c.id == 1).values(pruned_through=last)
+                )
+                gone += deleted
+
+
+def _change_row(event: Event) -> dict[str, Any] | None:
+    """The ``changes`` row of an event; None for events that are not changes a person
+    reads about (the same as the activity feed's)."""
+    draft = describe(event)
+    if draft is None:
+        return None
+    return {
+        "event_id": event.id,
+        "type": event.type,
+        "time": parse_iso(event.time),
+        "recorded_at": utcnow(),
+        "project": event.project,
+        "related_project": draft.related_project,
+        "organization": draft.organization,
+        "actor": event.actor,
+        "event_type": draft.event_type,
+        "object_type": draft.object_type,
+        "object_id": event.object_ids[0] if event.object_ids else None,
+        "version": event.version,
+        "item": draft.item,
+        "item_type": draft.item_type,
+        "details": draft.details,
+    }
