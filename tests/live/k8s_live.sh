@@ -8,7 +8,8 @@
 #     packages (images/); the project's image from its Dockerfile on the Python stand-in.
 #  3. kubectl kustomize deploy/k8s/overlays/dev, then podman_adapt.py, then up.sh.
 #  4. smoke.py: ready, log in with the generated admin Secret, create a project, see it in
-#     the activity feed (through NATS), read it back, see a trace at the collector.
+#     the activity feed and the change feed (through NATS), read it back, see a trace at
+#     the collector.
 #  5. Whatever happened (a trap): down.sh removes the pods, volumes, secrets and network this
 #     run created, and nothing else.
 # The base and stand-in images stay in podman's storage, a cache for the next run

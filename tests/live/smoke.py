@@ -135,6 +135,7 @@ class Smoke:
         self.check("login", self.login)
         self.check("create project", self.create)
         self.check("activity through NATS", self.activity, needs_project=True)
+        self.check("change feed through NATS", self.change, needs_project=True)
         self.check("read project back", self.read_back, needs_project=True)
         if self.collector:
             self.check("trace at the collector", self.trace)
@@ -172,6 +173,16 @@ class Smoke:
             return f"{wanted!r} in the feed" if wanted in [a.get("details") for a in feed] else None
 
         return eventually(f"{wanted!r} in GET {path}", seen)
+
+    def change(self) -> str:
+        path = f"/rest/labs/events?project={self.project}&objectType=PROJECT&wait=5"
+
+        def seen() -> str | None:
+            changes = self.gateway.expect(200, "GET", path)["data"]
+            created = [c for c in changes if c.get("type") == "items.project.created"]
+            return f"items.project.created at cursor {created[0]['cursor']}" if created else None
+
+        return eventually(f"the project's creation in GET {path}", seen)
 
     def read_back(self) -> str:
         project = self.gateway.expect(200, "GET", f"/rest/v1/projects/{self.project}")["data"]

@@ -75,7 +75,7 @@ def test_ready_line_drain_on_sigterm_and_clean_exit(tmp_path: Path) -> None:
     assert process.popen.wait(30) == 0
     assert not ready_file.exists()
     assert (
-        "plumbline ready: targets=identity,items,testmgmt,attachments,activity,baselines,gateway"
+        "plumbline ready: targets=identity,items,testmgmt,attachments,activity,baselines,hooks,gateway"
         in process.log.read_text()
     )
 
