@@ -11,7 +11,9 @@ nothing but its connection; then a place under the adaptive limit (or 429).
 
 A transfer (an attachment's file up or down, a JUnit report) takes no API slot: after its
 credentials it takes a place in the transfer pool, and an upload one of its user's few
-(429 when either is full); its body streams to the route under its own pace (408).
+(429 when either is full); its body streams to the route under its own pace (408). A long
+poll of the change feed takes no API slot either, but a place among the long polls
+(``throttle.LongPolls``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import logging
 import re
 import time
 from random import getrandbits
+from urllib.parse import parse_qs
 
 from prometheus_client import Counter, Gauge, Histogram
 from starlette.requests import Request
@@ -36,7 +39,7 @@ from plumbline.gateway import cors
 from plumbline.gateway.admission import Admission
 from plumbline.gateway.auth import challenge
 from plumbline.gateway.envelope import error
-from plumbline.gateway.throttle import Transfers
+from plumbline.gateway.throttle import LongPolls, Transfers
 
 log = logging.getLogger("plumbline.gateway.access")
 
@@ -62,6 +65,8 @@ _REPORT = re.compile(r"/rest/[^/]+/testcycles/[^/]+/results")
 # A bulk import streams to the items service under its own limit
 # (PLUMBLINE_MAX_IMPORT_BYTES).
 _IMPORT = re.compile(r"/rest/[^/]+/projects/[^/]+/import")
+# The change feed, which a ``wait`` above 0 makes a long poll.
+_EVENTS = re.compile(r"/rest/[^/]+/events")
 # Files going out: the attachment's file, or a file by its URL.
 _DOWNLOAD = re.compile(r"/rest/[^/]+/(?:attachments/[^/]+/file|files)")
 _UNLOGGED = ("/healthz", "/readyz", "/metrics")
@@ -175,6 +180,18 @@ def transfer_of(scope: Scope) -> str | None:
     return None
 
 
+def is_long_poll(scope: Scope) -> bool:
+    """Whether a request is a long poll: a read of the change feed with a ``wait`` above
+    0 (a ``wait`` that is no number is the route's to refuse, as an API request)."""
+    if scope["method"] != "GET" or not _EVENTS.fullmatch(scope["path"]):
+        return False
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    try:
+        return any(float(value) > 0 for value in query.get("wait", ()))
+    except ValueError:
+        return False
+
+
 def _user_of(scope: Scope) -> int | None:
     principal = scope.get("state", {}).get("principal")
     user = getattr(principal, "user_id", None)
@@ -206,10 +223,12 @@ class GatewayMiddleware:
         body_timeout: float = 10.0,
         trusted_hosts: frozenset[str] = frozenset(),
         transfers: Transfers | None = None,
+        long_polls: LongPolls | None = None,
     ) -> None:
         self.app = app
         self.admission = admission
         self.transfers = transfers or Transfers(256, 4)
+        self.long_polls = long_polls or LongPolls()
         self.max_body = max_body
         self.body_timeout = body_timeout
         self.trusted_hosts = trusted_hosts
@@ -281,16 +300,14 @@ class GatewayMiddleware:
         path: str = scope["path"]
         pending = _has_body(scope)
         held = await self._hold_if_told(scope)
-        transfer = transfer_of(scope)
-        if transfer is None and self.admission.full():
+        # Transfers and long polls take no API slot (see the module's docstring).
+        beside = transfer_of(scope) or ("wait" if is_long_poll(scope) else None)
+        if beside is None and self.admission.full():
             await self._throttled(scope, receive, send, pending)
             return
         refused = await _authenticate(scope, path)
-        if transfer is not None:
-            if refused is None:
-                await self._transfer(scope, receive, send, transfer == "upload")
-            else:
-                await self._refuse(refused, scope, receive, send, pending)
+        if beside is not None:
+            await self._beside(scope, receive, send, beside, refused)
             return
         if refused is None and pending:
             refused = self._header_problem(scope, path)
@@ -356,6 +373,34 @@ class GatewayMiddleware:
             )
         finally:
             self.transfers.end(user, upload)
+
+    async def _beside(
+        self, scope: Scope, receive: Receive, send: Send, kind: str, refused: Response | None
+    ) -> None:
+        """A transfer or a long poll (``kind``: upload, download or wait), once its
+        credentials are known (``refused``: the answer when they are not good)."""
+        if refused is not None:
+            await self._refuse(refused, scope, receive, send, _has_body(scope))
+        elif kind == "wait":
+            await self._long_poll(scope, receive, send)
+        else:
+            await self._transfer(scope, receive, send, kind == "upload")
+
+    async def _long_poll(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A long poll, among the long polls, never in an API slot: it waits, not works."""
+        user = _user_of(scope)
+        problem = self.long_polls.start(user)
+        if problem is not None:
+            THROTTLED.inc()
+            retry = str(self.admission.bounded(self.long_polls.retry_after))
+            await self._refuse(
+                error(429, problem, {"Retry-After": retry}), scope, receive, send, False
+            )
+            return
+        try:
+            await self._route(scope, receive, send)
+        finally:
+            self.long_polls.end(user)
 
     def _taken(self, send: Send) -> Send:
         """``send`` for a file going out: the client must take each piece within the

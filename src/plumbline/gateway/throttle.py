@@ -5,6 +5,11 @@ Transfers (a file's or a report's body, a file's download) take no API slot: the
 is the client's and the network's, not the server's, and a slot held for it would starve
 every other request. They have their own bounded pool (``Transfers``), with a cap per user
 on bodies being sent; the latency admission follows is API handling only.
+
+Long polls of the change feed (``GET /rest/labs/events?wait=``) wait for the next change
+rather than work, up to 30 s: in an API slot they would hold it and teach the adaptive
+limit that the API is slow. They have their own bound (``LongPolls``): many at once, a
+few per user, refused at once (429) past either.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 from prometheus_client import Gauge
 
 TRANSFERS = Gauge("plumbline_http_transfers", "Transfers (uploads, downloads, reports) open")
+LONG_POLLS = Gauge("plumbline_http_long_polls", "Long polls of the change feed waiting")
 
 
 class Transfers:
@@ -56,3 +62,41 @@ class Transfers:
                 self.sending[user] = left
             else:
                 self.sending.pop(user, None)
+
+
+class LongPolls:
+    """At most ``concurrency`` long polls waiting at once, ``per_user`` of one user."""
+
+    def __init__(self, concurrency: int = 1024, per_user: int = 4, retry_after: int = 5) -> None:
+        self.concurrency = concurrency
+        self.per_user = per_user
+        self.retry_after = retry_after
+        self.open = 0
+        self.by_user: dict[int | None, int] = {}
+
+    def start(self, user: int | None) -> str | None:
+        """Starts a long poll, counted until ``end``; or says why it may not start now."""
+        if self.open >= self.concurrency:
+            return (
+                f"The server holds its most long polls at once ({self.concurrency}); retry "
+                "after the number of seconds in Retry-After, or read without wait."
+            )
+        if self.by_user.get(user, 0) >= self.per_user:
+            return (
+                f"You are waiting in {self.per_user} long polls already, the most one user "
+                "may; retry once one has answered, or read without wait."
+            )
+        self.open += 1
+        self.by_user[user] = self.by_user.get(user, 0) + 1
+        LONG_POLLS.inc()
+        return None
+
+    def end(self, user: int | None) -> None:
+        """A long poll ``start`` let in has answered."""
+        self.open -= 1
+        LONG_POLLS.dec()
+        left = self.by_user.get(user, 0) - 1
+        if left > 0:
+            self.by_user[user] = left
+        else:
+            self.by_user.pop(user, None)

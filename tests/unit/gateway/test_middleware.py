@@ -1,5 +1,5 @@
 """The middleware: printable log values, trusted Host headers, the access log, and
-transfers kept out of the API slots and the latency admission follows."""
+transfers and long polls kept out of the API slots and the latency admission follows."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from starlette.types import Message
 from plumbline.gateway import errors
 from plumbline.gateway.admission import Admission
 from plumbline.gateway.middleware import GatewayMiddleware, printable, trusted_host
-from plumbline.gateway.throttle import Transfers
+from plumbline.gateway.throttle import LongPolls, Transfers
 
 
 def test_log_values_are_printable() -> None:
@@ -199,3 +199,44 @@ async def test_a_download_the_client_stops_taking_ends_its_transfer() -> None:
 
     await asyncio.wait_for(middleware(scope, receive, send), 10)
     assert transfers.open == 0
+
+
+async def test_long_polls_hold_no_api_slot_and_are_bounded_per_user() -> None:
+    """With the one API slot there is, two waiting long polls leave it to others, teach
+    the admission nothing, and a third of the same user is refused at once."""
+    admission = Admission(concurrency=1, queue=1, timeout=1.0)
+    long_polls = LongPolls(concurrency=8, per_user=2)
+    app = FastAPI()
+    errors.install(app)
+    change = asyncio.Event()
+
+    @app.get("/rest/labs/events")
+    async def events(wait: float = 0) -> dict[str, float]:
+        if wait:
+            await change.wait()
+        return {"waited": wait}
+
+    @app.get("/rest/v1/ping")
+    async def ping() -> dict[str, str]:
+        return {"ok": "yes"}
+
+    app.add_middleware(GatewayMiddleware, admission=admission, max_body=1024, long_polls=long_polls)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        polls = [
+            asyncio.create_task(client.get("/rest/labs/events", params={"wait": 20}))
+            for _ in range(2)
+        ]
+        while long_polls.open < 2:
+            await asyncio.sleep(0.01)
+        refused = await client.get("/rest/labs/events", params={"wait": "5"})
+        assert refused.status_code == 429
+        assert "2 long polls already" in refused.json()["meta"]["message"]
+        assert (await client.get("/rest/v1/ping")).status_code == 200
+        # Without wait (or a wait of 0) it is an API request like any other.
+        assert (await client.get("/rest/labs/events", params={"wait": 0})).status_code == 200
+        assert admission.limit.samples == 2
+        change.set()
+        assert [(await p).json() for p in polls] == [{"waited": 20.0}] * 2
+    assert long_polls.open == 0
+    assert admission.limit.samples == 2  # the long polls' 20 s taught it nothing

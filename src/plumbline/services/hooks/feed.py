@@ -12,6 +12,8 @@ committed in the same order.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -28,8 +30,10 @@ from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
 from plumbline.services.hooks.models import changes, feed_head
 
-#: How often a long poll looks again for changes another replica recorded (changes this
-#: process records wake it at once).
+log = logging.getLogger(__name__)
+
+#: How often, while long polls wait, the feed's head is read for changes another replica
+#: recorded (one read for all the waiters; changes this process records wake them at once).
 POLL_SECONDS = 0.1
 #: Rows retention deletes per transaction.
 PRUNE_BATCH = 10_000
@@ -58,8 +62,10 @@ class ChangeFeed:
         self.inbox = inbox
         self.access = access
         self.consistency_wait = consistency_wait
-        # Set (and replaced) whenever this process records changes: long polls wake.
+        # Set (and replaced) whenever the feed's head moves: long polls wake and look.
         self._recorded = asyncio.Event()
+        self._waiting = 0
+        self._watcher: asyncio.Task[None] | None = None
 
     async def record_many(self, events: list[Event]) -> None:
         """Consumer handler: records the changes among ``events`` exactly once, in one
@@ -76,8 +82,37 @@ class ChangeFeed:
                 await session.execute(changes.insert(), rows)
         await self.inbox.committed_many(events)
         if rows:
-            woken, self._recorded = self._recorded, asyncio.Event()
-            woken.set()
+            self._wake()
+
+    def _wake(self) -> None:
+        woken, self._recorded = self._recorded, asyncio.Event()
+        woken.set()
+
+    async def _watch_head(self) -> None:
+        """While long polls wait: reads the head every ``POLL_SECONDS`` and wakes them when
+        it moved (another replica recorded changes), then ends when none waits."""
+        seen = None
+        try:
+            while self._waiting:
+                try:
+                    async with self.db.read() as session:
+                        head = await session.scalar(select(func.max(changes.c.id)))
+                except Exception:  # a lost database: the waiters look again at their end
+                    log.exception("change feed: reading the head for long polls failed")
+                    head = seen
+                if seen is not None and head != seen:
+                    self._wake()
+                seen = head
+                await asyncio.sleep(POLL_SECONDS)
+        finally:
+            self._watcher = None
+
+    async def close(self) -> None:
+        """Stops watching the head (long polls still waiting end at their time)."""
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
 
     async def caught_up(self, wait_for: dict[str, int]) -> None:
         """Waits (bounded) until the feed holds every event up to the given positions."""
@@ -107,16 +142,22 @@ class ChangeFeed:
         if query.item_types:
             conditions.append(changes.c.item_type.in_(query.item_types))
         deadline = time.monotonic() + query.wait
-        while True:
-            recorded = self._recorded
-            rows, head = await self._read(query, and_(true(), *conditions))
-            left = deadline - time.monotonic()
-            if rows or left <= 0:
-                return rows, rows[-1].id if rows else max(head, query.after)
-            try:
-                await asyncio.wait_for(recorded.wait(), min(left, POLL_SECONDS))
-            except TimeoutError:
-                pass
+        self._waiting += 1
+        try:
+            while True:
+                recorded = self._recorded
+                rows, head = await self._read(query, and_(true(), *conditions))
+                left = deadline - time.monotonic()
+                if rows or left <= 0:
+                    return rows, rows[-1].id if rows else max(head, query.after)
+                if self._watcher is None:
+                    self._watcher = asyncio.create_task(self._watch_head(), name="change-feed-head")
+                try:
+                    await asyncio.wait_for(recorded.wait(), left)
+                except TimeoutError:
+                    pass
+        finally:
+            self._waiting -= 1
 
     async def _read(self, query: ChangeQuery, where: Any) -> tuple[list[Row[Any]], int]:
         """One look: the matching changes after the cursor, and how far the feed reached

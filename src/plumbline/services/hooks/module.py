@@ -74,4 +74,5 @@ class HooksModule(Module):
             with contextlib.suppress(asyncio.CancelledError):
                 await self.pruning
         await self.leases.stop()
+        await self.feed.close()
         await self.db.close()

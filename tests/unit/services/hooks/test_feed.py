@@ -136,6 +136,23 @@ async def test_a_long_poll_answers_as_soon_as_a_change_is_recorded(hooks_db: Dat
     assert 0.3 <= time.monotonic() - started < 1.0
 
 
+async def test_a_long_poll_wakes_for_what_another_replica_records(hooks_db: Database) -> None:
+    here, there = make_feed(hooks_db), make_feed(hooks_db)
+    await there.record_many([item_event(3, 10, "created", 1)])
+    _, cursor = await read(here, ADMIN)
+    polls = [asyncio.create_task(read(here, ADMIN, after=cursor, wait=10.0)) for _ in range(3)]
+    await asyncio.sleep(0.3)
+    await there.record_many([item_event(3, 10, "updated", 2)])
+    written = time.monotonic()
+    answers = await asyncio.wait_for(asyncio.gather(*polls), 5)
+    assert [changes_read for changes_read, _ in answers] == [["items.item.updated 10"]] * 3
+    # One head watcher for the waiters, seeing the other replica's write within its period.
+    assert time.monotonic() - written < 1.0
+    await asyncio.sleep(0.3)
+    assert here._watcher is None  # no waiter left: it stopped
+    await here.close()
+
+
 async def test_concurrent_writers_make_cursors_visible_in_order(hooks_db: Database) -> None:
     feed = make_feed(hooks_db)
     seen: list[int] = []
