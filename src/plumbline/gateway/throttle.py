@@ -14,10 +14,24 @@ few per user, refused at once (429) past either.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from prometheus_client import Gauge
 
 TRANSFERS = Gauge("plumbline_http_transfers", "Transfers (uploads, downloads, reports) open")
 LONG_POLLS = Gauge("plumbline_http_long_polls", "Long polls of the change feed waiting")
+
+
+class PerUser(Counter[int | None]):
+    """How many of something each user has open; a user with none is not kept."""
+
+    def add(self, user: int | None) -> None:
+        self[user] += 1
+
+    def remove(self, user: int | None) -> None:
+        self[user] -= 1
+        if self[user] <= 0:
+            del self[user]
 
 
 class Transfers:
@@ -30,7 +44,7 @@ class Transfers:
         self.per_user = per_user
         self.retry_after = retry_after
         self.open = 0
-        self.sending: dict[int, int] = {}
+        self.sending = PerUser()
 
     def start(self, user: int | None, body: bool) -> str | None:
         """Starts a transfer (``body``: the client sends one), counted until ``end``; or
@@ -40,7 +54,7 @@ class Transfers:
                 f"The server is running its most transfers at once ({self.concurrency}); "
                 "retry after the number of seconds in Retry-After."
             )
-        if body and user is not None and self.sending.get(user, 0) >= self.per_user:
+        if body and user is not None and self.sending[user] >= self.per_user:
             return (
                 f"You are sending {self.per_user} files or reports already, the most one "
                 "user may send at once; retry once one of them has finished (after the "
@@ -49,7 +63,7 @@ class Transfers:
         self.open += 1
         TRANSFERS.inc()
         if body and user is not None:
-            self.sending[user] = self.sending.get(user, 0) + 1
+            self.sending.add(user)
         return None
 
     def end(self, user: int | None, body: bool) -> None:
@@ -57,11 +71,7 @@ class Transfers:
         self.open -= 1
         TRANSFERS.dec()
         if body and user is not None:
-            left = self.sending.get(user, 0) - 1
-            if left > 0:
-                self.sending[user] = left
-            else:
-                self.sending.pop(user, None)
+            self.sending.remove(user)
 
 
 class LongPolls:
@@ -72,7 +82,7 @@ class LongPolls:
         self.per_user = per_user
         self.retry_after = retry_after
         self.open = 0
-        self.by_user: dict[int | None, int] = {}
+        self.by_user = PerUser()
 
     def start(self, user: int | None) -> str | None:
         """Starts a long poll, counted until ``end``; or says why it may not start now."""
@@ -81,13 +91,13 @@ class LongPolls:
                 f"The server holds its most long polls at once ({self.concurrency}); retry "
                 "after the number of seconds in Retry-After, or read without wait."
             )
-        if self.by_user.get(user, 0) >= self.per_user:
+        if self.by_user[user] >= self.per_user:
             return (
                 f"You are waiting in {self.per_user} long polls already, the most one user "
                 "may; retry once one has answered, or read without wait."
             )
         self.open += 1
-        self.by_user[user] = self.by_user.get(user, 0) + 1
+        self.by_user.add(user)
         LONG_POLLS.inc()
         return None
 
@@ -95,8 +105,4 @@ class LongPolls:
         """A long poll ``start`` let in has answered."""
         self.open -= 1
         LONG_POLLS.dec()
-        left = self.by_user.get(user, 0) - 1
-        if left > 0:
-            self.by_user[user] = left
-        else:
-            self.by_user.pop(user, None)
+        self.by_user.remove(user)
