@@ -72,19 +72,22 @@ class Feed:
         await self.inbox.committed_many(events)
 
     async def _count(self, session: AsyncSession, rows: list[dict[str, Any]]) -> None:
-        """Adds ``rows`` to their projects' kept totals, in the inserting transaction
-        (projects in order: two replicas' batches never wait on each other in a circle)."""
+        """Adds ``rows`` to their projects' kept totals, in the inserting transaction and
+        one statement (projects in order: two replicas' batches never wait on each other
+        in a circle)."""
         added = Counter(
             r["project"] for r in rows if r["project"] is not None and not r["organization"]
         )
-        for project, count in sorted(added.items()):
-            insert = self.db.upsert(project_activities).values(project=project, total=count)
-            await session.execute(
-                insert.on_conflict_do_update(
-                    index_elements=[project_activities.c.project],
-                    set_={"total": project_activities.c.total + insert.excluded.total},
-                )
+        if not added:
+            return
+        totals = [{"project": p, "total": n} for p, n in sorted(added.items())]
+        insert = self.db.upsert(project_activities).values(totals)
+        await session.execute(
+            insert.on_conflict_do_update(
+                index_elements=[project_activities.c.project],
+                set_={"total": project_activities.c.total + insert.excluded.total},
             )
+        )
 
     async def caught_up(self, wait_for: dict[str, int]) -> None:
         """Waits (bounded) until the feed holds every event up to the given positions."""
