@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.dates import utcnow
 from plumbline.common.db import ID, IN_CHUNK, Database, affected, chunked, inserted_keys
+from plumbline.common.errors import Unavailable
 from plumbline.common.events import Event
 
 if TYPE_CHECKING:
@@ -159,6 +160,12 @@ class Inbox:
         position = int(value or 0)
         self._known[source] = max(self._known.get(source, 0), position)
         return self._known[source]
+
+    async def caught_up(self, targets: dict[str, int], timeout: float, reader: str) -> None:
+        """Read-your-writes for a reader built from the events (``reader``: "The history"):
+        waits as ``wait_for`` does, and answers 503 (try again) when the time is up."""
+        if targets and not await self.wait_for(targets, timeout):
+            raise Unavailable(f"{reader} is catching up with recent changes; try again shortly.")
 
     async def wait_for(self, targets: dict[str, int], timeout: float) -> bool:
         """Waits until every source reached its position (in every partition); False

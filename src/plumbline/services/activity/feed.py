@@ -18,7 +18,6 @@ from plumbline.common.changes import affected_items, describe
 from plumbline.common.context import require_admin
 from plumbline.common.dates import parse_iso
 from plumbline.common.db import Database, first_or_missing
-from plumbline.common.errors import Unavailable
 from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
 from plumbline.services.activity.models import activities, project_activities
@@ -91,10 +90,7 @@ class Feed:
 
     async def caught_up(self, wait_for: dict[str, int]) -> None:
         """Waits (bounded) until the feed holds every event up to the given positions."""
-        if wait_for and not await self.inbox.wait_for(wait_for, self.consistency_wait):
-            raise Unavailable(
-                "The activity feed is catching up with recent changes; try again shortly."
-            )
+        await self.inbox.caught_up(wait_for, self.consistency_wait, "The activity feed")
 
     async def list(self, query: ActivityQuery) -> tuple[list[Row[Any]], int]:
         """A page of a project's activities, newest first, and the total."""

@@ -393,8 +393,7 @@ class History:
 
     async def caught_up(self, wait_for: dict[str, int]) -> None:
         """Waits (bounded) until the events up to the given source positions are in."""
-        if wait_for and not await self.inbox.wait_for(wait_for, self.consistency_wait):
-            raise Unavailable("The history is catching up with recent changes; try again shortly.")
+        await self.inbox.caught_up(wait_for, self.consistency_wait, "The history")
 
     async def wait_for_versions(self, wanted: list[tuple[int, int]]) -> None:
         """Waits (bounded) until the history holds every (item, version) of ``wanted``."""

@@ -25,7 +25,7 @@ from plumbline.common.access import AccessCache, readable_where
 from plumbline.common.changes import describe
 from plumbline.common.dates import parse_iso, utcnow
 from plumbline.common.db import Database, affected
-from plumbline.common.errors import FailedPrecondition, Unavailable
+from plumbline.common.errors import FailedPrecondition
 from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
 from plumbline.services.hooks.models import changes, feed_head
@@ -116,8 +116,7 @@ class ChangeFeed:
 
     async def caught_up(self, wait_for: dict[str, int]) -> None:
         """Waits (bounded) until the feed holds every event up to the given positions."""
-        if wait_for and not await self.inbox.wait_for(wait_for, self.consistency_wait):
-            raise Unavailable("The change feed is catching up with recent changes; try again.")
+        await self.inbox.caught_up(wait_for, self.consistency_wait, "The change feed")
 
     async def page(self, query: ChangeQuery) -> tuple[list[Row[Any]], int]:
         """The changes after ``query.after`` the caller may read (at most ``limit``), and
