@@ -19,6 +19,7 @@ The HTTP helpers the e2e modules drive a system with are in ``tests.e2e.api``.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import os
@@ -176,6 +177,10 @@ def base_env(workdir: Path) -> dict[str, str]:
     env["PLUMBLINE_LOGIN_FAILURES_PER_ADDRESS"] = "100000"
     # Above test_attachment_files' 200 MB file, low enough to send a file over it quickly.
     env["PLUMBLINE_MAX_UPLOAD_BYTES"] = str(256 * 2**20)
+    # The webhook tests' receivers listen on 127.0.0.1, and retry within seconds.
+    env["PLUMBLINE_WEBHOOKS_ALLOW_PRIVATE"] = "true"
+    env["PLUMBLINE_WEBHOOKS_RETRY_BASE"] = "0.2"
+    env["PLUMBLINE_WEBHOOKS_KEY"] = base64.b64encode(os.urandom(32)).decode()
     return env
 
 

@@ -7,6 +7,32 @@ from dataclasses import dataclass
 
 from plumbline.common.events import Event
 
+#: The contract's values of ``eventType`` and ``objectType`` (its reconstructed OpenAPI
+#: enumerations).
+EVENT_TYPES = ("CREATE", "UPDATE", "DELETE", "PUBLIC", "BATCH_SUMMARY")
+OBJECT_TYPES = (
+    "PROJECT",
+    "ITEM",
+    "USER",
+    "RELATIONSHIP",
+    "COMMENT",
+    "ITEM_TAG",
+    "TAG",
+    "ITEM_ATTACHMENT",
+    "URL",
+    "TEST_RESULT",
+    "BASELINE",
+    "CHANGE_REQUEST",
+    "REVIEW",
+    "REVISION",
+    "REVISION_ITEM",
+    "TEST_PLAN",
+    "TEST_CYCLE",
+    "TEST_RUN",
+    "INTEGRATION",
+    "MISCELLANEOUS",
+)
+
 _EVENT_TYPES = {
     "created": "CREATE",
     "updated": "UPDATE",

@@ -163,6 +163,11 @@ class Leases:
         """How long before its lease can expire a replica stops consuming a partition."""
         return max(1.5, self.ttl * 0.4)
 
+    def holds(self, partition: int) -> bool:
+        """Whether this replica consumes ``partition`` now (work keyed to the consumer's
+        partitions, such as webhook deliveries, follows the same shares)."""
+        return self.held.get(partition, 0.0) >= time.monotonic()
+
     async def hold(self, session: AsyncSession, partition: int) -> None:
         """In a consuming transaction: raises ``LeaseLost`` unless this replica still
         holds ``partition`` (the lease row stays locked until the transaction ends)."""

@@ -243,6 +243,53 @@ class Settings(BaseSettings):
             "cursor is older is told to start again."
         ),
     )
+    webhooks_key: str | None = Field(
+        default=None,
+        repr=False,
+        description=(
+            "The key that seals webhook secrets in the hooks database (32 bytes, base64; "
+            "from a Kubernetes Secret). Default: a key file made in the data directory "
+            "on first use (the laptop default; a shared setup must set one key for all "
+            "replicas). Never logged."
+        ),
+    )
+    webhooks_allow_private: bool = Field(
+        default=False,
+        description=(
+            "Whether webhook targets may resolve to loopback, private, link-local or "
+            "other non-public addresses (refused by default: a subscription could "
+            "otherwise reach the service's own network)."
+        ),
+    )
+    webhooks_retry_hours: float = Field(
+        default=24.0,
+        gt=0,
+        description=(
+            "How long a webhook's failing deliveries are retried (backing off) before "
+            "the subscription is disabled with the reason."
+        ),
+    )
+    webhooks_retry_base: float = Field(
+        default=5.0,
+        gt=0,
+        description=(
+            "Seconds before a failed delivery's first retry; each next one waits twice "
+            "as long (at most an hour), with jitter."
+        ),
+    )
+    webhooks_timeout: float = Field(
+        default=15.0,
+        gt=0,
+        description="Seconds a receiver has to answer a delivery before it counts as failed.",
+    )
+    webhooks_secret_grace_hours: float = Field(
+        default=24.0,
+        ge=0,
+        description=(
+            "After a webhook secret is rotated, how long deliveries are also signed "
+            "with the old one, so receivers can switch."
+        ),
+    )
     password_time_cost: int = 2
     password_memory_cost: int = 19456
     public_url: str | None = Field(

@@ -638,3 +638,40 @@ class BaselineMoveBody(Strict):
 
     baseline: RecordId
     folder: RecordId | None = None
+
+
+ChangeEventType = Literal["CREATE", "UPDATE", "DELETE", "PUBLIC", "BATCH_SUMMARY"]
+Url = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+Description = Annotated[str, StringConstraints(max_length=2000)]
+
+
+class WebhookChanges(Strict):
+    """The members of a webhook that a PATCH may change (each optional: what is given
+    changes, lists are replaced whole)."""
+
+    url: Url | None = None
+    description: Description | None = None
+    active: bool | None = None
+    objectTypes: list[Name] | None = Field(default=None, max_length=64)
+    eventTypes: list[ChangeEventType] | None = Field(default=None, max_length=8)
+    projects: list[RecordId] | None = Field(default=None, max_length=200)
+    itemTypes: list[RecordId] | None = Field(default=None, max_length=200)
+
+
+class WebhookBody(Strict):
+    """A new webhook (labs): where to deliver, and which changes (the change feed's
+    filters; none given: every change its owner may read of the projects named)."""
+
+    url: Url
+    description: Description = ""
+    active: bool = True
+    objectTypes: list[Name] = Field(default_factory=list, max_length=64)
+    eventTypes: list[ChangeEventType] = Field(default_factory=list, max_length=8)
+    projects: list[RecordId] = Field(default_factory=list, max_length=200)
+    itemTypes: list[RecordId] = Field(default_factory=list, max_length=200)
+
+
+class RedeliveryBody(Strict):
+    """A change to send to a webhook again: its event id (a delivery's webhook-id)."""
+
+    event: Annotated[str, StringConstraints(min_length=1, max_length=64)]

@@ -54,6 +54,7 @@ from plumbline.gateway.routes import (
     usergroups,
     users,
     versions,
+    webhooks,
     workflow,
 )
 from plumbline.gateway.throttle import Transfers
@@ -116,6 +117,7 @@ def install_routes(app: FastAPI) -> None:
         (results.router, LABS),
         (imports.router, LABS),
         (events.router, LABS),
+        (webhooks.router, LABS),
         (attachments.router, AUTHENTICATED),
         (files.router, AUTHENTICATED),
         (versions.router, AUTHENTICATED),

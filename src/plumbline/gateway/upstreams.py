@@ -75,6 +75,7 @@ class HooksClient:
     def __init__(self, channel: grpc.aio.Channel) -> None:
         self.channel = channel
         self.changes = hooks.ChangesStub(channel)
+        self.webhooks = hooks.WebhooksStub(channel)
         self.access = core.AccessStub(channel)
         self.consumers = core.ConsumersStub(channel)
 

@@ -11,7 +11,14 @@ One module per resource family; every record type is importable from here
 
 from __future__ import annotations
 
-from plumbline.gateway.records.activity import Activity, Change, ConsumerPartition
+from plumbline.gateway.records.activity import (
+    Activity,
+    Change,
+    ConsumerPartition,
+    Delivery,
+    Webhook,
+    WebhookSecret,
+)
 from plumbline.gateway.records.attachments import Attachment
 from plumbline.gateway.records.common import (
     AllowedResource,
@@ -116,6 +123,7 @@ __all__ = [
     "CommentText",
     "ConsumerPartition",
     "CrossOriginDomainWhiteList",
+    "Delivery",
     "Endpoint",
     "Filter",
     "FilterCount",
@@ -164,5 +172,7 @@ __all__ = [
     "VersionedTestCycle",
     "VersionedTestPlan",
     "VersionedTestRun",
+    "Webhook",
+    "WebhookSecret",
     "WorkflowTransition",
 ]

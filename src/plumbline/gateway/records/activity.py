@@ -70,3 +70,62 @@ class Change(TypedDict):
     itemType: NotRequired[int]
     #: The change in words, as the activity feed says it.
     details: str
+
+
+class Webhook(TypedDict):
+    """A webhook subscription (labs: ``/webhooks``): which changes go where."""
+
+    id: int
+    #: The user whose access decides what is delivered.
+    owner: int
+    url: str
+    description: str
+    #: Whether changes are delivered (false: paused, or disabled after failing).
+    active: bool
+    #: Filters, as the change feed's (empty: any).
+    objectTypes: list[str]
+    eventTypes: list[str]
+    projects: list[int]
+    itemTypes: list[int]
+    createdDate: str
+    modifiedDate: str
+    #: The change feed's cursor delivered through.
+    deliveredThrough: int
+    #: While deliveries fail: since when, attempts of the change at hand, the next try.
+    failingSince: NotRequired[str]
+    failedAttempts: int
+    nextAttemptDate: NotRequired[str]
+    #: Why deliveries stopped after failing for the retry period.
+    disabledReason: NotRequired[str]
+    #: After a rotation: until when the previous secret also signs deliveries.
+    previousSecretExpires: NotRequired[str]
+    type: str
+
+
+class WebhookSecret(TypedDict):
+    """A webhook with its signing secret: answered once, at creation or rotation."""
+
+    webhook: Webhook
+    #: ``whsec_`` and 32 bytes in base64: verify each delivery's webhook-signature with it.
+    secret: str
+
+
+class Delivery(TypedDict):
+    """One delivery attempt of a webhook (its delivery log)."""
+
+    id: int
+    #: The change's cursor in the change feed.
+    cursor: int
+    #: The change's event id: the webhook-id header of its deliveries.
+    event: str
+    type: str
+    #: The attempt's number for this change (1 for the first).
+    attempt: int
+    #: Sent again on request.
+    redelivery: bool
+    date: str
+    #: DELIVERED or FAILED.
+    outcome: str
+    responseCode: NotRequired[int]
+    durationMs: float
+    error: NotRequired[str]

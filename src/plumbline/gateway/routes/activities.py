@@ -11,6 +11,7 @@ from starlette.responses import Response
 
 from plumbline.api.activity.v1 import activity_pb2
 from plumbline.api.items.v1 import items_pb2
+from plumbline.common.changes import EVENT_TYPES, OBJECT_TYPES
 from plumbline.common.dates import format_datetime
 from plumbline.common.rpc import page_info
 from plumbline.gateway import query, records, representations, schemas
@@ -27,31 +28,6 @@ from plumbline.gateway.envelope import created
 from plumbline.gateway.routes.testrecords import FAMILY_BASES, NOUNS, Kind, foreign_item
 
 router = APIRouter(prefix="/rest/{version}", tags=["activities"])
-
-# The contract's values (its reconstructed OpenAPI enumerations).
-EVENT_TYPES = ("CREATE", "UPDATE", "DELETE", "PUBLIC", "BATCH_SUMMARY")
-OBJECT_TYPES = (
-    "PROJECT",
-    "ITEM",
-    "USER",
-    "RELATIONSHIP",
-    "COMMENT",
-    "ITEM_TAG",
-    "TAG",
-    "ITEM_ATTACHMENT",
-    "URL",
-    "TEST_RESULT",
-    "BASELINE",
-    "CHANGE_REQUEST",
-    "REVIEW",
-    "REVISION",
-    "REVISION_ITEM",
-    "TEST_PLAN",
-    "TEST_CYCLE",
-    "TEST_RUN",
-    "INTEGRATION",
-    "MISCELLANEOUS",
-)
 
 
 Activities = Annotated[View, Depends(view_of("activities"))]

@@ -12,12 +12,12 @@ from fastapi import APIRouter, Depends
 from starlette.responses import Response
 
 from plumbline.api.hooks.v1 import hooks_pb2
+from plumbline.common.changes import EVENT_TYPES, OBJECT_TYPES
 from plumbline.common.errors import InvalidArgument
 from plumbline.gateway import params, query, records, schemas
 from plumbline.gateway.deps import Gw
 from plumbline.gateway.envelope import after_cursor
 from plumbline.gateway.representations import change
-from plumbline.gateway.routes.activities import EVENT_TYPES, OBJECT_TYPES
 
 router = APIRouter(prefix="/rest/{version}", tags=["events"])
 

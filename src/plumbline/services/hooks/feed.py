@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy import Row, and_, delete, func, select, true, update
 
-from plumbline.common.access import AccessCache, readable_where
+from plumbline.common.access import Access, AccessCache, readable_where
 from plumbline.common.changes import describe
 from plumbline.common.dates import parse_iso, utcnow
 from plumbline.common.db import Database, affected
@@ -84,6 +84,10 @@ class ChangeFeed:
         if rows:
             self._wake()
 
+    def recording(self) -> asyncio.Event:
+        """Set when this process next records changes (webhook delivery waits on it)."""
+        return self._recorded
+
     def _wake(self) -> None:
         woken, self._recorded = self._recorded, asyncio.Event()
         woken.set()
@@ -121,31 +125,13 @@ class ChangeFeed:
     async def page(self, query: ChangeQuery) -> tuple[list[Row[Any]], int]:
         """The changes after ``query.after`` the caller may read (at most ``limit``), and
         the cursor to resume from. With ``wait``, waits up to that long for the first."""
-        access = await self.access.current()
-        conditions: list[Any] = []
-        if not access.everything:
-            # The organisation's changes only to its administrators; a project's to who
-            # may read it (and the other project a change names, if any).
-            conditions = [
-                changes.c.organization.is_(False),
-                readable_where(access, changes.c.project),
-                changes.c.related_project.is_(None)
-                | readable_where(access, changes.c.related_project),
-            ]
-        if query.object_types:
-            conditions.append(changes.c.object_type.in_(query.object_types))
-        if query.event_types:
-            conditions.append(changes.c.event_type.in_(query.event_types))
-        if query.projects:
-            conditions.append(changes.c.project.in_(query.projects))
-        if query.item_types:
-            conditions.append(changes.c.item_type.in_(query.item_types))
+        where = readable_changes(await self.access.current(), query)
         deadline = time.monotonic() + query.wait
         self._waiting += 1
         try:
             while True:
                 recorded = self._recorded
-                rows, head = await self._read(query, and_(true(), *conditions))
+                rows, head = await self._read(query, where)
                 left = deadline - time.monotonic()
                 if rows or left <= 0:
                     return rows, rows[-1].id if rows else max(head, query.after)
@@ -157,6 +143,22 @@ class ChangeFeed:
                     pass
         finally:
             self._waiting -= 1
+
+    async def read_as(self, access: Access, query: ChangeQuery) -> tuple[list[Row[Any]], int]:
+        """One look at what ``access`` may read after ``query.after`` (no wait): the
+        changes and how far the feed reached. Webhook delivery reads as the owner."""
+        return await self._read(query, readable_changes(access, query))
+
+    async def cursor_of(self, event_id: str) -> int | None:
+        """The cursor of the change of event ``event_id``, while the feed keeps it."""
+        async with self.db.read() as session:
+            found = await session.scalar(select(changes.c.id).where(changes.c.event_id == event_id))
+        return None if found is None else int(found)
+
+    async def head(self) -> int:
+        """The feed's last cursor (0 while empty)."""
+        async with self.db.read() as session:
+            return int(await session.scalar(select(func.max(changes.c.id))) or 0)
 
     async def _read(self, query: ChangeQuery, where: Any) -> tuple[list[Row[Any]], int]:
         """One look: the matching changes after the cursor, and how far the feed reached
@@ -215,6 +217,28 @@ class ChangeFeed:
                     update(feed_head).where(feed_head.c.id == 1).values(pruned_through=last)
                 )
                 gone += deleted
+
+
+def readable_changes(access: Access, query: ChangeQuery) -> Any:
+    """The changes ``access`` may read that ``query``'s filters let through."""
+    conditions: list[Any] = []
+    if not access.everything:
+        # The organisation's changes only to its administrators; a project's to who may
+        # read it (and the other project a change names, if any).
+        conditions = [
+            changes.c.organization.is_(False),
+            readable_where(access, changes.c.project),
+            changes.c.related_project.is_(None) | readable_where(access, changes.c.related_project),
+        ]
+    if query.object_types:
+        conditions.append(changes.c.object_type.in_(query.object_types))
+    if query.event_types:
+        conditions.append(changes.c.event_type.in_(query.event_types))
+    if query.projects:
+        conditions.append(changes.c.project.in_(query.projects))
+    if query.item_types:
+        conditions.append(changes.c.item_type.in_(query.item_types))
+    return and_(true(), *conditions)
 
 
 def _change_row(event: Event) -> dict[str, Any] | None:

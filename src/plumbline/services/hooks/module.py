@@ -15,6 +15,8 @@ from plumbline.common.migrations import upgrade
 from plumbline.common.telemetry import traced_batch_handler
 from plumbline.runtime import Module, Runtime
 from plumbline.services.hooks.api.changes import ChangesServicer
+from plumbline.services.hooks.api.webhooks import WebhooksServicer
+from plumbline.services.hooks.delivery import Deliverer, Policy
 from plumbline.services.hooks.feed import ChangeFeed
 from plumbline.services.hooks.models import (
     consumed_events,
@@ -22,6 +24,9 @@ from plumbline.services.hooks.models import (
     consumer_members,
     consumer_positions,
 )
+from plumbline.services.hooks.owners import Owners
+from plumbline.services.hooks.secrets import Sealer
+from plumbline.services.hooks.webhooks import Webhooks
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +52,35 @@ class HooksModule(Module):
         self.feed = ChangeFeed(self.db, self.inbox, runtime.settings.consistency_wait, self.access)
         self.retention = timedelta(days=runtime.settings.events_retention_days)
         self.pruning: asyncio.Task[None] | None = None
+        settings = runtime.settings
+        sealer = Sealer.from_settings(settings.webhooks_key, settings.data_dir)
+        owners = Owners(lambda: runtime.channel("identity"), self.access)
+        self.webhooks = Webhooks(
+            self.db,
+            self.feed,
+            self.access,
+            owners,
+            sealer,
+            allow_private=settings.webhooks_allow_private,
+            secret_grace=timedelta(hours=settings.webhooks_secret_grace_hours),
+        )
+        self.deliverer = Deliverer(
+            self.db,
+            self.feed,
+            sealer,
+            owners,
+            self.leases,
+            Policy(
+                retry_period=timedelta(hours=settings.webhooks_retry_hours),
+                retry_base=settings.webhooks_retry_base,
+                timeout=settings.webhooks_timeout,
+                allow_private=settings.webhooks_allow_private,
+            ),
+        )
         runtime.grpc.add(hooks_pb2_grpc.add_ChangesServicer_to_server, ChangesServicer(self.feed))
+        runtime.grpc.add(
+            hooks_pb2_grpc.add_WebhooksServicer_to_server, WebhooksServicer(self.webhooks)
+        )
 
     async def serve(self, runtime: Runtime) -> None:
         await self.access.watch(runtime.bus)
@@ -56,6 +89,7 @@ class HooksModule(Module):
             runtime.bus, [Consumer(f"{runtime.bus.prefix}.>", CONSUMER, handler)]
         )
         self.pruning = asyncio.create_task(self._prune_forever())
+        self.deliverer.start()
 
     async def _prune_forever(self) -> None:
         """Retention: the changes older than the period go, every ``PRUNE_EVERY_SECONDS``."""
@@ -64,11 +98,13 @@ class HooksModule(Module):
                 gone = await self.feed.prune(self.retention)
                 if gone:
                     log.info("change feed: pruned %d changes past retention", gone)
+                await self.webhooks.prune_log(self.retention)
             except Exception:  # a lost database: try again next time
                 log.exception("change feed: pruning failed")
             await asyncio.sleep(PRUNE_EVERY_SECONDS)
 
     async def stop(self) -> None:
+        await self.deliverer.stop()
         if self.pruning is not None:
             self.pruning.cancel()
             with contextlib.suppress(asyncio.CancelledError):

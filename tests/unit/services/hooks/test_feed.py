@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
@@ -18,23 +17,11 @@ from plumbline.common.db import Database
 from plumbline.common.errors import FailedPrecondition
 from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
-from plumbline.common.migrations import upgrade
 from plumbline.services.hooks.feed import ChangeFeed, ChangeQuery
 from plumbline.services.hooks.models import changes, consumed_events, consumer_positions
-from tests.unit.common.conftest import db_url, pg_url  # noqa: F401  (fixtures)
 from tests.unit.services.conftest import ADMIN, access_cache, acting_as
 
 READER = Principal(2, "reader")
-
-
-@pytest.fixture
-async def hooks_db(db_url: str) -> AsyncIterator[Database]:  # noqa: F811
-    await upgrade("hooks", db_url)
-    db = Database(db_url)
-    try:
-        yield db
-    finally:
-        await db.close()
 
 
 def make_feed(db: Database) -> ChangeFeed:

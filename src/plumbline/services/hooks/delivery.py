@@ -1,0 +1,365 @@
+"""Webhook delivery: each active webhook's changes, in the change feed's order, to its
+URL, signed as the Standard Webhooks specification says.
+
+- **Who delivers what.** A webhook is delivered by the replica that holds its partition
+  of the hooks consumer (``id % partitions``, the same leases as the consumer's,
+  ``common.leases``), one task per webhook: a slow or dead receiver holds up only its
+  own webhook. The transaction that records a delivery checks the lease, so a replica
+  that lost it records nothing more.
+- **Order and at least once.** A webhook keeps the cursor it has delivered through and
+  sends the changes after it one at a time, in cursor order; the cursor moves only after
+  the receiver answered 2xx. A crash between the answer and the commit sends that change
+  again (the same ``webhook-id``, which receivers use to drop duplicates).
+- **Retries.** A failure (no answer within ``PLUMBLINE_WEBHOOKS_TIMEOUT``, a refused
+  connection, any status but 2xx; redirects are not followed) is tried again after
+  ``PLUMBLINE_WEBHOOKS_RETRY_BASE`` seconds, then twice as long each time (at most an
+  hour, with jitter); once a webhook has failed for ``PLUMBLINE_WEBHOOKS_RETRY_HOURS`` it
+  is disabled with the reason. Every attempt goes to the delivery log.
+- **Access.** Each batch reads the feed as the owner may read it now (identity's word on
+  the owner: active, organisation administrator, roles): a change the owner may no longer
+  read is passed over, never sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, overload
+
+import httpx
+import orjson
+from sqlalchemy import delete, insert, select, update
+
+from plumbline.common.access import Access
+from plumbline.common.dates import format_datetime, utcnow
+from plumbline.common.db import Database
+from plumbline.common.errors import FailedPrecondition
+from plumbline.common.leases import LeaseLost, Leases
+from plumbline.common.rpc import wire_members
+from plumbline.services.hooks import targets
+from plumbline.services.hooks.api.changes import change_message
+from plumbline.services.hooks.feed import ChangeFeed, ChangeQuery
+from plumbline.services.hooks.models import deliveries, redeliveries, webhooks
+from plumbline.services.hooks.owners import Owners
+from plumbline.services.hooks.secrets import Sealer, sign
+from plumbline.services.hooks.webhooks import filters
+
+log = logging.getLogger(__name__)
+
+#: How often the webhooks this replica delivers are looked up (new, paused, moved).
+ASSIGN_SECONDS = 1.0
+#: How long an idle webhook waits for a change recorded elsewhere (this process's own
+#: recordings wake it at once).
+IDLE_SECONDS = 0.5
+#: Changes read per look.
+BATCH = 100
+#: The longest wait between retries.
+MAX_BACKOFF = 3600.0
+USER_AGENT = "Plumbline-Webhooks/1"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How deliveries are made and retried (the ``PLUMBLINE_WEBHOOKS_*`` settings)."""
+
+    retry_period: timedelta
+    retry_base: float
+    timeout: float
+    allow_private: bool
+
+    def backoff(self, attempts: int) -> float:
+        """Seconds before the next try after ``attempts`` failed ones (with jitter)."""
+        ideal = min(self.retry_base * 2.0 ** (attempts - 1), MAX_BACKOFF)
+        return ideal * random.uniform(0.8, 1.2)
+
+
+@dataclass
+class Outcome:
+    """One attempt's result, as the delivery log keeps it."""
+
+    delivered: bool
+    code: int | None
+    milliseconds: float
+    error: str | None
+
+
+class Deliverer:
+    """Delivers the webhooks of the partitions this replica holds."""
+
+    def __init__(
+        self,
+        db: Database,
+        feed: ChangeFeed,
+        sealer: Sealer,
+        owners: Owners,
+        leases: Leases,
+        policy: Policy,
+    ) -> None:
+        self.db = db
+        self.feed = feed
+        self.sealer = sealer
+        self.owners = owners
+        self.leases = leases
+        self.policy = policy
+        self.http = httpx.AsyncClient(
+            follow_redirects=False,
+            trust_env=False,
+            timeout=policy.timeout,
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=100),
+        )
+        self._workers: dict[int, asyncio.Task[None]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Delivers from now on, until ``stop``."""
+        self._task = asyncio.create_task(self._assign_forever(), name="webhooks")
+
+    async def stop(self) -> None:
+        """Stops every delivery (one under way is cut off; it is sent again later)."""
+        tasks = [t for t in (self._task, *self._workers.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._workers.clear()
+        await self.http.aclose()
+
+    async def _assign_forever(self) -> None:
+        while True:
+            try:
+                await self.assign()
+            except Exception:  # a lost database: look again
+                log.exception("webhooks: looking up the webhooks to deliver failed")
+            await asyncio.sleep(ASSIGN_SECONDS)
+
+    async def assign(self) -> None:
+        """Starts a task for each active webhook of a partition held here, and stops
+        those of webhooks removed, paused or now another replica's."""
+        async with self.db.read() as session:
+            active = (await session.scalars(select(webhooks.c.id).where(webhooks.c.active))).all()
+        mine = {int(i) for i in active if self.leases.holds(int(i) % self.leases.count)}
+        for webhook_id, task in list(self._workers.items()):
+            if webhook_id not in mine or task.done():
+                if not task.done():
+                    log.warning("webhooks: stopping delivery of webhook %d here", webhook_id)
+                task.cancel()
+                del self._workers[webhook_id]
+        for webhook_id in mine - set(self._workers):
+            self._workers[webhook_id] = asyncio.create_task(
+                self._deliver_forever(webhook_id), name=f"webhook-{webhook_id}"
+            )
+
+    async def _deliver_forever(self, webhook_id: int) -> None:
+        while True:
+            recorded = self.feed.recording()
+            try:
+                wait = await self.deliver(webhook_id)
+            except LeaseLost as lost:
+                log.warning("webhooks: webhook %d is another replica's now (%s)", webhook_id, lost)
+                return
+            except Exception:
+                log.exception("webhooks: delivering webhook %d failed; trying again", webhook_id)
+                wait = IDLE_SECONDS * 4
+            if wait is None:
+                return
+            if wait > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(recorded.wait(), wait)
+
+    async def deliver(self, webhook_id: int) -> float | None:
+        """One round for a webhook: its pending redeliveries, then the changes after its
+        cursor until one fails or none is left. Answers how long to wait before the next
+        round (None: the webhook is gone or paused)."""
+        row = await self._load(webhook_id)
+        if row is None or not row.active:
+            return None
+        due: datetime | None = as_utc(row.next_attempt)
+        if due is not None and due > utcnow():
+            # Backing off: wake (at the latest every few seconds) to see changes to it.
+            return min((due - utcnow()).total_seconds(), 5.0)
+        access = await self.owners.access_of(row.owner)
+        await self._redeliver(row, access)
+        wanted = filters(row)
+        query = ChangeQuery(
+            after=row.delivered_through,
+            limit=BATCH,
+            object_types=wanted["object_types"],
+            event_types=wanted["event_types"],
+            projects=wanted["projects"],
+            item_types=wanted["item_types"],
+        )
+        try:
+            changes, head = await self.feed.read_as(access, query)
+        except FailedPrecondition:
+            # Paused past the feed's retention: what it missed is gone; go on from the
+            # oldest change kept.
+            query.after = 0
+            changes, head = await self.feed.read_as(access, query)
+        if not changes:
+            if head > row.delivered_through:  # passed over what it does not want
+                await self._advance(row.id, head)
+            return IDLE_SECONDS
+        attempts = row.attempts
+        secrets = self._secrets(row)
+        for change in changes:
+            outcome = await self._send(row.url, secrets, change)
+            attempts += 1
+            if outcome.delivered:
+                await self._record(row, change, attempts, outcome, advance=True)
+                attempts = 0
+                continue
+            await self._record(row, change, attempts, outcome, advance=False)
+            return 0.0  # the next round waits for the retry
+        return 0.0
+
+    async def _load(self, webhook_id: int) -> Any:
+        async with self.db.read() as session:
+            return (
+                await session.execute(select(webhooks).where(webhooks.c.id == webhook_id))
+            ).one_or_none()
+
+    def _secrets(self, row: Any) -> list[str]:
+        """The secrets that sign: the current one, and the previous one in its grace."""
+        found = [self.sealer.open(row.secret)]
+        expires = as_utc(row.previous_expires)
+        if row.previous_secret and expires is not None and expires > utcnow():
+            found.append(self.sealer.open(row.previous_secret))
+        return found
+
+    async def _send(self, url: str, secrets: list[str], change: Any) -> Outcome:
+        """One attempt to deliver ``change``."""
+        message = change_message(change)
+        body = orjson.dumps(
+            {"type": change.type, "timestamp": message.time, "data": wire_members(message)}
+        )
+        stamp = int(time.time())
+        headers = {
+            "content-type": "application/json",
+            "user-agent": USER_AGENT,
+            "webhook-id": change.event_id,
+            "webhook-timestamp": str(stamp),
+            "webhook-signature": " ".join(sign(s, change.event_id, stamp, body) for s in secrets),
+        }
+        started = time.perf_counter()
+        code: int | None = None
+        try:
+            await targets.check_address(url, self.policy.allow_private)
+            async with self.http.stream("POST", url, content=body, headers=headers) as response:
+                code = response.status_code
+        except targets.Refused as refused:
+            error: str | None = f"not sent: {refused}"
+        except httpx.TimeoutException:
+            error = f"no answer within {self.policy.timeout:g} s"
+        except httpx.HTTPError as exc:
+            error = f"could not deliver: {type(exc).__name__}: {exc}"[:500]
+        else:
+            error = None
+            if not 200 <= code < 300:
+                error = f"the receiver answered {code}"
+                if 300 <= code < 400:
+                    error += " (redirects are not followed)"
+        return Outcome(error is None, code, (time.perf_counter() - started) * 1000, error)
+
+    async def _record(
+        self, row: Any, change: Any, attempt: int, outcome: Outcome, *, advance: bool
+    ) -> None:
+        """Logs an attempt and moves the webhook on (delivered) or schedules the retry,
+        disabling the webhook once it has failed for the retry period."""
+        now = utcnow()
+        values: dict[str, Any]
+        if advance:
+            values = {
+                "delivered_through": change.id,
+                "attempts": 0,
+                "failing_since": None,
+                "next_attempt": None,
+            }
+        else:
+            since = as_utc(row.failing_since) or now
+            values = {"attempts": attempt, "failing_since": since}
+            if now - since >= self.policy.retry_period:
+                hours = self.policy.retry_period.total_seconds() / 3600
+                values |= {
+                    "active": False,
+                    "next_attempt": None,
+                    "disabled_reason": (
+                        f"Disabled {format_datetime(now)}: deliveries failed for {hours:g} h "
+                        f"since {format_datetime(since)}; the last: {outcome.error}. Make the "
+                        "webhook active again to resume from the change that failed."
+                    ),
+                }
+                log.warning("webhooks: webhook %d disabled: %s", row.id, outcome.error)
+            else:
+                values["next_attempt"] = now + timedelta(seconds=self.policy.backoff(attempt))
+        async with self.db.transaction() as session:
+            await self.leases.hold(session, row.id % self.leases.count)
+            await session.execute(insert(deliveries).values(_log(row.id, change, attempt, outcome)))
+            await session.execute(update(webhooks).where(webhooks.c.id == row.id).values(**values))
+
+    async def _advance(self, webhook_id: int, cursor: int) -> None:
+        async with self.db.transaction() as session:
+            await self.leases.hold(session, webhook_id % self.leases.count)
+            await session.execute(
+                update(webhooks)
+                .where(webhooks.c.id == webhook_id, webhooks.c.delivered_through < cursor)
+                .values(delivered_through=cursor)
+            )
+
+    async def _redeliver(self, row: Any, access: Access) -> None:
+        """Sends each change asked for again, once (the log says how it went)."""
+        async with self.db.read() as session:
+            asked = (
+                await session.execute(
+                    select(redeliveries)
+                    .where(redeliveries.c.webhook == row.id)
+                    .order_by(redeliveries.c.id)
+                )
+            ).all()
+        for request in asked:
+            changes, _ = await self.feed.read_as(
+                access, ChangeQuery(after=request.cursor - 1, limit=1)
+            )
+            change = changes[0] if changes and changes[0].id == request.cursor else None
+            if change is not None:
+                outcome = await self._send(row.url, self._secrets(row), change)
+            async with self.db.transaction() as session:
+                await self.leases.hold(session, row.id % self.leases.count)
+                if change is not None:
+                    entry = _log(row.id, change, 1, outcome) | {"redelivery": True}
+                    await session.execute(insert(deliveries).values(entry))
+                await session.execute(delete(redeliveries).where(redeliveries.c.id == request.id))
+
+
+def _log(webhook_id: int, change: Any, attempt: int, outcome: Outcome) -> dict[str, Any]:
+    return {
+        "webhook": webhook_id,
+        "cursor": change.id,
+        "event_id": change.event_id,
+        "type": change.type,
+        "attempt": attempt,
+        "redelivery": False,
+        "at": utcnow(),
+        "outcome": "DELIVERED" if outcome.delivered else "FAILED",
+        "response_code": outcome.code,
+        "duration_ms": round(outcome.milliseconds, 1),
+        "error": outcome.error,
+    }
+
+
+@overload
+def as_utc(value: datetime) -> datetime: ...
+@overload
+def as_utc(value: None) -> None: ...
+@overload
+def as_utc(value: datetime | None) -> datetime | None: ...
+def as_utc(value: datetime | None) -> datetime | None:
+    """A stored time as UTC (SQLite gives it back without its zone)."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)

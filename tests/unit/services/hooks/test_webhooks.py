@@ -1,0 +1,296 @@
+"""Webhooks in the hooks service: secrets sealed and signing as Standard Webhooks says
+(checked with its ``standardwebhooks`` package), targets on private addresses refused,
+who may subscribe to what, and delivery to a real local receiver: retried with backoff,
+disabled after the retry period with the reason, resumed from the change that failed."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import stat
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping
+from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from standardwebhooks import Webhook
+
+from plumbline.common.access import Access, Role
+from plumbline.common.context import Principal
+from plumbline.common.db import Database
+from plumbline.common.errors import InvalidArgument, PermissionDenied
+from plumbline.common.leases import Leases
+from plumbline.services.hooks import targets
+from plumbline.services.hooks.delivery import MAX_BACKOFF, Deliverer, Policy
+from plumbline.services.hooks.feed import ChangeFeed
+from plumbline.services.hooks.owners import Owners
+from plumbline.services.hooks.secrets import KEY_FILE, Sealer, new_secret, sign
+from plumbline.services.hooks.webhooks import Webhooks, WebhookSpec
+from tests.unit.services.conftest import ADMIN, access_cache, acting_as
+from tests.unit.services.hooks.test_feed import item_event, make_feed
+
+READER = Principal(2, "reader")
+ROLES = {2: {3: Role.READ_ONLY, 4: Role.PROJECT_ADMIN}}
+
+
+def test_a_signature_verifies_with_the_standard_webhooks_library() -> None:
+    secret = new_secret()
+    assert secret.startswith("whsec_")
+    assert len(base64.b64decode(secret.removeprefix("whsec_"))) == 32
+    body = b'{"type":"items.item.created"}'
+    stamp = int(__import__("time").time())
+    headers = {
+        "webhook-id": "evt-1",
+        "webhook-timestamp": str(stamp),
+        "webhook-signature": sign(secret, "evt-1", stamp, body),
+    }
+    assert Webhook(secret).verify(body, headers) == {"type": "items.item.created"}
+    with pytest.raises(Exception, match="signature"):
+        Webhook(new_secret()).verify(body, headers)
+    tampered = body.replace(b"created", b"deleted")
+    with pytest.raises(Exception, match="signature"):
+        Webhook(secret).verify(tampered, headers)
+
+
+def test_secrets_are_sealed_and_open_only_with_their_key(tmp_path: Path) -> None:
+    key = base64.b64encode(os.urandom(32)).decode()
+    sealer = Sealer.from_settings(key, tmp_path)
+    secret = new_secret()
+    sealed = sealer.seal(secret)
+    assert secret not in sealed
+    assert secret.removeprefix("whsec_") not in sealed
+    assert sealer.open(sealed) == secret
+    other = Sealer.from_settings(base64.b64encode(os.urandom(32)).decode(), tmp_path)
+    with pytest.raises(ValueError, match="PLUMBLINE_WEBHOOKS_KEY"):
+        other.open(sealed)
+    with pytest.raises(ValueError, match="32 random bytes"):
+        Sealer.from_settings("not base64!", tmp_path)
+    # No key set: one is made in the data directory, readable by its owner only, and
+    # used again by the next start.
+    made = Sealer.from_settings(None, tmp_path)
+    key_file = tmp_path / KEY_FILE
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert Sealer.from_settings(None, tmp_path).open(made.seal(secret)) == secret
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("ftp://example.com/hook", "http"),
+        ("example.com/hook", "http"),
+        ("http://user:pw@example.com/", "password"),
+        ("http://example.com/#x", "fragment"),
+        ("http://example.com:port/", "not a valid URL"),
+        ("http://example.com/" + "x" * 2000, "at most"),
+    ],
+)
+def test_a_url_that_is_not_a_plain_http_url_is_refused(url: str, words: str) -> None:
+    with pytest.raises(InvalidArgument, match=words):
+        targets.check_url(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8080/",
+        "http://localhost/",
+        "http://10.1.2.3/",
+        "http://192.168.0.10/",
+        "http://172.16.5.4/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::1]/",
+        "http://[fe80::1]/",
+        "http://[::ffff:10.0.0.1]/",
+        "http://0.0.0.0/",
+        "http://224.0.0.1/",
+    ],
+)
+async def test_targets_on_private_addresses_are_refused_unless_allowed(url: str) -> None:
+    with pytest.raises(targets.Refused, match="non-public"):
+        await targets.check_address(url, allow_private=False)
+    await targets.check_address(url, allow_private=True)
+
+
+async def test_a_public_address_is_a_target() -> None:
+    await targets.check_address("https://93.184.215.14/hook", allow_private=False)
+    await targets.check_address("http://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/", False)
+
+
+class FakeOwners:
+    """The owners' access as identity would give it (``ROLES``; user 1 administers)."""
+
+    def __init__(self, roles: Mapping[int, Mapping[int, Role]]) -> None:
+        self.roles = roles
+
+    async def access_of(self, user_id: int) -> Access:
+        if user_id == ADMIN.user_id:
+            return Access(ADMIN, {})
+        return Access(Principal(user_id, f"user{user_id}"), dict(self.roles.get(user_id, {})))
+
+
+def make_store(db: Database, feed: ChangeFeed, tmp_path: Path, allow_private: bool) -> Webhooks:
+    return Webhooks(
+        db,
+        feed,
+        access_cache(ROLES),
+        cast(Owners, FakeOwners(ROLES)),
+        Sealer.from_settings(None, tmp_path),
+        allow_private=allow_private,
+        secret_grace=timedelta(hours=1),
+    )
+
+
+async def test_who_may_subscribe_to_what(hooks_db: Database, tmp_path: Path) -> None:
+    store = make_store(hooks_db, make_feed(hooks_db), tmp_path, allow_private=True)
+    url = "http://127.0.0.1:9/hook"
+    with acting_as(READER):
+        # Every change of a project: its administrators only.
+        with pytest.raises(PermissionDenied, match="administrator of project 3"):
+            await store.create(WebhookSpec(url=url, projects=[3]))
+        await store.create(WebhookSpec(url=url, projects=[4]))
+        # Narrowed, a reader may.
+        row, _ = await store.create(WebhookSpec(url=url, projects=[3], object_types=["TEST_RUN"]))
+        # Not a project they cannot read, nor every project.
+        with pytest.raises(PermissionDenied, match="no access to project 9"):
+            await store.create(WebhookSpec(url=url, projects=[9], object_types=["ITEM"]))
+        with pytest.raises(PermissionDenied, match="every project"):
+            await store.create(WebhookSpec(url=url, object_types=["ITEM"]))
+        # Nor widen their own to the whole project later.
+        with pytest.raises(PermissionDenied, match="administrator"):
+            await store.update(row.id, WebhookSpec(), ["objectTypes"])
+        with pytest.raises(InvalidArgument, match="objectTypes must be among"):
+            await store.create(WebhookSpec(url=url, projects=[3], object_types=["PLANET"]))
+        with pytest.raises(InvalidArgument, match="cannot change owner"):
+            await store.update(row.id, WebhookSpec(), ["owner"])
+    with acting_as(ADMIN):
+        await store.create(WebhookSpec(url=url))  # every project's changes
+        # The administrator sees the reader's; the reader does not see the administrator's.
+        assert (await store.get(row.id)).owner == READER.user_id
+    with acting_as(Principal(5, "stranger")), pytest.raises(Exception, match="does not exist"):
+        await store.get(row.id)
+
+
+async def test_a_target_on_a_private_address_is_refused(
+    hooks_db: Database,
+    tmp_path: Path,
+) -> None:
+    store = make_store(hooks_db, make_feed(hooks_db), tmp_path, allow_private=False)
+    with acting_as(ADMIN):
+        with pytest.raises(InvalidArgument, match=r"url is refused.*127\.0\.0\.1.*non-public"):
+            await store.create(WebhookSpec(url="http://127.0.0.1:8080/hook"))
+        with pytest.raises(InvalidArgument, match=r"169\.254\.169\.254"):
+            await store.create(WebhookSpec(url="http://169.254.169.254/"))
+
+
+def test_retries_back_off_exponentially_with_jitter_up_to_an_hour() -> None:
+    policy = Policy(timedelta(hours=24), retry_base=5.0, timeout=15, allow_private=False)
+    for attempts, ideal in ((1, 5.0), (2, 10.0), (3, 20.0), (8, 640.0), (20, MAX_BACKOFF)):
+        waits = {policy.backoff(attempts) for _ in range(20)}
+        assert all(0.8 * ideal <= w <= 1.2 * ideal for w in waits)
+        assert len(waits) > 1  # jitter: retries of many webhooks do not come in step
+
+
+class Always:
+    """Leases of a replica that holds every partition (the embedded default's)."""
+
+    count = 4
+
+    def holds(self, partition: int) -> bool:
+        return True
+
+    async def hold(self, session: Any, partition: int) -> None:
+        return None
+
+
+@pytest.fixture
+def receiver() -> Iterator[tuple[str, list[int], list[dict[str, Any]]]]:
+    """A local receiver: its URL, the statuses to answer (the last repeats), and what
+    it received."""
+    answers: list[int] = [500]
+    got: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            got.append(json.loads(self.rfile.read(int(self.headers["content-length"]))))
+            self.send_response(answers[0] if len(answers) == 1 else answers.pop(0))
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/hook", answers, got
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+async def delivering(
+    hooks_db: Database,
+    tmp_path: Path,
+) -> AsyncIterator[tuple[Webhooks, Deliverer, ChangeFeed]]:
+    feed = make_feed(hooks_db)
+    store = make_store(hooks_db, feed, tmp_path, allow_private=True)
+    deliverer = Deliverer(
+        hooks_db,
+        feed,
+        store.sealer,
+        cast(Owners, FakeOwners(ROLES)),
+        cast(Leases, Always()),
+        Policy(timedelta(seconds=1.0), retry_base=0.05, timeout=5, allow_private=True),
+    )
+    try:
+        yield store, deliverer, feed
+    finally:
+        await deliverer.stop()
+
+
+async def test_a_webhook_failing_past_the_retry_period_is_disabled_then_resumes(
+    delivering: tuple[Webhooks, Deliverer, ChangeFeed],
+    receiver: tuple[str, list[int], list[dict[str, Any]]],
+) -> None:
+    store, deliverer, feed = delivering
+    url, answers, got = receiver
+    with acting_as(ADMIN):
+        row, _ = await store.create(WebhookSpec(url=url, projects=[3]))
+    await feed.record_many([item_event(3, 10, "created", 1), item_event(3, 11, "created", 2)])
+    deliverer.start()
+    with acting_as(ADMIN):
+        for _ in range(100):
+            row = await store.get(row.id)
+            if not row.active:
+                break
+            await asyncio.sleep(0.05)
+        assert not row.active
+        assert row.disabled_reason.startswith("Disabled ")
+        assert "failed for" in row.disabled_reason
+        assert "answered 500" in row.disabled_reason
+        log, total = await store.deliveries(row.id, 0, 100)
+    # Every try was of the first change, backing off; none of the second.
+    assert total == len(got) >= 3
+    assert {d["data"]["objectId"] for d in got} == {10}
+    assert [entry.attempt for entry in reversed(log)] == list(range(1, total + 1))
+    assert all(entry.outcome == "FAILED" for entry in log)
+    # Made active again, it goes on from the change that failed.
+    answers[:] = [200]
+    with acting_as(ADMIN):
+        await store.update(row.id, WebhookSpec(active=True), ["active"])
+    for _ in range(100):
+        if [d["data"]["objectId"] for d in got[total:]] == [10, 11]:
+            break
+        await asyncio.sleep(0.05)
+    assert [d["data"]["objectId"] for d in got[total:]] == [10, 11]
+    with acting_as(ADMIN):
+        resumed = await store.get(row.id)
+    assert resumed.active
+    assert resumed.disabled_reason is None
+    assert resumed.attempts == 0
