@@ -31,6 +31,7 @@ import httpx
 from bench import attachments as att
 from bench import cpu, lag, paging
 from bench import history as hist
+from bench import hooks as hk
 from bench import peer as kiwi
 from bench import testmgmt as tm
 from bench.drive import (
@@ -287,6 +288,8 @@ class Measured:
     testmgmt: dict[str, Any] | None = None
     attachments: dict[str, Any] | None = None
     history: dict[str, Any] | None = None
+    #: Webhook deliveries (issue 26).
+    hooks: dict[str, Any] | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     kiwi: dict[str, Any] | None = None
     peer: list[dict[str, Any]] = field(default_factory=list)
@@ -308,6 +311,8 @@ class Measured:
             "peer": kiwi.targets(self.peer),
             "bench_seconds": self.seconds.get("plumbline"),
             "timed": args.size == "normal" and args.only == "all",
+            "hooks": self.hooks,
+            "topology": args.topology,
         }
 
 
@@ -321,10 +326,11 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--size", choices=list(SIZES), default=os.environ.get("SIZE", "normal"))
     parser.add_argument(
         "--only",
-        choices=["all", "items", "testmgmt", "attachments", "history"],
+        choices=["all", "items", "testmgmt", "attachments", "history", "hooks"],
         default=os.environ.get("ONLY", "all"),
         help="items: the item rows and overload; testmgmt: the test management rows; "
-        "attachments: file uploads and downloads; history: versions, baselines, compare",
+        "attachments: file uploads and downloads; history: versions, baselines, compare; "
+        "hooks: webhook deliveries",
     )
     parser.add_argument(
         "--peer",
@@ -528,6 +534,11 @@ def _measure_parts(bench: Bench, only: str, size: str, measured: Measured) -> No
         )
         print(hist.report(measured.history), flush=True)
         measured.seconds["history"] = time.monotonic() - started
+    if only in ("all", "hooks"):
+        started = time.monotonic()
+        measured.hooks = hk.measure(bench.system, bench.basic, bench.seeder.types["REQ"])
+        print(hk.report(measured.hooks), flush=True)
+        measured.seconds["hooks"] = time.monotonic() - started
 
 
 def _measure(system: System, args: argparse.Namespace, workdir: Path) -> Measured:
@@ -618,6 +629,7 @@ def _save(args: argparse.Namespace, measured: Measured) -> Path:
                 "testmgmt": measured.testmgmt,
                 "attachments": measured.attachments,
                 "history": measured.history,
+                "hooks": measured.hooks,
                 "kiwi": measured.kiwi,
                 "peer": measured.peer,
                 "targets": targets(

@@ -13,6 +13,7 @@ from typing import Any
 
 from bench import attachments as att
 from bench import history as hist
+from bench import hooks as hk
 from bench import lag, paging
 from bench import testmgmt as tm
 from bench.drive import REQUESTS, system_ms
@@ -105,6 +106,8 @@ def targets(
     peer: list[Target] | None = None,
     bench_seconds: float | None = None,
     timed: bool = False,
+    hooks: dict[str, Any] | None = None,
+    topology: str = "embedded",
 ) -> list[dict[str, Any]]:
     """The issue's targets, each with the measured figure and whether it is met (None
     for a figure reported without a limit). ``peer`` holds the comparison's targets
@@ -121,6 +124,7 @@ def targets(
         *(tm.targets(testmgmt) if testmgmt else []),
         *(att.targets(attachments) if attachments else []),
         *(hist.targets(history) if history else []),
+        *(hk.targets(hooks, topology) if hooks else []),
         *lag.targets([*rows, *(testmgmt["rows"] if testmgmt else [])]),
         *_of_bare(main),
         *_open_loop(open_loop or []),

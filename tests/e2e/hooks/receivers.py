@@ -56,10 +56,16 @@ class Receiver:
     def delivered_ids(self) -> list[str]:
         return [r.id for r in self.delivered()]
 
-    def wait_for(self, count: int, seconds: float = 20.0) -> list[Received]:
-        """Waits until ``count`` deliveries were answered 2xx; what came."""
+    def wait_for(
+        self, count: int, seconds: float = 20.0, *, distinct: bool = False
+    ) -> list[Received]:
+        """Waits until ``count`` deliveries (``distinct``: of different changes) were
+        answered 2xx; what came."""
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline and len(self.delivered()) < count:
+        while time.monotonic() < deadline:
+            got = self.delivered()
+            if len({r.id for r in got} if distinct else got) >= count:
+                break
             time.sleep(0.05)
         return self.delivered()
 
@@ -71,6 +77,8 @@ class Receiver:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))
                 raw = self.rfile.read(length)
+                if len(raw) < length:  # the sender died mid-request (kill -9)
+                    return
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 if not any(_verifies(s, raw, headers) for s in receiver.secrets):
                     with receiver.lock:

@@ -12,13 +12,26 @@ The systems under test allow receivers on 127.0.0.1 and retry after 0.2 s
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
-from tests.e2e.api import MakeUser, assert_error, create_item, eventually, grant, new_project
+from tests.e2e.api import (
+    MakeUser,
+    assert_error,
+    create_item,
+    eventually,
+    grant,
+    item_types,
+    new_project,
+)
+from tests.e2e.conftest import require_backends
+from tests.e2e.history.test_history_durability import Nats
 from tests.e2e.hooks.receivers import Receiver, receiving
-from tests.e2e.topology import System, restart
+from tests.e2e.topology import System, cleanup_distributed, restart, start_distributed
 
 
 def _subscribe(client: httpx.Client, receiver: Receiver, **body: Any) -> dict[str, Any]:
@@ -301,7 +314,7 @@ def test_a_crash_in_a_burst_loses_no_delivery(
         process.popen.wait(30)
         assert len(receiver.delivered()) < 1000  # killed in the middle of delivering
         restart(system, name)
-        got = receiver.wait_for(1000, seconds=180)
+        got = receiver.wait_for(1000, seconds=180, distinct=True)
         ids = [r.body["data"]["objectId"] for r in got]
         assert len(set(ids)) == 1000  # every change, at least once
         first_seen: dict[str, int] = {}
@@ -310,4 +323,48 @@ def test_a_crash_in_a_burst_loses_no_delivery(
         # In the feed's order: a change is never first delivered before an earlier one.
         cursors = [got[n].body["data"]["cursor"] for n in sorted(first_seen.values())]
         assert cursors == sorted(cursors)
+        assert receiver.forged == []
+
+
+@pytest.fixture
+def own_nats_system(tmp_path: Path) -> Iterator[tuple[System, Nats]]:
+    """A distributed system on a NATS server of its own, which the test stops and starts
+    (the embedded default has no NATS to lose)."""
+    require_backends()
+    nats = Nats(tmp_path)
+    nats.start()
+    system = start_distributed(tmp_path, {"PLUMBLINE_BUS_URL": nats.url})
+    try:
+        yield system, nats
+    finally:
+        system.stop()
+        if nats.process is None:
+            nats.start()  # the stream is dropped through it
+        cleanup_distributed(system)
+        nats.stop()
+
+
+def test_a_nats_outage_delays_deliveries_and_loses_none(
+    own_nats_system: tuple[System, Nats],
+) -> None:
+    system, nats = own_nats_system
+    with (
+        system.client(("admin", system.admin_password), version="labs") as labs,
+        system.client(("admin", system.admin_password)) as admin,
+        receiving() as receiver,
+    ):
+        project = new_project(admin)
+        _subscribe(labs, receiver, projects=[project])
+        shape = {"id": project, "types": item_types(admin)}
+        made = [create_item(admin, shape, "Before")]
+        assert len(receiver.wait_for(1)) == 1
+        # Writes go on while NATS is away; their events wait in the writers' outboxes.
+        nats.stop()
+        for n in range(5):
+            made.append(create_item(admin, shape, f"During {n}"))
+        time.sleep(2)
+        assert len(receiver.delivered()) == 1
+        nats.start()
+        got = receiver.wait_for(6, seconds=60)
+        assert [r.body["data"]["objectId"] for r in got] == made
         assert receiver.forged == []

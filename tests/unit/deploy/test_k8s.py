@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import ipaddress
 import json
 import os
 import re
@@ -19,6 +20,7 @@ import yaml
 from plumbline.common.rpc import target_of
 from plumbline.common.settings import Settings
 from plumbline.gateway.middleware import trusted_host
+from plumbline.services.hooks.secrets import Sealer
 
 ROOT = Path(__file__).resolve().parents[3] / "deploy" / "k8s"
 KUBERNETES_VERSION = "1.33.0"
@@ -83,6 +85,8 @@ FILES_PATH = "/var/lib/plumbline/files"
 #: The s3-blobs component's Secret and ConfigMap (the overlay provides the ConfigMap).
 S3_SECRET = "attachments-s3"
 S3_CONFIG = "attachments-s3-config"
+#: The Secret hooks seals the webhook signing secrets with (the same key in every replica).
+WEBHOOKS_SECRET = "plumbline-webhooks"
 DATABASE = (5432, "TCP")
 BUS = (4222, "TCP")
 DNS = {(53, "UDP"), (53, "TCP")}
@@ -99,6 +103,30 @@ TRIED_PORTS = {
 }
 #: What a policy rule without a pod or namespace selector lets through (outside the cluster).
 ANYWHERE = "anywhere"
+#: The address ANYWHERE stands for where a rule names addresses (an ipBlock): a public one.
+PUBLIC_ADDRESS = "203.0.113.7"
+#: The ranges hooks' webhook deliveries must not reach (private, link-local with the cloud
+#: metadata address, loopback, shared): the cluster's pods, nodes and Services live there.
+PRIVATE_RANGES = (
+    "10.0.0.0/8",
+    "172.16.0.0/12",
+    "192.168.0.0/16",
+    "169.254.0.0/16",
+    "127.0.0.0/8",
+    "100.64.0.0/10",
+)
+#: An address in each of them (a Service's, a node's, the metadata address, ...).
+PRIVATE_ADDRESSES = (
+    "10.96.0.10",
+    "172.16.5.4",
+    "192.168.1.20",
+    "169.254.169.254",
+    "127.0.0.1",
+    "100.64.0.10",
+)
+#: Services that may send to public addresses on any TCP port: hooks delivers webhooks to
+#: the URLs users register (any host, any port).
+WEBHOOK_SENDERS = ("hooks",)
 #: Scrapers run in namespaces labelled so.
 METRICS = "metrics namespace"
 #: The in-cluster PostgreSQL and NATS of the dev overlay.
@@ -110,9 +138,14 @@ NAME = "app.kubernetes.io/name"
 OVERLAYS = ("dev", "prod")
 
 
-def outside(service: str) -> set[tuple[int, str]]:
-    """What ``service`` may send anywhere: its database (if it has one), the bus, DNS."""
-    return {BUS, *DNS} | ({DATABASE} if service in WITH_DATABASE else set())
+def outside(service: str, address: str = ANYWHERE) -> set[tuple[int, str]]:
+    """What ``service`` may send to ``address`` outside the cluster (ANYWHERE: a public one):
+    its database (if it has one), the bus, DNS; and the webhook senders, to a public address
+    only, every TCP port."""
+    used = {BUS, *DNS} | ({DATABASE} if service in WITH_DATABASE else set())
+    if service in WEBHOOK_SENDERS and address == ANYWHERE:
+        used |= {(port, protocol) for port, protocol in TRIED_PORTS if protocol == "TCP"}
+    return used
 
 
 def _render(overlay: str | Path) -> list[dict[str, Any]]:
@@ -301,6 +334,16 @@ def test_no_secret_is_inline(rendered: tuple[str, list[dict[str, Any]]]) -> None
     reference = env["PLUMBLINE_ADMIN_PASSWORD"]["valueFrom"]["secretKeyRef"]
     assert reference["key"] == "password"
     assert reference["name"].startswith("plumbline-admin")
+    pod = _of_kind(docs, "Deployment")["hooks"]["spec"]["template"]["spec"]
+    env = {e["name"]: e for e in pod["containers"][0]["env"]}
+    reference = env["PLUMBLINE_WEBHOOKS_KEY"]["valueFrom"]["secretKeyRef"]
+    assert reference["key"] == "key"
+    assert reference["name"].startswith(WEBHOOKS_SECRET)
+    [migrate] = pod["initContainers"]  # migrating seals nothing
+    assert "PLUMBLINE_WEBHOOKS_KEY" not in {e["name"] for e in migrate["env"]}
+    for name in set(APP_SERVICES) - {"hooks"}:
+        [container] = _of_kind(docs, "Deployment")[name]["spec"]["template"]["spec"]["containers"]
+        assert "PLUMBLINE_WEBHOOKS_KEY" not in {e["name"] for e in container["env"]}, name
     for name in WITH_DATABASE:
         pod = _of_kind(docs, "Deployment")[name]["spec"]["template"]["spec"]
         for container in pod["containers"] + pod["initContainers"]:
@@ -310,16 +353,22 @@ def test_no_secret_is_inline(rendered: tuple[str, list[dict[str, Any]]]) -> None
             assert reference["name"].startswith("plumbline-database"), name
 
 
-def test_dev_secrets_are_generated_and_marked_dev_only(dev: list[dict[str, Any]]) -> None:
+def test_dev_secrets_are_generated_and_marked_dev_only(
+    dev: list[dict[str, Any]], tmp_path: Path
+) -> None:
     """dev generates its Secrets from values in the repository, each saying it is for
-    development only; the services' database URL carries PostgreSQL's own password."""
+    development only (the webhooks key, base64 of 32 bytes, in its comment); the services'
+    database URL carries PostgreSQL's own password."""
     secrets = {
         name.rsplit("-", 1)[0]: {
             key: base64.b64decode(value).decode() for key, value in secret["data"].items()
         }
         for name, secret in _of_kind(dev, "Secret").items()
     }
-    assert set(secrets) == {"plumbline-database", "plumbline-admin", "postgres"}
+    assert set(secrets) == {"plumbline-database", "plumbline-admin", WEBHOOKS_SECRET, "postgres"}
+    key = secrets.pop(WEBHOOKS_SECRET)["key"]
+    Sealer.from_settings(key, tmp_path)  # the form hooks accepts
+    assert list(tmp_path.iterdir()) == []  # and uses, rather than a key file of its own
     for values in secrets.values():
         assert all("dev-only" in value for value in values.values()), values
     url = secrets["plumbline-database"]["url"]
@@ -340,19 +389,35 @@ def _matches(selector: dict[str, Any], app: str) -> bool:
 
 
 def _admits_peer(peer: dict[str, Any], other: str) -> bool:
-    """Whether one ``from``/``to`` entry names ``other`` (an app, METRICS or ANYWHERE)."""
+    """Whether one ``from``/``to`` entry names ``other`` (an app, METRICS, ANYWHERE or an
+    address outside the cluster)."""
     if "ipBlock" in peer:
-        return other == ANYWHERE
+        address = _address(other)
+        block = peer["ipBlock"]
+        return (
+            address is not None
+            and address in ipaddress.ip_network(block["cidr"])
+            and not any(address in ipaddress.ip_network(e) for e in block.get("except", []))
+        )
     if "namespaceSelector" in peer:
         assert "podSelector" not in peer, "teach _admits_peer namespace and pod selectors"
         return other == METRICS
-    return other not in (METRICS, ANYWHERE) and _matches(peer["podSelector"], other)
+    return other != METRICS and _address(other) is None and _matches(peer["podSelector"], other)
+
+
+def _address(other: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address outside the cluster ``other`` is (ANYWHERE: a public one), or None for a
+    pod's app or METRICS."""
+    try:
+        return ipaddress.ip_address(PUBLIC_ADDRESS if other == ANYWHERE else other)
+    except ValueError:
+        return None
 
 
 def _admits(rule: dict[str, Any], peers: str, other: str, port: int, protocol: str) -> bool:
     ports = rule.get("ports")
-    if ports is not None and not any(
-        p["port"] == port and p.get("protocol", "TCP") == protocol for p in ports
+    if ports is not None and not any(  # an entry without a port: every port
+        p.get("port", port) == port and p.get("protocol", "TCP") == protocol for p in ports
     ):
         return False
     return not rule.get(peers) or any(_admits_peer(peer, other) for peer in rule[peers])
@@ -385,11 +450,14 @@ def _allows(
 def can_reach(
     policies: dict[str, dict[str, Any]], source: str, target: str, port: int, protocol: str = "TCP"
 ) -> bool:
-    """Whether the source's egress and the target's ingress both let a connection through."""
+    """Whether the source's egress and the target's ingress both let a connection through
+    (the target: an app, or ANYWHERE or an address outside the cluster)."""
     leaves = source in (METRICS, ANYWHERE) or _allows(
         policies, "egress", source, target, port, protocol
     )
-    enters = target == ANYWHERE or _allows(policies, "ingress", target, source, port, protocol)
+    enters = _address(target) is not None or _allows(
+        policies, "ingress", target, source, port, protocol
+    )
     return leaves and enters
 
 
@@ -427,17 +495,18 @@ def _assert_egress(
     also: frozenset[tuple[int, str]] = frozenset(),
 ) -> None:
     """``source`` reaches exactly its upstreams over gRPC, the collector exactly when
-    ``traced``, and of the ports tried, exactly ``outside(source)`` and ``also`` anywhere
-    else."""
+    ``traced``, and of the ports tried, exactly ``outside(source, address)`` and ``also`` at
+    a public address and at private ones."""
     assert {t for t in APP_SERVICES if can_reach(policies, source, t, 9090)} == UPSTREAMS[source]
     assert not can_reach(policies, source, "gateway", 8080)
     assert can_reach(policies, source, COLLECTOR, OTLP) == traced, source
     assert not can_reach(policies, source, COLLECTOR, 8080), source
-    allowed = outside(source) | also
-    for port, protocol in TRIED_PORTS:
-        assert can_reach(policies, source, ANYWHERE, port, protocol) == (
-            (port, protocol) in allowed
-        ), (source, port, protocol)
+    for address in (ANYWHERE, *PRIVATE_ADDRESSES):
+        allowed = outside(source, address) | also
+        for port, protocol in TRIED_PORTS:
+            assert can_reach(policies, source, address, port, protocol) == (
+                (port, protocol) in allowed
+            ), (source, address, port, protocol)
 
 
 @pytest.mark.parametrize("source", APP_SERVICES)
@@ -474,10 +543,39 @@ def test_the_database_port_is_patched_as_documented(tmp_path: Path) -> None:
         )
     )
     policies = _of_kind(_render(tmp_path), "NetworkPolicy")
+    # A private address, as a database's is: hooks may send to a public one on any TCP port.
+    database = PRIVATE_ADDRESSES[0]
     for source in APP_SERVICES:
-        assert can_reach(policies, source, ANYWHERE, 6432) == (source in WITH_DATABASE)
-        assert not can_reach(policies, source, ANYWHERE, 5432)
-        assert can_reach(policies, source, ANYWHERE, 4222)
+        assert can_reach(policies, source, database, 6432) == (source in WITH_DATABASE)
+        assert not can_reach(policies, source, database, 5432)
+        assert can_reach(policies, source, database, 4222)
+
+
+def test_hooks_delivers_webhooks_to_public_addresses_only(
+    rendered: tuple[str, list[dict[str, Any]]],
+) -> None:
+    """hooks POSTs to the URLs users register (any host, any port): its egress lets it out to
+    public addresses on any TCP port, never to the private ranges (the cluster's pods, nodes
+    and Services, the cloud metadata address); no other service goes there."""
+    _overlay, docs = rendered
+    policies = _of_kind(docs, "NetworkPolicy")
+    [block] = [
+        peer["ipBlock"]
+        for rule in policies["hooks"]["spec"]["egress"]
+        for peer in rule.get("to", [])
+        if "ipBlock" in peer
+    ]
+    assert block["cidr"] == "0.0.0.0/0"
+    assert sorted(block["except"]) == sorted(PRIVATE_RANGES)
+    for address in PRIVATE_ADDRESSES:
+        assert any(ipaddress.ip_address(address) in ipaddress.ip_network(r) for r in PRIVATE_RANGES)
+    for port in (443, 80, 8443, 9000):  # a URL names its own port
+        assert can_reach(policies, "hooks", ANYWHERE, port), port
+        assert not can_reach(policies, "hooks", ANYWHERE, port, "UDP"), port
+        for address in PRIVATE_ADDRESSES:
+            assert not can_reach(policies, "hooks", address, port), (address, port)
+        for source in set(APP_SERVICES) - set(WEBHOOK_SENDERS):
+            assert not can_reach(policies, source, ANYWHERE, port), (source, port)
 
 
 def _without_env(deployment: dict[str, Any], *names: str) -> Any:
@@ -498,13 +596,15 @@ def _renamed(doc: dict[str, Any], old: str, new: str) -> Any:
     return json.loads(json.dumps(doc).replace(old, new))
 
 
-#: The other event consumers, and the upstream addresses (PLUMBLINE_<SVC>_ADDR) in which each
-#: Deployment differs from activity's: those it has and activity has not, and the reverse.
+#: The other event consumers, and the environment variables (the upstream addresses,
+#: PLUMBLINE_<SVC>_ADDR, and hooks' webhooks key) in which each Deployment differs from
+#: activity's: those it has and activity has not, and the reverse.
 LIKE_ACTIVITY = {
     # Its first start reads every owner's records (the history's start).
     "baselines": (("PLUMBLINE_TESTMGMT_ADDR", "PLUMBLINE_ATTACHMENTS_ADDR"), ()),
-    # Project access only: no items (activity's, for restores).
-    "hooks": ((), ("PLUMBLINE_ITEMS_ADDR",)),
+    # Project access only: no items (activity's, for restores); and the key it seals the
+    # webhook signing secrets with.
+    "hooks": (("PLUMBLINE_WEBHOOKS_KEY",), ("PLUMBLINE_ITEMS_ADDR",)),
 }
 
 
@@ -666,7 +766,7 @@ def test_dev_runs_its_own_backends_and_prod_does_not(
     if overlay == "dev":
         assert statefulsets == {"postgres", "nats"}
         assert set(_of_kind(docs, "Namespace")) == {"plumbline-dev"}  # apply needs nothing first
-        assert {"plumbline-database", "plumbline-admin"} <= {
+        assert {"plumbline-database", "plumbline-admin", WEBHOOKS_SECRET} <= {
             name.rsplit("-", 1)[0] for name in _of_kind(docs, "Secret")
         }
     else:

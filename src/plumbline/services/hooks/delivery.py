@@ -27,7 +27,7 @@ import contextlib
 import logging
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, overload
 
@@ -54,10 +54,15 @@ log = logging.getLogger(__name__)
 #: How often the webhooks this replica delivers are looked up (new, paused, moved).
 ASSIGN_SECONDS = 1.0
 #: How long an idle webhook waits for a change recorded elsewhere (this process's own
-#: recordings wake it at once).
-IDLE_SECONDS = 0.5
+#: recordings of its projects wake it at once).
+IDLE_SECONDS = 1.0
+#: How often an idle webhook's cursor moves past the changes it does not want.
+ADVANCE_SECONDS = 5.0
 #: Changes read per look.
 BATCH = 100
+#: The longest a delivered change goes unrecorded (the log, the cursor) while a
+#: webhook works through a backlog.
+COMMIT_SECONDS = 0.25
 #: The longest wait between retries.
 MAX_BACKOFF = 3600.0
 USER_AGENT = "Plumbline-Webhooks/1"
@@ -86,6 +91,7 @@ class Outcome:
     code: int | None
     milliseconds: float
     error: str | None
+    at: datetime = field(default_factory=utcnow)
 
 
 class Deliverer:
@@ -113,7 +119,13 @@ class Deliverer:
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=100),
         )
         self._workers: dict[int, asyncio.Task[None]] = {}
+        #: Each delivering webhook's wake-up, the projects it wants (empty: every one),
+        #: and when its cursor last moved past changes it did not want.
+        self._signals: dict[int, asyncio.Event] = {}
+        self._wanted: dict[int, frozenset[int]] = {}
+        self._advanced: dict[int, float] = {}
         self._task: asyncio.Task[None] | None = None
+        feed.listen(self._recorded)
 
     def start(self) -> None:
         """Delivers from now on, until ``stop``."""
@@ -155,22 +167,42 @@ class Deliverer:
                 self._deliver_forever(webhook_id), name=f"webhook-{webhook_id}"
             )
 
+    def _recorded(self, projects: frozenset[int | None]) -> None:
+        """Feed listener: wakes the webhooks whose projects the changes just recorded
+        here are of (an organisation's change, of no project, wakes those of every
+        project)."""
+        for webhook_id, wanted in self._wanted.items():
+            if not wanted or None in projects or not wanted.isdisjoint(projects):
+                signal = self._signals.get(webhook_id)
+                if signal is not None:
+                    signal.set()
+
     async def _deliver_forever(self, webhook_id: int) -> None:
-        while True:
-            recorded = self.feed.recording()
-            try:
-                wait = await self.deliver(webhook_id)
-            except LeaseLost as lost:
-                log.warning("webhooks: webhook %d is another replica's now (%s)", webhook_id, lost)
-                return
-            except Exception:
-                log.exception("webhooks: delivering webhook %d failed; trying again", webhook_id)
-                wait = IDLE_SECONDS * 4
-            if wait is None:
-                return
-            if wait > 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(recorded.wait(), wait)
+        signal = self._signals[webhook_id] = asyncio.Event()
+        try:
+            while True:
+                signal.clear()
+                try:
+                    wait = await self.deliver(webhook_id)
+                except LeaseLost as lost:
+                    log.warning(
+                        "webhooks: webhook %d is another replica's now (%s)", webhook_id, lost
+                    )
+                    return
+                except Exception:
+                    log.exception(
+                        "webhooks: delivering webhook %d failed; trying again", webhook_id
+                    )
+                    wait = IDLE_SECONDS * 4
+                if wait is None:
+                    return
+                if wait > 0:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(signal.wait(), wait)
+        finally:
+            self._signals.pop(webhook_id, None)
+            self._wanted.pop(webhook_id, None)
+            self._advanced.pop(webhook_id, None)
 
     async def deliver(self, webhook_id: int) -> float | None:
         """One round for a webhook: its pending redeliveries, then the changes after its
@@ -186,6 +218,7 @@ class Deliverer:
         access = await self.owners.access_of(row.owner)
         await self._redeliver(row, access)
         wanted = filters(row)
+        self._wanted[webhook_id] = frozenset(wanted["projects"])
         query = ChangeQuery(
             after=row.delivered_through,
             limit=BATCH,
@@ -202,20 +235,38 @@ class Deliverer:
             query.after = 0
             changes, head = await self.feed.read_as(access, query)
         if not changes:
-            if head > row.delivered_through:  # passed over what it does not want
+            # Passed over what it does not want: the cursor moves on now and then (a
+            # cursor left behind only means reading that stretch again).
+            now = time.monotonic()
+            if (
+                head > row.delivered_through
+                and now - self._advanced.get(row.id, 0) > ADVANCE_SECONDS
+            ):
                 await self._advance(row.id, head)
+                self._advanced[row.id] = now
             return IDLE_SECONDS
         attempts = row.attempts
+        failing_since: datetime | None = as_utc(row.failing_since)
         secrets = self._secrets(row)
+        # Deliveries are recorded (the log, the cursor) a batch at a time: one
+        # transaction per COMMIT_SECONDS rather than per change. A crash before the
+        # commit sends the batch's changes again (at least once).
+        done: list[tuple[Any, int, Outcome]] = []
+        committed = time.monotonic()
         for change in changes:
             outcome = await self._send(row.url, secrets, change)
             attempts += 1
             if outcome.delivered:
-                await self._record(row, change, attempts, outcome, advance=True)
-                attempts = 0
+                done.append((change, attempts, outcome))
+                attempts, failing_since = 0, None
+                if time.monotonic() - committed >= COMMIT_SECONDS:
+                    await self._delivered(row.id, done)
+                    done, committed = [], time.monotonic()
                 continue
-            await self._record(row, change, attempts, outcome, advance=False)
+            await self._delivered(row.id, done)
+            await self._failed(row.id, change, attempts, outcome, failing_since)
             return 0.0  # the next round waits for the retry
+        await self._delivered(row.id, done)
         return 0.0
 
     async def _load(self, webhook_id: int) -> Any:
@@ -266,41 +317,61 @@ class Deliverer:
                     error += " (redirects are not followed)"
         return Outcome(error is None, code, (time.perf_counter() - started) * 1000, error)
 
-    async def _record(
-        self, row: Any, change: Any, attempt: int, outcome: Outcome, *, advance: bool
-    ) -> None:
-        """Logs an attempt and moves the webhook on (delivered) or schedules the retry,
-        disabling the webhook once it has failed for the retry period."""
-        now = utcnow()
-        values: dict[str, Any]
-        if advance:
-            values = {
-                "delivered_through": change.id,
-                "attempts": 0,
-                "failing_since": None,
-                "next_attempt": None,
-            }
-        else:
-            since = as_utc(row.failing_since) or now
-            values = {"attempts": attempt, "failing_since": since}
-            if now - since >= self.policy.retry_period:
-                hours = self.policy.retry_period.total_seconds() / 3600
-                values |= {
-                    "active": False,
-                    "next_attempt": None,
-                    "disabled_reason": (
-                        f"Disabled {format_datetime(now)}: deliveries failed for {hours:g} h "
-                        f"since {format_datetime(since)}; the last: {outcome.error}. Make the "
-                        "webhook active again to resume from the change that failed."
-                    ),
-                }
-                log.warning("webhooks: webhook %d disabled: %s", row.id, outcome.error)
-            else:
-                values["next_attempt"] = now + timedelta(seconds=self.policy.backoff(attempt))
+    async def _delivered(self, webhook_id: int, done: list[tuple[Any, int, Outcome]]) -> None:
+        """Logs delivered changes and moves the webhook's cursor past the last."""
+        if not done:
+            return
         async with self.db.transaction() as session:
-            await self.leases.hold(session, row.id % self.leases.count)
-            await session.execute(insert(deliveries).values(_log(row.id, change, attempt, outcome)))
-            await session.execute(update(webhooks).where(webhooks.c.id == row.id).values(**values))
+            await self.leases.hold(session, webhook_id % self.leases.count)
+            await session.execute(
+                insert(deliveries), [_log(webhook_id, c, n, outcome) for c, n, outcome in done]
+            )
+            await session.execute(
+                update(webhooks)
+                .where(webhooks.c.id == webhook_id)
+                .values(
+                    delivered_through=done[-1][0].id,
+                    attempts=0,
+                    failing_since=None,
+                    next_attempt=None,
+                )
+            )
+
+    async def _failed(
+        self,
+        webhook_id: int,
+        change: Any,
+        attempt: int,
+        outcome: Outcome,
+        failing_since: datetime | None,
+    ) -> None:
+        """Logs a failed attempt and schedules the retry, or disables the webhook once it
+        has failed for the retry period."""
+        now = utcnow()
+        since = failing_since or now
+        values: dict[str, Any] = {"attempts": attempt, "failing_since": since}
+        if now - since >= self.policy.retry_period:
+            hours = self.policy.retry_period.total_seconds() / 3600
+            values |= {
+                "active": False,
+                "next_attempt": None,
+                "disabled_reason": (
+                    f"Disabled {format_datetime(now)}: deliveries failed for {hours:g} h "
+                    f"since {format_datetime(since)}; the last: {outcome.error}. Make the "
+                    "webhook active again to resume from the change that failed."
+                ),
+            }
+            log.warning("webhooks: webhook %d disabled: %s", webhook_id, outcome.error)
+        else:
+            values["next_attempt"] = now + timedelta(seconds=self.policy.backoff(attempt))
+        async with self.db.transaction() as session:
+            await self.leases.hold(session, webhook_id % self.leases.count)
+            await session.execute(
+                insert(deliveries).values(_log(webhook_id, change, attempt, outcome))
+            )
+            await session.execute(
+                update(webhooks).where(webhooks.c.id == webhook_id).values(**values)
+            )
 
     async def _advance(self, webhook_id: int, cursor: int) -> None:
         async with self.db.transaction() as session:
@@ -344,7 +415,7 @@ def _log(webhook_id: int, change: Any, attempt: int, outcome: Outcome) -> dict[s
         "type": change.type,
         "attempt": attempt,
         "redelivery": False,
-        "at": utcnow(),
+        "at": outcome.at,
         "outcome": "DELIVERED" if outcome.delivered else "FAILED",
         "response_code": outcome.code,
         "duration_ms": round(outcome.milliseconds, 1),

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -66,6 +67,7 @@ class ChangeFeed:
         self._recorded = asyncio.Event()
         self._waiting = 0
         self._watcher: asyncio.Task[None] | None = None
+        self._listeners: list[Callable[[frozenset[int | None]], None]] = []
 
     async def record_many(self, events: list[Event]) -> None:
         """Consumer handler: records the changes among ``events`` exactly once, in one
@@ -83,10 +85,14 @@ class ChangeFeed:
         await self.inbox.committed_many(events)
         if rows:
             self._wake()
+            projects = frozenset(row["project"] for row in rows)
+            for listener in self._listeners:
+                listener(projects)
 
-    def recording(self) -> asyncio.Event:
-        """Set when this process next records changes (webhook delivery waits on it)."""
-        return self._recorded
+    def listen(self, listener: Callable[[frozenset[int | None]], None]) -> None:
+        """Calls ``listener`` with the projects of the changes this process records, each
+        time it has recorded some (webhook delivery wakes the webhooks of them)."""
+        self._listeners.append(listener)
 
     def _wake(self) -> None:
         woken, self._recorded = self._recorded, asyncio.Event()

@@ -14,12 +14,18 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import time
 from urllib.parse import urlsplit
 
 from plumbline.common.errors import InvalidArgument
 
 #: The longest target URL.
 MAX_URL = 2000
+#: How long a name's addresses are used before it is resolved again, and the most names
+#: kept.
+RESOLVED_SECONDS = 10.0
+MAX_RESOLVED = 10_000
+_resolved: dict[tuple[str, int], tuple[float, list[str]]] = {}
 
 
 class Refused(Exception):
@@ -48,6 +54,28 @@ def check_url(url: str) -> str:
     if parts.fragment:
         raise InvalidArgument(f"url must not have a fragment (#...), got {url!r}")
     return url
+
+
+async def _resolve(host: str, port: int) -> list[str]:
+    """The addresses ``host`` stands for: itself when it is one; a name's, as the
+    resolver answered within ``RESOLVED_SECONDS`` (deliveries check before each send)."""
+    try:
+        return [str(ipaddress.ip_address(host))]
+    except ValueError:
+        pass
+    now = time.monotonic()
+    cached = _resolved.get((host, port))
+    if cached is not None and cached[0] > now:
+        return cached[1]
+    try:
+        found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise Refused(f"the host {host!r} does not resolve ({exc.strerror or exc})") from None
+    addresses = sorted({str(info[4][0]) for info in found})
+    if len(_resolved) >= MAX_RESOLVED:
+        _resolved.clear()
+    _resolved[(host, port)] = (now + RESOLVED_SECONDS, addresses)
+    return addresses
 
 
 def _public(address: str) -> bool:

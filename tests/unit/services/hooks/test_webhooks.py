@@ -25,7 +25,7 @@ from plumbline.common.context import Principal
 from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument, PermissionDenied
 from plumbline.common.leases import Leases
-from plumbline.services.hooks import targets
+from plumbline.services.hooks import delivery, targets
 from plumbline.services.hooks.delivery import MAX_BACKOFF, Deliverer, Policy
 from plumbline.services.hooks.feed import ChangeFeed
 from plumbline.services.hooks.owners import Owners
@@ -294,3 +294,40 @@ async def test_a_webhook_failing_past_the_retry_period_is_disabled_then_resumes(
     assert resumed.active
     assert resumed.disabled_reason is None
     assert resumed.attempts == 0
+
+
+async def test_a_change_recorded_here_wakes_only_the_webhooks_of_its_project(
+    delivering: tuple[Webhooks, Deliverer, ChangeFeed],
+    receiver: tuple[str, list[int], list[dict[str, Any]]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the idle look made an hour long, a change is delivered only because its
+    recording woke its webhook; another project's webhook stays asleep."""
+    store, deliverer, feed = delivering
+    url, answers, got = receiver
+    answers[:] = [200]
+    monkeypatch.setattr(delivery, "IDLE_SECONDS", 3600.0)
+    with acting_as(ADMIN):
+        mine, _ = await store.create(WebhookSpec(url=url, projects=[3]))
+        other, _ = await store.create(WebhookSpec(url=url + "/other", projects=[9]))
+    deliverer.start()
+    for _ in range(100):  # both have had their first look
+        if {mine.id, other.id} <= set(deliverer._wanted):
+            break
+        await asyncio.sleep(0.05)
+    rounds = {"n": 0}
+    looked = deliverer.deliver
+
+    async def counted(webhook_id: int) -> float | None:
+        if webhook_id == other.id:
+            rounds["n"] += 1
+        return await looked(webhook_id)
+
+    monkeypatch.setattr(deliverer, "deliver", counted)
+    await feed.record_many([item_event(3, 10, "created", 1)])
+    for _ in range(100):
+        if got:
+            break
+        await asyncio.sleep(0.05)
+    assert [d["data"]["objectId"] for d in got] == [10]
+    assert rounds["n"] == 0
