@@ -12,7 +12,10 @@ once) takes the deliveries of webhooks of one project. Then:
    the dead one over its p99 without (a machine's drift between two runs is about 10%);
 3. **throughput**: ``WEBHOOKS`` webhooks, paused while ``BACKLOG`` changes are written,
    then made active together: deliveries a second until every webhook has every change
-   (or ``DRAIN_LIMIT`` seconds).
+   (or ``DRAIN_LIMIT`` seconds);
+4. **long poll**: ``POLLS`` times, a ``GET /rest/labs/events?wait=20`` waits while an
+   item is renamed; from the rename's answer to the poll's (the change travels by event
+   to the change feed).
 """
 
 from __future__ import annotations
@@ -35,11 +38,13 @@ SECONDS = 10.0
 WEBHOOKS = 8
 BACKLOG = 1_000
 DRAIN_LIMIT = 120.0
+POLLS = 20
 #: Targets: p99 from commit to delivery at ``RATE`` changes a second; deliveries a
 #: second with many webhooks (distributed); a dead receiver's cost to the others.
 LATENCY_P99_S = 1.0
 DELIVERIES_PER_S = 1_000.0
 DEAD_COST = 1.25
+LONG_POLL_S = 0.1
 
 
 class Receiver:
@@ -181,6 +186,8 @@ def measure(system: System, auth: str, req_type: int) -> dict[str, Any]:
 
         out["throughput"] = _throughput(system, client, receiver, req_type, auth)
         print(f"webhook throughput: {out['throughput']}", flush=True)
+        out["long_poll"] = _long_poll(system, client, req_type, auth)
+        print(f"long poll: {out['long_poll']}", flush=True)
     finally:
         client.close()
         receiver.stop()
@@ -231,6 +238,42 @@ def _throughput(
     }
 
 
+def _long_poll(system: System, client: httpx.Client, req_type: int, auth: str) -> dict[str, Any]:
+    """Seconds from a change's write answered to a waiting long poll's answer."""
+    project = _new_project(client, "HOOKSPOLL")
+    response = client.post(
+        "/rest/v1/items",
+        json={"project": project, "itemType": req_type, "fields": {"name": "Polled"}},
+    )
+    response.raise_for_status()
+    item = int(response.json()["meta"]["id"])
+    seconds = []
+    with httpx.Client(base_url=system.url, headers={"Authorization": auth}, timeout=60) as poller:
+        for n in range(POLLS):
+            head = client.get("/rest/labs/events", params={"project": project, "limit": 1000})
+            cursor = head.json()["meta"]["next"]
+            answered: dict[str, float] = {}
+
+            def poll(after: int = cursor, answered: dict[str, float] = answered) -> None:
+                poller.get(
+                    "/rest/labs/events", params={"after": after, "project": project, "wait": 20}
+                ).raise_for_status()
+                answered["at"] = time.monotonic()
+
+            waiting = threading.Thread(target=poll)
+            waiting.start()
+            time.sleep(0.3)  # the poll is waiting
+            client.patch(
+                f"/rest/v1/items/{item}",
+                json=[{"op": "replace", "path": "/fields/name", "value": f"Polled {n}"}],
+            ).raise_for_status()
+            written = time.monotonic()
+            waiting.join(30)
+            seconds.append(answered["at"] - written)
+    seconds.sort()
+    return {"polls": POLLS, "p50_s": statistics.median(seconds), "max_s": seconds[-1]}
+
+
 def targets(
     hooks: dict[str, Any], topology: str
 ) -> list[tuple[str, float | None, float | None, bool]]:
@@ -256,6 +299,12 @@ def targets(
             DEAD_COST,
             False,
         ),
+        (
+            f"long poll answered after a change, median s (< {LONG_POLL_S:g})",
+            hooks["long_poll"]["p50_s"] if "long_poll" in hooks else None,
+            LONG_POLL_S,
+            False,
+        ),
     ]
 
 
@@ -277,4 +326,10 @@ def report(hooks: dict[str, Any]) -> str:
         f"  throughput: {t['webhooks']} webhooks x {t['backlog']} changes, {t['delivered']} "
         f"delivered in {t['seconds']:.1f} s: {t['per_second']:.0f}/s"
     )
+    if "long_poll" in hooks:
+        poll = hooks["long_poll"]
+        lines.append(
+            f"  long poll: answered {poll['p50_s'] * 1000:.0f} ms (median, max "
+            f"{poll['max_s'] * 1000:.0f}) after the change's write was, {poll['polls']} polls"
+        )
     return "\n".join(lines)
