@@ -101,7 +101,18 @@ class Receiver:
         return len(self.arrivals.get(path, []))
 
     def stop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
+        """Ends every connection, then the loop."""
+
+        async def shutdown() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self._loop.stop()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop)
+        self._thread.join(10)
+        self._loop.close()
 
 
 def _webhook(client: httpx.Client, url: str, project: int, active: bool = True) -> int:

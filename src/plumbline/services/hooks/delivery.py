@@ -66,6 +66,8 @@ COMMIT_SECONDS = 0.25
 #: The longest wait between retries.
 MAX_BACKOFF = 3600.0
 USER_AGENT = "Plumbline-Webhooks/1"
+#: The most of a receiver's answer read (it is not kept: only its status counts).
+ANSWER_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -303,6 +305,13 @@ class Deliverer:
             await targets.check_address(url, self.policy.allow_private)
             async with self.http.stream("POST", url, content=body, headers=headers) as response:
                 code = response.status_code
+                # Read a short answer to its end, so the connection is kept for the next
+                # delivery (an answer left unread closes it); a long one is cut off.
+                kept = 0
+                async for chunk in response.aiter_raw():
+                    kept += len(chunk)
+                    if kept > ANSWER_BYTES:
+                        break
         except targets.Refused as refused:
             error: str | None = f"not sent: {refused}"
         except httpx.TimeoutException:
