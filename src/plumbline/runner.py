@@ -140,7 +140,7 @@ async def run(
         for module in modules:
             await module.serve(runtime)
         sock = inherited.socket() if inherited else _bind(host, settings.http_port)
-        http_port = sock.getsockname()[1]
+        http_port = _listening(runtime, sock, host)
         ready = functools.partial(_write_ready, settings, targets, host, http_port, grpc_port)
         if count:
             await grpc_server.set_serving(True)
@@ -162,6 +162,13 @@ async def run(
         if workers is not None:
             await workers.stop()
         await _stop(runtime, started, http, http_task)
+
+
+def _listening(runtime: Runtime, sock: socket.socket, host: str) -> int:
+    """The port ``sock`` listens on, which the runtime then knows its URL by."""
+    port = int(sock.getsockname()[1])
+    runtime.http_url = f"http://{loopback(host)}:{port}"
+    return port
 
 
 def _stop_event(inherited: Inherited | None) -> asyncio.Event:

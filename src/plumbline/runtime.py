@@ -44,6 +44,13 @@ class Runtime:
     watermarks: WatermarksServicer | None = None
     consumers: ConsumersServicer | None = None
     snapshots: SnapshotsServicer | None = None
+    #: Where this process serves HTTP (``http://host:port``), once it listens.
+    http_url: str | None = None
+
+    def gateway_url(self) -> str | None:
+        """The REST API's base URL for calls a service makes as a user: the configured
+        gateway, or this process's own when it serves the API (the embedded default)."""
+        return self.settings.gateway_url or (self.http_url if self.embedded else None)
 
     def channel(self, service: str) -> aio.Channel:
         """A channel to ``service``: its configured address, or (when it runs in this

@@ -58,6 +58,13 @@ REPLICAS = {"testmgmt": 2, "activity": 2, "baselines": 2}
 PARTITIONS = 4
 
 
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def reachable(host: str, port: int) -> bool:
     """Whether something listens at host:port."""
     try:
@@ -133,6 +140,7 @@ def start_process(
     workdir: Path,
     timeout: float = 60,
     grpc_port: int = 0,
+    http_port: int = 0,
 ) -> Process:
     """Starts ``plumbline run`` with ``args`` and waits until it is ready (on ``grpc_port``
     when given: a restarted service where its callers expect it)."""
@@ -146,7 +154,7 @@ def start_process(
                 "run",
                 *args,
                 "--http-port",
-                "0",
+                str(http_port),
                 "--grpc-port",
                 str(grpc_port),
                 "--ready-file",
@@ -238,6 +246,10 @@ def start_distributed(workdir: Path, overrides: Mapping[str, str] | None = None)
     env["PLUMBLINE_ADMIN_PASSWORD"] = ADMIN_PASSWORD
     env["PLUMBLINE_HOST"] = "127.0.0.1"
     env.setdefault("PLUMBLINE_EVENT_PARTITIONS", str(PARTITIONS))
+    # The gateway starts last, but hooks reads records through it (as a webhook's owner):
+    # its port is chosen first.
+    gateway_port = free_port()
+    env["PLUMBLINE_GATEWAY_URL"] = f"http://127.0.0.1:{gateway_port}"
     weed = SeaweedFS()
     weed.start()
     system = System("distributed", workdir, ADMIN_PASSWORD, [], env, weed)
@@ -261,7 +273,7 @@ def start_distributed(workdir: Path, overrides: Mapping[str, str] | None = None)
                 process = start_process(name, ["--target", service], addresses, workdir)
                 system.processes.append(process)
             addresses[f"PLUMBLINE_{service.upper()}_ADDR"] = address_of(system, service)
-        system.processes.append(start_gateway(system, "gateway"))
+        system.processes.append(start_gateway(system, "gateway", http_port=gateway_port))
     except Exception:
         system.stop()
         cleanup_distributed(system)
@@ -288,7 +300,9 @@ def running(
     assert not failed, f"processes did not exit cleanly: {failed}"
 
 
-def start_gateway(system: System, name: str, overrides: Mapping[str, str] | None = None) -> Process:
+def start_gateway(
+    system: System, name: str, overrides: Mapping[str, str] | None = None, http_port: int = 0
+) -> Process:
     """Another gateway replica of a system, of either topology (the caller stops it):
     embedded, it follows the one process's bus as its gateway workers do.
 
@@ -299,7 +313,7 @@ def start_gateway(system: System, name: str, overrides: Mapping[str, str] | None
     if system.topology == "embedded":
         env["PLUMBLINE_BUS_URL"] = f"follow://127.0.0.1:{system.gateway.grpc_port}"
     env.update(overrides or {})
-    return start_process(name, ["--target", "gateway"], env, system.workdir)
+    return start_process(name, ["--target", "gateway"], env, system.workdir, http_port=http_port)
 
 
 def service_env(system: System) -> dict[str, str]:

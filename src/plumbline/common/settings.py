@@ -63,6 +63,14 @@ class Settings(BaseSettings):
     attachments_addr: str | None = None
     baselines_addr: str | None = None
     hooks_addr: str | None = None
+    gateway_url: str | None = Field(
+        default=None,
+        description=(
+            "The REST API's base URL inside the deployment (http://gateway:8080), for "
+            "calls a service makes as a user: hooks reads a changed record as a webhook's "
+            "owner. Default: the process's own, embedded."
+        ),
+    )
     admin_password: str | None = None
     token_ttl: int = 3600
     tenant: str = "default"

@@ -652,6 +652,7 @@ class WebhookChanges(Strict):
     url: Url | None = None
     description: Description | None = None
     active: bool | None = None
+    includeObject: bool | None = None
     objectTypes: list[Name] | None = Field(default=None, max_length=64)
     eventTypes: list[ChangeEventType] | None = Field(default=None, max_length=8)
     projects: list[RecordId] | None = Field(default=None, max_length=200)
@@ -665,6 +666,8 @@ class WebhookBody(Strict):
     url: Url
     description: Description = ""
     active: bool = True
+    #: Whether a delivery carries the changed record as GET answers it to the owner.
+    includeObject: bool = True
     objectTypes: list[Name] = Field(default_factory=list, max_length=64)
     eventTypes: list[ChangeEventType] = Field(default_factory=list, max_length=8)
     projects: list[RecordId] = Field(default_factory=list, max_length=200)

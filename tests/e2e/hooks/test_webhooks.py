@@ -11,6 +11,7 @@ The systems under test allow receivers on 127.0.0.1 and retry after 0.2 s
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +32,13 @@ from tests.e2e.api import (
 from tests.e2e.conftest import require_backends
 from tests.e2e.history.test_history_durability import Nats
 from tests.e2e.hooks.receivers import Receiver, receiving
-from tests.e2e.topology import System, cleanup_distributed, restart, start_distributed
+from tests.e2e.topology import (
+    System,
+    cleanup_distributed,
+    restart,
+    start_distributed,
+    start_service,
+)
 
 
 def _subscribe(client: httpx.Client, receiver: Receiver, **body: Any) -> dict[str, Any]:
@@ -76,6 +83,12 @@ def test_changes_arrive_signed_in_order_and_are_logged(
         )
         assert renamed["version"] == created["version"] + 1
         assert created["cursor"] < renamed["cursor"]
+        # The record as GET answers it to the owner at delivery time: the second comes
+        # after the rename, the first before or after it.
+        read = admin.get(f"/items/{item}").json()["data"]
+        assert renamed["object"] == read
+        assert created["object"]["id"] == item
+        assert created["object"]["fields"]["name"] in ("Hooked", "Hooked again")
         # The webhook-id is the change's event id, as the feed shows it.
         assert [r.id for r in got] == [created["id"], renamed["id"]]
         assert receiver.forged == []
@@ -368,3 +381,71 @@ def test_a_nats_outage_delays_deliveries_and_loses_none(
         got = receiver.wait_for(6, seconds=60)
         assert [r.body["data"]["objectId"] for r in got] == made
         assert receiver.forged == []
+
+
+def test_webhooks_are_shared_by_the_replicas_and_taken_over(
+    system: System, labs: httpx.Client, admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    """Distributed, a second hooks replica takes its share of the partitions, and so of
+    the webhooks (``id % partitions``); when it stops, the first takes them back. Every
+    webhook gets every change, in order, throughout. (Embedded, the one process delivers
+    them all.)"""
+    second = start_service(system, "hooks", "hooks-2") if system.topology == "distributed" else None
+    try:
+        with contextlib.ExitStack() as stack:
+            receivers = [stack.enter_context(receiving()) for _ in range(6)]
+            for receiver in receivers:
+                _subscribe(labs, receiver, projects=[project["id"]])
+            if second is not None:
+                assert eventually(lambda: len(_hooks_holders(labs)) == 2, seconds=30)
+            made = [create_item(admin, project, f"Shared {n}") for n in range(3)]
+            for receiver in receivers:
+                got = receiver.wait_for(3, distinct=True)
+                assert _first_seen(got) == made
+            if second is not None:
+                assert second.stop() == 0
+                assert eventually(lambda: len(_hooks_holders(labs)) == 1, seconds=30)
+            made += [create_item(admin, project, f"Taken over {n}") for n in range(3)]
+            for receiver in receivers:
+                got = receiver.wait_for(6, seconds=30, distinct=True)
+                assert _first_seen(got) == made
+                assert receiver.forged == []
+    finally:
+        if second is not None:
+            second.stop()
+
+
+def _hooks_holders(labs: httpx.Client) -> set[str]:
+    response = labs.get("/system/consumers")
+    assert response.status_code == 200, response.text
+    listed = response.json()["data"]
+    return {p["holder"] for p in listed if p["consumer"] == "hooks" and p.get("holder")}
+
+
+def _first_seen(got: list[Any]) -> list[int]:
+    """The changed records in the order their changes first arrived (a change may come
+    twice across a handover: at least once)."""
+    seen: dict[str, int] = {}
+    for delivery in got:
+        seen.setdefault(delivery.id, delivery.body["data"]["objectId"])
+    return list(seen.values())
+
+
+def test_a_delivery_carries_the_record_only_when_asked_and_readable(
+    labs: httpx.Client, admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    with receiving() as bare, receiving() as full:
+        _subscribe(labs, bare, projects=[project["id"]], includeObject=False)
+        hook = _subscribe(labs, full, projects=[project["id"]])
+        assert hook["includeObject"] is True
+        item = create_item(admin, project, "Carried")
+        assert admin.delete(f"/items/{item}").status_code == 204
+        plain, gone = (r.body["data"] for r in bare.wait_for(2))
+        assert "object" not in plain
+        assert "object" not in gone
+        created, deleted = (r.body["data"] for r in full.wait_for(2))
+        assert deleted["eventType"] == "DELETE"
+        # Deleted by the time it was delivered, or not: never a record that is gone.
+        assert "object" not in deleted
+        if "object" in created:
+            assert created["object"]["id"] == item

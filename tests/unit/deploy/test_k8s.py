@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import kubernetes_validate
 import pytest
@@ -80,6 +81,10 @@ GATEWAY_UPSTREAMS = {
     "baselines": "baselines:9090",
     "hooks": "hooks:9090",
 }
+#: The services that call the REST API through the gateway (PLUMBLINE_GATEWAY_URL), and
+#: where they find it: hooks reads the changed records it delivers, as a webhook's owner.
+API_CLIENTS = ("hooks",)
+GATEWAY_URL = "http://gateway:8080"
 #: Where attachments keeps the file bytes by default: its volume, mounted there.
 FILES_PATH = "/var/lib/plumbline/files"
 #: The s3-blobs component's Secret and ConfigMap (the overlay provides the ConfigMap).
@@ -266,6 +271,9 @@ def test_configuration_reaches_the_right_services(
                 target_of(service, value["value"])  # the form the process will accept
                 called.add(service)
         assert called == UPSTREAMS[name], name  # what the network policies let it reach
+    for name in APP_SERVICES:
+        url = env(name).get("PLUMBLINE_GATEWAY_URL", {}).get("value")
+        assert url == (GATEWAY_URL if name in API_CLIENTS else None), name
     for name in APP_SERVICES:
         assert env(name)["PLUMBLINE_HOST"]["value"] == "0.0.0.0"
         if overlay in TRACED:
@@ -498,7 +506,9 @@ def _assert_egress(
     ``traced``, and of the ports tried, exactly ``outside(source, address)`` and ``also`` at
     a public address and at private ones."""
     assert {t for t in APP_SERVICES if can_reach(policies, source, t, 9090)} == UPSTREAMS[source]
-    assert not can_reach(policies, source, "gateway", 8080)
+    # HTTP: the gateway's REST API for its clients; no other service's (health, metrics).
+    api = {"gateway"} if source in API_CLIENTS else set()
+    assert {t for t in APP_SERVICES if can_reach(policies, source, t, 8080)} == api, source
     assert can_reach(policies, source, COLLECTOR, OTLP) == traced, source
     assert not can_reach(policies, source, COLLECTOR, 8080), source
     for address in (ANYWHERE, *PRIVATE_ADDRESSES):
@@ -578,6 +588,48 @@ def test_hooks_delivers_webhooks_to_public_addresses_only(
             assert not can_reach(policies, source, ANYWHERE, port), (source, port)
 
 
+def test_hooks_calls_the_rest_api_through_the_gateway(
+    rendered: tuple[str, list[dict[str, Any]]],
+) -> None:
+    """hooks reads the changed records it delivers from the REST API, as a webhook's owner:
+    its PLUMBLINE_GATEWAY_URL names the gateway Service's HTTP port (a base URL, no path),
+    and its policy lets it there (a rule of its own, 4, after the webhook deliveries' 3)
+    and to no other service's HTTP port, nor to the gateway's gRPC one."""
+    _overlay, docs = rendered
+    pod = _of_kind(docs, "Deployment")["hooks"]["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    url = urlsplit({e["name"]: e for e in container["env"]}["PLUMBLINE_GATEWAY_URL"]["value"])
+    assert url.scheme == "http"
+    assert (url.path, url.query, url.fragment) == ("", "", "")  # a base URL: no path
+    assert url.username is None  # no credentials: hooks authenticates as the webhook's owner
+    [migrate] = pod["initContainers"]  # migrating calls nothing
+    assert "PLUMBLINE_GATEWAY_URL" not in {e["name"] for e in migrate["env"]}
+    service = _of_kind(docs, "Service")[str(url.hostname)]["spec"]
+    assert service["selector"] == {NAME: "gateway"}
+    [port] = [p for p in service["ports"] if p["port"] == url.port]
+    assert port["name"] == "http"
+    [gateway] = _of_kind(docs, "Deployment")["gateway"]["spec"]["template"]["spec"]["containers"]
+    container_port = {p["name"]: p["containerPort"] for p in gateway["ports"]}[port["targetPort"]]
+    policies = _of_kind(docs, "NetworkPolicy")
+    assert can_reach(policies, "hooks", "gateway", container_port)
+    assert not can_reach(policies, "hooks", "gateway", 9090)
+    for target in set(APP_SERVICES) - {"gateway"}:
+        assert not can_reach(policies, "hooks", target, container_port), target
+    # hooks' own egress holds it too, whatever the others' ingress admits.
+    for target, port in {(t, container_port) for t in APP_SERVICES} | {("gateway", 9090)}:
+        allowed = (target, port) == ("gateway", container_port) or (
+            port == 9090 and target in UPSTREAMS["hooks"]
+        )
+        assert _allows(policies, "egress", "hooks", target, port, "TCP") == allowed, (target, port)
+    # Rules 0 to 3 keep their documented indices (patches use them); the API is rule 4.
+    egress = policies["hooks"]["spec"]["egress"]
+    assert "ipBlock" in egress[3]["to"][0]
+    assert egress[4] == {
+        "to": [{"podSelector": {"matchLabels": {NAME: "gateway"}}}],
+        "ports": [{"port": container_port, "protocol": "TCP"}],
+    }
+
+
 def _without_env(deployment: dict[str, Any], *names: str) -> Any:
     """A copy of ``deployment`` without the environment variables ``names``."""
     copy = json.loads(json.dumps(deployment))
@@ -602,9 +654,9 @@ def _renamed(doc: dict[str, Any], old: str, new: str) -> Any:
 LIKE_ACTIVITY = {
     # Its first start reads every owner's records (the history's start).
     "baselines": (("PLUMBLINE_TESTMGMT_ADDR", "PLUMBLINE_ATTACHMENTS_ADDR"), ()),
-    # Project access only: no items (activity's, for restores); and the key it seals the
-    # webhook signing secrets with.
-    "hooks": (("PLUMBLINE_WEBHOOKS_KEY",), ("PLUMBLINE_ITEMS_ADDR",)),
+    # Project access only: no items (activity's, for restores); the key it seals the
+    # webhook signing secrets with; and the REST API's URL (it reads the changed records).
+    "hooks": (("PLUMBLINE_WEBHOOKS_KEY", "PLUMBLINE_GATEWAY_URL"), ("PLUMBLINE_ITEMS_ADDR",)),
 }
 
 

@@ -82,6 +82,8 @@ class Webhook(TypedDict):
     description: str
     #: Whether changes are delivered (false: paused, or disabled after failing).
     active: bool
+    #: Whether a delivery carries the changed record as GET answers it to the owner.
+    includeObject: bool
     #: Filters, as the change feed's (empty: any).
     objectTypes: list[str]
     eventTypes: list[str]

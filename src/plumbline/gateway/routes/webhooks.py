@@ -28,6 +28,7 @@ _MEMBERS = {
     "url": "url",
     "description": "description",
     "active": "active",
+    "includeObject": "include_object",
     "objectTypes": "object_types",
     "eventTypes": "event_types",
     "projects": "projects",

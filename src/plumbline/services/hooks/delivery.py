@@ -45,6 +45,7 @@ from plumbline.services.hooks import targets
 from plumbline.services.hooks.api.changes import change_message
 from plumbline.services.hooks.feed import ChangeFeed, ChangeQuery
 from plumbline.services.hooks.models import deliveries, redeliveries, webhooks
+from plumbline.services.hooks.objects import Records, RecordUnavailable
 from plumbline.services.hooks.owners import Owners
 from plumbline.services.hooks.secrets import Sealer, sign
 from plumbline.services.hooks.webhooks import filters
@@ -107,8 +108,10 @@ class Deliverer:
         owners: Owners,
         leases: Leases,
         policy: Policy,
+        records: Records | None = None,
     ) -> None:
         self.db = db
+        self.records = records
         self.feed = feed
         self.sealer = sealer
         self.owners = owners
@@ -143,6 +146,8 @@ class Deliverer:
                 await task
         self._workers.clear()
         await self.http.aclose()
+        if self.records is not None:
+            await self.records.close()
 
     async def _assign_forever(self) -> None:
         while True:
@@ -160,8 +165,8 @@ class Deliverer:
         mine = {int(i) for i in active if self.leases.holds(int(i) % self.leases.count)}
         for webhook_id, task in list(self._workers.items()):
             if webhook_id not in mine or task.done():
-                if not task.done():
-                    log.warning("webhooks: stopping delivery of webhook %d here", webhook_id)
+                if not task.done():  # paused, removed, or its partition moved
+                    log.info("webhooks: stopping delivery of webhook %d here", webhook_id)
                 task.cancel()
                 del self._workers[webhook_id]
         for webhook_id in mine - set(self._workers):
@@ -256,7 +261,7 @@ class Deliverer:
         done: list[tuple[Any, int, Outcome]] = []
         committed = time.monotonic()
         for change in changes:
-            outcome = await self._send(row.url, secrets, change)
+            outcome = await self._send(row, secrets, change)
             attempts += 1
             if outcome.delivered:
                 done.append((change, attempts, outcome))
@@ -285,12 +290,21 @@ class Deliverer:
             found.append(self.sealer.open(row.previous_secret))
         return found
 
-    async def _send(self, url: str, secrets: list[str], change: Any) -> Outcome:
-        """One attempt to deliver ``change``."""
+    async def _send(self, row: Any, secrets: list[str], change: Any) -> Outcome:
+        """One attempt to deliver ``change`` to webhook ``row``."""
+        url = row.url
         message = change_message(change)
-        body = orjson.dumps(
-            {"type": change.type, "timestamp": message.time, "data": wire_members(message)}
-        )
+        data = wire_members(message)
+        if row.include_object and self.records is not None:
+            try:
+                record = await self.records.of(
+                    row.owner, change.type, change.event_type, change.object_id
+                )
+            except RecordUnavailable as exc:
+                return Outcome(False, None, 0.0, f"not sent: {exc}")
+            if record is not None:
+                data["object"] = record
+        body = orjson.dumps({"type": change.type, "timestamp": message.time, "data": data})
         stamp = int(time.time())
         headers = {
             "content-type": "application/json",
@@ -407,7 +421,7 @@ class Deliverer:
             )
             change = changes[0] if changes and changes[0].id == request.cursor else None
             if change is not None:
-                outcome = await self._send(row.url, self._secrets(row), change)
+                outcome = await self._send(row, self._secrets(row), change)
             async with self.db.transaction() as session:
                 await self.leases.hold(session, row.id % self.leases.count)
                 if change is not None:

@@ -16,6 +16,7 @@ from sqlalchemy import (
     Table,
     Text,
     false,
+    true,
 )
 
 from plumbline.common.db import ID
@@ -72,6 +73,8 @@ webhooks = Table(
     Column("url", Text, nullable=False),
     Column("description", Text, nullable=False, default=""),
     Column("active", Boolean, nullable=False),
+    # Whether a delivery carries the changed record as GET answers it to the owner.
+    Column("include_object", Boolean, nullable=False, default=True, server_default=true()),
     # The change feed's filters, each a JSON list (empty: any).
     Column("object_types", Text, nullable=False),
     Column("event_types", Text, nullable=False),

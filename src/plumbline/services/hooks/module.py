@@ -24,6 +24,7 @@ from plumbline.services.hooks.models import (
     consumer_members,
     consumer_positions,
 )
+from plumbline.services.hooks.objects import Records
 from plumbline.services.hooks.owners import Owners
 from plumbline.services.hooks.secrets import Sealer
 from plumbline.services.hooks.webhooks import Webhooks
@@ -75,6 +76,11 @@ class HooksModule(Module):
                 retry_base=settings.webhooks_retry_base,
                 timeout=settings.webhooks_timeout,
                 allow_private=settings.webhooks_allow_private,
+            ),
+            Records(
+                runtime.gateway_url,
+                lambda: runtime.channel("identity"),
+                timeout=settings.webhooks_timeout,
             ),
         )
         runtime.grpc.add(hooks_pb2_grpc.add_ChangesServicer_to_server, ChangesServicer(self.feed))

@@ -37,7 +37,16 @@ MAX_PER_OWNER = 100
 MAX_LISTED = 200
 #: Members ``update`` may change (wire names).
 UPDATABLE = frozenset(
-    {"url", "description", "active", "objectTypes", "eventTypes", "projects", "itemTypes"}
+    {
+        "url",
+        "description",
+        "active",
+        "includeObject",
+        "objectTypes",
+        "eventTypes",
+        "projects",
+        "itemTypes",
+    }
 )
 
 
@@ -48,6 +57,7 @@ class WebhookSpec:
     url: str = ""
     description: str = ""
     active: bool = True
+    include_object: bool = True
     object_types: list[str] = field(default_factory=list)
     event_types: list[str] = field(default_factory=list)
     projects: list[int] = field(default_factory=list)
@@ -108,6 +118,7 @@ class Webhooks:
                     url=spec.url,
                     description=spec.description,
                     active=spec.active,
+                    include_object=spec.include_object,
                     **_lists(spec),
                     secret=self.sealer.seal(secret),
                     delivered_through=head,
@@ -162,6 +173,9 @@ class Webhooks:
             url=spec.url if "url" in fields else row.url,
             description=spec.description if "description" in fields else row.description,
             active=spec.active if "active" in fields else row.active,
+            include_object=(
+                spec.include_object if "includeObject" in fields else row.include_object
+            ),
             **{
                 name: getattr(spec, name) if wire in fields else current
                 for (name, current), wire in zip(
@@ -179,6 +193,7 @@ class Webhooks:
             "url": merged.url,
             "description": merged.description,
             "active": merged.active,
+            "include_object": merged.include_object,
             **_lists(merged),
             "modified": utcnow(),
         }

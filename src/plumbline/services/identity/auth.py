@@ -15,6 +15,7 @@ from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, insert_id
 from plumbline.common.errors import (
     AlreadyExists,
+    FailedPrecondition,
     InvalidArgument,
     PermissionDenied,
     Unauthenticated,
@@ -154,6 +155,13 @@ class Auth:
         """A token for a user who logged in with a password (the docs page's session)."""
         principal = await self.authenticate_basic(username, password)
         return self._issue(principal.user_id, None)
+
+    async def issue_token_for(self, user_id: int) -> IssuedToken:
+        """A token for an active user by id (a service acting as the user)."""
+        _principal, active = await self.principal(user_id)
+        if not active:
+            raise FailedPrecondition(f"User {user_id} is inactive: no token is issued for them.")
+        return self._issue(user_id, None)
 
     def _issue(self, user_id: int, client_id: str | None) -> IssuedToken:
         assert self._key is not None

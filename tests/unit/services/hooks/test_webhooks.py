@@ -25,7 +25,7 @@ from plumbline.common.context import Principal
 from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument, PermissionDenied
 from plumbline.common.leases import Leases
-from plumbline.services.hooks import delivery, targets
+from plumbline.services.hooks import delivery, objects, targets
 from plumbline.services.hooks.delivery import MAX_BACKOFF, Deliverer, Policy
 from plumbline.services.hooks.feed import ChangeFeed
 from plumbline.services.hooks.owners import Owners
@@ -331,3 +331,23 @@ async def test_a_change_recorded_here_wakes_only_the_webhooks_of_its_project(
         await asyncio.sleep(0.05)
     assert [d["data"]["objectId"] for d in got] == [10]
     assert rounds["n"] == 0
+
+
+@pytest.mark.parametrize(
+    ("event_type", "kind", "object_id", "resource"),
+    [
+        ("items.item.updated", "UPDATE", 7, "items/7"),
+        ("items.relationship.created", "CREATE", 8, "relationships/8"),
+        ("testmgmt.testrun.updated", "UPDATE", 9, "testruns/9"),
+        ("attachments.attachment.created", "CREATE", 10, "attachments/10"),
+        ("baselines.baseline.created", "CREATE", 11, "baselines/11"),
+        ("items.item.deleted", "DELETE", 7, None),  # gone: nothing to read
+        ("identity.user.created", "CREATE", 5, None),  # no record a webhook carries
+        ("items.itemtag.created", "CREATE", 3, None),
+        ("items.item.updated", "UPDATE", None, None),
+    ],
+)
+def test_the_record_a_change_names_is_read_from_its_resource(
+    event_type: str, kind: str, object_id: int | None, resource: str | None
+) -> None:
+    assert objects.resource_of(event_type, kind, object_id) == resource

@@ -79,6 +79,22 @@ async def test_deactivated_users_cannot_authenticate_or_exchange_tokens(
     assert active is False
 
 
+async def test_a_service_gets_a_token_for_an_active_user_by_id(
+    identity: IdentityDomain,
+) -> None:
+    """For hooks, which reads a changed record through the API as a webhook's owner."""
+    with acting_as(ADMIN):
+        alice = await identity.users.create_user(dict(USER))
+    token = await identity.auth.issue_token_for(alice)
+    assert identity.auth.verify_token(token.token) == alice
+    with acting_as(ADMIN):
+        await identity.users.set_user_active(alice, False)
+    with pytest.raises(FailedPrecondition, match="inactive"):
+        await identity.auth.issue_token_for(alice)
+    with pytest.raises(NotFound):
+        await identity.auth.issue_token_for(999_999)
+
+
 async def test_credentials_only_for_yourself(identity: IdentityDomain) -> None:
     with acting_as(ADMIN):
         alice = await identity.users.create_user(dict(USER))

@@ -45,6 +45,9 @@ class AuthServicer(identity_pb2_grpc.AuthServicer):
     ) -> pb.AccessToken:
         return _token(await self.auth.issue_client_token(request.username, request.password))
 
+    async def IssueTokenFor(self, request: core_pb2.Id, context: Context) -> pb.AccessToken:
+        return _token(await self.auth.issue_token_for(request.id))
+
     async def IssueUserToken(
         self, request: pb.BasicCredentials, context: Context
     ) -> pb.AccessToken:

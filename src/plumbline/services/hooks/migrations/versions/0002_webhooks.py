@@ -26,6 +26,7 @@ def upgrade() -> None:
         sa.Column("url", sa.Text(), nullable=False),
         sa.Column("description", sa.Text(), nullable=False),
         sa.Column("active", sa.Boolean(), nullable=False),
+        sa.Column("include_object", sa.Boolean(), server_default=sa.true(), nullable=False),
         sa.Column("object_types", sa.Text(), nullable=False),
         sa.Column("event_types", sa.Text(), nullable=False),
         sa.Column("projects", sa.Text(), nullable=False),
