@@ -95,6 +95,11 @@ class HooksModule(Module):
             runtime.bus, [Consumer(f"{runtime.bus.prefix}.>", CONSUMER, handler)]
         )
         self.pruning = asyncio.create_task(self._prune_forever())
+        if not runtime.embedded and runtime.settings.gateway_url is None:
+            log.warning(
+                "PLUMBLINE_GATEWAY_URL is not set: webhook deliveries go without the "
+                "changed record (set it to the REST API's address, http://gateway:8080)"
+            )
         self.deliverer.start()
 
     async def _prune_forever(self) -> None:
