@@ -12,7 +12,8 @@ once) takes the deliveries of webhooks of one project. Then:
    the dead one over its p99 without (a machine's drift between two runs is about 10%);
 3. **throughput**: ``WEBHOOKS`` webhooks, paused while ``BACKLOG`` changes are written,
    then made active together: deliveries a second until every webhook has every change
-   (or ``DRAIN_LIMIT`` seconds);
+   (or ``DRAIN_LIMIT`` seconds); each delivery carrying the changed record (read through
+   the API as the owner), then again without it;
 4. **long poll**: ``POLLS`` times, a ``GET /rest/labs/events?wait=20`` waits while an
    item is renamed; from the rename's answer to the poll's (the change travels by event
    to the change feed).
@@ -115,9 +116,12 @@ class Receiver:
         self._loop.close()
 
 
-def _webhook(client: httpx.Client, url: str, project: int, active: bool = True) -> int:
+def _webhook(
+    client: httpx.Client, url: str, project: int, active: bool = True, record: bool = True
+) -> int:
     response = client.post(
-        "/rest/labs/webhooks", json={"url": url, "projects": [project], "active": active}
+        "/rest/labs/webhooks",
+        json={"url": url, "projects": [project], "active": active, "includeObject": record},
     )
     response.raise_for_status()
     return int(response.json()["meta"]["id"])
@@ -197,6 +201,8 @@ def measure(system: System, auth: str, req_type: int) -> dict[str, Any]:
 
         out["throughput"] = _throughput(system, client, receiver, req_type, auth)
         print(f"webhook throughput: {out['throughput']}", flush=True)
+        out["throughput_bare"] = _throughput(system, client, receiver, req_type, auth, record=False)
+        print(f"webhook throughput without the record: {out['throughput_bare']}", flush=True)
         out["long_poll"] = _long_poll(system, client, req_type, auth)
         print(f"long poll: {out['long_poll']}", flush=True)
     finally:
@@ -216,11 +222,18 @@ def _new_project(client: httpx.Client, prefix: str) -> int:
 
 
 def _throughput(
-    system: System, client: httpx.Client, receiver: Receiver, req_type: int, auth: str
+    system: System,
+    client: httpx.Client,
+    receiver: Receiver,
+    req_type: int,
+    auth: str,
+    record: bool = True,
 ) -> dict[str, Any]:
     project = _new_project(client, "HOOKSMANY")
+    where = f"/many{'' if record else '-bare'}"
     hooks = [
-        _webhook(client, receiver.url(f"/many/{n}"), project, active=False) for n in range(WEBHOOKS)
+        _webhook(client, receiver.url(f"{where}/{n}"), project, active=False, record=record)
+        for n in range(WEBHOOKS)
     ]
     for n in range(BACKLOG // 250):
         _import(client, project, req_type, 250, n)
@@ -230,7 +243,7 @@ def _throughput(
     started = time.monotonic()
     for hook in hooks:
         client.patch(f"/rest/labs/webhooks/{hook}", json={"active": True}).raise_for_status()
-    paths = [f"/many/{n}" for n in range(WEBHOOKS)]
+    paths = [f"{where}/{n}" for n in range(WEBHOOKS)]
     total = WEBHOOKS * BACKLOG
     while time.monotonic() - started < DRAIN_LIMIT:
         if sum(receiver.count(p) for p in paths) >= total:
@@ -332,11 +345,13 @@ def report(hooks: dict[str, Any]) -> str:
             f"{row['delivered']} (in order: {row['in_order']}), p50 {p50} ms, p99 {p99} ms, "
             f"max {worst} ms"
         )
-    t = hooks["throughput"]
-    lines.append(
-        f"  throughput: {t['webhooks']} webhooks x {t['backlog']} changes, {t['delivered']} "
-        f"delivered in {t['seconds']:.1f} s: {t['per_second']:.0f}/s"
-    )
+    for key, title in (("throughput", "with the record"), ("throughput_bare", "without")):
+        if key in hooks:
+            t = hooks[key]
+            lines.append(
+                f"  throughput {title}: {t['webhooks']} webhooks x {t['backlog']} changes, "
+                f"{t['delivered']} delivered in {t['seconds']:.1f} s: {t['per_second']:.0f}/s"
+            )
     if "long_poll" in hooks:
         poll = hooks["long_poll"]
         lines.append(

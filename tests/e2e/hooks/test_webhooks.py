@@ -41,6 +41,20 @@ from tests.e2e.topology import (
 )
 
 
+@pytest.fixture(autouse=True)
+def _no_webhooks_left(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each test's webhooks go at its end: those of receivers that are gone would keep
+    failing (and retrying) for the rest of the session."""
+    yield
+    if "system" not in request.fixturenames:
+        return
+    system: System = request.getfixturevalue("system")
+    with system.client(("admin", system.admin_password), version="labs") as labs:
+        listed = labs.get("/webhooks", params={"maxResults": 50}).json()["data"]
+        for hook in listed:
+            labs.delete(f"/webhooks/{hook['id']}")
+
+
 def _subscribe(client: httpx.Client, receiver: Receiver, **body: Any) -> dict[str, Any]:
     """A webhook to ``receiver``; its secret goes to the receiver, which verifies with it."""
     response = client.post("/webhooks", json={"url": receiver.url, **body})

@@ -54,9 +54,13 @@ log = logging.getLogger(__name__)
 
 #: How often the webhooks this replica delivers are looked up (new, paused, moved).
 ASSIGN_SECONDS = 1.0
-#: How long an idle webhook waits for a change recorded elsewhere (this process's own
-#: recordings of its projects wake it at once).
-IDLE_SECONDS = 1.0
+#: How long an idle webhook waits before it looks again anyway: this process's recordings
+#: of its projects wake it at once, and another replica's wake every webhook here
+#: (``HEAD_SECONDS``).
+IDLE_SECONDS = 5.0
+#: How often the feed's head is read for changes another replica recorded (one read for
+#: every webhook of the process).
+HEAD_SECONDS = 0.25
 #: How often an idle webhook's cursor moves past the changes it does not want.
 ADVANCE_SECONDS = 5.0
 #: Changes read per look.
@@ -130,15 +134,32 @@ class Deliverer:
         self._wanted: dict[int, frozenset[int]] = {}
         self._advanced: dict[int, float] = {}
         self._task: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
         feed.listen(self._recorded)
 
     def start(self) -> None:
         """Delivers from now on, until ``stop``."""
         self._task = asyncio.create_task(self._assign_forever(), name="webhooks")
+        self._watcher = asyncio.create_task(self._watch_head(), name="webhooks-head")
+
+    async def _watch_head(self) -> None:
+        """Wakes every webhook here when the feed grows past what this process recorded
+        (another replica recorded it: which projects, it does not say)."""
+        seen = 0
+        while True:
+            await asyncio.sleep(HEAD_SECONDS)
+            try:
+                head = await self.feed.head()
+            except Exception:  # a lost database: look again
+                continue
+            if head > max(seen, self.feed.recorded_through):
+                for signal in self._signals.values():
+                    signal.set()
+            seen = head
 
     async def stop(self) -> None:
         """Stops every delivery (one under way is cut off; it is sent again later)."""
-        tasks = [t for t in (self._task, *self._workers.values()) if t is not None]
+        tasks = [t for t in (self._task, self._watcher, *self._workers.values()) if t is not None]
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -173,6 +194,13 @@ class Deliverer:
             self._workers[webhook_id] = asyncio.create_task(
                 self._deliver_forever(webhook_id), name=f"webhook-{webhook_id}"
             )
+
+    def wake(self, webhook_id: int) -> None:
+        """Has webhook ``webhook_id`` look now, if it is delivered here (a redelivery
+        was asked for)."""
+        signal = self._signals.get(webhook_id)
+        if signal is not None:
+            signal.set()
 
     def _recorded(self, projects: frozenset[int | None]) -> None:
         """Feed listener: wakes the webhooks whose projects the changes just recorded

@@ -68,6 +68,8 @@ class ChangeFeed:
         self._waiting = 0
         self._watcher: asyncio.Task[None] | None = None
         self._listeners: list[Callable[[frozenset[int | None]], None]] = []
+        #: The last cursor this process recorded: a head beyond it is another replica's.
+        self.recorded_through = 0
 
     async def record_many(self, events: list[Event]) -> None:
         """Consumer handler: records the changes among ``events`` exactly once, in one
@@ -82,6 +84,10 @@ class ChangeFeed:
                     .values(writes=feed_head.c.writes + 1)
                 )
                 await session.execute(changes.insert(), rows)
+                # The turn on the head is held: the largest cursor is this write's last.
+                # Known before the commit, so no reader sees the head past it first.
+                last = await session.scalar(select(func.max(changes.c.id)))
+                self.recorded_through = max(self.recorded_through, int(last or 0))
         await self.inbox.committed_many(events)
         if rows:
             self._wake()

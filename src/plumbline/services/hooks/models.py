@@ -96,6 +96,9 @@ webhooks = Table(
     Column("created", DateTime(timezone=True), nullable=False),
     Column("modified", DateTime(timezone=True), nullable=False),
     Index("ix_webhooks_owner", "owner"),
+    # A webhook's id is never given again (SQLite would reuse a deleted last one's): a
+    # client holding it, or a delivery task still running for it, must not reach another.
+    sqlite_autoincrement=True,
 )
 
 #: Every delivery attempt (the delivery log), kept as long as the feed keeps changes.

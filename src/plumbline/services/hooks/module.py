@@ -83,6 +83,7 @@ class HooksModule(Module):
                 timeout=settings.webhooks_timeout,
             ),
         )
+        self.webhooks.asked = self.deliverer.wake
         runtime.grpc.add(hooks_pb2_grpc.add_ChangesServicer_to_server, ChangesServicer(self.feed))
         runtime.grpc.add(
             hooks_pb2_grpc.add_WebhooksServicer_to_server, WebhooksServicer(self.webhooks)

@@ -12,7 +12,7 @@ themselves carry only what the owner may read at delivery time (``delivery``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -93,6 +93,8 @@ class Webhooks:
         self.sealer = sealer
         self.allow_private = allow_private
         self.secret_grace = secret_grace
+        #: Told of each redelivery asked for (the module wakes the webhook's delivery).
+        self.asked: Callable[[int], None] = lambda webhook_id: None
 
     async def create(self, spec: WebhookSpec) -> tuple[Row[Any], str]:
         """A new subscription of the caller's, delivering the changes from now on, and
@@ -274,6 +276,7 @@ class Webhooks:
             await session.execute(
                 insert(redeliveries).values(webhook=webhook_id, cursor=cursor, asked=utcnow())
             )
+        self.asked(webhook_id)
 
     async def prune_log(self, older_than: timedelta) -> int:
         """Deletes delivery log entries older than ``older_than``; how many went."""

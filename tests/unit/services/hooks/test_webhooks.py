@@ -351,3 +351,15 @@ def test_the_record_a_change_names_is_read_from_its_resource(
     event_type: str, kind: str, object_id: int | None, resource: str | None
 ) -> None:
     assert objects.resource_of(event_type, kind, object_id) == resource
+
+
+async def test_a_deleted_webhooks_id_is_never_given_again(
+    hooks_db: Database,
+    tmp_path: Path,
+) -> None:
+    store = make_store(hooks_db, make_feed(hooks_db), tmp_path, allow_private=True)
+    with acting_as(ADMIN):
+        first, _ = await store.create(WebhookSpec(url="http://127.0.0.1:9/a"))
+        await store.delete(first.id)
+        second, _ = await store.create(WebhookSpec(url="http://127.0.0.1:9/b"))
+    assert second.id > first.id
