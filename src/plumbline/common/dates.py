@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, timedelta, timezone
+from typing import overload
 
 from plumbline.common.errors import InvalidArgument
 
@@ -24,11 +25,21 @@ def utcnow() -> datetime:
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
+@overload
+def as_utc(value: datetime) -> datetime: ...
+@overload
+def as_utc(value: None) -> None: ...
+def as_utc(value: datetime | None) -> datetime | None:
+    """A stored time with its zone: SQLite gives ``DateTime(timezone=True)`` back without
+    one, and every stored time is UTC."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)
+
+
 def format_datetime(value: datetime) -> str:
     """``2016-11-28T23:22:15.999+0000``."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    value = value.astimezone(UTC)
+    value = as_utc(value).astimezone(UTC)
     # Not strftime: glibc's %Y does not pad years before 1000 to four digits.
     return (
         f"{value.year:04d}-{value.month:02d}-{value.day:02d}T"

@@ -95,6 +95,16 @@ def change(message: hooks_pb2.Change) -> records.Change:
     return cast(records.Change, wire_members(message))
 
 
+def webhook(message: hooks_pb2.Webhook) -> records.Webhook:
+    """A Webhook (its filters are lists)."""
+    return cast(records.Webhook, {**wire_members(message, nested=True), "type": "webhooks"})
+
+
+def delivery(message: hooks_pb2.Delivery) -> records.Delivery:
+    """A Delivery of a webhook's log."""
+    return cast(records.Delivery, wire_members(message))
+
+
 def item_type(message: items_pb2.ItemType) -> records.ItemType:
     """An ItemType with its fields."""
     body = _members(message, "itemtypes")

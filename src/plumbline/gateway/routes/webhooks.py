@@ -13,12 +13,12 @@ from starlette.responses import Response
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.hooks.v1 import hooks_pb2
 from plumbline.common.dates import format_datetime, utcnow
-from plumbline.common.rpc import wire_members
 from plumbline.gateway import records, schemas
 from plumbline.gateway.bodies import RedeliveryBody, WebhookBody, WebhookChanges
 from plumbline.gateway.deps import Gw, Paging, Version
 from plumbline.gateway.envelope import created, deleted, json_response, ok, updated
 from plumbline.gateway.includes import base_url
+from plumbline.gateway.representations import delivery, webhook
 from plumbline.gateway.schemas import JSON
 
 router = APIRouter(prefix="/rest/{version}", tags=["webhooks"])
@@ -34,12 +34,6 @@ _MEMBERS = {
     "projects": "projects",
     "itemTypes": "item_types",
 }
-
-
-def webhook(message: hooks_pb2.Webhook) -> records.Webhook:
-    """A Webhook record."""
-    body: Any = {**wire_members(message, nested=True), "type": "webhooks"}
-    return body  # type: ignore[no-any-return]
 
 
 def _input(values: dict[str, Any]) -> hooks_pb2.WebhookInput:
@@ -160,7 +154,7 @@ async def list_deliveries(id: int, gw: Gw, page: Paging) -> Response:
     )
     info = reply.page_info
     return ok(
-        [wire_members(d) for d in reply.deliveries],
+        [delivery(d) for d in reply.deliveries],
         page=(info.start_index, info.result_count, info.total_results),
     )
 

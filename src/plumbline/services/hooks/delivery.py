@@ -28,15 +28,16 @@ import logging
 import random
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from typing import Any, overload
+from datetime import datetime, timedelta
+from typing import Any
 
 import httpx
 import orjson
 from sqlalchemy import delete, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.access import Access
-from plumbline.common.dates import format_datetime, utcnow
+from plumbline.common.dates import as_utc, format_datetime, utcnow
 from plumbline.common.db import Database
 from plumbline.common.errors import FailedPrecondition
 from plumbline.common.leases import LeaseLost, Leases
@@ -183,7 +184,7 @@ class Deliverer:
         those of webhooks removed, paused or now another replica's."""
         async with self.db.read() as session:
             active = (await session.scalars(select(webhooks.c.id).where(webhooks.c.active))).all()
-        mine = {int(i) for i in active if self.leases.holds(int(i) % self.leases.count)}
+        mine = {int(i) for i in active if self.leases.holds(self._partition(int(i)))}
         for webhook_id, task in list(self._workers.items()):
             if webhook_id not in mine or task.done():
                 if not task.done():  # paused, removed, or its partition moved
@@ -304,6 +305,14 @@ class Deliverer:
         await self._delivered(row.id, done)
         return 0.0
 
+    def _partition(self, webhook_id: int) -> int:
+        """The consumer's partition whose holder delivers ``webhook_id``."""
+        return webhook_id % self.leases.count
+
+    async def _hold(self, session: AsyncSession, webhook_id: int) -> None:
+        """In a recording transaction: LeaseLost unless this replica still delivers it."""
+        await self.leases.hold(session, self._partition(webhook_id))
+
     async def _load(self, webhook_id: int) -> Any:
         async with self.db.read() as session:
             return (
@@ -373,7 +382,7 @@ class Deliverer:
         if not done:
             return
         async with self.db.transaction() as session:
-            await self.leases.hold(session, webhook_id % self.leases.count)
+            await self._hold(session, webhook_id)
             await session.execute(
                 insert(deliveries), [_log(webhook_id, c, n, outcome) for c, n, outcome in done]
             )
@@ -416,7 +425,7 @@ class Deliverer:
         else:
             values["next_attempt"] = now + timedelta(seconds=self.policy.backoff(attempt))
         async with self.db.transaction() as session:
-            await self.leases.hold(session, webhook_id % self.leases.count)
+            await self._hold(session, webhook_id)
             await session.execute(
                 insert(deliveries).values(_log(webhook_id, change, attempt, outcome))
             )
@@ -426,7 +435,7 @@ class Deliverer:
 
     async def _advance(self, webhook_id: int, cursor: int) -> None:
         async with self.db.transaction() as session:
-            await self.leases.hold(session, webhook_id % self.leases.count)
+            await self._hold(session, webhook_id)
             await session.execute(
                 update(webhooks)
                 .where(webhooks.c.id == webhook_id, webhooks.c.delivered_through < cursor)
@@ -451,7 +460,7 @@ class Deliverer:
             if change is not None:
                 outcome = await self._send(row, self._secrets(row), change)
             async with self.db.transaction() as session:
-                await self.leases.hold(session, row.id % self.leases.count)
+                await self._hold(session, row.id)
                 if change is not None:
                     entry = _log(row.id, change, 1, outcome) | {"redelivery": True}
                     await session.execute(insert(deliveries).values(entry))
@@ -472,16 +481,3 @@ def _log(webhook_id: int, change: Any, attempt: int, outcome: Outcome) -> dict[s
         "duration_ms": round(outcome.milliseconds, 1),
         "error": outcome.error,
     }
-
-
-@overload
-def as_utc(value: datetime) -> datetime: ...
-@overload
-def as_utc(value: None) -> None: ...
-@overload
-def as_utc(value: datetime | None) -> datetime | None: ...
-def as_utc(value: datetime | None) -> datetime | None:
-    """A stored time as UTC (SQLite gives it back without its zone)."""
-    if value is None or value.tzinfo is not None:
-        return value
-    return value.replace(tzinfo=UTC)

@@ -20,6 +20,7 @@ import httpx
 
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.identity.v1 import identity_pb2_grpc
+from plumbline.common.capped import with_room
 
 #: The REST resource of each record an event names, by the event type's prefix.
 RESOURCES = {
@@ -106,6 +107,6 @@ class Records:
             core_pb2.Id(id=owner)
         )
         if len(self._tokens) >= MAX_TOKENS:
-            self._tokens.clear()
+            self._tokens = with_room(self._tokens, lambda entry: entry[0] > now, MAX_TOKENS)
         self._tokens[owner] = (now + issued.expires_in - TOKEN_MARGIN, issued.access_token)
         return issued.access_token

@@ -11,6 +11,7 @@ import grpc
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.identity.v1 import identity_pb2_grpc
 from plumbline.common.access import Access, AccessCache
+from plumbline.common.capped import with_room
 from plumbline.common.context import Principal
 from plumbline.common.errors import NotFound
 
@@ -37,7 +38,9 @@ class Owners:
         cached = self._principals.get(user_id)
         if cached is None or cached[0] < now:
             if len(self._principals) >= MAX_OWNERS:
-                self._principals.clear()
+                self._principals = with_room(
+                    self._principals, lambda entry: entry[0] > now, MAX_OWNERS
+                )
             cached = (now + PRINCIPAL_SECONDS, await self._principal(user_id))
             self._principals[user_id] = cached
         principal = cached[1]

@@ -17,6 +17,7 @@ import socket
 import time
 from urllib.parse import urlsplit
 
+from plumbline.common.capped import with_room
 from plumbline.common.errors import InvalidArgument
 
 #: The longest target URL.
@@ -73,7 +74,9 @@ async def _resolve(host: str, port: int) -> list[str]:
         raise Refused(f"the host {host!r} does not resolve ({exc.strerror or exc})") from None
     addresses = sorted({str(info[4][0]) for info in found})
     if len(_resolved) >= MAX_RESOLVED:
+        kept = with_room(_resolved, lambda entry: entry[0] > now, MAX_RESOLVED)
         _resolved.clear()
+        _resolved.update(kept)
     _resolved[(host, port)] = (now + RESOLVED_SECONDS, addresses)
     return addresses
 

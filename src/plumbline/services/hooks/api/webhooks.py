@@ -2,63 +2,42 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.hooks.v1 import hooks_pb2 as pb
 from plumbline.api.hooks.v1 import hooks_pb2_grpc
 from plumbline.common.dates import format_datetime
-from plumbline.common.rpc import Context, page_info, page_of
-from plumbline.services.hooks.delivery import as_utc
+from plumbline.common.rpc import Context, message_of, page_info, page_of
 from plumbline.services.hooks.webhooks import Webhooks, WebhookSpec, filters
+
+
+def _stamp(value: datetime | None) -> str | None:
+    return None if value is None else format_datetime(value)
 
 
 def webhook_message(row: Any) -> pb.Webhook:
     """A ``webhooks`` row as a message (never its secrets)."""
-    message = pb.Webhook(
-        id=row.id,
-        owner=row.owner,
-        url=row.url,
-        description=row.description,
-        active=row.active,
-        include_object=row.include_object,
-        created_date=format_datetime(as_utc(row.created)),
-        modified_date=format_datetime(as_utc(row.modified)),
-        delivered_through=row.delivered_through,
+    return message_of(
+        row,
+        pb.Webhook,
+        created_date=format_datetime(row.created),
+        modified_date=format_datetime(row.modified),
         failed_attempts=row.attempts,
+        failing_since=_stamp(row.failing_since),
+        next_attempt_date=_stamp(row.next_attempt),
+        previous_secret_expires=_stamp(row.previous_expires),
+        disabled_reason=row.disabled_reason or None,
+        **filters(row),
     )
-    for name, values in filters(row).items():
-        getattr(message, name).extend(values)
-    for name, value in (
-        ("failing_since", row.failing_since),
-        ("next_attempt_date", row.next_attempt),
-        ("previous_secret_expires", row.previous_expires),
-    ):
-        if value is not None:
-            setattr(message, name, format_datetime(as_utc(value)))
-    if row.disabled_reason:
-        message.disabled_reason = row.disabled_reason
-    return message
 
 
 def delivery_message(row: Any) -> pb.Delivery:
     """A delivery log row as a message."""
-    message = pb.Delivery(
-        id=row.id,
-        cursor=row.cursor,
-        event=row.event_id,
-        type=row.type,
-        attempt=row.attempt,
-        redelivery=row.redelivery,
-        date=format_datetime(as_utc(row.at)),
-        outcome=row.outcome,
-        duration_ms=row.duration_ms,
+    return message_of(
+        row, pb.Delivery, event=row.event_id, date=format_datetime(row.at), error=row.error or None
     )
-    if row.response_code is not None:
-        message.response_code = row.response_code
-    if row.error:
-        message.error = row.error
-    return message
 
 
 def _spec(message: pb.WebhookInput) -> WebhookSpec:
