@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,24 +19,9 @@ from tests.e2e.api import (
     project_key,
     user_body,
 )
-from tests.e2e.topology import NATS_URL, PG_ADMIN_URL, System, reachable, running
+from tests.e2e.topology import System, require_backends, running
 
 TOPOLOGIES = ["embedded", "distributed"]
-
-
-def require_backends() -> None:
-    pg = PG_ADMIN_URL.split("@", 1)[1].split("/", 1)[0]
-    nats_host = NATS_URL.split("://", 1)[1]
-    missing = [
-        name
-        for name, address in (("PostgreSQL", pg), ("NATS", nats_host))
-        if not reachable(address.split(":")[0], int(address.split(":")[1]))
-    ]
-    if missing:
-        message = f"{' and '.join(missing)} not reachable for the distributed topology"
-        if os.environ.get("CI"):
-            pytest.fail(message + " (required in CI)")
-        pytest.skip(message)
 
 
 @pytest.fixture(scope="session", params=TOPOLOGIES)

@@ -23,6 +23,7 @@ import base64
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -36,6 +37,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import httpx
+import pytest
 from sqlalchemy import MetaData, select
 
 from plumbline.common.db import Database
@@ -56,6 +58,21 @@ ADMIN_PASSWORD = "admin-test-password"
 REPLICAS = {"testmgmt": 2, "activity": 2, "baselines": 2}
 #: The partitions the distributed topology splits events into.
 PARTITIONS = 4
+
+
+def require_backends() -> None:
+    pg = PG_ADMIN_URL.split("@", 1)[1].split("/", 1)[0]
+    nats_host = NATS_URL.split("://", 1)[1]
+    missing = [
+        name
+        for name, address in (("PostgreSQL", pg), ("NATS", nats_host))
+        if not reachable(address.split(":")[0], int(address.split(":")[1]))
+    ]
+    if missing:
+        message = f"{' and '.join(missing)} not reachable for the distributed topology"
+        if os.environ.get("CI"):
+            pytest.fail(message + " (required in CI)")
+        pytest.skip(message)
 
 
 def free_port() -> int:
@@ -475,3 +492,57 @@ def run_cli(system: System, *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=60,
     )
+
+
+NATS_SERVER = shutil.which("nats-server") or "/usr/sbin/nats-server"
+
+
+class Nats:
+    """A NATS server of this test's own, with JetStream, that can be stopped and started."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = free_port()
+        self.store = workdir / "nats"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [NATS_SERVER, "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", str(self.store)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise TimeoutError("nats-server did not start")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+        self.process = None
+
+
+@contextlib.contextmanager
+def on_own_nats(workdir: Path) -> Iterator[tuple[System, Nats]]:
+    """A distributed system on a NATS server of its own, which the caller may stop and
+    start (a NATS outage); both are stopped and cleaned up after."""
+    require_backends()
+    nats = Nats(workdir)
+    nats.start()
+    system = start_distributed(workdir, {"PLUMBLINE_BUS_URL": nats.url})
+    try:
+        yield system, nats
+    finally:
+        system.stop()
+        if nats.process is None:
+            nats.start()  # the stream is dropped through it
+        cleanup_distributed(system)
+        nats.stop()

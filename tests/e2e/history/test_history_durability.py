@@ -4,10 +4,6 @@ outage of NATS loses a version or records one twice."""
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,20 +12,17 @@ import httpx
 import pytest
 
 from tests.e2e.api import create_item, eventually, item_types, new_project, project_key
-from tests.e2e.conftest import require_backends
 from tests.e2e.testrecords import new_plan
 from tests.e2e.topology import (
     ADMIN_PASSWORD,
+    Nats,
     System,
-    cleanup_distributed,
+    on_own_nats,
     replicas_of,
     service_env,
-    start_distributed,
     start_embedded,
     start_process,
 )
-
-NATS_SERVER = shutil.which("nats-server") or "/usr/sbin/nats-server"
 
 
 def _rename(client: httpx.Client, item: int, name: str) -> None:
@@ -89,59 +82,10 @@ def test_the_history_starts_from_existing_records(tmp_path: Path) -> None:
         assert system.stop()["all"] == 0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Nats:
-    """A NATS server of this test's own, with JetStream, that can be stopped and started."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.port = _free_port()
-        self.store = workdir / "nats"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [NATS_SERVER, "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", str(self.store)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.05)
-        raise TimeoutError("nats-server did not start")
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(10)
-        self.process = None
-
-
 @pytest.fixture
 def outage_system(tmp_path: Path) -> Iterator[tuple[System, Nats]]:
-    require_backends()
-    nats = Nats(tmp_path)
-    nats.start()
-    system = start_distributed(tmp_path, {"PLUMBLINE_BUS_URL": nats.url})
-    try:
-        yield system, nats
-    finally:
-        system.stop()
-        if nats.process is None:
-            nats.start()  # the stream is dropped through it
-        cleanup_distributed(system)
-        nats.stop()
+    with on_own_nats(tmp_path) as running:
+        yield running
 
 
 def test_no_version_lost_or_doubled_by_a_restart_or_a_nats_outage(

@@ -5,7 +5,6 @@ library) and keep what they were sent, answering as each test tells them."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,6 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from standardwebhooks import Webhook
+
+from tests.e2e.topology import free_port
 
 
 @dataclass
@@ -125,12 +126,6 @@ def _verifies(secret: str, raw: bytes, headers: dict[str, str]) -> bool:
     except Exception:
         return False
     return True
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager

@@ -29,16 +29,8 @@ from tests.e2e.api import (
     item_types,
     new_project,
 )
-from tests.e2e.conftest import require_backends
-from tests.e2e.history.test_history_durability import Nats
 from tests.e2e.hooks.receivers import Receiver, receiving
-from tests.e2e.topology import (
-    System,
-    cleanup_distributed,
-    restart,
-    start_distributed,
-    start_service,
-)
+from tests.e2e.topology import Nats, System, on_own_nats, restart, start_service
 
 
 @pytest.fixture(autouse=True)
@@ -355,20 +347,9 @@ def test_a_crash_in_a_burst_loses_no_delivery(
 
 @pytest.fixture
 def own_nats_system(tmp_path: Path) -> Iterator[tuple[System, Nats]]:
-    """A distributed system on a NATS server of its own, which the test stops and starts
-    (the embedded default has no NATS to lose)."""
-    require_backends()
-    nats = Nats(tmp_path)
-    nats.start()
-    system = start_distributed(tmp_path, {"PLUMBLINE_BUS_URL": nats.url})
-    try:
-        yield system, nats
-    finally:
-        system.stop()
-        if nats.process is None:
-            nats.start()  # the stream is dropped through it
-        cleanup_distributed(system)
-        nats.stop()
+    """The embedded default has no NATS to lose."""
+    with on_own_nats(tmp_path) as running:
+        yield running
 
 
 def test_a_nats_outage_delays_deliveries_and_loses_none(

@@ -26,9 +26,9 @@ import httpx
 import pytest
 
 from tests.e2e.api import item_types, new_project, project_key
-from tests.e2e.conftest import TOPOLOGIES, require_backends
+from tests.e2e.conftest import TOPOLOGIES
 from tests.e2e.testrecords import add_cases, default_group, new_cycle, new_plan, new_test_case
-from tests.e2e.topology import System, restart, running
+from tests.e2e.topology import System, require_backends, restart, running
 
 #: Clients of each kind of write.
 ITEM_CLIENTS, RUN_CLIENTS, JUNIT_CLIENTS = 8, 6, 4

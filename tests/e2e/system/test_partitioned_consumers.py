@@ -24,12 +24,13 @@ from sqlalchemy import MetaData, select
 from plumbline.common.db import Database
 from plumbline.common.leases import lease_tables
 from tests.e2e.api import create_item, item_types, new_project, project_key
-from tests.e2e.conftest import TOPOLOGIES, require_backends
+from tests.e2e.conftest import TOPOLOGIES
 from tests.e2e.topology import (
     PARTITIONS,
     System,
     database_url,
     replicas_of,
+    require_backends,
     restart,
     running,
 )
