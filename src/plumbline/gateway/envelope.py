@@ -64,6 +64,21 @@ class DataListWrapper(TypedDict):
     linked: NotRequired[dict[str, dict[str, Any]]]
 
 
+class TotalsMeta(PageMeta):
+    """``meta`` of a page of a set that is also counted whole (labs: ``/coverage``)."""
+
+    #: How many of the whole set fall in each class (``all``: the whole set).
+    totals: dict[str, int]
+
+
+class TotalsListWrapper(TypedDict):
+    """A page of records, and totals over every page."""
+
+    meta: TotalsMeta
+    links: dict[str, LinkTemplate]
+    data: list[Any]
+
+
 class CursorMeta(Meta):
     """``meta`` of a feed read by cursor: where to read on from."""
 
@@ -151,6 +166,14 @@ def ok(
         body = {"meta": meta, "links": templates, "data": data}
     if linked is not None:
         body["linked"] = linked
+    return json_response(body)
+
+
+def with_totals(data: Any, page: tuple[int, int, int], totals: dict[str, int]) -> Response:
+    """200 with a page of records, ``page`` (start, count, total) and ``meta.totals``."""
+    info: PageInfo = {"startIndex": page[0], "resultCount": page[1], "totalResults": page[2]}
+    meta: TotalsMeta = {"status": "OK", "timestamp": _now(), "pageInfo": info, "totals": totals}
+    body: TotalsListWrapper = {"meta": meta, "links": {}, "data": data}
     return json_response(body)
 
 

@@ -67,6 +67,7 @@ _ENVELOPES: tuple[type[Any], ...] = (
     envelope.DataWrapper,
     envelope.DataListWrapper,
     envelope.CursorListWrapper,
+    envelope.TotalsListWrapper,
     envelope.CreatedResponse,
     envelope.UpdatedResponse,
     envelope.ErrorResponse,
@@ -115,6 +116,12 @@ def one(shape: type[Any], description: str = "The record.") -> Responses:
 def page(shape: type[Any], description: str = "A page of records.") -> Responses:
     """200 with a page of ``shape`` records in ``data`` and ``meta.pageInfo``."""
     schema = _derived(envelope.DataListWrapper, shape, True, "DataListWrapper")
+    return _json(200, description, schema)
+
+
+def page_with_totals(shape: type[Any], description: str) -> Responses:
+    """200 with a page of ``shape`` records, ``meta.pageInfo`` and ``meta.totals``."""
+    schema = _derived(envelope.TotalsListWrapper, shape, True, "TotalsListWrapper")
     return _json(200, description, schema)
 
 

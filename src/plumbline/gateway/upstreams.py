@@ -50,6 +50,7 @@ class ItemsClient:
         self.workflow = items.WorkflowStub(channel)
         self.sync = items.SyncStub(channel)
         self.relationships = items.RelationshipsStub(channel)
+        self.traceability = items.TraceabilityStub(channel)
         self.tags = items.TagsStub(channel)
         self.releases = items.ReleasesStub(channel)
         self.comments = items.CommentsStub(channel)

@@ -32,6 +32,7 @@ from plumbline.services.items.api.relationships import RelationshipsServicer
 from plumbline.services.items.api.releases import ReleasesServicer
 from plumbline.services.items.api.sync import SyncServicer
 from plumbline.services.items.api.tags import TagsServicer
+from plumbline.services.items.api.trace import TraceabilityServicer
 from plumbline.services.items.api.workflow import WorkflowServicer
 from plumbline.services.items.baselining import Baselining
 from plumbline.services.items.categories import Categories
@@ -52,6 +53,7 @@ from plumbline.services.items.releases import Releases
 from plumbline.services.items.restore import Restore
 from plumbline.services.items.sync import Sync
 from plumbline.services.items.tags import Tags
+from plumbline.services.items.trace import Tracing
 from plumbline.services.items.workflow import Workflow
 
 log = logging.getLogger(__name__)
@@ -113,6 +115,10 @@ class ItemsModule(Module):
         grpc.add(rpc.add_LinksServicer_to_server, LinksServicer(links))
         filters = Filters(self.db, self.access)
         grpc.add(rpc.add_FiltersServicer_to_server, FiltersServicer(filters, items, render))
+        grpc.add(
+            rpc.add_TraceabilityServicer_to_server,
+            TraceabilityServicer(Tracing(self.db, self.config, filters, self.access)),
+        )
         baselining = Baselining(self.db, self.config, filters, self.access)
         grpc.add(rpc.add_BaseliningServicer_to_server, BaseliningServicer(baselining))
         snapshots = OwnerSnapshots(

@@ -21,6 +21,7 @@ from plumbline.services.testmgmt.api.results import ResultsServicer
 from plumbline.services.testmgmt.api.runs import TestRunsServicer
 from plumbline.services.testmgmt.cycles import Cycles
 from plumbline.services.testmgmt.groups import Groups
+from plumbline.services.testmgmt.latest import LatestResults
 from plumbline.services.testmgmt.models import outbox, records
 from plumbline.services.testmgmt.plans import Plans
 from plumbline.services.testmgmt.records import Records
@@ -60,7 +61,10 @@ class TestmgmtModule(Module):
             TestCyclesServicer(Cycles(self.db, self.outbox, items, self.access), render),
         )
         runs = Runs(self.db, self.outbox, items, self.access)
-        grpc.add(rpc.add_TestRunsServicer_to_server, TestRunsServicer(runs, render))
+        grpc.add(
+            rpc.add_TestRunsServicer_to_server,
+            TestRunsServicer(runs, render, LatestResults(self.db, self.access)),
+        )
         grpc.add(rpc.add_ResultsServicer_to_server, ResultsServicer(Results(runs)))
         snapshots = OwnerSnapshots(
             self.db,

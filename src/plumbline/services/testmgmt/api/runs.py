@@ -9,17 +9,30 @@ from plumbline.api.testmgmt.v1 import testmgmt_pb2 as pb
 from plumbline.api.testmgmt.v1 import testmgmt_pb2_grpc
 from plumbline.common import jsonpatch
 from plumbline.common.errors import InvalidArgument
-from plumbline.common.rpc import Context, page_of
+from plumbline.common.rpc import Context, message_of, optional, page_of
 from plumbline.services.testmgmt.api.messages import RecordMessages
+from plumbline.services.testmgmt.latest import LatestResults, Scope
 from plumbline.services.testmgmt.runs import Runs
 
 
 class TestRunsServicer(testmgmt_pb2_grpc.TestRunsServicer):
     """Thin mapping onto ``Runs``."""
 
-    def __init__(self, runs: Runs, render: RecordMessages) -> None:
+    def __init__(self, runs: Runs, render: RecordMessages, latest: LatestResults) -> None:
         self.runs = runs
         self.render = render
+        self.latest = latest
+
+    async def LatestResults(
+        self, request: pb.LatestResultsRequest, context: Context
+    ) -> pb.LatestResultList:
+        scope = Scope(
+            optional(request, "test_cycle"),
+            optional(request, "test_plan"),
+            optional(request, "release"),
+        )
+        found = await self.latest.latest(list(request.test_cases), scope)
+        return pb.LatestResultList(results=[message_of(f, pb.LatestResult) for f in found])
 
     async def ListRuns(self, request: pb.ListRunsRequest, context: Context) -> pb.RecordPage:
         start, size = page_of(request.page)
