@@ -34,6 +34,7 @@ from bench import history as hist
 from bench import hooks as hk
 from bench import peer as kiwi
 from bench import testmgmt as tm
+from bench import trace as tr
 from bench.drive import (
     REQUESTS,
     ROW_SECONDS,
@@ -290,6 +291,7 @@ class Measured:
     history: dict[str, Any] | None = None
     #: Webhook deliveries (issue 26).
     hooks: dict[str, Any] | None = None
+    trace: dict[str, Any] | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     kiwi: dict[str, Any] | None = None
     peer: list[dict[str, Any]] = field(default_factory=list)
@@ -313,6 +315,7 @@ class Measured:
             "timed": args.size == "normal" and args.only == "all",
             "hooks": self.hooks,
             "topology": args.topology,
+            "trace": self.trace,
         }
 
 
@@ -326,11 +329,11 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--size", choices=list(SIZES), default=os.environ.get("SIZE", "normal"))
     parser.add_argument(
         "--only",
-        choices=["all", "items", "testmgmt", "attachments", "history", "hooks"],
+        choices=["all", "items", "testmgmt", "attachments", "history", "hooks", "trace"],
         default=os.environ.get("ONLY", "all"),
         help="items: the item rows and overload; testmgmt: the test management rows; "
         "attachments: file uploads and downloads; history: versions, baselines, compare; "
-        "hooks: webhook deliveries",
+        "hooks: webhook deliveries; trace: traces, coverage, impact and a trace report",
     )
     parser.add_argument(
         "--peer",
@@ -539,6 +542,11 @@ def _measure_parts(bench: Bench, only: str, size: str, measured: Measured) -> No
         measured.hooks = hk.measure(bench.system, bench.basic, bench.seeder.types["REQ"])
         print(hk.report(measured.hooks), flush=True)
         measured.seconds["hooks"] = time.monotonic() - started
+    if only in ("all", "trace"):
+        started = time.monotonic()
+        measured.trace = tr.measure(bench.system, bench.basic)
+        print(tr.report(measured.trace), flush=True)
+        measured.seconds["trace"] = time.monotonic() - started
 
 
 def _measure(system: System, args: argparse.Namespace, workdir: Path) -> Measured:
@@ -630,6 +638,7 @@ def _save(args: argparse.Namespace, measured: Measured) -> Path:
                 "attachments": measured.attachments,
                 "history": measured.history,
                 "hooks": measured.hooks,
+                "trace": measured.trace,
                 "kiwi": measured.kiwi,
                 "peer": measured.peer,
                 "targets": targets(

@@ -16,6 +16,7 @@ from bench import history as hist
 from bench import hooks as hk
 from bench import lag, paging
 from bench import testmgmt as tm
+from bench import trace as tr
 from bench.drive import REQUESTS, system_ms
 
 GROUP_ITEM = "GET /items/{id} (role through a group)"
@@ -108,6 +109,7 @@ def targets(
     timed: bool = False,
     hooks: dict[str, Any] | None = None,
     topology: str = "embedded",
+    trace: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The issue's targets, each with the measured figure and whether it is met (None
     for a figure reported without a limit). ``peer`` holds the comparison's targets
@@ -125,6 +127,7 @@ def targets(
         *(att.targets(attachments) if attachments else []),
         *(hist.targets(history) if history else []),
         *(hk.targets(hooks, topology) if hooks else []),
+        *(tr.targets(trace, topology) if trace else []),
         *lag.targets([*rows, *(testmgmt["rows"] if testmgmt else [])]),
         *_of_bare(main),
         *_open_loop(open_loop or []),

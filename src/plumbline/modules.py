@@ -56,6 +56,12 @@ def _hooks() -> Module:
     return HooksModule()
 
 
+def _reports() -> Module:
+    from plumbline.services.reports.module import ReportsModule
+
+    return ReportsModule()
+
+
 def _gateway() -> Module:
     from plumbline.gateway.module import GatewayModule
 
@@ -75,6 +81,7 @@ MODULES: dict[str, tuple[Callable[[], Module], tuple[str, ...]]] = {
     "activity": (_activity, _PUBLISHERS),
     "baselines": (_baselines, _PUBLISHERS),
     "hooks": (_hooks, _PUBLISHERS),
+    "reports": (_reports, ("identity",)),
     "gateway": (_gateway, SERVICES),
 }
 

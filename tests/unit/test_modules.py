@@ -24,6 +24,7 @@ def test_all_is_every_module_with_the_gateway_last() -> None:
             "activity",
             "baselines",
             "hooks",
+            "reports",
             "gateway",
         }
     )
@@ -39,6 +40,7 @@ def test_all_is_every_module_with_the_gateway_last() -> None:
         "activity",
         "baselines",
         "hooks",
+        "reports",
         "gateway",
     )
 
@@ -76,11 +78,11 @@ def test_services_are_the_modules_but_the_gateway() -> None:
 
 def test_an_unknown_target_lists_the_valid_ones() -> None:
     with pytest.raises(InvalidArgument) as info:
-        resolve("items,reports")
-    assert "'reports'" in info.value.message
+        resolve("items,dashboards")
+    assert "'dashboards'" in info.value.message
     assert (
-        "all, identity, items, testmgmt, attachments, activity, baselines, hooks, gateway"
-        in info.value.message
+        "all, identity, items, testmgmt, attachments, activity, baselines, hooks, reports, "
+        "gateway" in info.value.message
     )
 
 

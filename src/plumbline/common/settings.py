@@ -10,7 +10,16 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 #: The gRPC services, in start order: every module but the gateway.
-SERVICES = ("identity", "items", "testmgmt", "attachments", "activity", "baselines", "hooks")
+SERVICES = (
+    "identity",
+    "items",
+    "testmgmt",
+    "attachments",
+    "activity",
+    "baselines",
+    "hooks",
+    "reports",
+)
 
 
 class Settings(BaseSettings):
@@ -63,12 +72,14 @@ class Settings(BaseSettings):
     attachments_addr: str | None = None
     baselines_addr: str | None = None
     hooks_addr: str | None = None
+    reports_addr: str | None = None
     gateway_url: str | None = Field(
         default=None,
         description=(
             "The REST API's base URL inside the deployment (http://gateway:8080), for "
             "calls a service makes as a user: hooks reads a changed record as a webhook's "
-            "owner. Default: the process's own, embedded."
+            "owner, reports reads a report's data as whoever asked for it. Default: the "
+            "process's own, embedded."
         ),
     )
     admin_password: str | None = None
@@ -296,6 +307,25 @@ class Settings(BaseSettings):
         description=(
             "After a webhook secret is rotated, how long deliveries are also signed "
             "with the old one, so receivers can switch."
+        ),
+    )
+    reports_concurrency: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="How many reports one reports replica makes at once.",
+    )
+    reports_retention_days: float = Field(
+        default=7.0,
+        gt=0,
+        description="How long a finished report's file is kept.",
+    )
+    reports_stale_seconds: float = Field(
+        default=60.0,
+        gt=1,
+        description=(
+            "A report whose maker has not reported progress for this long (its replica "
+            "died) is queued again."
         ),
     )
     password_time_cost: int = 2

@@ -678,3 +678,12 @@ class RedeliveryBody(Strict):
     """A change to send to a webhook again: its event id (a delivery's webhook-id)."""
 
     event: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
+class ReportBody(Strict):
+    """A report to make (labs): the project, the file's format and the report's parameters
+    (``GET /reports/metadata`` lists them)."""
+
+    project: RecordId
+    format: Literal["XLSX", "CSV", "HTML"] = "XLSX"
+    parameters: dict[str, Any] = Field(default_factory=dict, max_length=32)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any, NotRequired
+from urllib.parse import quote
 
 import orjson
 from starlette.responses import Response
@@ -108,6 +109,19 @@ class CreatedResponse(TypedDict):
     data: NotRequired[Any]
 
 
+class AcceptedMeta(Meta):
+    """``meta`` of a 202: where to follow the work that was started."""
+
+    location: str
+
+
+class AcceptedResponse(TypedDict):
+    """What a POST that starts work answers: the work, and where to follow it."""
+
+    meta: AcceptedMeta
+    data: Any
+
+
 class UpdatedResponse(TypedDict):
     """What PUT and PATCH answer (``data`` for the few that report)."""
 
@@ -196,12 +210,28 @@ def created(new_id: int, location: str, data: Any = None) -> Response:
     return json_response(body, status=201, headers={"Location": location})
 
 
+def accepted(location: str, data: Any) -> Response:
+    """202 with where to follow the work started (``meta.location``, ``Location``)."""
+    body: AcceptedResponse = {
+        "meta": {"status": "Accepted", "timestamp": _now(), "location": location},
+        "data": data,
+    }
+    return json_response(body, status=202, headers={"Location": location})
+
+
 def updated(data: Any = None) -> Response:
     """200 ``meta.status`` OK: what PUT and PATCH answer (``data`` for the few that report)."""
     body: UpdatedResponse = {"meta": {"status": "OK", "timestamp": _now()}}
     if data is not None:
         body["data"] = data
     return json_response(body)
+
+
+def attachment_disposition(name: str) -> str:
+    """``Content-Disposition: attachment`` with the name for every client: an ASCII
+    fallback and the exact name in UTF-8 (RFC 6266)."""
+    fallback = "".join(c if 32 <= ord(c) < 127 and c not in '"\\/' else "_" for c in name)
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
 def deleted() -> Response:

@@ -69,6 +69,7 @@ _ENVELOPES: tuple[type[Any], ...] = (
     envelope.CursorListWrapper,
     envelope.TotalsListWrapper,
     envelope.CreatedResponse,
+    envelope.AcceptedResponse,
     envelope.UpdatedResponse,
     envelope.ErrorResponse,
     envelope.BadLinesResponse,
@@ -136,6 +137,11 @@ def created(shape: type[Any] | None = None, description: str = "Created.") -> Re
     if shape is None:
         return _json(201, description, ref("CreatedResponse"))
     return _json(201, description, _derived(envelope.CreatedResponse, shape, False, "Created"))
+
+
+def accepted(shape: type[Any], description: str) -> Responses:
+    """202 with the work started in ``data`` and where to follow it in ``meta``."""
+    return _json(202, description, _derived(envelope.AcceptedResponse, shape, False, "Accepted"))
 
 
 def updated(

@@ -16,6 +16,7 @@ from plumbline.api.core.v1 import core_pb2_grpc as core
 from plumbline.api.hooks.v1 import hooks_pb2_grpc as hooks
 from plumbline.api.identity.v1 import identity_pb2_grpc as identity
 from plumbline.api.items.v1 import items_pb2_grpc as items
+from plumbline.api.reports.v1 import reports_pb2_grpc as reports
 from plumbline.api.testmgmt.v1 import testmgmt_pb2_grpc as testmgmt
 from plumbline.common.settings import SERVICES
 from plumbline.runtime import Runtime
@@ -81,6 +82,15 @@ class HooksClient:
         self.consumers = core.ConsumersStub(channel)
 
 
+class ReportsClient:
+    """The reports service's stubs."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self.channel = channel
+        self.reports = reports.ReportsStub(channel)
+        self.access = core.AccessStub(channel)
+
+
 class TestmgmtClient:
     """The test management service's stubs."""
 
@@ -139,6 +149,7 @@ class Upstreams:
     activity: ActivityClient
     baselines: BaselinesClient
     hooks: HooksClient
+    reports: ReportsClient
     #: A channel to each replica of a service (``Runtime.replica_channels``).
     replicas: Callable[[str], Awaitable[list[grpc.aio.Channel]]]
 
@@ -153,6 +164,7 @@ class Upstreams:
             activity=ActivityClient(runtime.channel("activity")),
             baselines=BaselinesClient(runtime.channel("baselines")),
             hooks=HooksClient(runtime.channel("hooks")),
+            reports=ReportsClient(runtime.channel("reports")),
             replicas=runtime.replica_channels,
         )
 

@@ -9,63 +9,14 @@ import httpx
 import pytest
 
 from tests.e2e.api import MakeUser, assert_error, created_id, grant, new_project, project_key
-from tests.e2e.testrecords import new_cycle, new_group, new_plan, new_test_case, record, runs_of
+from tests.e2e.testrecords import new_cycle, new_group, new_plan, new_test_case
 from tests.e2e.topology import System
-
-
-def _relate(admin: httpx.Client, source: int, target: int, rel_type: int) -> int:
-    response = admin.post(
-        "/relationships", json={"fromItem": source, "toItem": target, "relationshipType": rel_type}
-    )
-    return created_id(response)
-
-
-def _item(admin: httpx.Client, project: dict[str, Any], key: str, name: str) -> int:
-    body = {
-        "project": project["id"],
-        "itemType": project["types"][key]["id"],
-        "fields": {"name": name},
-    }
-    return created_id(admin.post("/items", json=body))
-
-
-def _record_status(admin: httpx.Client, cycle: int, case: int, status: str) -> None:
-    [run] = [r for r in runs_of(admin, cycle) if r["fields"]["testCase"] == case]
-    response = record(admin, run["id"], testRunStatus=status)
-    assert response.status_code == 200, response.text
+from tests.e2e.tracegraph import build_graph, new_item, record_status, relate
 
 
 @pytest.fixture
 def graph(admin: httpx.Client, project: dict[str, Any]) -> dict[str, Any]:
-    """r1 verified by t1, t2 and related to r2; r2 verified by t3; r3 by nothing. One plan
-    with t1..t3 and a cycle where t1 passed and t2 failed."""
-    rel_types = {t["name"]: t["id"] for t in admin.get("/relationshiptypes").json()["data"]}
-    verified, related = rel_types["Verified by"], rel_types["Related to"]
-    r1, r2, r3 = (_item(admin, project, "REQ", f"Need {n}") for n in (1, 2, 3))
-    t1, t2, t3 = (new_test_case(admin, project, f"Check {n}") for n in (1, 2, 3))
-    rels = {
-        "r1-t1": _relate(admin, r1, t1, verified),
-        "r1-t2": _relate(admin, r1, t2, verified),
-        "r1-r2": _relate(admin, r1, r2, related),
-        "r2-t3": _relate(admin, r2, t3, verified),
-    }
-    plan = new_plan(admin, project)
-    new_group(admin, plan, "All", t1, t2, t3)
-    cycle = new_cycle(admin, plan)
-    _record_status(admin, cycle, t1, "PASSED")
-    _record_status(admin, cycle, t2, "FAILED")
-    return {
-        "project": project,
-        "req": project["types"]["REQ"]["id"],
-        "tc": project["types"]["TC"]["id"],
-        "r": (r1, r2, r3),
-        "t": (t1, t2, t3),
-        "rels": rels,
-        "verified": verified,
-        "related": related,
-        "plan": plan,
-        "cycle": cycle,
-    }
+    return build_graph(admin, project)
 
 
 def _trace(labs: httpx.Client, g: dict[str, Any], **params: Any) -> dict[str, Any]:
@@ -167,10 +118,10 @@ def test_coverage_verdicts_totals_and_scopes(
     assert [c["latestRun"]["testRunStatus"] for c in first["testCases"]] == ["PASSED", "FAILED"]
     # t3 blocked: r2 blocked. A newer cycle where t2 passed: r1 passes in that cycle and
     # in the plan (the latest result), while the first cycle still says it fails.
-    _record_status(admin, graph["cycle"], t3, "BLOCKED")
+    record_status(admin, graph["cycle"], t3, "BLOCKED")
     later = new_cycle(admin, graph["plan"], name="Again")
-    _record_status(admin, later, t1, "PASSED")
-    _record_status(admin, later, t2, "PASSED")
+    record_status(admin, later, t1, "PASSED")
+    record_status(admin, later, t2, "PASSED")
     assert verdicts(coverage(testCycle=graph["cycle"]))[r2] == "BLOCKED"
     assert verdicts(coverage(testCycle=later)) == {r1: "PASSING", r2: "NOT_RUN", r3: "NOT_COVERED"}
     assert verdicts(coverage(testPlan=graph["plan"])) == {
@@ -203,8 +154,8 @@ def test_coverage_of_a_release_and_of_a_filter(
     released = new_plan(admin, project, "Released", release=release)
     new_group(admin, released, "Both", t1, t2)
     cycle = new_cycle(admin, released)
-    _record_status(admin, cycle, t1, "PASSED")
-    _record_status(admin, cycle, t2, "PASSED")
+    record_status(admin, cycle, t1, "PASSED")
+    record_status(admin, cycle, t2, "PASSED")
     params = {"project": project["id"], "itemType": graph["req"], "release": release}
     body = labs.get("/coverage", params=params).json()
     assert {e["item"]["id"]: e["verdict"] for e in body["data"]} == {
@@ -257,7 +208,7 @@ def test_impact_lists_every_dependant_once_with_its_path(
     shallow = labs.get(f"/items/{r1}/impact", params={"depth": 1}).json()
     assert shallow["meta"]["pageInfo"]["totalResults"] == 3
     # A cycle in the graph ends: t3 back to r1 adds nothing new.
-    _relate(admin, t3, r1, graph["related"])
+    relate(admin, t3, r1, graph["related"])
     assert labs.get(f"/items/{r1}/impact").json()["meta"]["pageInfo"]["totalResults"] == 4
 
 
@@ -271,10 +222,10 @@ def test_a_relationship_into_a_project_the_caller_cannot_read_shows_nothing_of_i
     project = graph["project"]
     r1, _, _ = graph["r"]
     other = {"id": new_project(admin, project_key("TO")), "types": project["types"]}
-    hidden_req = _item(admin, other, "REQ", "Secret need")
+    hidden_req = new_item(admin, other, "REQ", "Secret need")
     hidden_case = new_test_case(admin, other, "Secret check")
-    _relate(admin, r1, hidden_req, graph["related"])
-    _relate(admin, r1, hidden_case, graph["verified"])
+    relate(admin, r1, hidden_req, graph["related"])
+    relate(admin, r1, hidden_case, graph["verified"])
     user, name, password, _ = make_user()
     grant(admin, project["id"], "READ_ONLY", user=user)
     with system.client((name, password), version="labs") as reader:

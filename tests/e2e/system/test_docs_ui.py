@@ -2,32 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 import httpx
-import pytest
 
 from tests.e2e.api import new_project, unique
+from tests.e2e.browser import chromium
 from tests.e2e.topology import System
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright
+    from playwright.sync_api import ConsoleMessage, Page
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 # The browser reaches the server under a name that is not localhost: Swagger UI treats
 # localhost specially (its validator badge, for one, stays quiet there).
 DOCS_HOST = "plumbline-docs.test"
@@ -208,23 +196,6 @@ def test_the_session_cookie_never_sends_a_body_without_a_content_type(system: Sy
     assert typed.status_code == 201, typed.text
 
 
-def _unavailable(message: str) -> NoReturn:
-    if os.environ.get("CI"):
-        pytest.fail(f"{message} (the browser test is required in CI; run make browser)")
-    pytest.skip(message)
-
-
-def _launch(playwright: Playwright) -> Browser:
-    try:
-        return playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[*CHROMIUM_ARGS, f"--host-resolver-rules=MAP {DOCS_HOST} 127.0.0.1"],
-            timeout=15_000,
-        )
-    except Exception as exc:  # playwright raises its own Error types
-        _unavailable(f"Chromium at {CHROMIUM} could not be launched: {exc}")
-
-
 def _recorder(into: list[str]) -> Callable[[ConsoleMessage], None]:
     return lambda message: into.append(message.text)
 
@@ -277,13 +248,6 @@ def _try_list_items(page: Page, project: int) -> None:
 
 
 def test_browser_logs_in_and_tries_an_operation(system: System) -> None:
-    if not os.path.exists(CHROMIUM):
-        _unavailable(f"Chromium not found at {CHROMIUM} (make browser installs it)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as exc:
-        _unavailable(f"Playwright is not installed: {exc}")
-
     latest = f"{system.url}/rest/latest"
     with httpx.Client(base_url=latest, auth=("admin", system.admin_password)) as api:
         project = new_project(api, unique("UI").upper())
@@ -291,36 +255,30 @@ def test_browser_logs_in_and_tries_an_operation(system: System) -> None:
     requested: list[str] = []
     failed: list[str] = []
     console: list[str] = []
-    with sync_playwright() as playwright:
-        browser = _launch(playwright)
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(10_000)
-            page.on("request", lambda r: requested.append(r.url))
-            page.on("requestfailed", lambda r: failed.append(f"{r.url} {r.failure}"))
-            page.on("console", _recorder(console))
+    with chromium([f"--host-resolver-rules=MAP {DOCS_HOST} 127.0.0.1"]) as browser:
+        page = browser.new_page()
+        page.set_default_timeout(10_000)
+        page.on("request", lambda r: requested.append(r.url))
+        page.on("requestfailed", lambda r: failed.append(f"{r.url} {r.failure}"))
+        page.on("console", _recorder(console))
 
-            page.goto(f"{origin}/api-docs/")
-            page.fill("input[name=username]", "admin")
-            page.fill("input[name=password]", system.admin_password)
-            page.click("button[type=submit]")
-            page.wait_for_url("**/api-docs/?version=latest")
+        page.goto(f"{origin}/api-docs/")
+        page.fill("input[name=username]", "admin")
+        page.fill("input[name=password]", system.admin_password)
+        page.click("button[type=submit]")
+        page.wait_for_url("**/api-docs/?version=latest")
 
-            # The operations of /rest/latest are listed, with their parameters; "Try it
-            # out" sends the request with the session cookie and shows the reply.
-            _try_current_user(page)
+        # The operations of /rest/latest are listed, with their parameters; "Try it
+        # out" sends the request with the session cookie and shows the reply.
+        _try_current_user(page)
 
-            # GET /items asks for its required project, sends it and lists the items.
-            _try_list_items(page, project)
+        # GET /items asks for its required project, sends it and lists the items.
+        _try_list_items(page, project)
 
-            # Another version is chosen through the page's URL.
-            page.click("nav >> text=v1")
-            page.wait_for_url("**/api-docs/?version=v1")
-            page.locator(
-                ".opblock-summary-path[data-path='/rest/v1/usergroups/{id}']"
-            ).first.wait_for()
-        finally:
-            browser.close()
+        # Another version is chosen through the page's URL.
+        page.click("nav >> text=v1")
+        page.wait_for_url("**/api-docs/?version=v1")
+        page.locator(".opblock-summary-path[data-path='/rest/v1/usergroups/{id}']").first.wait_for()
 
     hosts = {urlparse(url).hostname for url in requested}
     assert hosts == {DOCS_HOST}, [u for u in requested if not u.startswith(origin)]

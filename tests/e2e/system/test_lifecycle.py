@@ -29,9 +29,9 @@ def test_list_targets(tmp_path: Path) -> None:
 
 
 def test_unknown_target_is_refused(tmp_path: Path) -> None:
-    result = _run(["run", "--target", "reports"], base_env(tmp_path), tmp_path)
+    result = _run(["run", "--target", "dashboards"], base_env(tmp_path), tmp_path)
     assert result.returncode == 2
-    assert "unknown target 'reports'" in result.stderr
+    assert "unknown target 'dashboards'" in result.stderr
 
 
 def test_memory_bus_needs_every_target_in_one_process(tmp_path: Path) -> None:
@@ -75,7 +75,7 @@ def test_ready_line_drain_on_sigterm_and_clean_exit(tmp_path: Path) -> None:
     assert process.popen.wait(30) == 0
     assert not ready_file.exists()
     assert (
-        "plumbline ready: targets=identity,items,testmgmt,attachments,activity,baselines,hooks,gateway"
+        "plumbline ready: targets=identity,items,testmgmt,attachments,activity,baselines,hooks,reports,gateway"
         in process.log.read_text()
     )
 

@@ -52,6 +52,7 @@ def test_the_service_template(monkeypatch: pytest.MonkeyPatch) -> None:
         "postgresql+asyncpg://u@h/pl_activity",
         "postgresql+asyncpg://u@h/pl_baselines",
         "postgresql+asyncpg://u@h/pl_hooks",
+        "postgresql+asyncpg://u@h/pl_reports",
     ]
 
 

@@ -35,6 +35,7 @@ APP_SERVICES = (
     "attachments",
     "baselines",
     "hooks",
+    "reports",
     "gateway",
 )
 WITH_DATABASE = (
@@ -45,6 +46,7 @@ WITH_DATABASE = (
     "attachments",
     "baselines",
     "hooks",
+    "reports",
 )
 #: The gRPC services each one calls (its ``runtime.channel``s, set by PLUMBLINE_<SVC>_ADDR):
 #: its egress reaches exactly these, and each of these admits it.
@@ -57,6 +59,7 @@ UPSTREAMS = {
     # The owners' records at the first start (the history's start), a baseline's items.
     "baselines": {"identity", "items", "testmgmt", "attachments"},
     "hooks": {"identity"},  # project access only
+    "reports": {"identity"},  # project access, and the tokens it reads the REST API with
     "gateway": {
         "identity",
         "items",
@@ -65,12 +68,14 @@ UPSTREAMS = {
         "attachments",
         "baselines",
         "hooks",
+        "reports",
     },
 }
 #: The event consumers: replicas share the events' partitions under leases.
 CONSUMERS = ("activity", "baselines", "hooks")
-#: Deployments an HPA scales (the stateless ones).
-AUTOSCALED = ("gateway", "testmgmt", *CONSUMERS)
+#: Deployments an HPA scales (the stateless ones; reports' replicas share a queue of
+#: reports in its database, not the events' partitions).
+AUTOSCALED = ("gateway", "testmgmt", "reports", *CONSUMERS)
 #: Where the gateway finds each service (testmgmt: every pod, round robin).
 GATEWAY_UPSTREAMS = {
     "identity": "identity:9090",
@@ -80,10 +85,16 @@ GATEWAY_UPSTREAMS = {
     "attachments": "attachments:9090",
     "baselines": "baselines:9090",
     "hooks": "hooks:9090",
+    # Any pod: the reports are queued in its database and every pod's worker takes them.
+    "reports": "reports:9090",
 }
 #: The services that call the REST API through the gateway (PLUMBLINE_GATEWAY_URL), and
-#: where they find it: hooks reads the changed records it delivers, as a webhook's owner.
-API_CLIENTS = ("hooks",)
+#: where they find it: hooks reads the changed records it delivers, as a webhook's owner,
+#: reports a report's data, as whoever asked for the report.
+API_CLIENTS = ("hooks", "reports")
+#: The index of each API client's egress rule to the gateway's HTTP port: after rules 0 to
+#: 2 (database and bus, DNS, gRPC) and, for hooks, its webhook deliveries' rule 3.
+API_RULE = {"hooks": 4, "reports": 3}
 GATEWAY_URL = "http://gateway:8080"
 #: Where attachments keeps the file bytes by default: its volume, mounted there.
 FILES_PATH = "/var/lib/plumbline/files"
@@ -588,20 +599,22 @@ def test_hooks_delivers_webhooks_to_public_addresses_only(
             assert not can_reach(policies, source, ANYWHERE, port), (source, port)
 
 
-def test_hooks_calls_the_rest_api_through_the_gateway(
-    rendered: tuple[str, list[dict[str, Any]]],
+@pytest.mark.parametrize("client", API_CLIENTS)
+def test_api_clients_call_the_rest_api_through_the_gateway(
+    rendered: tuple[str, list[dict[str, Any]]], client: str
 ) -> None:
-    """hooks reads the changed records it delivers from the REST API, as a webhook's owner:
-    its PLUMBLINE_GATEWAY_URL names the gateway Service's HTTP port (a base URL, no path),
-    and its policy lets it there (a rule of its own, 4, after the webhook deliveries' 3)
-    and to no other service's HTTP port, nor to the gateway's gRPC one."""
+    """hooks reads the changed records it delivers from the REST API, as a webhook's owner,
+    and reports a report's data, as whoever asked for it: the PLUMBLINE_GATEWAY_URL names
+    the gateway Service's HTTP port (a base URL, no path), and the client's policy lets it
+    there (a rule of its own: hooks' 4, after the webhook deliveries' 3; reports' 3) and to
+    no other service's HTTP port, nor to the gateway's gRPC one."""
     _overlay, docs = rendered
-    pod = _of_kind(docs, "Deployment")["hooks"]["spec"]["template"]["spec"]
+    pod = _of_kind(docs, "Deployment")[client]["spec"]["template"]["spec"]
     [container] = pod["containers"]
     url = urlsplit({e["name"]: e for e in container["env"]}["PLUMBLINE_GATEWAY_URL"]["value"])
     assert url.scheme == "http"
     assert (url.path, url.query, url.fragment) == ("", "", "")  # a base URL: no path
-    assert url.username is None  # no credentials: hooks authenticates as the webhook's owner
+    assert url.username is None  # no credentials: a token of the user it acts for
     [migrate] = pod["initContainers"]  # migrating calls nothing
     assert "PLUMBLINE_GATEWAY_URL" not in {e["name"] for e in migrate["env"]}
     service = _of_kind(docs, "Service")[str(url.hostname)]["spec"]
@@ -611,23 +624,70 @@ def test_hooks_calls_the_rest_api_through_the_gateway(
     [gateway] = _of_kind(docs, "Deployment")["gateway"]["spec"]["template"]["spec"]["containers"]
     container_port = {p["name"]: p["containerPort"] for p in gateway["ports"]}[port["targetPort"]]
     policies = _of_kind(docs, "NetworkPolicy")
-    assert can_reach(policies, "hooks", "gateway", container_port)
-    assert not can_reach(policies, "hooks", "gateway", 9090)
+    assert can_reach(policies, client, "gateway", container_port)
+    assert not can_reach(policies, client, "gateway", 9090)
     for target in set(APP_SERVICES) - {"gateway"}:
-        assert not can_reach(policies, "hooks", target, container_port), target
-    # hooks' own egress holds it too, whatever the others' ingress admits.
+        assert not can_reach(policies, client, target, container_port), target
+    # The client's own egress holds it too, whatever the others' ingress admits.
     for target, port in {(t, container_port) for t in APP_SERVICES} | {("gateway", 9090)}:
         allowed = (target, port) == ("gateway", container_port) or (
-            port == 9090 and target in UPSTREAMS["hooks"]
+            port == 9090 and target in UPSTREAMS[client]
         )
-        assert _allows(policies, "egress", "hooks", target, port, "TCP") == allowed, (target, port)
-    # Rules 0 to 3 keep their documented indices (patches use them); the API is rule 4.
-    egress = policies["hooks"]["spec"]["egress"]
-    assert "ipBlock" in egress[3]["to"][0]
-    assert egress[4] == {
+        assert _allows(policies, "egress", client, target, port, "TCP") == allowed, (target, port)
+    # Rules 0 to 3 keep their documented indices (patches use them): the API comes after.
+    egress = policies[client]["spec"]["egress"]
+    if client in WEBHOOK_SENDERS:
+        assert "ipBlock" in egress[3]["to"][0]
+    assert egress[API_RULE[client]] == {
         "to": [{"podSelector": {"matchLabels": {NAME: "gateway"}}}],
         "ports": [{"port": container_port, "protocol": "TCP"}],
     }
+
+
+def test_reports_makes_reports_with_room_of_its_own(
+    rendered: tuple[str, list[dict[str, Any]]],
+) -> None:
+    """reports renders spreadsheets: more memory than the others, a bounded /tmp to spool
+    rows and write files in, a set number of reports at once per pod, and an HPA of its own
+    (replicas share a queue in its database, so the partition count does not bound it)."""
+    overlay, docs = rendered
+    deployment = _of_kind(docs, "Deployment")["reports"]
+    pod = deployment["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    assert container["resources"] == {
+        "requests": {"cpu": "100m", "memory": "192Mi"},
+        "limits": {"cpu": "1", "memory": "768Mi"},
+    }
+    env = {e["name"]: e for e in container["env"]}
+    concurrency = env["PLUMBLINE_REPORTS_CONCURRENCY"]["value"]
+    assert Settings(reports_concurrency=concurrency).reports_concurrency == 2
+    assert env["PLUMBLINE_IDENTITY_ADDR"]["value"] == "identity:9090"
+    assert env["PLUMBLINE_GATEWAY_URL"]["value"] == GATEWAY_URL
+    assert "PLUMBLINE_WEBHOOKS_KEY" not in env
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    [tmp] = [m for m in container["volumeMounts"] if m["mountPath"] == "/tmp"]
+    assert volumes[tmp["name"]] == {"name": tmp["name"], "emptyDir": {"sizeLimit": "1Gi"}}
+    assert not any("persistentVolumeClaim" in v for v in volumes.values())
+    spec = _of_kind(docs, "HorizontalPodAutoscaler")["reports"]["spec"]
+    testmgmt = _of_kind(docs, "HorizontalPodAutoscaler")["testmgmt"]["spec"]
+    assert (spec["minReplicas"], spec["maxReplicas"]) == (2, 10)
+    assert spec["metrics"] == testmgmt["metrics"]
+    assert _of_kind(docs, "PodDisruptionBudget")["reports"]["spec"] == {
+        "maxUnavailable": 1,
+        "selector": {"matchLabels": {NAME: "reports"}},
+    }
+    # As hooks is, but for the webhooks and what a webhook sender may reach.
+    for kind in ("Service", "ServiceAccount"):
+        of_kind = _of_kind(docs, kind)
+        assert of_kind["reports"] == _renamed(of_kind["hooks"], "hooks", "reports"), kind
+    policies = _of_kind(docs, "NetworkPolicy")
+    assert policies["reports"]["spec"]["ingress"] == _renamed(
+        policies["hooks"]["spec"]["ingress"], "hooks", "reports"
+    )
+    assert _sources(policies, "reports", 9090) == {"gateway"}
+    assert _sources(policies, "reports", 8080) == {METRICS}
+    if overlay == "prod":
+        assert deployment["spec"]["replicas"] == 2
 
 
 def _without_env(deployment: dict[str, Any], *names: str) -> Any:

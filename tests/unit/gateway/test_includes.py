@@ -23,6 +23,7 @@ from plumbline.gateway.upstreams import (
     HooksClient,
     IdentityClient,
     ItemsClient,
+    ReportsClient,
     TestmgmtClient,
     Upstreams,
 )
@@ -148,6 +149,7 @@ async def rig() -> AsyncIterator[Rig]:
             testmgmt=TestmgmtClient(channel),
             attachments=AttachmentsClient(channel),
             activity=ActivityClient(channel),
+            reports=ReportsClient(channel),
             baselines=BaselinesClient(channel),
             hooks=HooksClient(channel),
             replicas=_one_replica(channel),

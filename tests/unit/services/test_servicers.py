@@ -17,6 +17,7 @@ from plumbline.api.baselines.v1 import baselines_pb2
 from plumbline.api.hooks.v1 import hooks_pb2
 from plumbline.api.identity.v1 import identity_pb2
 from plumbline.api.items.v1 import items_pb2
+from plumbline.api.reports.v1 import reports_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.rpc import service_name
 
@@ -27,6 +28,7 @@ PROTO_FILES = (
     hooks_pb2,
     identity_pb2,
     items_pb2,
+    reports_pb2,
     testmgmt_pb2,
 )
 

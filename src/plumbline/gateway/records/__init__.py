@@ -79,6 +79,7 @@ from plumbline.gateway.records.items import (
     Tag,
     WorkflowTransition,
 )
+from plumbline.gateway.records.reports import ReportMetadata, ReportParameter, ReportWork
 from plumbline.gateway.records.testmgmt import (
     IngestAnswer,
     IngestMatch,
@@ -164,6 +165,9 @@ __all__ = [
     "RelationshipRuleSet",
     "RelationshipType",
     "Release",
+    "ReportMetadata",
+    "ReportParameter",
+    "ReportWork",
     "SyncStatus",
     "Tag",
     "TestCycle",

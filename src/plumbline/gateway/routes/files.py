@@ -13,7 +13,7 @@ import logging
 import re
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Annotated
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Header, Query
 from starlette.requests import Request
@@ -27,7 +27,7 @@ from plumbline.common.rpc import NO_DEADLINE
 from plumbline.common.streams import read_ahead
 from plumbline.gateway import schemas
 from plumbline.gateway.deps import Gw, Version
-from plumbline.gateway.envelope import error, updated
+from plumbline.gateway.envelope import attachment_disposition, error, updated
 from plumbline.gateway.uploads import FileUpload, Pace, send_stream
 
 log = logging.getLogger(__name__)
@@ -162,13 +162,6 @@ async def _arriving(
         wait = idle
 
 
-def _disposition(name: str) -> str:
-    """``attachment`` with the name for every client: an ASCII fallback and the exact
-    name in UTF-8 (RFC 6266)."""
-    fallback = "".join(c if 32 <= ord(c) < 127 and c not in '"\\/' else "_" for c in name)
-    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
-
-
 async def _download(
     gw: Gw, attachment: int, range_header: str | None, if_range: str | None
 ) -> Response:
@@ -192,7 +185,7 @@ async def _download(
             f"The range {range_header} lies outside the file, which has {served.file.size} bytes."
         )
         return error(416, message, headers)
-    headers["Content-Disposition"] = _disposition(served.file.file_name)
+    headers["Content-Disposition"] = attachment_disposition(served.file.file_name)
     headers["Content-Length"] = str(served.end - served.start)
     status = 200
     if served.partial:

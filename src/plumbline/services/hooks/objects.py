@@ -11,16 +11,13 @@ tried again as any failed delivery.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 import grpc
 import httpx
 
-from plumbline.api.core.v1 import core_pb2
-from plumbline.api.identity.v1 import identity_pb2_grpc
-from plumbline.common.capped import with_room
+from plumbline.common.tokens import UserTokens
 
 #: The REST resource of each record an event names, by the event type's prefix.
 RESOURCES = {
@@ -35,10 +32,6 @@ RESOURCES = {
     "attachments.attachment.": "attachments",
     "baselines.baseline.": "baselines",
 }
-#: A token is used until this many seconds before it expires.
-TOKEN_MARGIN = 60.0
-#: The most owners whose token is kept.
-MAX_TOKENS = 10_000
 #: Answers that mean the owner may not read the record now, or it is gone.
 NOT_READABLE = frozenset({401, 403, 404, 410})
 
@@ -68,8 +61,7 @@ class Records:
         timeout: float,
     ) -> None:
         self._base_url = base_url
-        self._identity = identity
-        self._tokens: dict[int, tuple[float, str]] = {}
+        self.tokens = UserTokens(identity)
         self.http = httpx.AsyncClient(trust_env=False, timeout=timeout, follow_redirects=False)
 
     async def close(self) -> None:
@@ -84,7 +76,7 @@ class Records:
             return None
         url = f"{base.rstrip('/')}/rest/v1/{resource}"
         for fresh in (False, True):
-            token = await self._token(owner, fresh)
+            token = await self.tokens.of(owner, fresh)
             try:
                 response = await self.http.get(url, headers={"Authorization": f"Bearer {token}"})
             except httpx.HTTPError as exc:
@@ -97,16 +89,3 @@ class Records:
                 return None
             raise RecordUnavailable(f"reading {resource}: the API answered {response.status_code}")
         return None
-
-    async def _token(self, owner: int, fresh: bool) -> str:
-        now = time.monotonic()
-        kept = self._tokens.get(owner)
-        if kept is not None and kept[0] > now and not fresh:
-            return kept[1]
-        issued = await identity_pb2_grpc.AuthStub(self._identity()).IssueTokenFor(
-            core_pb2.Id(id=owner)
-        )
-        if len(self._tokens) >= MAX_TOKENS:
-            self._tokens = with_room(self._tokens, lambda entry: entry[0] > now, MAX_TOKENS)
-        self._tokens[owner] = (now + issued.expires_in - TOKEN_MARGIN, issued.access_token)
-        return issued.access_token

@@ -1,0 +1,293 @@
+"""``make bench``'s traceability rows (``make bench ONLY=trace``, issue 27).
+
+A project of its own is imported in one request (``REQUIREMENTS`` requirements, each
+related to a feature, the feature verified by a test case, the test case related to a
+defect: three levels; and each requirement verified by its test case directly), with a
+test plan holding every test case and a cycle where a third of the runs passed and a
+tenth failed. Then:
+
+1. **trace**: the first page (20 requirements, three levels, latest results in the
+   cycle), ``REPEAT`` times: p50 and p99;
+2. **coverage totals**: ``GET /coverage?maxResults=1`` (every requirement judged, one
+   shown), ``REPEAT`` times;
+3. **impact**: an item with ``DEPENDANTS`` items downstream of it, ``REPEAT`` times;
+4. **the whole trace as XLSX**: the trace-matrix report, from its POST until its status
+   is DONE;
+5. **reads beside it all**: ``GET /items/{id}`` p50 alone, then while coverage, traces
+   and a report run in a loop beside it: the ratio (a machine's drift is about 10%).
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from typing import Any
+
+import httpx
+import orjson
+
+REQUIREMENTS = 10_000
+DEPENDANTS = 1_000
+REPEAT = 20
+READS = 200
+#: Targets (distributed): first page of the trace, coverage totals, impact, the whole
+#: trace as XLSX, and the slowdown of item reads beside them.
+TRACE_PAGE_S = 0.2
+COVERAGE_S = 2.0
+IMPACT_S = 0.2
+REPORT_S = 10.0
+READ_SLOWDOWN = 1.1
+
+
+def _lines(types: dict[str, int], rel: dict[str, int], requirements: int) -> bytes:
+    out: list[bytes] = []
+    for kind in ("REQ", "FEAT", "TC", "DEF"):
+        out += [
+            orjson.dumps(
+                {"key": f"{kind}{n}", "itemType": types[kind], "fields": {"name": f"{kind} {n}"}}
+            )
+            for n in range(requirements)
+        ]
+    out += [orjson.dumps({"key": "HUB", "itemType": types["REQ"], "fields": {"name": "Hub"}})]
+    out += [
+        orjson.dumps({"key": f"DEP{n}", "itemType": types["FEAT"], "fields": {"name": f"Dep {n}"}})
+        for n in range(DEPENDANTS)
+    ]
+    for n in range(requirements):
+        for source, target, kind in (
+            ("REQ", "FEAT", "Related to"),
+            ("FEAT", "TC", "Verified by"),
+            ("TC", "DEF", "Related to"),
+            ("REQ", "TC", "Verified by"),
+        ):
+            line = {
+                "fromItem": f"{source}{n}",
+                "toItem": f"{target}{n}",
+                "relationshipType": rel[kind],
+            }
+            out.append(orjson.dumps(line))
+    out += [
+        orjson.dumps(
+            {"fromItem": "HUB", "toItem": f"DEP{n}", "relationshipType": rel["Related to"]}
+        )
+        for n in range(DEPENDANTS)
+    ]
+    return b"\n".join(out) + b"\n"
+
+
+def _timed(client: httpx.Client, path: str, params: dict[str, Any]) -> float:
+    started = time.perf_counter()
+    response = client.get(path, params=params)
+    elapsed = time.perf_counter() - started
+    response.raise_for_status()
+    return elapsed
+
+
+def _quantiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "p50_s": statistics.median(ordered),
+        "p99_s": ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))],
+    }
+
+
+def _seed(client: httpx.Client, requirements: int) -> dict[str, Any]:
+    types = {
+        t["typeKey"]: t["id"]
+        for t in client.get("/rest/v1/itemtypes", params={"maxResults": 50}).json()["data"]
+    }
+    rel = {t["name"]: t["id"] for t in client.get("/rest/v1/relationshiptypes").json()["data"]}
+    project = client.post(
+        "/rest/v1/projects",
+        json={"projectKey": f"TR{int(time.time()) % 100000}", "fields": {"name": "Trace bench"}},
+    ).json()["meta"]["id"]
+    started = time.perf_counter()
+    imported = client.post(
+        f"/rest/labs/projects/{project}/import",
+        content=_lines(types, rel, requirements),
+        headers={"Content-Type": "application/x-ndjson"},
+        timeout=3600,
+    )
+    imported.raise_for_status()
+    # The item of the k-th item line has id firstItemId + k: REQ, FEAT, TC, DEF, HUB.
+    first = imported.json()["data"]["firstItemId"]
+    seeded = time.perf_counter() - started
+    cases = [first + 2 * requirements + n for n in range(requirements)]
+    plan = client.post(
+        "/rest/v1/testplans", json={"project": project, "fields": {"name": "Plan"}}
+    ).json()["meta"]["id"]
+    group = client.get(f"/rest/v1/testplans/{plan}/testgroups").json()["data"][0]["id"]
+    for case in cases:
+        client.post(
+            f"/rest/v1/testplans/{plan}/testgroups/{group}/testcases", json={"testCase": case}
+        )
+    cycle = client.post(
+        f"/rest/v1/testplans/{plan}/testcycles",
+        json={"fields": {"name": "Cycle", "startDate": "2026-11-01", "endDate": "2026-11-30"}},
+        timeout=600,
+    ).json()["meta"]["id"]
+    runs: list[int] = []
+    start = 0
+    while True:
+        page = client.get(
+            f"/rest/v1/testcycles/{cycle}/testruns", params={"startAt": start, "maxResults": 50}
+        ).json()
+        runs += [r["id"] for r in page["data"]]
+        start += len(page["data"])
+        if not page["data"] or start >= page["meta"]["pageInfo"]["totalResults"]:
+            break
+    results = [
+        {"id": run, "fields": {"testRunStatus": "PASSED" if n % 3 == 0 else "FAILED"}}
+        for n, run in enumerate(runs)
+        if n % 3 == 0 or n % 10 == 1
+    ]
+    for chunk in range(0, len(results), 500):
+        client.patch(
+            "/rest/labs/testruns", json=results[chunk : chunk + 500], timeout=600
+        ).raise_for_status()
+    return {
+        "project": project,
+        "req": types["REQ"],
+        "cycle": cycle,
+        "hub": first + 4 * requirements,
+        "item": first,
+        "import_s": seeded,
+        "items": 4 * requirements + 1 + DEPENDANTS,
+        "relationships": 4 * requirements + DEPENDANTS,
+    }
+
+
+def _report_seconds(client: httpx.Client, seeded: dict[str, Any]) -> float:
+    started = time.perf_counter()
+    work = client.post(
+        "/rest/labs/reports/trace-matrix",
+        json={
+            "project": seeded["project"],
+            "format": "XLSX",
+            "parameters": {"itemType": seeded["req"], "depth": 3, "testCycle": seeded["cycle"]},
+        },
+    ).json()["data"]["workId"]
+    while True:
+        data = client.get(f"/rest/labs/reports/works/{work}").json()["data"]
+        if data["status"] in ("DONE", "FAILED"):
+            break
+        time.sleep(0.1)
+    elapsed = time.perf_counter() - started
+    if data["status"] != "DONE":
+        raise RuntimeError(f"the trace report failed: {data['message']}")
+    return elapsed
+
+
+def measure(system: Any, auth: str, requirements: int = REQUIREMENTS) -> dict[str, Any]:
+    """Every traceability figure in one dict."""
+    with httpx.Client(base_url=system.url, headers={"Authorization": auth}, timeout=120) as client:
+        seeded = _seed(client, requirements)
+        print(
+            f"trace bench: imported {seeded['items']} items in {seeded['import_s']:.0f}s",
+            flush=True,
+        )
+        trace = {
+            "project": seeded["project"],
+            "itemType": seeded["req"],
+            "depth": 3,
+            "testCycle": seeded["cycle"],
+        }
+        coverage = {
+            "project": seeded["project"],
+            "itemType": seeded["req"],
+            "testCycle": seeded["cycle"],
+            "maxResults": 1,
+        }
+        out: dict[str, Any] = {
+            "requirements": requirements,
+            **{k: seeded[k] for k in ("items", "relationships", "import_s")},
+        }
+        out["trace_page"] = _quantiles(
+            [_timed(client, "/rest/labs/trace", trace) for _ in range(REPEAT)]
+        )
+        out["coverage"] = _quantiles(
+            [_timed(client, "/rest/labs/coverage", coverage) for _ in range(REPEAT)]
+        )
+        impact = f"/rest/labs/items/{seeded['hub']}/impact"
+        out["impact"] = _quantiles([_timed(client, impact, {"depth": 1}) for _ in range(REPEAT)])
+        out["report_s"] = _report_seconds(client, seeded)
+        item = f"/rest/v1/items/{seeded['item']}"
+        alone = [_timed(client, item, {}) for _ in range(READS)]
+        stop = threading.Event()
+
+        def busy() -> None:
+            with httpx.Client(
+                base_url=system.url, headers={"Authorization": auth}, timeout=600
+            ) as other:
+                while not stop.is_set():
+                    _timed(other, "/rest/labs/coverage", coverage)
+                    _timed(other, "/rest/labs/trace", trace)
+                    _report_seconds(other, seeded)
+
+        beside = threading.Thread(target=busy, daemon=True)
+        beside.start()
+        try:
+            time.sleep(1.0)
+            loaded = [_timed(client, item, {}) for _ in range(READS)]
+        finally:
+            stop.set()
+            beside.join(timeout=120)
+        out["reads"] = {
+            "alone_p50_s": statistics.median(alone),
+            "beside_p50_s": statistics.median(loaded),
+            "ratio": statistics.median(loaded) / statistics.median(alone),
+        }
+    return out
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+def report(trace: dict[str, Any]) -> str:
+    """The rows as ``make bench`` prints them."""
+    return "\n".join(
+        [
+            "",
+            f"traceability ({trace['requirements']} requirements, {trace['items']} items, "
+            f"{trace['relationships']} relationships, imported in {trace['import_s']:.0f}s)",
+            f"  trace, first page, 3 levels   p50 {_ms(trace['trace_page']['p50_s'])}, p99 {_ms(trace['trace_page']['p99_s'])}",
+            f"  coverage totals               p50 {_ms(trace['coverage']['p50_s'])}, p99 {_ms(trace['coverage']['p99_s'])}",
+            f"  impact, {DEPENDANTS} dependants        p50 {_ms(trace['impact']['p50_s'])}, p99 {_ms(trace['impact']['p99_s'])}",
+            f"  the whole trace as XLSX       {trace['report_s']:.1f} s",
+            f"  item reads beside them        p50 {_ms(trace['reads']['alone_p50_s'])} alone, "
+            f"{_ms(trace['reads']['beside_p50_s'])} beside: x{trace['reads']['ratio']:.2f}",
+        ]
+    )
+
+
+def targets(trace: dict[str, Any], topology: str) -> list[tuple[str, float, float, bool]]:
+    """(name, measured, limit, higher is better) of each target the rows judge."""
+    return [
+        (
+            f"trace first page p50, s (< {TRACE_PAGE_S:g})",
+            trace["trace_page"]["p50_s"],
+            TRACE_PAGE_S,
+            False,
+        ),
+        (
+            f"coverage totals p50, s (< {COVERAGE_S:g})",
+            trace["coverage"]["p50_s"],
+            COVERAGE_S,
+            False,
+        ),
+        (
+            f"impact of {DEPENDANTS} dependants p50, s (< {IMPACT_S:g})",
+            trace["impact"]["p50_s"],
+            IMPACT_S,
+            False,
+        ),
+        (f"whole trace as XLSX, s (< {REPORT_S:g})", trace["report_s"], REPORT_S, False),
+        (
+            f"item reads beside traces and reports / alone (<= {READ_SLOWDOWN:g})",
+            trace["reads"]["ratio"],
+            READ_SLOWDOWN,
+            False,
+        ),
+    ]

@@ -1,0 +1,69 @@
+"""``plumbline.reports.v1.Reports``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from plumbline.api.reports.v1 import reports_pb2 as pb
+from plumbline.api.reports.v1 import reports_pb2_grpc
+from plumbline.common.dates import format_datetime
+from plumbline.common.errors import InvalidArgument
+from plumbline.common.rpc import Context, message_of, page_info, page_of
+from plumbline.services.reports.catalog import REPORTS
+from plumbline.services.reports.works import Works
+
+
+def _date(value: Any) -> str | None:
+    return None if value is None else format_datetime(value)
+
+
+def work_message(row: Any) -> pb.Work:
+    """A works row as its message (dates in the API's form)."""
+    return message_of(
+        row,
+        pb.Work,
+        parameters_json=row.parameters_json.encode(),
+        created_date=format_datetime(row.created_at),
+        started_date=_date(row.started_at),
+        finished_date=_date(row.finished_at),
+        data_from=_date(row.data_from),
+        data_to=_date(row.data_to),
+    )
+
+
+class ReportsServicer(reports_pb2_grpc.ReportsServicer):
+    """Thin mapping onto ``Works`` and the report catalog."""
+
+    def __init__(self, works: Works, queued: Callable[[], None]) -> None:
+        self.works = works
+        self.queued = queued
+
+    async def ListReports(self, request: pb.ListReportsRequest, context: Context) -> pb.ReportList:
+        return pb.ReportList(reports=[message_of(spec, pb.Report) for spec in REPORTS.values()])
+
+    async def StartReport(self, request: pb.StartReportRequest, context: Context) -> pb.Work:
+        try:
+            parameters = json.loads(request.parameters_json or b"{}")
+        except ValueError:
+            raise InvalidArgument("parameters is not JSON") from None
+        row = await self.works.start(request.report, request.project, request.format, parameters)
+        self.queued()
+        return work_message(row)
+
+    async def GetWork(self, request: pb.WorkRef, context: Context) -> pb.Work:
+        return work_message(await self.works.get(request.id))
+
+    async def ListWorks(self, request: Any, context: Context) -> pb.WorkPage:
+        start, size = page_of(request)
+        rows, total = await self.works.page(start, size)
+        return pb.WorkPage(
+            works=[work_message(r) for r in rows], page_info=page_info(start, len(rows), total)
+        )
+
+    async def ReadWorkFile(
+        self, request: pb.WorkRef, context: Context
+    ) -> AsyncIterator[pb.FileChunk]:
+        async for data in self.works.chunks(request.id):
+            yield pb.FileChunk(data=data)

@@ -1,0 +1,89 @@
+"""A report's data, read through the REST API as whoever asked for the report: what they
+may read is exactly what the report holds, and every rule of the API (access, scopes,
+errors) applies once, there. Lists are read a page at a time, so a report never holds a
+whole project in memory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from plumbline.common.dates import utcnow
+from plumbline.common.tokens import UserTokens
+
+#: Records a page (the API's most).
+PAGE = 50
+
+
+class ReportFailed(Exception):
+    """A report cannot be made; the message says why, in words for whoever asked."""
+
+
+class Reader:
+    """GETs of the REST API as one user, with the moment of the first and last read."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        base_url: Callable[[], str | None],
+        tokens: UserTokens,
+        user: int,
+    ) -> None:
+        self.http = http
+        self.base_url = base_url
+        self.tokens = tokens
+        self.user = user
+        self.first_read: datetime | None = None
+        self.last_read: datetime | None = None
+
+    async def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
+        """The body of ``GET /rest/<path>`` (``path`` starts with the version); a refusal
+        is ReportFailed with the API's message."""
+        base = self.base_url()
+        if base is None:
+            raise ReportFailed(
+                "The reports service does not know the REST API's address "
+                "(PLUMBLINE_GATEWAY_URL is not set)."
+            )
+        url = f"{base.rstrip('/')}/rest/{path}"
+        for fresh in (False, True):
+            token = await self.tokens.of(self.user, fresh)
+            self.first_read = self.first_read or utcnow()
+            try:
+                response = await self.http.get(
+                    url, params=params, headers={"Authorization": f"Bearer {token}"}
+                )
+            except httpx.HTTPError as exc:
+                raise ConnectionError(f"reading {path}: {type(exc).__name__}") from None
+            self.last_read = utcnow()
+            if response.status_code == 401 and not fresh:
+                continue  # the token may have expired meanwhile: once more with a new one
+            if response.status_code == 200:
+                return response.json()
+            if 400 <= response.status_code < 500:
+                raise ReportFailed(_message(response))
+            raise ConnectionError(f"reading {path}: the API answered {response.status_code}")
+        raise ReportFailed("The API refused the report's owner.")
+
+    async def pages(
+        self, path: str, params: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[tuple[Any, int]]:
+        """Every page of a list: (the body, the total), page after page."""
+        start = 0
+        while True:
+            body = await self.get(path, {**(params or {}), "startAt": start, "maxResults": PAGE})
+            info = body["meta"]["pageInfo"]
+            yield body, int(info["totalResults"])
+            start += int(info["resultCount"])
+            if int(info["resultCount"]) == 0 or start >= int(info["totalResults"]):
+                return
+
+
+def _message(response: httpx.Response) -> str:
+    try:
+        return str(response.json()["meta"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return f"The API answered {response.status_code}."
