@@ -137,6 +137,7 @@ class Smoke:
         self.check("activity through NATS", self.activity, needs_project=True)
         self.check("change feed through NATS", self.change, needs_project=True)
         self.check("read project back", self.read_back, needs_project=True)
+        self.check("a report made apart", self.report, needs_project=True)
         if self.collector:
             self.check("trace at the collector", self.trace)
 
@@ -190,6 +191,25 @@ class Smoke:
         if got != (self.key, self.name):
             raise CheckFailed(f"read back {got}, not {(self.key, self.name)}")
         return f"read back {self.key} {self.name!r}"
+
+    def report(self) -> str:
+        """A report: the reports pod claims it and reads the API through the gateway as
+        the admin (a token from identity), then the file comes back through the gateway."""
+        types = self.gateway.expect(200, "GET", "/rest/v1/itemtypes?maxResults=50")["data"]
+        requirement = next(t["id"] for t in types if t.get("typeKey") == "REQ")
+        body = {"project": self.project, "format": "CSV", "parameters": {"itemType": requirement}}
+        work = self.gateway.expect(202, "POST", "/rest/labs/reports/coverage-summary", body)
+        path = f"/rest/labs/reports/works/{work['data']['workId']}"
+
+        def seen() -> str | None:
+            data = self.gateway.expect(200, "GET", path)["data"]
+            if data["status"] == "FAILED":
+                raise CheckFailed(f"the report failed: {data['message']}")
+            return f"{data['fileName']}, {data['size']} bytes" if data["status"] == "DONE" else None
+
+        made = eventually(f"the report done at GET {path}", seen)
+        self.gateway.expect(200, "GET", f"{path}/file")  # not JSON: read as text
+        return made
 
     def trace(self) -> str:
         def seen() -> str | None:
