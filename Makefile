@@ -58,7 +58,7 @@ lint: setup ## ruff, and mypy --strict over the code, tests and bench
 fmt: setup ## format the code (ruff format), then apply ruff's safe fixes
 	$(BIN)/ruff format . && $(BIN)/ruff check --fix .
 
-bench: setup ## benchmarks (TOPOLOGY=embedded|distributed, SIZE=small|normal|large, ONLY=items|testmgmt|attachments|history|hooks, PEER=kiwi [KIWI_RESULT=file])
+bench: setup ## benchmarks (TOPOLOGY=embedded|distributed, SIZE=small|normal|large, ONLY=items|testmgmt|attachments|history|hooks|trace, PEER=kiwi [KIWI_RESULT=file])
 	$(PY) -m bench --topology $${TOPOLOGY:-embedded} --size $${SIZE:-normal} --only $${ONLY:-all} --peer $${PEER:-none}
 
 k8s-live: $(STAMP) ## run the dev overlay for real under podman kube play and smoke-test it (root; tests/live)

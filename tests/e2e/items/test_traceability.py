@@ -55,6 +55,8 @@ def test_trace_follows_relationships_level_by_level_with_latest_results(
     [deep] = by_root[r1]["levels"][1]
     assert deep["item"]["latestRun"]["testRunStatus"] == "NOT_RUN"
     assert deep["relationship"] == graph["rels"]["r2-t3"]
+    # Pages larger than a list's: a report reads a project in few of them.
+    assert len(_trace(labs, graph, maxResults=1000)["data"]) == 3
     # Depth 1, only one relationship type, one item a page.
     narrow = _trace(labs, graph, relationshipType=graph["verified"], maxResults=1)
     assert narrow["meta"]["pageInfo"] == {"startIndex": 0, "resultCount": 1, "totalResults": 3}
@@ -262,6 +264,7 @@ def test_bad_questions_are_refused_with_what_is_allowed(
 ) -> None:
     base = {"project": graph["project"]["id"], "itemType": graph["req"]}
     assert_error(labs.get("/trace", params={**base, "depth": 6}), 400, "depth", "5")
+    assert_error(labs.get("/trace", params={**base, "maxResults": 1001}), 400, "1000")
     assert_error(labs.get("/trace", params={**base, "direction": "sideways"}), 400, "upstream")
     assert_error(labs.get("/trace", params={"project": base["project"]}), 400, "itemType")
     assert_error(labs.get("/trace", params={**base, "itemType": 987654}), 400, "itemType")

@@ -19,8 +19,9 @@ from plumbline.api.items.v1 import items_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.errors import InvalidArgument
 from plumbline.gateway import params, query, records, schemas
-from plumbline.gateway.deps import Gateway, Gw, Paging
+from plumbline.gateway.deps import Gateway, Gw, Paging, StartAt
 from plumbline.gateway.envelope import ok, with_totals
+from plumbline.gateway.paging import Page
 from plumbline.gateway.query import RequiredProject
 
 router = APIRouter(prefix="/rest/{version}", tags=["traceability"])
@@ -31,9 +32,31 @@ _FAMILIES = {
     testmgmt_pb2.CYCLE: "testcycles",
     testmgmt_pb2.RUN: "testruns",
 }
+#: The most items a trace or coverage page holds: more than a list's 50, so that a report
+#: (or a client) reads a large project in few requests.
+MAX_TRACE_PAGE = 1_000
 Verdict = Literal["PASSING", "FAILING", "BLOCKED", "NOT_RUN", "NOT_COVERED"]
 VERDICTS: tuple[Verdict, ...] = ("PASSING", "FAILING", "BLOCKED", "NOT_RUN", "NOT_COVERED")
 
+TraceMaxResults = Annotated[
+    int,
+    Depends(
+        query.paging(
+            "maxResults",
+            description=f"Items per page (at most {MAX_TRACE_PAGE}).",
+            minimum=1,
+            maximum=MAX_TRACE_PAGE,
+            default=20,
+        )
+    ),
+]
+
+
+async def _trace_page(start_at: StartAt, max_results: TraceMaxResults) -> Page:
+    return Page(start_at, max_results)
+
+
+TracePaging = Annotated[Page, Depends(_trace_page)]
 ItemType = Annotated[
     int,
     Depends(query.integer("itemType", required=True, description="The item type to start from.")),
@@ -211,7 +234,7 @@ def _test_cases(reply: items_pb2.TraceReply) -> list[int]:
 )
 async def trace(
     gw: Gw,
-    page: Paging,
+    page: TracePaging,
     project: RequiredProject,
     item_type: ItemType,
     upstream: Upstream,
@@ -285,7 +308,7 @@ def verdict(runs: Sequence[records.LatestRun | None]) -> Verdict:
 )
 async def coverage(
     gw: Gw,
-    page: Paging,
+    page: TracePaging,
     project: RequiredProject,
     item_type: ItemType,
     types: RelationshipTypes,

@@ -14,8 +14,9 @@ import httpx
 from plumbline.common.dates import utcnow
 from plumbline.common.tokens import UserTokens
 
-#: Records a page (the API's most).
+#: Records a page: the API's most for lists; traces and coverage take larger pages.
 PAGE = 50
+LARGE_PAGES = {"labs/trace": 500, "labs/coverage": 1_000}
 
 
 class ReportFailed(Exception):
@@ -72,9 +73,9 @@ class Reader:
         self, path: str, params: Mapping[str, Any] | None = None
     ) -> AsyncIterator[tuple[Any, int]]:
         """Every page of a list: (the body, the total), page after page."""
-        start = 0
+        start, size = 0, LARGE_PAGES.get(path, PAGE)
         while True:
-            body = await self.get(path, {**(params or {}), "startAt": start, "maxResults": PAGE})
+            body = await self.get(path, {**(params or {}), "startAt": start, "maxResults": size})
             info = body["meta"]["pageInfo"]
             yield body, int(info["totalResults"])
             start += int(info["resultCount"])

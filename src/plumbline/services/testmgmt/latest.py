@@ -78,7 +78,7 @@ class LatestResults:
                 records.c.fields_json,
                 records.c.modified_at,
             )
-            for part in chunked(sorted(set(test_cases)), 500):
+            for part in chunked(sorted(set(test_cases))):
                 query = select(*columns).where(*where, records.c.test_case.in_(part))
                 for row in (await session.execute(query)).all():
                     counted = held.get(row.test_case)
