@@ -211,6 +211,14 @@ async def test_the_worker_makes_a_report_from_the_api_and_fails_with_its_reason(
     works: Works, api: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(worker_module, "POLL_SECONDS", 0.05)
+    reported: list[tuple[str, int, str]] = []
+    progress = works.progress
+
+    async def recording(work_id: str, worker: str, percent: int, message: str) -> bool:
+        reported.append((work_id, percent, message))
+        return await progress(work_id, worker, percent, message)
+
+    monkeypatch.setattr(works, "progress", recording)
     worker = Worker(
         works,
         lambda: api,
@@ -245,3 +253,13 @@ async def test_the_worker_makes_a_report_from_the_api_and_fails_with_its_reason(
     assert lines[1] == "Run,Name,Test case,Status,Executed,Assigned to"
     assert len([line for line in lines if line.startswith("RUN-")]) == _Api.runs
     assert done.message == f"Done: {_Api.runs} rows"
+    # Progress as it read, page by page, then the writing; the failed one got no further.
+    steps = [(percent, message) for work, percent, message in reported if work == made.id]
+    assert [m for _, m in steps] == [
+        "runs read: 50 of 120",
+        "runs read: 100 of 120",
+        "runs read: 120 of 120",
+        "Writing the file",
+    ]
+    assert [p for p, _ in steps] == sorted(p for p, _ in steps)
+    assert not [r for r in reported if r[0] == missing.id]
