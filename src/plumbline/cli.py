@@ -33,6 +33,7 @@ def _tell_database(settings: Settings, service: str) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from plumbline.common.db import configure_pools
     from plumbline.runner import run
     from plumbline.workers import Inherited
 
@@ -42,6 +43,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     inherited = None
     if args.listen_fd is not None and args.parent_fd is not None:
         inherited = Inherited(args.listen_fd, args.parent_fd)
+    configure_pools(settings.db_pool_size, settings.db_max_overflow)
     asyncio.run(run(settings, targets, args.json_logs, inherited))
     return 0
 

@@ -206,6 +206,12 @@ def base_env(workdir: Path) -> dict[str, str]:
     env["PLUMBLINE_WEBHOOKS_ALLOW_PRIVATE"] = "true"
     env["PLUMBLINE_WEBHOOKS_RETRY_BASE"] = "0.2"
     env["PLUMBLINE_WEBHOOKS_KEY"] = base64.b64encode(os.urandom(32)).decode()
+    # Two distributed systems run at once (the session's and a test's own, 13 processes
+    # each): with the default pool of 10 they held PostgreSQL's 100 connections between
+    # them, and the second one's requests failed until the test hung. Two kept open a
+    # service, more only under load.
+    env["PLUMBLINE_DB_POOL_SIZE"] = "2"
+    env["PLUMBLINE_DB_MAX_OVERFLOW"] = "8"
     return env
 
 

@@ -107,6 +107,18 @@ class SQLiteInlineDialect(SQLiteDialect_pysqlite):
 registry.register("sqlite.plumbline_inline", __name__, "SQLiteInlineDialect")
 
 
+#: Each PostgreSQL engine's pool: connections kept open, and how many more it may open
+#: under load (closed again when returned). A process sets them once from its settings
+#: (``configure_pools``): every process of a deployment holds ``pool_size`` connections
+#: per service it runs, which PostgreSQL's max_connections must allow for.
+POOL = {"pool_size": 10, "max_overflow": 10}
+
+
+def configure_pools(pool_size: int, max_overflow: int) -> None:
+    """The pool of the engines this process makes from now on."""
+    POOL.update(pool_size=pool_size, max_overflow=max_overflow)
+
+
 def create_engine(url: str) -> AsyncEngine:
     """An engine tuned for its backend."""
     check_url(url)
@@ -136,7 +148,7 @@ def create_engine(url: str) -> AsyncEngine:
     # fails its first statement instead; SQLAlchemy then discards every pooled connection
     # older than the failure, and ``Database`` answers that one call Unavailable (retry).
     # Connections are renewed after half an hour, before proxies' idle timeouts.
-    return create_async_engine(url, pool_size=10, max_overflow=10, pool_recycle=1800)
+    return create_async_engine(url, **POOL, pool_recycle=1800)
 
 
 async def ensure_database(url: str) -> None:

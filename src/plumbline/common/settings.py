@@ -42,6 +42,21 @@ class Settings(BaseSettings):
             "PLUMBLINE_<SERVICE>_DATABASE_URL overrides it for one service."
         ),
     )
+    db_pool_size: int = Field(
+        default=10,
+        ge=1,
+        le=200,
+        description=(
+            "PostgreSQL connections each service keeps open per process (its pool); "
+            "PostgreSQL's max_connections must allow for every process's."
+        ),
+    )
+    db_max_overflow: int = Field(
+        default=10,
+        ge=0,
+        le=200,
+        description="Connections a service may open beyond its pool under load, closed after.",
+    )
     bus_url: str = "memory://"
     bus_stream: str = "PLUMBLINE"
     bus_subject_prefix: str = "plumbline"

@@ -7,6 +7,7 @@ import asyncpg
 import pytest
 from sqlalchemy import BigInteger, Column, MetaData, String, Table, func, literal, select
 
+from plumbline.common import db
 from plumbline.common.db import Database, check_batch, first_or_missing, inserted_keys
 from plumbline.common.errors import NotFound, Unavailable
 
@@ -86,3 +87,17 @@ async def test_a_connection_the_server_dropped_fails_once_as_unavailable(pg_url:
             assert await session.scalar(select(literal(1))) == 1
     finally:
         await db.close()
+
+
+async def test_engines_take_the_pool_the_process_configured(
+    pg_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(db, "POOL", dict(db.POOL))
+    db.configure_pools(pool_size=2, max_overflow=3)
+    engine = db.create_engine(pg_url)
+    try:
+        pool = engine.sync_engine.pool
+        assert (pool.size(), pool._max_overflow) == (2, 3)  # type: ignore[attr-defined]
+    finally:
+        await engine.dispose()
