@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import grpc
+import httpx
 
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.identity.v1 import identity_pb2_grpc
@@ -22,7 +24,8 @@ MAX_TOKENS = 10_000
 
 
 class UserTokens:
-    """Bearer tokens by user, issued by identity and kept while they are good."""
+    """Bearer tokens by user, issued by identity and kept while they are good, and GETs
+    of the REST API made with them."""
 
     def __init__(self, identity: Callable[[], grpc.aio.Channel]) -> None:
         self._identity = identity
@@ -41,3 +44,17 @@ class UserTokens:
             self._tokens = with_room(self._tokens, lambda entry: entry[0] > now, MAX_TOKENS)
         self._tokens[user] = (now + issued.expires_in - TOKEN_MARGIN, issued.access_token)
         return issued.access_token
+
+    async def get(
+        self, http: httpx.AsyncClient, user: int, url: str, params: Any = None
+    ) -> httpx.Response:
+        """``GET url`` as ``user``; a 401 (the kept token may have expired meanwhile) is
+        tried once more with a new token. Transport errors are httpx's."""
+        for fresh in (False, True):
+            token = await self.of(user, fresh)
+            response = await http.get(
+                url, params=params, headers={"Authorization": f"Bearer {token}"}
+            )
+            if response.status_code != 401:
+                break
+        return response

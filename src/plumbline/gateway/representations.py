@@ -24,6 +24,7 @@ from plumbline.api.baselines.v1 import baselines_pb2
 from plumbline.api.hooks.v1 import hooks_pb2
 from plumbline.api.identity.v1 import identity_pb2
 from plumbline.api.items.v1 import items_pb2
+from plumbline.api.reports.v1 import reports_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.errors import Internal
 from plumbline.common.rpc import wire_members
@@ -103,6 +104,37 @@ def webhook(message: hooks_pb2.Webhook) -> records.Webhook:
 def delivery(message: hooks_pb2.Delivery) -> records.Delivery:
     """A Delivery of a webhook's log."""
     return cast(records.Delivery, wire_members(message))
+
+
+def latest_run(message: testmgmt_pb2.LatestResult) -> records.LatestRun:
+    """A test case's LatestRun (the test case is the caller's key)."""
+    return cast(records.LatestRun, wire_members(message, _TEST_CASE, rename=_LATEST_RUN))
+
+
+_TEST_CASE = frozenset({"testCase"})
+_LATEST_RUN = {"run": "id", "status": "testRunStatus", "runs": "runCount", "cycle": "testCycle"}
+
+
+def report(message: reports_pb2.Report) -> records.ReportMetadata:
+    """A ReportMetadata (a parameter's choices only where it has them)."""
+    body = wire_members(message, nested=True)
+    for parameter in body["parameters"]:
+        if not parameter["choices"]:
+            del parameter["choices"]
+    return cast(records.ReportMetadata, {**body, "type": "reports"})
+
+
+def report_work(message: reports_pb2.Work, file: str | None = None) -> records.ReportWork:
+    """A ReportWork, with where its ``file`` is once it is DONE."""
+    body = _members(message, "reportworks", _PARAMETERS, _WORK)
+    body["parameters"] = orjson.loads(message.parameters_json or b"{}")
+    if file is not None:
+        body["file"] = file
+    return cast(records.ReportWork, body)
+
+
+_PARAMETERS = frozenset({"parametersJson"})
+_WORK = {"id": "workId", "owner": "createdBy"}
 
 
 def item_type(message: items_pb2.ItemType) -> records.ItemType:

@@ -123,6 +123,7 @@ def _representations() -> list[tuple[str, type[Message], Any]]:
 _NOT_ALL_AT_ONCE = {
     "item.location.parent": {"project"},  # under an item, or at the project's root
     "baseline_change": {"changedFields"},  # only for a changed item
+    "report_work": {"file"},  # the route's URL, once the work is DONE
 }
 
 

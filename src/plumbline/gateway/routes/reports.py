@@ -5,7 +5,6 @@ made by the reports service apart from API requests (``docs/contexts/reports.md`
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import orjson
 from fastapi import APIRouter
@@ -15,7 +14,7 @@ from starlette.responses import Response, StreamingResponse
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.reports.v1 import reports_pb2 as pb
 from plumbline.common.rpc import NO_DEADLINE
-from plumbline.gateway import records, schemas
+from plumbline.gateway import records, representations, schemas
 from plumbline.gateway.bodies import ReportBody
 from plumbline.gateway.deps import Gw, Paging, Version
 from plumbline.gateway.envelope import accepted, attachment_disposition, ok
@@ -25,48 +24,10 @@ from plumbline.gateway.query import RequiredProject
 router = APIRouter(prefix="/rest/{version}", tags=["reports"])
 
 
-def _parameter(message: pb.Parameter) -> records.ReportParameter:
-    shown: records.ReportParameter = {
-        "name": message.name,
-        "type": message.type,  # type: ignore[typeddict-item]
-        "required": message.required,
-        "description": message.description,
-    }
-    if message.choices:
-        shown["choices"] = list(message.choices)
-    if message.HasField("default_value"):
-        shown["defaultValue"] = message.default_value
-    return shown
-
-
 def _work(request: Request, gw: Gw, version: str, message: pb.Work) -> records.ReportWork:
-    work: dict[str, Any] = {
-        "workId": message.id,
-        "report": message.report,
-        "project": message.project,
-        "format": message.format,
-        "createdBy": message.owner,
-        "parameters": orjson.loads(message.parameters_json or b"{}"),
-        "status": message.status,
-        "progress": message.progress,
-        "message": message.message,
-        "createdDate": message.created_date,
-    }
-    for member, field in (
-        ("startedDate", "started_date"),
-        ("finishedDate", "finished_date"),
-        ("dataFrom", "data_from"),
-        ("dataTo", "data_to"),
-        ("fileName", "file_name"),
-        ("mediaType", "media_type"),
-        ("size", "size"),
-    ):
-        if message.HasField(field):  # type: ignore[arg-type]
-            work[member] = getattr(message, field)
-    if message.status == "DONE":
-        work["file"] = f"{_works_url(request, gw, version)}/{message.id}/file"
-    work["type"] = "reportworks"
-    return work  # type: ignore[return-value]
+    done = message.status == "DONE"
+    file = f"{_works_url(request, gw, version)}/{message.id}/file" if done else None
+    return representations.report_work(message, file)
 
 
 def _works_url(request: Request, gw: Gw, version: str) -> str:
@@ -82,17 +43,7 @@ async def report_metadata(gw: Gw, project: RequiredProject) -> Response:
     # The project must exist and be readable: its read answers 404 or 401 as for any.
     await gw.upstreams.items.projects.GetProjects(core_pb2.IdList(ids=[project]))
     reply = await gw.upstreams.reports.reports.ListReports(pb.ListReportsRequest(project=project))
-    data: list[records.ReportMetadata] = [
-        {
-            "id": r.id,
-            "name": r.name,
-            "description": r.description,
-            "parameters": [_parameter(p) for p in r.parameters],
-            "formats": list(r.formats),
-            "type": "reports",
-        }
-        for r in reply.reports
-    ]
+    data = [representations.report(r) for r in reply.reports]
     return ok(data, page=(0, len(data), len(data)))
 
 

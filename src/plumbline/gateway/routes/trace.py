@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal
 
 import orjson
 from fastapi import APIRouter, Depends
@@ -18,7 +18,7 @@ from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.errors import InvalidArgument
-from plumbline.gateway import params, query, records, schemas
+from plumbline.gateway import params, query, records, representations, schemas
 from plumbline.gateway.deps import Gateway, Gw, Paging, StartAt
 from plumbline.gateway.envelope import ok, with_totals
 from plumbline.gateway.paging import Page
@@ -61,30 +61,22 @@ ItemType = Annotated[
     int,
     Depends(query.integer("itemType", required=True, description="The item type to start from.")),
 ]
-Depth = Annotated[
-    int,
-    Depends(
+
+
+def _depth(default: int) -> Any:
+    return Depends(
         query.paging(
             "depth",
             description="How many relationships to follow from each item.",
             minimum=1,
             maximum=5,
-            default=1,
+            default=default,
         )
-    ),
-]
-ImpactDepth = Annotated[
-    int,
-    Depends(
-        query.paging(
-            "depth",
-            description="How many relationships to follow from the item.",
-            minimum=1,
-            maximum=5,
-            default=5,
-        )
-    ),
-]
+    )
+
+
+Depth = Annotated[int, _depth(1)]
+ImpactDepth = Annotated[int, _depth(5)]
 RelationshipTypes = Annotated[
     list[int],
     Depends(
@@ -154,29 +146,15 @@ async def _latest(
 ) -> dict[int, records.LatestRun]:
     """The latest run of each test case in the scope, by test case."""
     wanted = sorted(set(test_cases))
-    if sum(x is not None for x in (cycle, plan, release)) > 1:
-        raise InvalidArgument("give at most one of testCycle, testPlan and release")
+    # testmgmt refuses more than one scope, and a cycle or plan it cannot find.
     request = testmgmt_pb2.LatestResultsRequest(test_cases=wanted)
     for name, value in (("test_cycle", cycle), ("test_plan", plan), ("release", release)):
         if value is not None:
             setattr(request, name, value)
-    if not wanted and cycle is None and plan is None:
-        # A named cycle or plan is still checked: a 404 with or without test cases.
+    if not wanted and cycle is None and plan is None and release is None:
         return {}
     reply = await gw.upstreams.testmgmt.runs.LatestResults(request)
-    found: dict[int, records.LatestRun] = {}
-    for r in reply.results:
-        run: records.LatestRun = {
-            "id": r.run,
-            "testRunStatus": cast(Any, r.status),
-            "runCount": r.runs,
-        }
-        if r.HasField("execution_date"):
-            run["executionDate"] = r.execution_date
-        if r.HasField("cycle"):
-            run["testCycle"] = r.cycle
-        found[r.test_case] = run
-    return found
+    return {r.test_case: representations.latest_run(r) for r in reply.results}
 
 
 async def _nodes(
@@ -366,10 +344,11 @@ async def impact(
     )
     steps = list(reply.steps)
     shown = steps[page.start_at : page.start_at + page.max_results]
-    latest = await _latest(
-        gw, (n.id for n in reply.nodes if n.test_case and n.id != id), None, None, None
-    )
-    nodes = await _nodes(gw, reply, latest)
+    # Only the page's nodes are shown: their test cases' runs and records are read.
+    on_page = {s.item for s in shown}
+    page_nodes = items_pb2.TraceReply(nodes=[n for n in reply.nodes if n.id in on_page])
+    latest = await _latest(gw, _test_cases(page_nodes), None, None, None)
+    nodes = await _nodes(gw, page_nodes, latest)
     reached = {s.item: s for s in steps}
     data: list[records.Impact] = []
     for step in shown:

@@ -75,17 +75,12 @@ class Records:
         if resource is None or base is None:
             return None
         url = f"{base.rstrip('/')}/rest/v1/{resource}"
-        for fresh in (False, True):
-            token = await self.tokens.of(owner, fresh)
-            try:
-                response = await self.http.get(url, headers={"Authorization": f"Bearer {token}"})
-            except httpx.HTTPError as exc:
-                raise RecordUnavailable(f"reading {resource}: {type(exc).__name__}") from None
-            if response.status_code == 401 and not fresh:
-                continue  # the token may have expired meanwhile: once more with a new one
-            if response.status_code == 200:
-                return response.json().get("data")
-            if response.status_code in NOT_READABLE:
-                return None
-            raise RecordUnavailable(f"reading {resource}: the API answered {response.status_code}")
-        return None
+        try:
+            response = await self.tokens.get(self.http, owner, url)
+        except httpx.HTTPError as exc:
+            raise RecordUnavailable(f"reading {resource}: {type(exc).__name__}") from None
+        if response.status_code == 200:
+            return response.json().get("data")
+        if response.status_code in NOT_READABLE:
+            return None
+        raise RecordUnavailable(f"reading {resource}: the API answered {response.status_code}")

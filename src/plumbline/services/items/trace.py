@@ -24,7 +24,7 @@ from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.filters import Filters
 from plumbline.services.items.foreign import ends
-from plumbline.services.items.models import items, projects, relationships
+from plumbline.services.items.models import foreign_items, items, projects, relationships
 
 #: How deep a trace or an impact may go.
 MAX_DEPTH = 5
@@ -167,13 +167,7 @@ async def describe(
     already been shown to read them."""
     wanted = sorted(set(ids))
     found: dict[int, Node] = {}
-    end = ends()
     for part in chunked(wanted):
-        rows = await session.execute(
-            select(end.c.id, end.c.project, end.c.foreign).where(end.c.id.in_(part))
-        )
-        for row in rows.all():
-            found[int(row.id)] = Node(int(row.id), int(row.project), bool(row.foreign))
         own = await session.execute(
             select(items.c.id, items.c.project, items.c.item_type, items.c.document_key)
             .add_columns(items.c.name)
@@ -189,6 +183,16 @@ async def describe(
                 row.name,
                 int(row.item_type) in test_cases,
             )
+        # The rest may be other services' records that relationships named.
+        others = [i for i in part if i not in found]
+        if others:
+            rows = await session.execute(
+                select(foreign_items.c.id, foreign_items.c.project).where(
+                    foreign_items.c.id.in_(others)
+                )
+            )
+            for row in rows.all():
+                found[int(row.id)] = Node(int(row.id), int(row.project), True)
     return [found[i] for i in wanted if i in found]
 
 

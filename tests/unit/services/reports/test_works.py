@@ -20,6 +20,7 @@ from plumbline.common.context import Principal
 from plumbline.common.db import Database
 from plumbline.common.errors import InvalidArgument, NotFound, PermissionDenied
 from plumbline.common.migrations import upgrade
+from plumbline.common.tokens import UserTokens
 from plumbline.services.reports import worker as worker_module
 from plumbline.services.reports.catalog import REPORTS, checked
 from plumbline.services.reports.worker import Worker
@@ -202,7 +203,12 @@ def api() -> Iterator[str]:
         server.server_close()
 
 
-class _Tokens:
+class _Tokens(UserTokens):
+    """Tokens without identity: the user's id in a word."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda: None)  # type: ignore[arg-type,return-value]
+
     async def of(self, user: int, fresh: bool = False) -> str:
         return f"token-{user}"
 
@@ -222,7 +228,7 @@ async def test_the_worker_makes_a_report_from_the_api_and_fails_with_its_reason(
     worker = Worker(
         works,
         lambda: api,
-        _Tokens(),  # type: ignore[arg-type]
+        _Tokens(),
         concurrency=2,
         stale=timedelta(seconds=60),
         retention=timedelta(days=1),
