@@ -63,3 +63,12 @@ def build_graph(admin: httpx.Client, project: dict[str, Any]) -> dict[str, Any]:
         "plan": plan,
         "cycle": cycle,
     }
+
+
+def trace_of(labs: httpx.Client, g: dict[str, Any], **params: Any) -> dict[str, Any]:
+    """``GET /trace`` of the graph's requirements (``params`` added or overriding)."""
+    response = labs.get(
+        "/trace", params={"project": g["project"]["id"], "itemType": g["req"], **params}
+    )
+    assert response.status_code == 200, response.text
+    return dict(response.json())

@@ -70,12 +70,30 @@ class TotalsMeta(PageMeta):
 
     #: How many of the whole set fall in each class (``all``: the whole set).
     totals: dict[str, int]
+    #: The moment answered, for a set as it was (``asOf``, ``baseline``).
+    asOf: NotRequired[str]
 
 
 class TotalsListWrapper(TypedDict):
     """A page of records, and totals over every page."""
 
     meta: TotalsMeta
+    links: dict[str, LinkTemplate]
+    data: list[Any]
+
+
+class AsOfMeta(PageMeta):
+    """``meta`` of a page of a set as it was (labs: ``/trace`` with ``asOf`` or
+    ``baseline``, ``/items/{id}/impact`` with ``asOf`` or ``version``)."""
+
+    #: The moment answered (a baseline's: when it was taken); absent: as it is now.
+    asOf: NotRequired[str]
+
+
+class AsOfListWrapper(TypedDict):
+    """A page of records, as they were at ``meta.asOf`` when it is there."""
+
+    meta: AsOfMeta
     links: dict[str, LinkTemplate]
     data: list[Any]
 
@@ -183,11 +201,27 @@ def ok(
     return json_response(body)
 
 
-def with_totals(data: Any, page: tuple[int, int, int], totals: dict[str, int]) -> Response:
-    """200 with a page of records, ``page`` (start, count, total) and ``meta.totals``."""
+def with_totals(
+    data: Any, page: tuple[int, int, int], totals: dict[str, int], moment: str | None = None
+) -> Response:
+    """200 with a page of records, ``page`` (start, count, total), ``meta.totals`` and,
+    for a set as it was, the moment in ``meta.asOf``."""
     info: PageInfo = {"startIndex": page[0], "resultCount": page[1], "totalResults": page[2]}
     meta: TotalsMeta = {"status": "OK", "timestamp": _now(), "pageInfo": info, "totals": totals}
+    if moment is not None:
+        meta["asOf"] = moment
     body: TotalsListWrapper = {"meta": meta, "links": {}, "data": data}
+    return json_response(body)
+
+
+def as_of_page(data: Any, page: tuple[int, int, int], moment: str | None) -> Response:
+    """200 with a page of records, ``page`` (start, count, total) and, for a set as it
+    was, the moment in ``meta.asOf``."""
+    info: PageInfo = {"startIndex": page[0], "resultCount": page[1], "totalResults": page[2]}
+    meta: AsOfMeta = {"status": "OK", "timestamp": _now(), "pageInfo": info}
+    if moment is not None:
+        meta["asOf"] = moment
+    body: AsOfListWrapper = {"meta": meta, "links": {}, "data": data}
     return json_response(body)
 
 

@@ -68,6 +68,7 @@ _ENVELOPES: tuple[type[Any], ...] = (
     envelope.DataListWrapper,
     envelope.CursorListWrapper,
     envelope.TotalsListWrapper,
+    envelope.AsOfListWrapper,
     envelope.CreatedResponse,
     envelope.AcceptedResponse,
     envelope.UpdatedResponse,
@@ -123,6 +124,12 @@ def page(shape: type[Any], description: str = "A page of records.") -> Responses
 def page_with_totals(shape: type[Any], description: str) -> Responses:
     """200 with a page of ``shape`` records, ``meta.pageInfo`` and ``meta.totals``."""
     schema = _derived(envelope.TotalsListWrapper, shape, True, "TotalsListWrapper")
+    return _json(200, description, schema)
+
+
+def page_as_of(shape: type[Any], description: str) -> Responses:
+    """200 with a page of ``shape`` records and, for a set as it was, ``meta.asOf``."""
+    schema = _derived(envelope.AsOfListWrapper, shape, True, "AsOfListWrapper")
     return _json(200, description, schema)
 
 

@@ -128,6 +128,7 @@ class BaselinesClient:
         self.versions = baselines.VersionsStub(channel)
         self.relationships = baselines.VersionedRelationshipsStub(channel)
         self.baselines = baselines.BaselinesStub(channel)
+        self.traces = baselines.HistoricTracesStub(channel)
         self.watermarks = core.WatermarksStub(channel)
         self.access = core.AccessStub(channel)
         self.consumers = core.ConsumersStub(channel)

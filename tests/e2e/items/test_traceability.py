@@ -11,20 +11,12 @@ import pytest
 from tests.e2e.api import MakeUser, assert_error, created_id, grant, new_project, project_key
 from tests.e2e.testrecords import new_cycle, new_group, new_plan, new_test_case
 from tests.e2e.topology import System
-from tests.e2e.tracegraph import build_graph, new_item, record_status, relate
+from tests.e2e.tracegraph import build_graph, new_item, record_status, relate, trace_of
 
 
 @pytest.fixture
 def graph(admin: httpx.Client, project: dict[str, Any]) -> dict[str, Any]:
     return build_graph(admin, project)
-
-
-def _trace(labs: httpx.Client, g: dict[str, Any], **params: Any) -> dict[str, Any]:
-    response = labs.get(
-        "/trace", params={"project": g["project"]["id"], "itemType": g["req"], **params}
-    )
-    assert response.status_code == 200, response.text
-    return dict(response.json())
 
 
 def _levels(trace: dict[str, Any]) -> list[list[tuple[int, int]]]:
@@ -36,7 +28,7 @@ def test_trace_follows_relationships_level_by_level_with_latest_results(
 ) -> None:
     r1, r2, r3 = graph["r"]
     t1, t2, t3 = graph["t"]
-    body = _trace(labs, graph, depth=2, testCycle=graph["cycle"])
+    body = trace_of(labs, graph, depth=2, testCycle=graph["cycle"])
     assert body["meta"]["pageInfo"]["totalResults"] == 3
     by_root = {t["item"]["id"]: t for t in body["data"]}
     assert [t["item"]["id"] for t in body["data"]] == [r1, r2, r3]
@@ -56,9 +48,9 @@ def test_trace_follows_relationships_level_by_level_with_latest_results(
     assert deep["item"]["latestRun"]["testRunStatus"] == "NOT_RUN"
     assert deep["relationship"] == graph["rels"]["r2-t3"]
     # Pages larger than a list's: a report reads a project in few of them.
-    assert len(_trace(labs, graph, maxResults=1000)["data"]) == 3
+    assert len(trace_of(labs, graph, maxResults=1000)["data"]) == 3
     # Depth 1, only one relationship type, one item a page.
-    narrow = _trace(labs, graph, relationshipType=graph["verified"], maxResults=1)
+    narrow = trace_of(labs, graph, relationshipType=graph["verified"], maxResults=1)
     assert narrow["meta"]["pageInfo"] == {"startIndex": 0, "resultCount": 1, "totalResults": 3}
     assert _levels(narrow["data"][0]) == [[(r1, t1), (r1, t2)]]
 
@@ -68,7 +60,7 @@ def test_trace_upstream_and_suspect_links(
 ) -> None:
     r1, r2, _ = graph["r"]
     t1, t2, t3 = graph["t"]
-    up = _trace(labs, graph, itemType=graph["tc"], direction="upstream", depth=2)
+    up = trace_of(labs, graph, itemType=graph["tc"], direction="upstream", depth=2)
     by_root = {t["item"]["id"]: t for t in up["data"]}
     assert _levels(by_root[t3]) == [[(t3, r2)], [(r2, r1)]]
     assert _levels(by_root[t1]) == [[(t1, r1)]]  # nothing relates to r1
@@ -79,7 +71,7 @@ def test_trace_upstream_and_suspect_links(
         ).status_code
         == 200
     )
-    body = _trace(labs, graph, depth=1)
+    body = trace_of(labs, graph, depth=1)
     [first] = [t for t in body["data"] if t["item"]["id"] == r1]
     assert {link["item"]["id"]: link["suspect"] for link in first["levels"][0]} == {
         t1: True,

@@ -134,6 +134,43 @@ def test_coverage_as_a_spreadsheet_holds_what_the_api_answers(
     assert "Data read" in about
 
 
+def test_a_report_at_a_baseline_reads_one_moment_and_says_so(
+    admin: httpx.Client, labs: httpx.Client, graph: dict[str, Any], tmp_path: Path
+) -> None:
+    project = graph["project"]
+    baseline = created_id(labs.post("/baselines", json={"name": "Audit", "project": project["id"]}))
+    taken = admin.get(f"/baselines/{baseline}").json()["data"]["createdDate"]
+    r1 = graph["r"][0]
+    response = admin.patch(
+        f"/items/{r1}", json=[{"op": "replace", "path": "/fields/name", "value": "Renamed"}]
+    )
+    assert response.status_code == 200, response.text
+    work = _start(
+        labs, "coverage-summary", project["id"], "XLSX", itemType=graph["req"], baseline=baseline
+    )
+    data = _finished(labs, work)
+    path = tmp_path / data["fileName"]
+    path.write_bytes(_file(labs, data).content)
+    book = openpyxl.load_workbook(path)
+    names = [row[1].value for row in book["Items"].iter_rows(min_row=2)]
+    assert names == ["Need 1", "Need 2", "Need 3"]  # as they were, not "Renamed"
+    about = {row[0].value: row[1].value for row in book["About"].iter_rows() if row[0].value}
+    assert about["Data as of"].startswith(taken)
+    assert "Data read" not in about
+    assert_error(
+        labs.post(
+            "/reports/trace-matrix",
+            json={
+                "project": project["id"],
+                "format": "CSV",
+                "parameters": {"itemType": graph["req"], "asOf": "last week"},
+            },
+        ),
+        400,
+        "asOf",
+    )
+
+
 def test_a_cycle_summary_as_csv_lists_every_run(
     admin: httpx.Client, labs: httpx.Client, graph: dict[str, Any]
 ) -> None:

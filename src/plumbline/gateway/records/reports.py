@@ -13,7 +13,8 @@ class ReportParameter(TypedDict):
     ``parameters``."""
 
     name: str
-    type: Literal["integer", "integers", "choice"]
+    #: moment: a date-time, e.g. 2024-01-31T13:45:00.000+0000.
+    type: Literal["integer", "integers", "choice", "moment"]
     required: bool
     description: str
     choices: NotRequired[list[str]]

@@ -30,6 +30,8 @@ class TraceNode(TypedDict):
     itemType: NotRequired[int]
     documentKey: NotRequired[str]
     name: NotRequired[str]
+    #: In a trace as it was (asOf, baseline, an impact at a version): its version then.
+    version: NotRequired[int]
     #: Test cases only: the latest run in the scope; left out when it has none there.
     latestRun: NotRequired[LatestRun]
 

@@ -10,7 +10,6 @@ are here. Relationship events become spans of time in ``relationship_spans``.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import json
 import logging
@@ -41,6 +40,7 @@ from plumbline.common.errors import NotFound, Unavailable
 from plumbline.common.events import Event
 from plumbline.common.inbox import Inbox
 from plumbline.common.snapshots import snapshot_json
+from plumbline.services.baselines.indexed import indexed_columns, inner_json
 from plumbline.services.baselines.models import histories, relationship_spans, versions
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ def changed_fields(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         if key in UNCOMPARED or old.get(key) == new.get(key):
             continue
         if key.endswith("Json"):
-            before, after = _inner(old.get(key)), _inner(new.get(key))
+            before, after = inner_json(old.get(key)), inner_json(new.get(key))
             names.update(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
         else:
             names.add(key)
@@ -79,17 +79,6 @@ def readable_ends(access: Access) -> ColumnElement[bool]:
     readable = select(histories.c.item).where(readable_where(access, histories.c.project))
     spans = relationship_spans.c
     return and_(spans.from_item.in_(readable), spans.to_item.in_(readable))
-
-
-def _inner(value: Any) -> dict[str, Any]:
-    """A bytes member of a snapshot (base64 in protobuf JSON) holding a JSON object."""
-    if not value:
-        return {}
-    try:
-        decoded = json.loads(base64.b64decode(value))
-    except ValueError:
-        return {}
-    return decoded if isinstance(decoded, dict) else {}
 
 
 def change_details(version: int, changed: str | None) -> str:
@@ -195,6 +184,7 @@ class History:
                         comment="",
                         changed="" if s.version == 1 else None,
                         snapshot=s.snapshot_json.decode(),
+                        **_indexed(s.record_type, s.snapshot_json.decode()),
                     )
                 )
                 await session.execute(
@@ -272,7 +262,9 @@ class History:
         taken = [*event.payload.get("subtree", []), *event.payload.get("records", [])]
         gone = [*event.object_ids, *(int(i) for i in taken)]
         await session.execute(
-            update(histories).where(histories.c.item.in_(gone)).values(deleted=True)
+            update(histories)
+            .where(histories.c.item.in_(gone))
+            .values(deleted=True, deleted_at=parse_iso(event.time))
         )
         spans = relationship_spans.c
         await session.execute(
@@ -390,6 +382,10 @@ class History:
         assert row is not None
         (await self.access.current()).require(Action.READ, row.project, f"item {item}")
         return row
+
+    async def readable(self, item: int) -> Row[Any]:
+        """The item's history row, if the caller may read its project."""
+        return await self._history(item, 0)
 
     async def caught_up(self, wait_for: dict[str, int]) -> None:
         """Waits (bounded) until the events up to the given source positions are in."""
@@ -554,7 +550,13 @@ def _version_row(event: Event) -> dict[str, Any]:
         "categories": json.dumps(event.payload["categories"])
         if "categories" in event.payload
         else None,
+        **_indexed(str(event.payload.get("recordType", "")), event.payload["snapshot"]),
     }
+
+
+def _indexed(record_type: str, snapshot: str | dict[str, Any]) -> dict[str, int | None]:
+    item_type, test_case = indexed_columns(record_type, snapshot)
+    return {"item_type": item_type, "test_case": test_case}
 
 
 @dataclass(frozen=True)

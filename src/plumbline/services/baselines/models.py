@@ -41,8 +41,13 @@ versions = Table(
     Column("snapshot", Text, nullable=False),
     # The ids of the categories applied at this version (items only), JSON.
     Column("categories", Text, nullable=True),
+    # Read from the snapshot, for historic traces: an item's type, a test run's test case.
+    Column("item_type", BigInteger, nullable=True),
+    Column("test_case", BigInteger, nullable=True),
     UniqueConstraint("item", "version", name="uq_versions_item_version"),
     Index("ix_versions_item_created", "item", "created_at"),
+    Index("ix_versions_project_type", "project", "item_type", "created_at"),
+    Index("ix_versions_test_case", "test_case", "created_at"),
 )
 
 #: One row per abstract item with a history: its newest version, and whether it is
@@ -54,6 +59,9 @@ histories = Table(
     Column("project", BigInteger, nullable=False),
     Column("latest", Integer, nullable=False),
     Column("deleted", Boolean, nullable=False, default=False),
+    # When it was deleted (kept while ``deleted``; from before this column: its newest
+    # version's time, the earliest it can have been deleted).
+    Column("deleted_at", DateTime(timezone=True), nullable=True),
 )
 
 #: Each relationship over the time it existed (``valid_to`` null: it still does).

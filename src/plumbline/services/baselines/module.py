@@ -15,6 +15,7 @@ from plumbline.common.outbox import Outbox
 from plumbline.common.telemetry import traced_batch_handler
 from plumbline.runtime import Module, Runtime
 from plumbline.services.baselines.api.baselines import BaselinesServicer
+from plumbline.services.baselines.api.traces import HistoricTracesServicer
 from plumbline.services.baselines.api.versions import (
     VersionedRelationshipsServicer,
     VersionsServicer,
@@ -30,6 +31,7 @@ from plumbline.services.baselines.models import (
     consumer_positions,
     outbox,
 )
+from plumbline.services.baselines.tracing import HistoricTraces
 
 #: The durable consumer of the owners' events.
 CONSUMER = "baselines"
@@ -64,6 +66,8 @@ class BaselinesModule(Module):
         runtime.publishes(self.outbox)
         folders = Folders(self.db, self.access)
         runtime.grpc.add(rpc.add_BaselinesServicer_to_server, BaselinesServicer(baselines, folders))
+        traces = HistoricTraces(self.db, self.history, baselines, self.access)
+        runtime.grpc.add(rpc.add_HistoricTracesServicer_to_server, HistoricTracesServicer(traces))
         self.owners = {owner: partial(runtime.channel, owner) for owner in SNAPSHOT_OWNERS}
         self.backfilling: asyncio.Task[None] | None = None
 

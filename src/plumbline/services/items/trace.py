@@ -21,35 +21,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from plumbline.common.access import Access, AccessCache, Action, readable_where
 from plumbline.common.db import Database, chunked
 from plumbline.common.errors import InvalidArgument, NotFound
+from plumbline.common.graph import Step, check_depth, follow
 from plumbline.services.items.config import Configuration
 from plumbline.services.items.filters import Filters
 from plumbline.services.items.foreign import ends
 from plumbline.services.items.models import foreign_items, items, projects, relationships
 
-#: How deep a trace or an impact may go.
-MAX_DEPTH = 5
-#: The most steps one answer holds: past it the caller is told to ask for fewer roots or
-#: less depth (a dense graph at depth 5 could otherwise reach the whole database).
-MAX_STEPS = 50_000
 #: The relationship types verification follows when none are named: these names, in any
 #: capitalisation (the default configuration's "Verified by").
 VERIFICATION_NAMES = frozenset(("verified by", "verifies", "tested by", "validated by"))
 #: The most items coverage reads for one answer (totals are over the whole set).
 MAX_COVERED = 1_000_000
-
-
-@dataclass(frozen=True)
-class Step:
-    """One relationship followed: ``item`` reached from ``parent`` at ``level`` of the
-    trace of ``root``."""
-
-    root: int
-    level: int
-    parent: int
-    item: int
-    relationship: int
-    relationship_type: int
-    suspect: bool
 
 
 @dataclass(frozen=True)
@@ -84,12 +66,6 @@ class Covered:
     test_cases: list[int]
 
 
-def _depth(depth: int) -> int:
-    if not 1 <= depth <= MAX_DEPTH:
-        raise InvalidArgument(f"depth: {depth} is not allowed; allowed: 1 to {MAX_DEPTH}.")
-    return depth
-
-
 async def walk(
     session: AsyncSession,
     access: Access,
@@ -118,45 +94,14 @@ async def walk(
     )
     if types:
         statement = statement.where(relationships.c.relationship_type.in_(list(types)))
-    seen: dict[int, set[int]] = {root: {root} for root in roots}
-    frontier: dict[int, list[int]] = defaultdict(list)
-    for root in roots:
-        frontier[root].append(root)
-    steps: list[Step] = []
-    for level in range(1, depth + 1):
-        if not frontier:
-            break
+
+    async def fetch(frontier: list[int]) -> list[Any]:
         rows: list[Any] = []
-        for part in chunked(sorted(frontier)):
+        for part in chunked(frontier):
             rows += (await session.execute(statement.where(mine.in_(part)))).all()
-        rows.sort(key=lambda r: (r.mine, r.id))
-        following: dict[int, list[int]] = defaultdict(list)
-        for row in rows:
-            for root in frontier[row.mine]:
-                if row.other in seen[root]:
-                    continue
-                seen[root].add(row.other)
-                following[row.other].append(root)
-                steps.append(
-                    Step(
-                        root,
-                        level,
-                        row.mine,
-                        row.other,
-                        row.id,
-                        row.relationship_type,
-                        bool(row.suspect),
-                    )
-                )
-        if len(steps) > MAX_STEPS:
-            raise InvalidArgument(
-                f"The trace reaches more than {MAX_STEPS} relationships: ask for fewer "
-                "items (maxResults) or less depth."
-            )
-        frontier = following
-    order = {root: n for n, root in enumerate(roots)}
-    steps.sort(key=lambda s: (order[s.root], s.level, s.parent, s.relationship))
-    return steps
+        return rows
+
+    return await follow(roots, depth, fetch)
 
 
 async def describe(
@@ -254,7 +199,7 @@ class Tracing:
         size: int,
     ) -> Traced:
         """A page of the project's items of ``item_type`` in tree order, and their trace."""
-        _depth(depth)
+        check_depth(depth)
         kept = await self._types(types)
         async with self.db.read() as session:
             access, roots_query = await self._roots_query(session, project, item_type)
@@ -274,7 +219,7 @@ class Tracing:
 
     async def impact(self, item: int, depth: int, types: Sequence[int]) -> Traced:
         """Everything downstream of ``item`` to ``depth``: what a change of it affects."""
-        _depth(depth)
+        check_depth(depth)
         kept = await self._types(types)
         access = await self.access.current()
         async with self.db.read() as session:

@@ -77,7 +77,11 @@ def _about(project: Any, params: dict[str, Any], reader: Reader) -> list[tuple[s
         (name, ", ".join(map(str, v)) if isinstance(v, list) else str(v))
         for name, v in params.items()
     ]
-    if reader.first_read is not None and reader.last_read is not None:
+    if reader.as_of is not None:
+        lines.append(
+            ("Data as of", f"{reader.as_of}: one consistent moment, read from the history")
+        )
+    elif reader.first_read is not None and reader.last_read is not None:
         lines.append(
             (
                 "Data read",
@@ -101,7 +105,9 @@ async def _report(progress: Progress, done: int, total: int, what: str) -> None:
 
 
 def _scope(params: dict[str, Any]) -> dict[str, Any]:
-    return {k: params[k] for k in ("testCycle", "testPlan", "release") if k in params}
+    """The runs' scope and the moment the data is read at, as the API takes them."""
+    named = ("testCycle", "testPlan", "release", "asOf", "baseline")
+    return {k: params[k] for k in named if k in params}
 
 
 def _run(node: dict[str, Any]) -> tuple[str, str]:

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from plumbline.common import int64
+from plumbline.common.dates import format_datetime, parse_datetime
 from plumbline.common.errors import InvalidArgument, NotFound
 
-ParamType = Literal["integer", "integers", "choice"]
+ParamType = Literal["integer", "integers", "choice", "moment"]
 FORMATS = ("XLSX", "CSV", "HTML")
 
 
@@ -42,6 +43,16 @@ _SCOPE = (
     Param("testPlan", "integer", "Latest results of this test plan's runs."),
     Param("release", "integer", "Latest results of the runs of test plans of this release."),
 )
+#: A trace or coverage report read at one moment, from the history: consistent whatever
+#: changes while it is made (without them, read as the data is, page by page).
+_AT = (
+    Param(
+        "asOf",
+        "moment",
+        "Read everything as it was at this moment (e.g. 2024-01-31T13:45:00.000+0000).",
+    ),
+    Param("baseline", "integer", "Read everything as it was when this baseline was taken."),
+)
 _TYPES = Param("relationshipType", "integers", "Follow only relationships of these types (ids).")
 
 REPORTS: dict[str, ReportSpec] = {
@@ -65,6 +76,7 @@ REPORTS: dict[str, ReportSpec] = {
                 Param("depth", "integer", "Levels to follow (1 to 5).", default_value="2"),
                 _TYPES,
                 *_SCOPE,
+                *_AT,
             ),
         ),
         ReportSpec(
@@ -77,6 +89,7 @@ REPORTS: dict[str, ReportSpec] = {
                 _TYPES,
                 *_SCOPE,
                 Param("filter", "integer", "Only the items this filter finds."),
+                *_AT,
             ),
         ),
         ReportSpec(
@@ -137,23 +150,42 @@ def checked(spec: ReportSpec, fmt: str, given: Mapping[str, Any]) -> dict[str, A
                 value = param.default_value
             else:
                 continue
-        if param.type == "integer":
-            values[param.name] = _integer(param, value)
-        elif param.type == "integers":
-            listed = value if isinstance(value, list) else [value]
-            values[param.name] = [_integer(param, v) for v in listed]
-        else:
-            if not isinstance(value, str) or value not in param.choices:
-                raise InvalidArgument(
-                    f"parameters.{param.name} must be one of {', '.join(param.choices)}, "
-                    f"got {value!r}"
-                )
-            values[param.name] = value
+        values[param.name] = _value(param, value)
+    _together(spec, values)
+    return values
+
+
+def _value(param: Param, value: Any) -> Any:
+    """A parameter's value, checked against its type."""
+    if param.type == "moment":
+        if not isinstance(value, str):
+            raise InvalidArgument(f"parameters.{param.name} must be a date-time string")
+        return format_datetime(parse_datetime(value, f"parameters.{param.name}"))
+    if param.type == "integer":
+        return _integer(param, value)
+    if param.type == "integers":
+        listed = value if isinstance(value, list) else [value]
+        return [_integer(param, v) for v in listed]
+    if not isinstance(value, str) or value not in param.choices:
+        raise InvalidArgument(
+            f"parameters.{param.name} must be one of {', '.join(param.choices)}, got {value!r}"
+        )
+    return value
+
+
+def _together(spec: ReportSpec, values: dict[str, Any]) -> None:
+    """Checks what the parameters mean together."""
     if sum(name in values for name in ("testCycle", "testPlan", "release")) > 1 and (
         spec.id != "test-cycle-summary"
     ):
         raise InvalidArgument("give at most one of testCycle, testPlan and release")
+    if "asOf" in values and "baseline" in values:
+        raise InvalidArgument("give at most one of asOf and baseline")
+    if "filter" in values and ("asOf" in values or "baseline" in values):
+        raise InvalidArgument(
+            "parameters.filter cannot be given with asOf or baseline: a filter finds items "
+            "as they are now"
+        )
     depth = values.get("depth")
     if depth is not None and not 1 <= depth <= 5:
         raise InvalidArgument(f"parameters.depth must be between 1 and 5, got {depth}")
-    return values

@@ -39,6 +39,8 @@ class Reader:
         self.user = user
         self.first_read: datetime | None = None
         self.last_read: datetime | None = None
+        #: The moment the data was read at, where the API answered one (``meta.asOf``).
+        self.as_of: str | None = None
 
     async def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
         """The body of ``GET /rest/<path>`` (``path`` starts with the version); a refusal
@@ -57,7 +59,11 @@ class Reader:
             raise ConnectionError(f"reading {path}: {type(exc).__name__}") from None
         self.last_read = utcnow()
         if response.status_code == 200:
-            return response.json()
+            body = response.json()
+            meta = body.get("meta") if isinstance(body, dict) else None
+            if isinstance(meta, dict) and isinstance(meta.get("asOf"), str):
+                self.as_of = meta["asOf"]
+            return body
         if 400 <= response.status_code < 500:
             raise ReportFailed(_message(response))
         raise ConnectionError(f"reading {path}: the API answered {response.status_code}")

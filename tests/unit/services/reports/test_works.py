@@ -57,6 +57,9 @@ def test_parameters_are_checked_with_defaults_and_words_for_what_is_wrong() -> N
         ({"itemType": True}, "integer"),
         ({"itemType": 1, "color": 1}, "color is not a parameter"),
         ({"itemType": 1, "testCycle": 1, "testPlan": 2}, "at most one"),
+        ({"itemType": 1, "asOf": "yesterday"}, "asOf must be a date"),
+        ({"itemType": 1, "asOf": 5}, "date-time string"),
+        ({"itemType": 1, "asOf": "2024-01-31T13:45:00Z", "baseline": 3}, "asOf and baseline"),
     ):
         with pytest.raises(InvalidArgument, match=words):
             checked(trace, "XLSX", given)
@@ -66,6 +69,11 @@ def test_parameters_are_checked_with_defaults_and_words_for_what_is_wrong() -> N
         "itemType": 1,
         "relationshipType": [4],
     }
+    # A moment is kept in the API's own form; a filter finds items now, not then.
+    at = checked(trace, "CSV", {"itemType": 1, "asOf": "2024-01-31T13:45:00+01:00"})
+    assert at["asOf"] == "2024-01-31T12:45:00.000+0000"
+    with pytest.raises(InvalidArgument, match="filter cannot be given"):
+        checked(REPORTS["coverage-summary"], "CSV", {"itemType": 1, "filter": 2, "baseline": 3})
 
 
 async def test_a_work_is_its_owners_and_needs_read_on_the_project(works: Works) -> None:

@@ -59,3 +59,8 @@ class TraceabilityServicer(items_pb2_grpc.TraceabilityServicer):
     async def DescribeNodes(self, request: core_pb2.IdList, context: Context) -> pb.TraceReply:
         nodes = await self.tracing.describe(list(request.ids))
         return pb.TraceReply(nodes=[message_of(n, pb.TraceNode) for n in nodes])
+
+    async def VerificationTypes(
+        self, request: core_pb2.IdList, context: Context
+    ) -> core_pb2.IdList:
+        return core_pb2.IdList(ids=await self.tracing.verification_types(list(request.ids)))
