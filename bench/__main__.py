@@ -544,7 +544,8 @@ def _measure_parts(bench: Bench, only: str, size: str, measured: Measured) -> No
         measured.seconds["hooks"] = time.monotonic() - started
     if only in ("all", "trace"):
         started = time.monotonic()
-        measured.trace = tr.measure(bench.system, bench.basic)
+        requirements = tr.REQUIREMENTS_LARGE if size == "large" else tr.REQUIREMENTS
+        measured.trace = tr.measure(bench.system, bench.basic, requirements)
         print(tr.report(measured.trace), flush=True)
         measured.seconds["trace"] = time.monotonic() - started
 

@@ -14,7 +14,13 @@ tenth failed. Then:
 4. **the whole trace as XLSX**: the trace-matrix report, from its POST until its status
    is DONE;
 5. **reads beside it all**: ``GET /items/{id}`` p50 alone, then while coverage, traces
-   and a report run in a loop beside it: the ratio (a machine's drift is about 10%).
+   and a report run in a loop beside it: the ratio (a machine's drift is about 10%);
+6. **as it was**: a baseline of the whole project is taken, then the first page of the
+   trace and the coverage totals at the baseline, and the impact at its moment,
+   ``REPEAT`` times each (read from the history; informational rows, no targets).
+
+``SIZE=large`` imports ``REQUIREMENTS_LARGE`` requirements (101,001 items: the issue's
+"coverage totals of a 100,000-item project").
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import httpx
 import orjson
 
 REQUIREMENTS = 10_000
+REQUIREMENTS_LARGE = 25_000
 DEPENDANTS = 1_000
 REPEAT = 20
 READS = 200
@@ -238,7 +245,41 @@ def measure(system: Any, auth: str, requirements: int = REQUIREMENTS) -> dict[st
             "beside_p50_s": statistics.median(loaded),
             "ratio": statistics.median(loaded) / statistics.median(alone),
         }
+        out["historic"] = _historic(client, seeded, trace, coverage, impact)
     return out
+
+
+def _historic(
+    client: httpx.Client,
+    seeded: dict[str, Any],
+    trace: dict[str, Any],
+    coverage: dict[str, Any],
+    impact: str,
+) -> dict[str, Any]:
+    """The trace, coverage and impact at a baseline of the whole project."""
+    started = time.perf_counter()
+    taken = client.post(
+        "/rest/labs/baselines",
+        json={"name": "Bench", "project": seeded["project"]},
+        timeout=600,
+    )
+    taken.raise_for_status()
+    baseline = taken.json()["meta"]["id"]
+    baseline_s = time.perf_counter() - started
+    moment = client.get(f"/rest/v1/baselines/{baseline}").json()["data"]["createdDate"]
+    at = {"baseline": baseline}
+    return {
+        "baseline_s": baseline_s,
+        "trace_page": _quantiles(
+            [_timed(client, "/rest/labs/trace", {**trace, **at}) for _ in range(REPEAT)]
+        ),
+        "coverage": _quantiles(
+            [_timed(client, "/rest/labs/coverage", {**coverage, **at}) for _ in range(REPEAT)]
+        ),
+        "impact": _quantiles(
+            [_timed(client, impact, {"depth": 1, "asOf": moment}) for _ in range(REPEAT)]
+        ),
+    }
 
 
 def _ms(seconds: float) -> str:
@@ -258,8 +299,21 @@ def report(trace: dict[str, Any]) -> str:
             f"  the whole trace as XLSX       {trace['report_s']:.1f} s",
             f"  item reads beside them        p50 {_ms(trace['reads']['alone_p50_s'])} alone, "
             f"{_ms(trace['reads']['beside_p50_s'])} beside: x{trace['reads']['ratio']:.2f}",
+            *_historic_rows(trace.get("historic")),
         ]
     )
+
+
+def _historic_rows(historic: dict[str, Any] | None) -> list[str]:
+    if historic is None:
+        return []
+    page, covered, impact = historic["trace_page"], historic["coverage"], historic["impact"]
+    return [
+        f"  as it was (a baseline of every item, taken in {historic['baseline_s']:.1f} s)",
+        f"    trace, first page, 3 levels p50 {_ms(page['p50_s'])}, p99 {_ms(page['p99_s'])}",
+        f"    coverage totals             p50 {_ms(covered['p50_s'])}, p99 {_ms(covered['p99_s'])}",
+        f"    impact, {DEPENDANTS} dependants      p50 {_ms(impact['p50_s'])}, p99 {_ms(impact['p99_s'])}",
+    ]
 
 
 def targets(trace: dict[str, Any], topology: str) -> list[tuple[str, float, float, bool]]:

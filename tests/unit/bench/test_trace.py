@@ -41,3 +41,23 @@ def test_verdicts_compare_each_figure_with_its_limit() -> None:
     assert judged["coverage totals p50"] == (3.0, trace.COVERAGE_S)
     assert judged["item reads beside traces and reports / alone"] == (1.2, trace.READ_SLOWDOWN)
     assert [higher for *_, higher in trace.targets(figures, "embedded")] == [False] * 5
+
+
+def test_the_rows_show_the_trace_as_it_was_when_measured() -> None:
+    quantiles = {"p50_s": 0.05, "p99_s": 0.1}
+    figures = {
+        "requirements": 3,
+        "items": 13,
+        "relationships": 12,
+        "import_s": 1.0,
+        "trace_page": quantiles,
+        "coverage": quantiles,
+        "impact": quantiles,
+        "report_s": 4.0,
+        "reads": {"alone_p50_s": 0.01, "beside_p50_s": 0.012, "ratio": 1.2},
+    }
+    assert "as it was" not in trace.report(figures)
+    historic = {"baseline_s": 2.5, "trace_page": quantiles, "coverage": quantiles}
+    rows = trace.report(figures | {"historic": historic | {"impact": {"p50_s": 0.3, "p99_s": 0.4}}})
+    assert "as it was (a baseline of every item, taken in 2.5 s)" in rows
+    assert f"impact, {trace.DEPENDANTS} dependants      p50 300 ms, p99 400 ms" in rows
