@@ -116,6 +116,25 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return run(options)
 
 
+def _cmd_reqif_export(args: argparse.Namespace) -> int:
+    from plumbline.reqif_cli import ExportOptions, export
+
+    options = ExportOptions(
+        project=args.project,
+        output=args.output,
+        format=args.format,
+        item=args.item,
+        filter=args.filter,
+        baseline=args.baseline,
+        url=args.url,
+        user=args.user,
+        password=args.password,
+        token=args.token,
+        quiet=args.quiet,
+    )
+    return export(options)
+
+
 #: How a dry run tells what a change would do.
 _WOULD = {
     "created ": "would create ",
@@ -237,7 +256,44 @@ def parser() -> argparse.ArgumentParser:
     )
     imports.add_argument("--quiet", action="store_true", help="no progress bar or status line")
     imports.set_defaults(func=_cmd_import)
+    _reqif_parser(commands)
     return top
+
+
+def _reqif_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    reqif = commands.add_parser("reqif", help="ReqIF exchange (docs/contexts/reports.md)")
+    reqif_commands = reqif.add_subparsers(dest="reqif_command", required=True)
+    export = reqif_commands.add_parser(
+        "export",
+        help="export a project, an item's subtree, a filter's items or a baseline as ReqIF",
+        description="Streams a running server's ReqIF export into a file. Exit 0 done, 1 "
+        "refused or unreachable, 2 a usage problem.",
+    )
+    export.add_argument(
+        "--project", type=int, required=True, metavar="ID", help="id of the project to export"
+    )
+    export.add_argument(
+        "-o", "--output", type=Path, metavar="FILE", help="default: project-ID.reqif(z)"
+    )
+    export.add_argument(
+        "--format",
+        choices=("reqif", "reqifz"),
+        default="reqif",
+        help="reqif: the XML document (default); reqifz: the same, zipped",
+    )
+    export.add_argument(
+        "--item", type=int, metavar="ID", help="only this item and what is under it"
+    )
+    export.add_argument("--filter", type=int, metavar="ID", help="only the items this filter finds")
+    export.add_argument("--baseline", type=int, metavar="ID", help="the items of this baseline")
+    export.add_argument("--url", help="the server (PLUMBLINE_URL, default http://127.0.0.1:8080)")
+    export.add_argument("--user", help="user name for HTTP Basic (PLUMBLINE_USER)")
+    export.add_argument("--password", help="password for HTTP Basic (PLUMBLINE_PASSWORD)")
+    export.add_argument(
+        "--token", help="bearer token, instead of user and password (PLUMBLINE_TOKEN)"
+    )
+    export.add_argument("--quiet", action="store_true", help="no progress bar")
+    export.set_defaults(func=_cmd_reqif_export)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import httpx
 from tqdm import tqdm
@@ -48,8 +48,9 @@ class Options:
     quiet: bool = False
 
 
-class _Refused(Exception):
-    """A problem to tell the user in one line, with the exit code it means."""
+class Refused(Exception):
+    """A problem to tell the user in one line, with the exit code it means (shared with
+    ``plumbline reqif``)."""
 
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)
@@ -57,7 +58,18 @@ class _Refused(Exception):
         self.code = code
 
 
-def _auth(options: Options) -> tuple[dict[str, str], httpx.BasicAuth | None]:
+class Credentials(Protocol):
+    """What a command was given to sign in with."""
+
+    @property
+    def token(self) -> str | None: ...
+    @property
+    def user(self) -> str | None: ...
+    @property
+    def password(self) -> str | None: ...
+
+
+def auth_of(options: Credentials) -> tuple[dict[str, str], httpx.BasicAuth | None]:
     """The headers and the auth for the request: a bearer token, or user and password."""
     token = options.token or os.environ.get("PLUMBLINE_TOKEN")
     if token:
@@ -67,8 +79,8 @@ def _auth(options: Options) -> tuple[dict[str, str], httpx.BasicAuth | None]:
     if user and password:
         return {}, httpx.BasicAuth(user, password)
     if user:
-        raise _Refused(f"no password for {user!r}: give --password or PLUMBLINE_PASSWORD", USAGE)
-    raise _Refused(
+        raise Refused(f"no password for {user!r}: give --password or PLUMBLINE_PASSWORD", USAGE)
+    raise Refused(
         "no credentials: give --token (or PLUMBLINE_TOKEN), or --user and --password "
         "(or PLUMBLINE_USER and PLUMBLINE_PASSWORD)",
         USAGE,
@@ -151,7 +163,7 @@ class _Upload:
         self.waiting.end()
 
 
-def _error_text(answer: httpx.Response) -> tuple[str, list[str]]:
+def error_text(answer: httpx.Response) -> tuple[str, list[str]]:
     """A refusal's message and its bad lines (``line N: message``), from the JSON answer."""
     try:
         body = answer.json()
@@ -184,9 +196,9 @@ def item_ids(file: Path, first: int) -> tuple[dict[str, int], int]:
             try:
                 record = json.loads(line)
             except ValueError as exc:
-                raise _Refused(f"line {number} of {file} is not JSON: {exc}", FAILED) from exc
+                raise Refused(f"line {number} of {file} is not JSON: {exc}", FAILED) from exc
             if not isinstance(record, dict):
-                raise _Refused(f"line {number} of {file} is not a JSON object", FAILED)
+                raise Refused(f"line {number} of {file} is not a JSON object", FAILED)
             if "itemType" not in record:
                 continue
             key = record.get("key")
@@ -201,10 +213,10 @@ def _write_ids(options: Options, data: dict[str, Any]) -> str:
     first = data.get("firstItemId")
     try:
         ids, count = item_ids(options.file, int(first or 0))
-    except _Refused as exc:
-        raise _Refused(f"imported, but the ids were not written: {exc.message}", FAILED) from exc
+    except Refused as exc:
+        raise Refused(f"imported, but the ids were not written: {exc.message}", FAILED) from exc
     if count != int(data["items"]) or (count and first is None):
-        raise _Refused(
+        raise Refused(
             f"imported, but the ids were not written: {options.file} has "
             f"{_count(count, 'item line')}, the server wrote {_count(int(data['items']), 'item')} "
             "(was the file changed during the import?)",
@@ -215,7 +227,7 @@ def _write_ids(options: Options, data: dict[str, Any]) -> str:
         partial.write_text(json.dumps(ids, indent=1) + "\n", encoding="utf-8")
         partial.replace(options.ids)
     except OSError as exc:
-        raise _Refused(f"imported, but the ids were not written: {exc}", FAILED) from exc
+        raise Refused(f"imported, but the ids were not written: {exc}", FAILED) from exc
     return f"wrote {_count(len(ids), 'key')} and their ids to {options.ids}"
 
 
@@ -242,66 +254,67 @@ def _summary(data: dict[str, Any], elapsed: float) -> str:
 def _check_usage(options: Options) -> None:
     if not options.file.is_file():
         what = "is not a file" if options.file.exists() else "does not exist"
-        raise _Refused(f"{options.file} {what}", USAGE)
+        raise Refused(f"{options.file} {what}", USAGE)
     if options.ids is not None and not options.ids.parent.is_dir():
-        raise _Refused(
-            f"--ids {options.ids}: the folder {options.ids.parent} does not exist", USAGE
-        )
+        raise Refused(f"--ids {options.ids}: the folder {options.ids.parent} does not exist", USAGE)
     if options.project <= 0:
-        raise _Refused(f"--project {options.project}: a project id is a positive number", USAGE)
+        raise Refused(f"--project {options.project}: a project id is a positive number", USAGE)
 
 
 def _send(options: Options, url: str, out: IO[str]) -> tuple[httpx.Response, float]:
     """Streams the file; the server's answer and the seconds it took."""
-    headers, auth = _auth(options)
+    headers, auth = auth_of(options)
     headers["Content-Type"] = "application/x-ndjson"
     headers["Accept"] = "application/json"
     try:
         stream = options.file.open("rb")
     except OSError as exc:
-        raise _Refused(f"cannot read {options.file}: {exc.strerror or exc}", USAGE) from exc
+        raise Refused(f"cannot read {options.file}: {exc.strerror or exc}", USAGE) from exc
     upload = _Upload(stream, os.fstat(stream.fileno()).st_size, out, options.quiet)
     began = time.monotonic()
     try:
         with stream, httpx.Client(timeout=TIMEOUT, auth=auth) as client:
             answer = client.post(url, content=iter(upload), headers=headers)
     except httpx.ConnectError as exc:
-        raise _Refused(f"cannot connect to {url}: {exc}", FAILED) from exc
+        raise Refused(f"cannot connect to {url}: {exc}", FAILED) from exc
     except httpx.ConnectTimeout as exc:
-        raise _Refused(
-            f"cannot connect to {url}: no answer in {TIMEOUT.connect} s", FAILED
-        ) from exc
+        raise Refused(f"cannot connect to {url}: no answer in {TIMEOUT.connect} s", FAILED) from exc
     except httpx.ReadTimeout as exc:
-        raise _Refused(
+        raise Refused(
             f"{url} did not answer within {TIMEOUT.read} s; the import may still finish "
             "on the server (look at the project before importing again)",
             FAILED,
         ) from exc
     except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-        raise _Refused(f"--url: {exc}", USAGE) from exc
+        raise Refused(f"--url: {exc}", USAGE) from exc
     except httpx.HTTPError as exc:
-        raise _Refused(f"the import to {url} failed: {type(exc).__name__}: {exc}", FAILED) from exc
+        raise Refused(f"the import to {url} failed: {type(exc).__name__}: {exc}", FAILED) from exc
     except OSError as exc:
-        raise _Refused(f"reading {options.file} failed: {exc}", FAILED) from exc
+        raise Refused(f"reading {options.file} failed: {exc}", FAILED) from exc
     finally:
         upload.close()
     return answer, time.monotonic() - began
+
+
+def endpoint(url: str | None, path: str) -> str:
+    """``/rest/labs/<path>`` on the server (``url``, else PLUMBLINE_URL, else the default)."""
+    # The commands tell what happened themselves: httpx's line per request is noise
+    # here, whatever logging the process has (a test's, an embedding program's).
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    base = (url or os.environ.get("PLUMBLINE_URL") or DEFAULT_URL).rstrip("/")
+    return f"{base}/rest/labs/{path}"
 
 
 def run(options: Options, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
     """Imports ``options.file`` into the project; the exit code."""
     out = out or sys.stdout
     err = err or sys.stderr
-    # The command tells what happened itself: httpx's line per request is noise here,
-    # whatever logging the process has (a test's, an embedding program's).
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    base = (options.url or os.environ.get("PLUMBLINE_URL") or DEFAULT_URL).rstrip("/")
-    url = f"{base}/rest/labs/projects/{options.project}/import"
+    url = endpoint(options.url, f"projects/{options.project}/import")
     try:
         _check_usage(options)
         answer, elapsed = _send(options, url, err)
         if answer.status_code != 200:
-            message, bad = _error_text(answer)
+            message, bad = error_text(answer)
             status = f"{answer.status_code} {answer.reason_phrase}".strip()
             if bad:
                 # The server names the first bad lines only; its message counts them all.
@@ -318,13 +331,13 @@ def run(options: Options, out: IO[str] | None = None, err: IO[str] | None = None
             data = answer.json()["data"]
             print(_summary(data, elapsed), file=out)
         except (ValueError, KeyError, TypeError) as exc:
-            raise _Refused(
+            raise Refused(
                 f"the server answered 200 but not as expected ({exc!r}): {answer.text[:300]}",
                 FAILED,
             ) from exc
         if options.ids is not None:
             print(_write_ids(options, data), file=out)
-    except _Refused as exc:
+    except Refused as exc:
         print(f"plumbline: {exc.message}", file=err)
         return exc.code
     return OK

@@ -685,5 +685,6 @@ class ReportBody(Strict):
     (``GET /reports/metadata`` lists them)."""
 
     project: RecordId
-    format: Literal["XLSX", "CSV", "HTML"] = "XLSX"
+    #: The report's first format when left out: XLSX, or REQIF for ``reqif-export``.
+    format: Literal["XLSX", "CSV", "HTML", "REQIF", "REQIFZ"] | None = None
     parameters: dict[str, Any] = Field(default_factory=dict, max_length=32)

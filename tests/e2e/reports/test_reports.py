@@ -71,9 +71,11 @@ def test_metadata_lists_the_reports_with_their_parameters(
         "coverage-summary",
         "test-cycle-summary",
         "baseline-comparison",
+        "reqif-export",
     }
     cycle = reports["test-cycle-summary"]
     assert cycle["formats"] == ["XLSX", "CSV", "HTML"]
+    assert reports["reqif-export"]["formats"] == ["REQIF", "REQIFZ"]
     assert cycle["parameters"] == [
         {
             "name": "testCycle",

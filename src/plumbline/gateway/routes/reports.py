@@ -53,7 +53,8 @@ async def report_metadata(gw: Gw, project: RequiredProject) -> Response:
     summary="Start a report; answers its work identifier at once (labs)",
     description="The report is made apart from API requests, from the data the caller "
     "may read, and kept for a week: follow meta.location (GET) for its progress; when "
-    "its status is DONE, data.file serves the file (XLSX, CSV or HTML). A parameter the "
+    "its status is DONE, data.file serves the file (XLSX, CSV or HTML; REQIF or REQIFZ "
+    "for reqif-export; the report's first format when left out). A parameter the "
     "report does not take, a missing required one, or one of the wrong type is a 400 at "
     "once; a problem found while making it (a test cycle that does not exist) makes the "
     "work FAILED with the reason in message.",
@@ -70,7 +71,7 @@ async def start_report(
         pb.StartReportRequest(
             report=reportId,
             project=body.project,
-            format=body.format,
+            format=body.format or "",
             parameters_json=orjson.dumps(body.parameters),
         )
     )

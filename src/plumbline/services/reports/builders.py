@@ -437,4 +437,6 @@ BUILDERS = {
     "test-cycle-summary": test_cycle_summary,
     "baseline-comparison": baseline_comparison,
 }
-assert set(BUILDERS) == set(REPORTS)
+#: Reports written as files of their own (not a Document rendered): ``reqif.export``.
+EXPORTS = frozenset(("reqif-export",))
+assert set(BUILDERS) | EXPORTS == set(REPORTS)

@@ -100,6 +100,19 @@ REPORTS: dict[str, ReportSpec] = {
             (Param("testCycle", "integer", "The test cycle.", required=True),),
         ),
         ReportSpec(
+            "reqif-export",
+            "ReqIF export",
+            "The project's items (or an item and what is under it, a filter's items, or a "
+            "baseline) with their relationships and tree as a ReqIF 1.2 document: REQIF "
+            "(XML) or REQIFZ (zipped).",
+            (
+                Param("item", "integer", "Only this item and what is under it."),
+                Param("filter", "integer", "Only the items this filter finds."),
+                Param("baseline", "integer", "The items as this baseline holds them."),
+            ),
+            formats=("REQIF", "REQIFZ"),
+        ),
+        ReportSpec(
             "baseline-comparison",
             "Baseline comparison",
             "What changed between a baseline and another (or its origin now): items "
@@ -179,6 +192,8 @@ def _together(spec: ReportSpec, values: dict[str, Any]) -> None:
         spec.id != "test-cycle-summary"
     ):
         raise InvalidArgument("give at most one of testCycle, testPlan and release")
+    if spec.id == "reqif-export" and sum(n in values for n in ("item", "filter", "baseline")) > 1:
+        raise InvalidArgument("give at most one of item, filter and baseline")
     if "asOf" in values and "baseline" in values:
         raise InvalidArgument("give at most one of asOf and baseline")
     if "filter" in values and ("asOf" in values or "baseline" in values):

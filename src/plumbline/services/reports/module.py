@@ -37,7 +37,7 @@ class ReportsModule(Module):
         )
         runtime.grpc.add(
             reports_pb2_grpc.add_ReportsServicer_to_server,
-            ReportsServicer(self.works, self.worker.wake),
+            ReportsServicer(self.works, self.worker.wake, self.worker.reader_for),
         )
 
     async def serve(self, runtime: Runtime) -> None:

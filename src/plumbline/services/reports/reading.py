@@ -20,7 +20,12 @@ LARGE_PAGES = {"labs/trace": 500, "labs/coverage": 1_000}
 
 
 class ReportFailed(Exception):
-    """A report cannot be made; the message says why, in words for whoever asked."""
+    """A report cannot be made; the message says why, in words for whoever asked, and
+    ``status`` is the API's answer that said so (400 when the making found it)."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class Reader:
@@ -65,7 +70,7 @@ class Reader:
                 self.as_of = meta["asOf"]
             return body
         if 400 <= response.status_code < 500:
-            raise ReportFailed(_message(response))
+            raise ReportFailed(_message(response), response.status_code)
         raise ConnectionError(f"reading {path}: the API answered {response.status_code}")
 
     async def pages(

@@ -20,9 +20,10 @@ from typing import Any
 import httpx
 
 from plumbline.common.tokens import UserTokens
-from plumbline.services.reports import render
-from plumbline.services.reports.builders import BUILDERS, Spool
+from plumbline.services.reports import render, reqif
+from plumbline.services.reports.builders import BUILDERS, EXPORTS, Spool
 from plumbline.services.reports.reading import Reader, ReportFailed
+from plumbline.services.reports.reqif import Progress
 from plumbline.services.reports.works import Works
 
 log = logging.getLogger(__name__)
@@ -110,8 +111,12 @@ class Worker:
         self.running.discard(task)
         self.asked.set()  # a place is free
 
+    def reader_for(self, user: int) -> Reader:
+        """A reader of the REST API as ``user``."""
+        return Reader(self.http, self.base_url, self.tokens, user)
+
     async def _make(self, row: Any) -> None:
-        reader = Reader(self.http, self.base_url, self.tokens, int(row.owner))
+        reader = self.reader_for(int(row.owner))
 
         async def progress(percent: int, message: str) -> None:
             if not await self.works.progress(row.id, self.name, percent, message):
@@ -120,17 +125,8 @@ class Worker:
         beating = asyncio.create_task(self._beat(row.id))
         try:
             with tempfile.TemporaryDirectory(prefix="plumbline-report-") as directory:
-                spool = Spool(Path(directory))
-                try:
-                    document = await BUILDERS[row.report](
-                        reader, int(row.project), json.loads(row.parameters_json), spool, progress
-                    )
-                    await progress(97, "Writing the file")
-                    media_type, suffix = render.FORMATS[row.format]
-                    path = Path(directory) / f"report{suffix}"
-                    rows = await asyncio.to_thread(render.write, document, path, row.format)
-                finally:
-                    spool.close()
+                path, media_type, done = await self._write(row, reader, Path(directory), progress)
+                suffix = path.suffix
                 name = f"{row.report}-{row.project}-{row.created_at:%Y%m%d-%H%M%S}{suffix}"
                 await self.works.finish(
                     row.id,
@@ -140,7 +136,7 @@ class Worker:
                     _chunks(path),
                     reader.first_read,
                     reader.last_read,
-                    f"Done: {rows} rows",
+                    done,
                 )
         except ReportFailed as exc:
             await self.works.fail(row.id, self.name, str(exc))
@@ -153,6 +149,32 @@ class Worker:
             )
         finally:
             beating.cancel()
+
+    async def _write(
+        self, row: Any, reader: Reader, directory: Path, progress: Progress
+    ) -> tuple[Path, str, str]:
+        """Makes the work's file in ``directory``: its path, media type and last words."""
+        params = json.loads(row.parameters_json)
+        if row.report in EXPORTS:
+            media_type, suffix = reqif.FORMATS[row.format]
+            path = directory / f"export{suffix}"
+            pieces = reqif.export(
+                reader, int(row.project), reqif.scope_of(params), row.format == "REQIFZ", progress
+            )
+            with path.open("wb") as out:
+                async for data in pieces:
+                    await asyncio.to_thread(out.write, data)
+            return path, media_type, f"Done: {path.stat().st_size} bytes"
+        spool = Spool(directory)
+        try:
+            document = await BUILDERS[row.report](reader, int(row.project), params, spool, progress)
+            await progress(97, "Writing the file")
+            media_type, suffix = render.FORMATS[row.format]
+            path = directory / f"report{suffix}"
+            rows = await asyncio.to_thread(render.write, document, path, row.format)
+        finally:
+            spool.close()
+        return path, media_type, f"Done: {rows} rows"
 
     async def _beat(self, work_id: str) -> None:
         """Says the worker lives while a long read or write gives no progress."""

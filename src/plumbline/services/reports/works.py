@@ -44,6 +44,7 @@ class Works:
     async def start(self, report: str, project: int, fmt: str, parameters: Any) -> Row[Any]:
         """Queues a report (READ on the project); the parameters are checked first."""
         spec = spec_of(report)
+        fmt = fmt or spec.formats[0]
         values = checked(spec, fmt, parameters if isinstance(parameters, dict) else {})
         access = await self.access.current()
         access.require(Action.READ, project, f"project {project}")

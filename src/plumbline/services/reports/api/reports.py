@@ -8,10 +8,14 @@ from typing import Any
 
 from plumbline.api.reports.v1 import reports_pb2 as pb
 from plumbline.api.reports.v1 import reports_pb2_grpc
+from plumbline.common.access import Action
+from plumbline.common.context import require_principal
 from plumbline.common.dates import format_datetime
-from plumbline.common.errors import InvalidArgument
+from plumbline.common.errors import InvalidArgument, NotFound, PermissionDenied
 from plumbline.common.rpc import Context, message_of, page_info, page_of
-from plumbline.services.reports.catalog import REPORTS
+from plumbline.services.reports import reqif
+from plumbline.services.reports.catalog import REPORTS, checked, spec_of
+from plumbline.services.reports.reading import Reader, ReportFailed
 from plumbline.services.reports.works import Works
 
 
@@ -36,9 +40,12 @@ def work_message(row: Any) -> pb.Work:
 class ReportsServicer(reports_pb2_grpc.ReportsServicer):
     """Thin mapping onto ``Works`` and the report catalog."""
 
-    def __init__(self, works: Works, queued: Callable[[], None]) -> None:
+    def __init__(
+        self, works: Works, queued: Callable[[], None], reader_for: Callable[[int], Reader]
+    ) -> None:
         self.works = works
         self.queued = queued
+        self.reader_for = reader_for
 
     async def ListReports(self, request: pb.ListReportsRequest, context: Context) -> pb.ReportList:
         return pb.ReportList(reports=[message_of(spec, pb.Report) for spec in REPORTS.values()])
@@ -62,8 +69,39 @@ class ReportsServicer(reports_pb2_grpc.ReportsServicer):
             works=[work_message(r) for r in rows], page_info=page_info(start, len(rows), total)
         )
 
+    async def ExportReqif(
+        self, request: pb.ExportReqifRequest, context: Context
+    ) -> AsyncIterator[pb.FileChunk]:
+        given = {
+            name: getattr(request, name)
+            for name in ("item", "filter", "baseline")
+            if request.HasField(name)
+        }
+        values = checked(spec_of("reqif-export"), request.format, given)
+        access = await self.works.access.current()
+        access.require(Action.READ, request.project, f"project {request.project}")
+        reader = self.reader_for(require_principal().user_id)
+        pieces = reqif.export(
+            reader, request.project, reqif.scope_of(values), request.format == "REQIFZ"
+        )
+        try:
+            async for data in pieces:
+                yield pb.FileChunk(data=data)
+        except ReportFailed as exc:
+            raise _refusal(exc) from None
+
     async def ReadWorkFile(
         self, request: pb.WorkRef, context: Context
     ) -> AsyncIterator[pb.FileChunk]:
         async for data in self.works.chunks(request.id):
             yield pb.FileChunk(data=data)
+
+
+def _refusal(failed: ReportFailed) -> Exception:
+    """What the API answered a read of the export, as the export's own answer."""
+    message = str(failed)
+    if failed.status == 404:
+        return NotFound(message)
+    if failed.status in (401, 403):
+        return PermissionDenied(message)
+    return InvalidArgument(message)

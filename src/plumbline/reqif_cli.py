@@ -1,0 +1,127 @@
+"""``plumbline reqif export``: a project (or an item's subtree, a filter's items, a
+baseline) as a ReqIF document from a running server, written to a file as it streams in
+(``GET /rest/labs/projects/{id}/reqif``, see docs/contexts/reports.md)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import httpx
+from tqdm import tqdm
+
+from plumbline.importer_cli import FAILED, OK, USAGE, Refused, auth_of, endpoint, error_text
+
+#: The server writes as it reads: a large project takes minutes between pieces at worst.
+TIMEOUT = httpx.Timeout(connect=10, read=600, write=60, pool=10)
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """What ``plumbline reqif export`` was asked to do."""
+
+    project: int
+    output: Path | None = None
+    format: str = "reqif"
+    item: int | None = None
+    filter: int | None = None
+    baseline: int | None = None
+    url: str | None = None
+    user: str | None = None
+    password: str | None = None
+    token: str | None = None
+    quiet: bool = False
+
+
+def _check(options: ExportOptions) -> Path:
+    """The file to write, once the options make sense."""
+    if options.project <= 0:
+        raise Refused(f"--project {options.project}: a project id is a positive number", USAGE)
+    if sum(x is not None for x in (options.item, options.filter, options.baseline)) > 1:
+        raise Refused("give at most one of --item, --filter and --baseline", USAGE)
+    if options.format not in ("reqif", "reqifz"):
+        raise Refused(f"--format {options.format}: reqif or reqifz", USAGE)
+    output = options.output or Path(f"project-{options.project}.{options.format}")
+    if not output.parent.is_dir():
+        raise Refused(f"--output {output}: the folder {output.parent} does not exist", USAGE)
+    return output
+
+
+def export(options: ExportOptions, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
+    """Writes the export to its file; the exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    url = endpoint(options.url, f"projects/{options.project}/reqif")
+    params: dict[str, str | int] = {"format": options.format}
+    for name in ("item", "filter", "baseline"):
+        value = getattr(options, name)
+        if value is not None:
+            params[name] = value
+    try:
+        output = _check(options)
+        headers, auth = auth_of(options)
+        written, elapsed = _receive(url, params, headers, auth, output, err, options.quiet)
+    except Refused as exc:
+        print(f"plumbline: {exc.message}", file=err)
+        return exc.code
+    print(
+        f"exported project {options.project} to {output} ({written} bytes in {elapsed:.1f} s)",
+        file=out,
+    )
+    return OK
+
+
+def _receive(
+    url: str,
+    params: dict[str, str | int],
+    headers: dict[str, str],
+    auth: httpx.BasicAuth | None,
+    output: Path,
+    err: IO[str],
+    quiet: bool,
+) -> tuple[int, float]:
+    """Streams the answer into ``output`` (through a partial file, so a failed export
+    leaves no file behind); the bytes written and the seconds it took."""
+    partial = output.with_name(output.name + ".partial")
+    began = time.monotonic()
+    written = 0
+    try:
+        with (
+            httpx.Client(timeout=TIMEOUT, auth=auth) as client,
+            client.stream("GET", url, params=params, headers=headers) as answer,
+        ):
+            if answer.status_code != 200:
+                answer.read()
+                message, _ = error_text(answer)
+                status = f"{answer.status_code} {answer.reason_phrase}".strip()
+                raise Refused(f"the server refused the export ({status}): {message}", FAILED)
+            with (
+                partial.open("wb") as file,
+                tqdm(
+                    unit="B",
+                    unit_scale=True,
+                    unit_divisor=1024,
+                    desc="exporting",
+                    file=err,
+                    disable=quiet,
+                ) as bar,
+            ):
+                for chunk in answer.iter_bytes():
+                    file.write(chunk)
+                    written += len(chunk)
+                    bar.update(len(chunk))
+        partial.replace(output)
+    except httpx.ConnectError as exc:
+        raise Refused(f"cannot connect to {url}: {exc}", FAILED) from exc
+    except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+        raise Refused(f"--url: {exc}", USAGE) from exc
+    except httpx.HTTPError as exc:
+        raise Refused(f"the export from {url} failed: {type(exc).__name__}: {exc}", FAILED) from exc
+    except OSError as exc:
+        raise Refused(f"writing {output} failed: {exc}", FAILED) from exc
+    finally:
+        partial.unlink(missing_ok=True)
+    return written, time.monotonic() - began
