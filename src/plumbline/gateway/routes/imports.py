@@ -54,6 +54,12 @@ _LINES = {
                         "description": "An earlier item line's key, or the id "
                         "of an item of the project; none: the project's root.",
                     },
+                    "globalId": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 128,
+                        "description": "The item's global id (default GID-<typeKey>-<id>).",
+                    },
                     "fields": {"type": "object"},
                 },
             },
@@ -100,7 +106,7 @@ WHAT = "An import"
     description=(
         "The body is a JSON Lines file (one JSON object a line, any content type; "
         'application/x-ndjson is usual). An item line: {"key": "F1", "itemType": 24 '
-        'or "REQ", "childItemType": 25, "parent": "F0" or 1234, "fields": '
+        'or "REQ", "childItemType": 25, "parent": "F0" or 1234, "globalId": "...", "fields": '
         '{"name": ...}}, where parent is the key of an earlier item line or the id of an '
         "item of the project (none: the project's root) and fields are those of POST "
         '/items. A version line, after the items: {"item": "F1" or 1234, "fields": '

@@ -14,8 +14,10 @@ the activity feed see the same versions and activities.
 The line format (docs/import.md):
 
 - an item: ``{"key": "F1", "itemType": 24 or "REQ", "childItemType": 25, "parent": "F0"
-  or 1234, "fields": {"name": "..."}}``; ``parent`` is the key of an earlier item line or
-  the id of an item of the project (none: the project's root);
+  or 1234, "globalId": "...", "fields": {"name": "..."}}``; ``parent`` is the key of an
+  earlier item line or the id of an item of the project (none: the project's root);
+  ``globalId`` sets the item's global id (as ``setGlobalIdManually`` does; a ReqIF
+  import keeps the document's identifiers so);
 - a version: ``{"item": "R1" or 1234, "fields": {"name": "..."}}``, the item's next
   version with these fields, as ``PUT /items/{id}`` would write it; ``item`` is the key of
   an earlier item line or the id of an item of the project. A migration brings an item's
@@ -70,7 +72,9 @@ BATCH = 1000
 #: Ids checked against the database per statement.
 CHECK_BATCH = 500
 
-ITEM_MEMBERS = ("key", "itemType", "childItemType", "parent", "fields")
+ITEM_MEMBERS = ("key", "itemType", "childItemType", "parent", "globalId", "fields")
+#: The longest global id (the column's size).
+MAX_GLOBAL_ID = 128
 RELATIONSHIP_MEMBERS = ("fromItem", "toItem", "relationshipType")
 VERSION_MEMBERS = ("item", "fields")
 MAX_KEY = 255
@@ -259,6 +263,11 @@ class Importer:
         child_type = doc.get("childItemType")
         if child_type is not None and not _is_id(child_type):
             raise InvalidArgument("childItemType is an item type id.")
+        global_id = doc.get("globalId")
+        if global_id is not None and (
+            not isinstance(global_id, str) or not 0 < len(global_id.strip()) <= MAX_GLOBAL_ID
+        ):
+            raise InvalidArgument(f"globalId is a string of 1 to {MAX_GLOBAL_ID} characters.")
         data = ItemInput(
             project=plan.project,
             item_type=_item_type(catalog, doc["itemType"]),
@@ -267,7 +276,8 @@ class Importer:
         )
         _, item_type, child, checked = self.items.checked(catalog, data)
         plan.spool.write(
-            orjson.dumps([number, "i", item_type.id, child, parent_code, checked]) + b"\n"
+            orjson.dumps([number, "i", item_type.id, child, parent_code, checked, global_id])
+            + b"\n"
         )
         plan.parent_of.append(parent_code)
         plan.type_of.append(item_type.id)
@@ -467,7 +477,7 @@ class Importer:
         for entry in plan.entries():
             if entry[1] != "i":
                 continue
-            number_in_file, _, type_id, child_type, parent_code, fields = entry
+            number_in_file, _, type_id, child_type, parent_code, fields, global_id = entry
             item_type = catalog.item_types[type_id]
             item_id = first + index
             number = numbers[type_id]
@@ -480,7 +490,7 @@ class Importer:
                     (type_id, child_type),
                     (
                         f"{project_key}-{item_type.type_key}-{number}",
-                        f"GID-{item_type.type_key}-{item_id}",
+                        global_id or f"GID-{item_type.type_key}-{item_id}",
                     ),
                     _parent_id(first, parent_code),
                     (sort_order, places.order[index], sequence),

@@ -249,6 +249,37 @@ async def test_the_kth_item_line_gets_the_first_id_plus_k(world: World) -> None:
     }
 
 
+async def test_an_item_line_may_set_the_global_id(world: World) -> None:
+    done = await run(
+        world,
+        world.a,
+        jsonl(
+            {"itemType": "REQ", "globalId": "REQ-7f3a.kept", "fields": {"name": "Kept"}},
+            {"itemType": "REQ", "fields": {"name": "Given"}},
+        ),
+    )
+    assert done.items == 2
+    async with world.db.read() as session:
+        found = dict(
+            (
+                await session.execute(
+                    select(items.c.name, items.c.global_id).where(items.c.project == world.a)
+                )
+            ).all()
+        )
+    assert found == {"Kept": "REQ-7f3a.kept", "Given": f"GID-REQ-{done.first_item_id + 1}"}
+    refused = await run(
+        world,
+        world.a,
+        jsonl(
+            {"itemType": "REQ", "globalId": 12, "fields": {"name": "x"}},
+            {"itemType": "REQ", "globalId": "x" * 129, "fields": {"name": "x"}},
+        ),
+    )
+    assert [line for line, _ in refused.bad] == [1, 2]
+    assert all("globalId is a string of 1 to 128" in said for _, said in refused.bad)
+
+
 # -- all or nothing, every bad line ---------------------------------------------------------
 
 
