@@ -172,6 +172,37 @@ class BadLinesResponse(ErrorResponse):
     errors: list[BadLine]
 
 
+class Unmapped(TypedDict):
+    """Something of a ReqIF document the project's configuration cannot take."""
+
+    message: str
+
+
+class Suggested(TypedDict):
+    """What would let a refused ReqIF import through: a configuration to apply
+    (``plumbline config apply``) and the mapping to send with the file."""
+
+    configuration: dict[str, Any]
+    mapping: dict[str, Any]
+
+
+class UnmappedResponse(ErrorResponse):
+    """A ReqIF import refused before anything was written: what cannot be mapped."""
+
+    errors: list[Unmapped]
+    suggested: Suggested
+
+
+def unmapped(message: str, errors: list[str], suggested: Suggested) -> Response:
+    """400 for a ReqIF document the project cannot take: each reason, and a suggestion."""
+    body: UnmappedResponse = {
+        "meta": {"status": reason_phrase(400), "timestamp": _now(), "message": message},
+        "errors": [{"message": e} for e in errors],
+        "suggested": suggested,
+    }
+    return json_response(body, status=400)
+
+
 def _now() -> str:
     return format_datetime(utcnow())
 

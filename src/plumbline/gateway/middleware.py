@@ -54,7 +54,7 @@ IN_FLIGHT = Gauge("plumbline_http_in_flight", "API requests being handled")
 THROTTLED = Counter("plumbline_http_throttled_total", "API requests answered 429")
 
 # Bodies that are not JSON by contract.
-_NON_JSON_SUFFIXES = ("/file", "/results", "/import")
+_NON_JSON_SUFFIXES = ("/file", "/results", "/import", "/reqif")
 _NON_JSON_PATHS = ("/rest/oauth/token", "/api-docs/login")
 _PUBLIC_PATHS = ("/rest/oauth/token",)
 # Bodies that flow on to a service as they arrive (files): the route reads them and holds
@@ -63,12 +63,12 @@ _STREAMED = re.compile(r"/rest/[^/]+/attachments/[^/]+/file")
 # A JUnit report streams to its parser under its own limit (PLUMBLINE_MAX_REPORT_BYTES).
 _REPORT = re.compile(r"/rest/[^/]+/testcycles/[^/]+/results")
 # A bulk import streams to the items service under its own limit
-# (PLUMBLINE_MAX_IMPORT_BYTES).
-_IMPORT = re.compile(r"/rest/[^/]+/projects/[^/]+/import")
+# (PLUMBLINE_MAX_IMPORT_BYTES); a ReqIF import is read under the same.
+_IMPORT = re.compile(r"/rest/[^/]+/projects/[^/]+/(?:import|reqif)")
 # The change feed, which a ``wait`` above 0 makes a long poll.
 _EVENTS = re.compile(r"/rest/[^/]+/events")
-# Files going out: the attachment's file, or a file by its URL.
-_DOWNLOAD = re.compile(r"/rest/[^/]+/(?:attachments/[^/]+/file|files)")
+# Files going out: the attachment's file, a file by its URL, a ReqIF export.
+_DOWNLOAD = re.compile(r"/rest/[^/]+/(?:attachments/[^/]+/file|files|projects/[^/]+/reqif)")
 _UNLOGGED = ("/healthz", "/readyz", "/metrics")
 # A client's X-Request-Id is kept only when it is this tame; otherwise one is generated.
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")

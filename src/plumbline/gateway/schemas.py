@@ -74,6 +74,7 @@ _ENVELOPES: tuple[type[Any], ...] = (
     envelope.UpdatedResponse,
     envelope.ErrorResponse,
     envelope.BadLinesResponse,
+    envelope.UnmappedResponse,
 )
 # Record types by component name, and derived envelopes: name -> (envelope, record, list).
 _RECORDS: dict[str, type[Any]] = {}
@@ -107,6 +108,11 @@ def _json(status: int, description: str, schema: dict[str, Any]) -> Responses:
 def bad_lines(description: str) -> Responses:
     """400 naming the bad lines of a refused file (``envelope.bad_lines``)."""
     return _json(400, description, ref("BadLinesResponse"))
+
+
+def unmapped(description: str) -> Responses:
+    """400 listing what of a ReqIF document cannot be mapped (``envelope.unmapped``)."""
+    return _json(400, description, ref("UnmappedResponse"))
 
 
 def one(shape: type[Any], description: str = "The record.") -> Responses:

@@ -18,9 +18,8 @@ import pytest
 from tests.e2e.api import MakeUser, assert_error, created_id, grant
 from tests.e2e.topology import System
 from tests.e2e.tracegraph import build_graph, new_item
+from tests.reqifdocs import NS, objects_of, relations_of, tree_of
 from tests.reqifschema import assert_valid
-
-NS = {"r": "http://www.omg.org/spec/ReqIF/20110401/reqif.xsd", "x": "http://www.w3.org/1999/xhtml"}
 
 
 @pytest.fixture
@@ -71,61 +70,6 @@ def _export(labs: httpx.Client, project: int, **params: Any) -> httpx.Response:
     return response
 
 
-def _objects(doc: Any) -> dict[str, dict[str, Any]]:
-    """Each SPEC-OBJECT by identifier: its type and its values by attribute name."""
-    names = {
-        d.get("IDENTIFIER"): d.get("LONG-NAME") for d in doc.iterfind(".//r:SPEC-ATTRIBUTES/*", NS)
-    }
-    found: dict[str, dict[str, Any]] = {}
-    for obj in doc.iterfind(".//r:SPEC-OBJECT", NS):
-        values: dict[str, Any] = {}
-        for value in obj.find("r:VALUES", NS):
-            definition = names[value.find("r:DEFINITION/*", NS).text]
-            if value.get("THE-VALUE") is not None:
-                values[definition] = value.get("THE-VALUE")
-            elif value.find("r:THE-VALUE", NS) is not None:
-                values[definition] = value.find("r:THE-VALUE/x:div", NS)
-            else:
-                values[definition] = [v.text for v in value.iterfind("r:VALUES/*", NS)]
-        found[obj.get("IDENTIFIER")] = {
-            "type": obj.find("r:TYPE/r:SPEC-OBJECT-TYPE-REF", NS).text,
-            "values": values,
-        }
-    return found
-
-
-def _tree(doc: Any) -> dict[str, list[str]]:
-    """Each hierarchy node's object and its children's objects (the top: "")."""
-    tree: dict[str, list[str]] = {}
-    [spec] = doc.iterfind(".//r:SPECIFICATION", NS)
-
-    def walk(holder: Any, key: str) -> None:
-        children = holder.find("r:CHILDREN", NS)
-        if children is None:
-            return
-        for node in children.iterfind("r:SPEC-HIERARCHY", NS):
-            target = node.find("r:OBJECT/r:SPEC-OBJECT-REF", NS).text
-            tree.setdefault(key, []).append(target)
-            walk(node, target)
-
-    walk(spec, "")
-    return tree
-
-
-def _relations(doc: Any) -> set[tuple[str, str, str]]:
-    types = {
-        t.get("IDENTIFIER"): t.get("LONG-NAME") for t in doc.iterfind(".//r:SPEC-RELATION-TYPE", NS)
-    }
-    return {
-        (
-            rel.find("r:SOURCE/r:SPEC-OBJECT-REF", NS).text,
-            rel.find("r:TARGET/r:SPEC-OBJECT-REF", NS).text,
-            types[rel.find("r:TYPE/r:SPEC-RELATION-TYPE-REF", NS).text],
-        )
-        for rel in doc.iterfind(".//r:SPEC-RELATION", NS)
-    }
-
-
 def _global_ids(admin: httpx.Client, *items: int) -> list[str]:
     return [admin.get(f"/items/{i}").json()["data"]["globalId"] for i in items]
 
@@ -147,7 +91,7 @@ def test_a_project_exports_as_valid_reqif_with_its_tree_values_and_relations(
             strict=True,
         )
     )
-    objects = _objects(doc)
+    objects = objects_of(doc)
     assert set(objects) == set(ids.values())
     first = objects[ids["r1"]]
     assert first["type"] == "PL-TYPE-REQ"
@@ -158,10 +102,10 @@ def test_a_project_exports_as_valid_reqif_with_its_tree_values_and_relations(
     assert [li.text for li in rich.iterfind(".//x:li", NS)] == ["one", "two"]
     assert rich.find(".//x:b", NS).text == "hold"
     assert b"alert" not in response.content  # no script, nor its text
-    assert _tree(doc)[ids["F"]] == [ids["r4"]]
-    assert _tree(doc)[ids["r4"]] == [ids["r5"]]
-    assert {ids[k] for k in ("r1", "r2", "r3", "t1", "F")} <= set(_tree(doc)[""])
-    assert _relations(doc) == {
+    assert tree_of(doc)[ids["F"]] == [ids["r4"]]
+    assert tree_of(doc)[ids["r4"]] == [ids["r5"]]
+    assert {ids[k] for k in ("r1", "r2", "r3", "t1", "F")} <= set(tree_of(doc)[""])
+    assert relations_of(doc) == {
         (ids["r1"], ids["t1"], "Verified by"),
         (ids["r1"], ids["t2"], "Verified by"),
         (ids["r1"], ids["r2"], "Related to"),
@@ -182,23 +126,23 @@ def test_a_subtree_a_baseline_and_a_zip(
     folder, r4, r5 = graph["folder"], graph["r4"], graph["r5"]
     f, four, five = _global_ids(admin, folder, r4, r5)
     subtree = assert_valid(_export(labs, project["id"], item=r4).content)
-    assert set(_objects(subtree)) == {four, five}
-    assert _tree(subtree) == {"": [four], four: [five]}
+    assert set(objects_of(subtree)) == {four, five}
+    assert tree_of(subtree) == {"": [four], four: [five]}
     zipped = _export(labs, project["id"], item=folder, format="reqifz")
     assert zipped.headers["content-type"] == "application/zip"
     with zipfile.ZipFile(io.BytesIO(zipped.content)) as archive:
         assert archive.namelist() == [f"{project['key']}.reqif"]
         inside = assert_valid(archive.read(archive.namelist()[0]))
-    assert _tree(inside) == {"": [f], f: [four], four: [five]}
+    assert tree_of(inside) == {"": [f], f: [four], four: [five]}
     # A baseline: the items as it holds them.
     baseline = created_id(labs.post("/baselines", json={"name": "Sent", "project": project["id"]}))
     response = admin.patch(
         f"/items/{r4}", json=[{"op": "replace", "path": "/fields/name", "value": "Changed"}]
     )
     assert response.status_code == 200, response.text
-    sent = _objects(assert_valid(_export(labs, project["id"], baseline=baseline).content))
+    sent = objects_of(assert_valid(_export(labs, project["id"], baseline=baseline).content))
     assert sent[four]["values"]["name"] == "Need 4"
-    now = _objects(assert_valid(_export(labs, project["id"]).content))
+    now = objects_of(assert_valid(_export(labs, project["id"]).content))
     assert now[four]["values"]["name"] == "Changed"
 
 
@@ -225,7 +169,7 @@ def test_the_export_as_a_report_and_what_is_refused(
     assert data["status"] == "DONE", data
     assert data["fileName"].endswith(".reqifz")
     with zipfile.ZipFile(io.BytesIO(labs.get(data["file"]).content)) as archive:
-        assert len(_objects(assert_valid(archive.read(archive.namelist()[0])))) == 9
+        assert len(objects_of(assert_valid(archive.read(archive.namelist()[0])))) == 9
     assert_error(labs.get(f"/projects/{project}/reqif", params={"format": "pdf"}), 400, "reqifz")
     assert_error(
         labs.get(f"/projects/{project}/reqif", params={"item": graph["r4"], "filter": 1}),
@@ -262,7 +206,7 @@ def test_the_command_writes_the_export_to_a_file(
     assert done.returncode == 0, done.stderr
     assert f"exported project {project} to {target}" in done.stdout
     with zipfile.ZipFile(target) as archive:
-        assert len(_objects(assert_valid(archive.read(archive.namelist()[0])))) == 3
+        assert len(objects_of(assert_valid(archive.read(archive.namelist()[0])))) == 3
     refused = command("-o", str(tmp_path / "none.reqif"), "--item", "987654")
     assert refused.returncode == 1
     assert "404" in refused.stderr

@@ -190,6 +190,21 @@ class FilterCount(TypedDict):
     type: Literal["filtercounts"]
 
 
+class ReqifImportAnswer(TypedDict):
+    """What a ReqIF import wrote (or, with dryRun, would write) into a project."""
+
+    project: int
+    dryRun: bool
+    #: Items made: one per SPEC-OBJECT (and a folder per specification when several).
+    items: int
+    relationships: int
+    #: Items made by item type key.
+    byType: dict[str, int]
+    #: The first item's id (the others follow in the document's tree order); 0 in a
+    #: dry run.
+    firstItemId: int
+
+
 class ImportAnswer(TypedDict):
     """What a bulk import wrote into a project."""
 

@@ -18,7 +18,7 @@ from plumbline.api.items.v1 import items_pb2
 from plumbline.common import int64
 from plumbline.common.errors import InvalidArgument
 from plumbline.gateway import records, schemas
-from plumbline.gateway.deps import Gw
+from plumbline.gateway.deps import Gateway, Gw
 from plumbline.gateway.envelope import BadLine, bad_lines, updated
 from plumbline.gateway.uploads import Pace, limited, refuse_declared, send_stream
 
@@ -100,6 +100,25 @@ _LINES = {
 WHAT = "An import"
 
 
+async def bulk_import(
+    gw: Gateway, project: int, body: AsyncIterator[bytes]
+) -> items_pb2.ImportReply:
+    """``body`` (JSON Lines) through the items service's bulk import; its answer."""
+
+    async def chunks() -> AsyncIterator[items_pb2.ImportChunk]:
+        yield items_pb2.ImportChunk(project=project)
+        async for data in body:
+            yield items_pb2.ImportChunk(data=data)
+
+    return await send_stream(
+        gw.upstreams.items.projects.ImportItems,
+        chunks(),
+        idle=gw.settings.body_timeout,
+        answer_within=gw.settings.import_timeout,
+        service="items",
+    )
+
+
 @router.post(
     "/projects/{projectId}/import",
     summary="Import items and relationships into a project from JSON Lines",
@@ -142,19 +161,7 @@ async def import_items(request: Request, projectId: int, gw: Gw) -> Response:
     limit = gw.settings.max_import_bytes
     refuse_declared(request, limit, WHAT)
     body = limited(Pace.of(gw.settings).reader(request.stream()), limit, WHAT, CHUNK)
-
-    async def chunks() -> AsyncIterator[items_pb2.ImportChunk]:
-        yield items_pb2.ImportChunk(project=projectId)
-        async for data in body:
-            yield items_pb2.ImportChunk(data=data)
-
-    reply = await send_stream(
-        gw.upstreams.items.projects.ImportItems,
-        chunks(),
-        idle=gw.settings.body_timeout,
-        answer_within=gw.settings.import_timeout,
-        service="items",
-    )
+    reply = await bulk_import(gw, projectId, body)
     if reply.bad_count:
         told: list[BadLine] = [{"line": b.line, "message": b.message} for b in reply.bad]
         more = f" The first {len(told)} are in errors." if reply.bad_count > len(told) else ""

@@ -5,19 +5,26 @@ apart as the ``reqif-export`` report, for a work identifier and progress."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from typing import Annotated
 
+import orjson
 from fastapi import APIRouter, Depends, Path
+from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from plumbline.api.core.v1 import core_pb2
+from plumbline.api.items.v1 import items_pb2
 from plumbline.api.reports.v1 import reports_pb2 as pb
-from plumbline.common.errors import InvalidArgument
+from plumbline.common import int64
+from plumbline.common.errors import InvalidArgument, TooLarge
 from plumbline.common.rpc import NO_DEADLINE
-from plumbline.gateway import params, query, schemas
-from plumbline.gateway.deps import Gw
-from plumbline.gateway.envelope import attachment_disposition
+from plumbline.gateway import params, query, records, reqif_in, schemas
+from plumbline.gateway.deps import Gateway, Gw
+from plumbline.gateway.envelope import attachment_disposition, unmapped, updated
+from plumbline.gateway.routes.imports import bulk_import
+from plumbline.gateway.uploads import limited, refuse_declared
 
 router = APIRouter(prefix="/rest/{version}", tags=["reqif"])
 
@@ -112,3 +119,228 @@ async def export_reqif(
     key = found.projects[0].project_key if found.projects else str(project)
     headers = {"Content-Disposition": attachment_disposition(f"{key}{suffix}")}
     return StreamingResponse(body(), headers=headers, media_type=media_type)
+
+
+#: Item types whose records are not items (their owners' own resources).
+_NOT_ITEMS = frozenset(("TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "ATTACHMENT"))
+#: Items read a page at a time when looking for the document's identifiers.
+_PAGE = 1_000
+
+
+@router.post(
+    "/projects/{projectId}/reqif",
+    summary="Import a ReqIF 1.2 document into a project (labs)",
+    description="The body is the .reqif (XML) or .reqifz (zip) file, or a multipart form "
+    "with the file in part file and a mapping document (JSON) in part mapping: "
+    '{"types": {"<SPEC-OBJECT-TYPE name or id>": "<item type key or id>"}, '
+    '"attributes": {"<attribute name or id>": "<field name>", or null to leave it out}, '
+    '"values": {"<enumeration value name or id>": "<pick list option name>"}, '
+    '"relationTypes": {"<SPEC-RELATION-TYPE name or id>": "<relationship type name>"}}. '
+    "What the mapping does not name is mapped by name (a type by the item type's display "
+    "name or key, an attribute by the field's name or label, ReqIF.Name to name and "
+    "ReqIF.Text to description, a value by the option's name). What cannot be mapped "
+    "is answered (400) before anything is written, with a suggested configuration and "
+    "mapping. Each SPEC-OBJECT becomes an item whose global id is its identifier, in the "
+    "specification's tree (a folder per specification when there are several), and "
+    "each SPEC-RELATION a relationship; written by the bulk import, all or nothing. "
+    "dryRun=true answers what would be written. READ_WRITE on the project is needed. A "
+    "document whose objects are already in the project is refused: updating by re-import "
+    "is not offered yet.",
+    responses={
+        **schemas.updated(records.ReqifImportAnswer),
+        **schemas.unmapped("What cannot be mapped; nothing was written."),
+        **schemas.errors(401, 404, 413),
+    },
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/xml": {"schema": {"type": "string", "format": "binary"}},
+                "application/zip": {"schema": {"type": "string", "format": "binary"}},
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["file"],
+                        "properties": {
+                            "file": {"type": "string", "format": "binary"},
+                            "mapping": {"type": "string", "description": "The mapping (JSON)."},
+                        },
+                    }
+                },
+            },
+        }
+    },
+)
+async def import_reqif(
+    request: Request,
+    gw: Gw,
+    dry_run: DryRun,
+    project: Annotated[int, Path(alias="projectId", description="The project's id.")],
+) -> Response:
+    if not 0 < project <= int64.MAX:
+        raise InvalidArgument(f"projectId is out of range: 1 to {int64.MAX}, got {project}.")
+    limit = gw.settings.max_import_bytes
+    refuse_declared(request, limit, WHAT)
+    data, mapping = await _received(request, limit)
+    document = await asyncio.to_thread(_read, data, limit)
+    target = await _target(gw)
+    planned = await asyncio.to_thread(reqif_in.plan, document, target, mapping)
+    if planned.unmapped:
+        count = len(planned.unmapped)
+        return unmapped(
+            f"{count} thing{'s' if count != 1 else ''} of the document cannot be mapped; "
+            f"nothing was imported. {planned.unmapped[0]}",
+            planned.unmapped,
+            {"configuration": planned.suggested_config, "mapping": planned.suggested_mapping},
+        )
+    await _not_there_yet(gw, project, document)
+    answer: records.ReqifImportAnswer = {
+        "project": project,
+        "dryRun": dry_run,
+        "items": planned.items,
+        "relationships": planned.relationships,
+        "byType": planned.by_type,
+        "firstItemId": 0,
+    }
+    if dry_run:
+        return updated(answer)
+
+    async def lines() -> AsyncIterator[bytes]:
+        for start in range(0, len(planned.lines), 1_000):
+            yield b"\n".join(planned.lines[start : start + 1_000]) + b"\n"
+
+    reply = await bulk_import(gw, project, lines())
+    if reply.bad_count:
+        first = reply.bad[0]
+        said = (
+            orjson.loads(planned.lines[first.line - 1]) if first.line <= len(planned.lines) else {}
+        )
+        what = said.get("key") or said.get("fromItem") or first.line
+        raise InvalidArgument(
+            f"the document's {what!r} cannot be imported: {first.message} "
+            f"({reply.bad_count} refused; nothing was imported)"
+        )
+    answer["items"], answer["relationships"] = reply.items, reply.relationships
+    answer["firstItemId"] = reply.first_item_id
+    return updated(answer)
+
+
+DryRun = Annotated[
+    bool,
+    Depends(query.boolean("dryRun", description="Answer what would be imported; write nothing.")),
+]
+WHAT = "A ReqIF document"
+
+
+async def _received(request: Request, limit: int) -> tuple[bytes, dict[str, object]]:
+    """The file and the mapping (empty without one), the file at most ``limit`` bytes."""
+    if request.headers.get("content-type", "").startswith("multipart/form-data"):
+        form = await request.form(max_files=2, max_fields=4, max_part_size=limit)
+        upload = form.get("file")
+        if upload is None or isinstance(upload, str):
+            raise InvalidArgument("the form needs the ReqIF file in part file")
+        data = await upload.read(limit + 1)
+        raw = form.get("mapping")
+        text = raw if isinstance(raw, str) else (await raw.read(limit)).decode() if raw else ""
+        mapping = _mapping(text)
+    else:
+        pieces = [p async for p in limited(request.stream(), limit, WHAT, 256 * 1024)]
+        data, mapping = b"".join(pieces), {}
+    if len(data) > limit:
+        raise TooLarge(f"{WHAT} must be at most {limit} bytes.")
+    if not data.strip():
+        raise InvalidArgument("the body is empty: send the .reqif or .reqifz file")
+    return data, mapping
+
+
+def _mapping(text: str) -> dict[str, object]:
+    if not text.strip():
+        return {}
+    try:
+        found = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidArgument(f"mapping is not JSON: {exc}") from None
+    if not isinstance(found, dict):
+        raise InvalidArgument("mapping is a JSON object (types, attributes, values, relationTypes)")
+    unknown = set(found) - {"types", "attributes", "values", "relationTypes"}
+    if unknown:
+        raise InvalidArgument(
+            f"mapping.{sorted(unknown)[0]} is not known; mapping takes types, attributes, "
+            "values and relationTypes"
+        )
+    return found
+
+
+def _read(data: bytes, limit: int) -> reqif_in.Document:
+    return reqif_in.read(reqif_in.unpacked(data, limit))
+
+
+async def _target(gw: Gateway) -> reqif_in.Target:
+    """The configuration the document is mapped onto."""
+    types = await gw.catalog.item_types()
+    item_types = {
+        int(k): (
+            str(t["typeKey"]),
+            str(t["display"]),
+            str(t["category"]),
+            {str(f["name"]): dict(f) for f in t["fields"]},
+        )
+        for k, t in types.items()
+    }
+    lists = {
+        int(str(f["pickList"]))
+        for _, _, _, fields in item_types.values()
+        for f in fields.values()
+        if f.get("pickList")
+    }
+    options: dict[int, dict[str, int]] = {}
+    for pick_list in sorted(lists):
+        start, found = 0, dict[str, int]()
+        while True:
+            reply = await gw.upstreams.items.configuration.ListPickListOptions(
+                items_pb2.ListOptionsRequest(
+                    pick_list=pick_list, page=core_pb2.Page(start_at=start, max_results=50)
+                )
+            )
+            found |= {o.name.lower(): o.id for o in reply.options}
+            start += len(reply.options)
+            if not reply.options or start >= reply.page_info.total_results:
+                break
+        options[pick_list] = found
+    relationship_types = await gw.upstreams.items.configuration.ListRelationshipTypes(
+        core_pb2.Page(start_at=0, max_results=1000)
+    )
+    folder = next(
+        (
+            k
+            for k, (key, _, category, _) in item_types.items()
+            if key == "FLD" or category == "FOLDER"
+        ),
+        None,
+    )
+    return reqif_in.Target(
+        {k: v for k, v in item_types.items() if v[2] not in _NOT_ITEMS},
+        options,
+        {t.name.lower(): t.id for t in relationship_types.relationship_types},
+        folder,
+    )
+
+
+async def _not_there_yet(gw: Gateway, project: int, document: reqif_in.Document) -> None:
+    """Refuses a document whose objects are items of the project already."""
+    start = 0
+    while True:
+        reply = await gw.upstreams.items.items.ListItems(
+            items_pb2.ListItemsRequest(
+                project=project, page=core_pb2.Page(start_at=start, max_results=_PAGE)
+            )
+        )
+        there = [i.global_id for i in reply.items if i.global_id in document.objects]
+        if there:
+            raise InvalidArgument(
+                f"the document's object {there[0]!r} is already an item of project {project}: "
+                "updating by re-import is not offered yet (import into an empty project)"
+            )
+        start += len(reply.items)
+        if not reply.items or start >= reply.page_info.total_results:
+            return

@@ -42,6 +42,8 @@ NS = "http://www.omg.org/spec/ReqIF/20110401/reqif.xsd"
 NOT_ITEMS = frozenset(("TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "ATTACHMENT"))
 #: The attribute every object has: its document key.
 FOREIGN_ID = "ReqIF.ForeignID"
+#: System fields an item's identity is in, not an attribute of its own.
+_IDENTITY_FIELDS = frozenset(("documentKey", "globalId"))
 #: Bytes gathered before they are handed on.
 FLUSH_BYTES = 256 * 1024
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9._-]*")
@@ -217,6 +219,8 @@ async def _catalog(reader: Reader) -> _Catalog:
                 )
             )
             for f in item_type.get("fields", []):
+                if f.get("name") in _IDENTITY_FIELDS:
+                    continue  # the object's identifier and ReqIF.ForeignID say these
                 attribute = _attribute(spec.id, f)
                 if attribute is None:
                     continue

@@ -1,0 +1,617 @@
+"""A ReqIF 1.2 document read safely, and mapped onto a project's configuration as the
+bulk import's JSON Lines (``docs/contexts/reports.md#reqif-import-labs``).
+
+Reading refuses what could harm the reader: a DTD or entity declarations, a zip member
+outside the archive or larger than allowed, more than ``MAX_OBJECTS`` objects. Mapping
+takes SPEC-OBJECT-TYPEs to item types, attribute definitions to fields and enumeration
+values to pick list options, by the caller's mapping document where it names them and
+by name otherwise; what cannot be mapped is listed, with a configuration to apply and
+the mapping to use, before anything is written.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from lxml import etree
+
+from plumbline.common.errors import InvalidArgument
+
+NS = "http://www.omg.org/spec/ReqIF/20110401/reqif.xsd"
+XHTML = "http://www.w3.org/1999/xhtml"
+_R = {"r": NS}
+#: The most objects one document may hold.
+MAX_OBJECTS = 500_000
+#: Attribute names other tools use for an object's name and text (ReqIF's conventions).
+NAME_ATTRIBUTES = ("reqif.name", "reqif.chaptername", "name", "title")
+TEXT_ATTRIBUTES = ("reqif.text", "description", "text")
+#: Attributes that say what the object is elsewhere: kept out of the fields.
+IGNORED_ATTRIBUTES = frozenset(
+    ("reqif.foreignid", "reqif.foreigncreatedby", "reqif.foreignmodifiedby")
+)
+KINDS = ("BOOLEAN", "DATE", "ENUMERATION", "INTEGER", "REAL", "STRING", "XHTML")
+
+
+@dataclass
+class Attribute:
+    """An attribute definition of a SPEC-OBJECT-TYPE."""
+
+    id: str
+    name: str
+    kind: str
+    datatype: str
+    multi: bool = False
+
+
+@dataclass
+class ObjectType:
+    id: str
+    name: str
+    desc: str
+    attributes: dict[str, Attribute] = field(default_factory=dict)
+
+
+@dataclass
+class SpecObject:
+    id: str
+    type: str
+    #: Attribute id -> (kind, value): str, int, float, bool, an XHTML string, or a list of
+    #: enumeration value ids.
+    values: dict[str, tuple[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class Document:
+    """What an import needs of a ReqIF document."""
+
+    enums: dict[str, str] = field(default_factory=dict)  # value id -> LONG-NAME
+    enum_lists: dict[str, list[str]] = field(default_factory=dict)  # datatype -> value ids
+    datatype_names: dict[str, str] = field(default_factory=dict)
+    types: dict[str, ObjectType] = field(default_factory=dict)
+    relation_types: dict[str, str] = field(default_factory=dict)  # id -> LONG-NAME
+    objects: dict[str, SpecObject] = field(default_factory=dict)
+    relations: list[tuple[str, str, str]] = field(default_factory=list)
+    #: (specification name, [(object, parent object or None)] in document order).
+    specifications: list[tuple[str, list[tuple[str, str | None]]]] = field(default_factory=list)
+
+
+def unpacked(data: bytes, limit: int) -> bytes:
+    """The ``.reqif`` document of ``data``: itself, or the first ``.reqif`` member of a
+    ``.reqifz`` (zip) whose members all stay inside it and under ``limit`` bytes."""
+    if not data.startswith(b"PK"):
+        return data
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise InvalidArgument("the file is neither ReqIF XML nor a .reqifz zip") from None
+    with archive:
+        total = 0
+        for info in archive.infolist():
+            name = info.filename
+            if name.startswith(("/", "\\")) or ".." in re.split(r"[/\\]", name) or ":" in name:
+                raise InvalidArgument(f"the archive's member {name!r} points outside it")
+            total += info.file_size
+            if total > limit:
+                raise InvalidArgument(
+                    f"the archive unpacks to more than {limit} bytes (the import's limit)"
+                )
+        members = [i for i in archive.infolist() if i.filename.lower().endswith(".reqif")]
+        if not members:
+            raise InvalidArgument("the .reqifz holds no .reqif document")
+        with archive.open(members[0]) as member:
+            content = member.read(limit + 1)
+        if len(content) > limit:
+            raise InvalidArgument(f"the document is larger than {limit} bytes")
+        return content
+
+
+def read(data: bytes) -> Document:
+    """The document in ``data`` (ReqIF XML); InvalidArgument saying what is wrong."""
+    if re.search(rb"<!(DOCTYPE|ENTITY)", data[:65536]) or b"<!ENTITY" in data:
+        raise InvalidArgument("a ReqIF document may not declare a DTD or entities")
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True
+    )
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        raise InvalidArgument(f"the file is not well-formed XML: {exc}") from None
+    if etree.QName(root).namespace != NS or etree.QName(root).localname != "REQ-IF":
+        raise InvalidArgument(f"the file is not a ReqIF 1.2 document (its root is {root.tag})")
+    content = root.find("r:CORE-CONTENT/r:REQ-IF-CONTENT", _R)
+    if content is None:
+        raise InvalidArgument("the ReqIF document has no REQ-IF-CONTENT")
+    doc = Document()
+    _datatypes(content, doc)
+    _spec_types(content, doc)
+    _objects(content, doc)
+    for rel in content.iterfind("r:SPEC-RELATIONS/r:SPEC-RELATION", _R):
+        source = _text(rel, "r:SOURCE/r:SPEC-OBJECT-REF")
+        target = _text(rel, "r:TARGET/r:SPEC-OBJECT-REF")
+        kind = _text(rel, "r:TYPE/r:SPEC-RELATION-TYPE-REF")
+        if source in doc.objects and target in doc.objects and source != target:
+            doc.relations.append((source, target, kind))
+    for spec in content.iterfind("r:SPECIFICATIONS/r:SPECIFICATION", _R):
+        placed: list[tuple[str, str | None]] = []
+        top = spec.findall("r:CHILDREN/r:SPEC-HIERARCHY", _R)
+        stack: list[tuple[Any, str | None]] = [(h, None) for h in reversed(top)]
+        while stack:
+            node, parent = stack.pop()
+            target = _text(node, "r:OBJECT/r:SPEC-OBJECT-REF")
+            if target in doc.objects:
+                placed.append((target, parent))
+            below = node.findall("r:CHILDREN/r:SPEC-HIERARCHY", _R)
+            stack.extend((h, target if target in doc.objects else parent) for h in reversed(below))
+        doc.specifications.append((spec.get("LONG-NAME") or spec.get("IDENTIFIER", ""), placed))
+    return doc
+
+
+def _text(element: Any, path: str) -> str:
+    found = element.find(path, _R)
+    return (found.text or "").strip() if found is not None else ""
+
+
+def _datatypes(content: Any, doc: Document) -> None:
+    for datatype in content.iterfind("r:DATATYPES/*", _R):
+        made = datatype.get("IDENTIFIER", "")
+        doc.datatype_names[made] = datatype.get("LONG-NAME") or made
+        if etree.QName(datatype).localname == "DATATYPE-DEFINITION-ENUMERATION":
+            values = datatype.findall("r:SPECIFIED-VALUES/r:ENUM-VALUE", _R)
+            doc.enum_lists[made] = [v.get("IDENTIFIER", "") for v in values]
+            for v in values:
+                doc.enums[v.get("IDENTIFIER", "")] = v.get("LONG-NAME") or v.get("IDENTIFIER", "")
+
+
+def _spec_types(content: Any, doc: Document) -> None:
+    for spec_type in content.iterfind("r:SPEC-TYPES/*", _R):
+        kind = etree.QName(spec_type).localname
+        made = spec_type.get("IDENTIFIER", "")
+        name = spec_type.get("LONG-NAME") or made
+        if kind == "SPEC-RELATION-TYPE":
+            doc.relation_types[made] = name
+        if kind != "SPEC-OBJECT-TYPE":
+            continue
+        found = ObjectType(made, name, spec_type.get("DESC", ""))
+        for definition in spec_type.iterfind("r:SPEC-ATTRIBUTES/*", _R):
+            attr_kind = etree.QName(definition).localname.removeprefix("ATTRIBUTE-DEFINITION-")
+            if attr_kind not in KINDS:
+                continue
+            found.attributes[definition.get("IDENTIFIER", "")] = Attribute(
+                definition.get("IDENTIFIER", ""),
+                definition.get("LONG-NAME") or definition.get("IDENTIFIER", ""),
+                attr_kind,
+                _text(definition, "r:TYPE/*"),
+                definition.get("MULTI-VALUED") == "true",
+            )
+        doc.types[made] = found
+
+
+def _objects(content: Any, doc: Document) -> None:
+    for obj in content.iterfind("r:SPEC-OBJECTS/r:SPEC-OBJECT", _R):
+        if len(doc.objects) >= MAX_OBJECTS:
+            raise InvalidArgument(f"the document holds more than {MAX_OBJECTS} objects")
+        made = SpecObject(obj.get("IDENTIFIER", ""), _text(obj, "r:TYPE/r:SPEC-OBJECT-TYPE-REF"))
+        for value in obj.iterfind("r:VALUES/*", _R):
+            kind = etree.QName(value).localname.removeprefix("ATTRIBUTE-VALUE-")
+            definition = _text(value, "r:DEFINITION/*")
+            if kind == "XHTML":
+                held = value.find("r:THE-VALUE", _R)
+                made.values[definition] = (kind, _inner_html(held) if held is not None else "")
+            elif kind == "ENUMERATION":
+                chosen = [(v.text or "").strip() for v in value.iterfind("r:VALUES/*", _R)]
+                made.values[definition] = (kind, chosen)
+            elif kind in KINDS:
+                made.values[definition] = (kind, value.get("THE-VALUE", ""))
+        doc.objects[made.id] = made
+
+
+def _inner_html(held: Any) -> str:
+    """An XHTML value as the HTML an item's rich text holds: without namespaces, and
+    without the one ``div`` that wraps a value (ReqIF's own, not the text's)."""
+    parts = list(held)
+    if len(parts) == 1 and etree.QName(parts[0]).localname == "div":
+        inner = parts[0]
+        return (_escape(inner.text or "") + "".join(_plain(c) for c in inner)).strip()
+    return (_escape(held.text or "") + "".join(_plain(p) for p in parts)).strip()
+
+
+def _plain(element: Any) -> str:
+    """``element`` serialized without namespaces."""
+    copy = etree.fromstring(etree.tostring(element))
+    for node in copy.iter():
+        if isinstance(node.tag, str):
+            node.tag = etree.QName(node).localname
+    etree.cleanup_namespaces(copy)
+    return str(etree.tostring(copy, encoding="unicode", with_tail=True))
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# -- mapping -----------------------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    """The project's configuration, as mapping needs it."""
+
+    #: item type id -> (typeKey, display, category, {field name: field}).
+    item_types: dict[int, tuple[str, str, str, dict[str, dict[str, Any]]]]
+    #: pick list id -> {option name (lower): option id}.
+    options: dict[int, dict[str, int]]
+    #: relationship type name (lower) -> id.
+    relationship_types: dict[str, int]
+    folder_type: int | None = None
+
+
+@dataclass
+class Plan:
+    """What an import will write, or why it cannot."""
+
+    lines: list[bytes] = field(default_factory=list)
+    items: int = 0
+    relationships: int = 0
+    by_type: dict[str, int] = field(default_factory=dict)
+    unmapped: list[str] = field(default_factory=list)
+    suggested_config: dict[str, Any] = field(default_factory=dict)
+    suggested_mapping: dict[str, Any] = field(default_factory=dict)
+
+
+_FIELD_FOR = {
+    "STRING": "STRING",
+    "XHTML": "TEXT",
+    "INTEGER": "INTEGER",
+    "REAL": "STRING",
+    "BOOLEAN": "BOOLEAN",
+    "DATE": "DATE",
+}
+#: Which field types take a value of each ReqIF kind.
+_TAKES = {
+    "STRING": {"STRING", "URL_STRING", "TEXT"},
+    "XHTML": {"TEXT", "STEPS", "STRING"},
+    "INTEGER": {"INTEGER", "USER", "RELEASE", "STRING", "TEXT"},
+    "REAL": {"STRING", "TEXT", "INTEGER"},
+    "BOOLEAN": {"BOOLEAN"},
+    "DATE": {"DATE", "STRING"},
+    "ENUMERATION": {"LOOKUP", "MULTI_LOOKUP", "TEST_CASE_STATUS"},
+}
+
+
+def plan(doc: Document, target: Target, mapping: dict[str, Any]) -> Plan:
+    """The import lines of ``doc`` for ``target``, or what cannot be mapped."""
+    found = Plan()
+    types_named = _lower_keys(mapping.get("types", {}))
+    attrs_named = _lower_keys(mapping.get("attributes", {}))
+    values_named = _lower_keys(mapping.get("values", {}))
+    rels_named = _lower_keys(mapping.get("relationTypes", {}))
+    used_types = {o.type for o in doc.objects.values()}
+    type_map: dict[str, int] = {}
+    for type_id in sorted(used_types):
+        spec = doc.types.get(type_id)
+        if spec is None:
+            found.unmapped.append(f"SPEC-OBJECT-TYPE {type_id!r} is not defined in the document")
+            continue
+        item_type = _item_type_for(spec, target, types_named)
+        if item_type is None:
+            found.unmapped.append(
+                f"SPEC-OBJECT-TYPE {spec.name!r} ({spec.id}): no item type has this name or "
+                "key; map it under types"
+            )
+            _suggest_type(found, spec, doc)
+            continue
+        type_map[type_id] = item_type
+    field_map = _fields(doc, target, type_map, attrs_named, found)
+    value_map = _values(doc, target, type_map, field_map, values_named, found)
+    rel_map: dict[str, int] = {}
+    for kind in sorted({k for _, _, k in doc.relations}):
+        name = doc.relation_types.get(kind, kind)
+        wanted = rels_named.get(kind.lower()) or rels_named.get(name.lower()) or name
+        rel_id = target.relationship_types.get(str(wanted).lower())
+        if rel_id is None:
+            found.unmapped.append(
+                f"SPEC-RELATION-TYPE {name!r} ({kind}): no relationship type has this name; "
+                "map it under relationTypes"
+            )
+            found.suggested_config.setdefault("relationshipTypes", []).append({"name": name})
+        else:
+            rel_map[kind] = rel_id
+    if found.unmapped:
+        _suggest_mapping(found, doc, type_map, field_map, target)
+        return found
+    _lines(found, doc, target, type_map, field_map, value_map, rel_map)
+    return found
+
+
+def _lower_keys(given: Any) -> dict[str, Any]:
+    if not isinstance(given, dict):
+        raise InvalidArgument("mapping: types, attributes, values and relationTypes are objects")
+    return {str(k).lower(): v for k, v in given.items()}
+
+
+def _item_type_for(spec: ObjectType, target: Target, named: dict[str, Any]) -> int | None:
+    wanted = named.get(spec.id.lower(), named.get(spec.name.lower()))
+    for candidate in [wanted] if wanted is not None else [spec.name, spec.desc]:
+        for type_id, (key, display, category, _) in target.item_types.items():
+            if category in ("TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "ATTACHMENT"):
+                continue
+            if str(candidate).lower() in (str(type_id), key.lower(), display.lower()):
+                return type_id
+    return None
+
+
+def _fields(
+    doc: Document,
+    target: Target,
+    type_map: dict[str, int],
+    named: dict[str, Any],
+    found: Plan,
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """(object type, attribute) -> the field it fills, for attributes with values."""
+    used: dict[str, set[str]] = {}
+    for obj in doc.objects.values():
+        used.setdefault(obj.type, set()).update(obj.values)
+    mapped: dict[tuple[str, str], dict[str, Any]] = {}
+    for type_id, attrs in sorted(used.items()):
+        if type_id not in type_map:
+            continue
+        spec = doc.types[type_id]
+        fields = target.item_types[type_map[type_id]][3]
+        for attr_id in sorted(attrs):
+            attribute = spec.attributes.get(attr_id)
+            if attribute is None or attribute.name.lower() in IGNORED_ATTRIBUTES:
+                continue
+            keys = (attr_id.lower(), attribute.name.lower())
+            if any(k in named and named[k] is None for k in keys):
+                continue  # the mapping leaves it out
+            wanted = named.get(keys[0], named.get(keys[1]))
+            if wanted is None:
+                names = [attribute.name.lower()]
+                if attribute.name.lower() in NAME_ATTRIBUTES:
+                    names.append("name")
+                if attribute.name.lower() in TEXT_ATTRIBUTES:
+                    names.append("description")
+            else:
+                names = [str(wanted).lower()]
+            hit = next(
+                (
+                    f
+                    for n in names
+                    for f in fields.values()
+                    if n in (str(f["name"]).lower(), str(f.get("label", "")).lower())
+                ),
+                None,
+            )
+            if hit is None or str(hit.get("fieldType")) not in _TAKES[attribute.kind]:
+                why = (
+                    "no field of"
+                    if hit is None
+                    else f"field {hit['name']!r} ({hit.get('fieldType')}) of"
+                )
+                found.unmapped.append(
+                    f"attribute {attribute.name!r} ({attribute.kind}) of {spec.name!r}: {why} "
+                    f"item type {target.item_types[type_map[type_id]][0]} takes it; map it "
+                    "under attributes"
+                )
+                _suggest_field(found, target.item_types[type_map[type_id]][0], attribute, doc)
+                continue
+            mapped[(type_id, attr_id)] = hit
+    return mapped
+
+
+def _values(
+    doc: Document,
+    target: Target,
+    type_map: dict[str, int],
+    field_map: dict[tuple[str, str], dict[str, Any]],
+    named: dict[str, Any],
+    found: Plan,
+) -> dict[str, int]:
+    """Enumeration value -> pick list option, for the values objects hold."""
+    mapped: dict[str, int] = {}
+    missing: set[tuple[str, str]] = set()
+    for obj in doc.objects.values():
+        for attr_id, (kind, value) in obj.values.items():
+            target_field = field_map.get((obj.type, attr_id))
+            if kind != "ENUMERATION" or target_field is None:
+                continue
+            options = target.options.get(int(target_field.get("pickList") or 0), {})
+            for value_id in value:
+                name = doc.enums.get(value_id, value_id)
+                wanted = named.get(value_id.lower(), named.get(name.lower(), name))
+                option = options.get(str(wanted).lower())
+                if option is None:
+                    missing.add((name, str(target_field["name"])))
+                else:
+                    mapped[value_id] = option
+    for name, field_name in sorted(missing):
+        found.unmapped.append(
+            f"enumeration value {name!r}: no option of field {field_name!r}'s pick list has "
+            "this name; map it under values"
+        )
+    return mapped
+
+
+def _suggest_type(found: Plan, spec: ObjectType, doc: Document) -> None:
+    key = re.sub(r"[^A-Z0-9]", "", spec.name.upper())[:10] or "REQIF"
+    fields: list[dict[str, Any]] = [
+        {"name": "name", "label": "Name", "fieldType": "STRING", "required": True}
+    ]
+    for attribute in spec.attributes.values():
+        if (
+            attribute.name.lower() in NAME_ATTRIBUTES
+            or attribute.name.lower() in IGNORED_ATTRIBUTES
+        ):
+            continue
+        fields.append(_suggested_field(attribute, doc))
+    found.suggested_config.setdefault("itemTypes", []).append(
+        {
+            "typeKey": key,
+            "display": spec.name,
+            "displayPlural": spec.name,
+            "category": "CORE",
+            "fields": fields,
+        }
+    )
+    found.suggested_mapping.setdefault("types", {})[spec.name] = key
+
+
+def _suggest_field(found: Plan, type_key: str, attribute: Attribute, doc: Document) -> None:
+    """A field for the attribute (POST /itemtypes/{id}/fields adds it), and the mapping
+    that then fills it; or map it to null to leave it out."""
+    made = _suggested_field(attribute, doc)
+    found.suggested_config.setdefault("fields", {}).setdefault(type_key, []).append(made)
+    found.suggested_mapping.setdefault("attributes", {})[attribute.name] = made["name"]
+
+
+def _suggested_field(attribute: Attribute, doc: Document) -> dict[str, Any]:
+    name = re.sub(r"[^A-Za-z0-9]", "", attribute.name.title())
+    name = (name[:1].lower() + name[1:]) or "field"
+    made: dict[str, Any] = {"name": name, "label": attribute.name}
+    if attribute.kind == "ENUMERATION":
+        made["fieldType"] = "MULTI_LOOKUP" if attribute.multi else "LOOKUP"
+        made["pickList"] = doc.datatype_names.get(attribute.datatype, attribute.datatype)
+    else:
+        made["fieldType"] = _FIELD_FOR[attribute.kind]
+        if attribute.kind == "XHTML":
+            made["textType"] = "RICHTEXT"
+    return made
+
+
+def _suggest_mapping(
+    found: Plan,
+    doc: Document,
+    type_map: dict[str, int],
+    field_map: dict[tuple[str, str], dict[str, Any]],
+    target: Target,
+) -> None:
+    for (type_id, attr_id), f in field_map.items():
+        found.suggested_mapping.setdefault("attributes", {})[
+            doc.types[type_id].attributes[attr_id].name
+        ] = f["name"]
+    for type_id, item_type in type_map.items():
+        found.suggested_mapping.setdefault("types", {})[doc.types[type_id].name] = (
+            target.item_types[item_type][0]
+        )
+    lists = {
+        doc.datatype_names.get(d, d): [doc.enums.get(v, v) for v in values]
+        for d, values in doc.enum_lists.items()
+    }
+    if lists:
+        found.suggested_config["pickLists"] = [
+            {"name": name, "options": [{"name": o} for o in options]}
+            for name, options in lists.items()
+        ]
+
+
+def _lines(
+    found: Plan,
+    doc: Document,
+    target: Target,
+    type_map: dict[str, int],
+    field_map: dict[tuple[str, str], dict[str, Any]],
+    value_map: dict[str, int],
+    rel_map: dict[str, int],
+) -> None:
+    placed = _placed(found, doc, target)
+    for obj_id, parent in placed:
+        obj = doc.objects[obj_id]
+        if obj.type not in type_map:
+            continue
+        fields: dict[str, Any] = {}
+        for attr_id, (kind, value) in obj.values.items():
+            hit = field_map.get((obj.type, attr_id))
+            if hit is None:
+                continue
+            converted = _converted(kind, value, hit, value_map)
+            if converted is not None:
+                fields[str(hit["name"])] = converted
+        fields.setdefault("name", obj_id)
+        line: dict[str, Any] = {
+            "key": obj_id,
+            "itemType": type_map[obj.type],
+            "globalId": obj_id,
+            "fields": fields,
+        }
+        if parent is not None:
+            line["parent"] = parent
+        found.lines.append(orjson.dumps(line))
+        found.items += 1
+        type_key = target.item_types[type_map[obj.type]][0]
+        found.by_type[type_key] = found.by_type.get(type_key, 0) + 1
+    for source, target_obj, kind in doc.relations:
+        if doc.objects[source].type in type_map and doc.objects[target_obj].type in type_map:
+            found.lines.append(
+                orjson.dumps(
+                    {"fromItem": source, "toItem": target_obj, "relationshipType": rel_map[kind]}
+                )
+            )
+            found.relationships += 1
+
+
+def _placed(found: Plan, doc: Document, target: Target) -> list[tuple[str, str | None]]:
+    """Each object once with its parent (an object, a specification's folder, or None),
+    parents first; a folder line per specification when there are several."""
+    placed: list[tuple[str, str | None]] = []
+    seen: set[str] = set()
+    several = len(doc.specifications) > 1
+    for index, (name, members) in enumerate(doc.specifications):
+        folder = None
+        if several and target.folder_type is not None:
+            folder = f"__spec_{index}"
+            line = {"key": folder, "itemType": target.folder_type, "fields": {"name": name}}
+            found.lines.append(orjson.dumps(line))
+            found.items += 1
+        for obj, parent in members:
+            if obj not in seen:
+                seen.add(obj)
+                placed.append((obj, parent if parent is not None else folder))
+    return placed + [(o, None) for o in doc.objects if o not in seen]
+
+
+def _converted(
+    kind: str, value: Any, target_field: dict[str, Any], value_map: dict[str, int]
+) -> Any:
+    """A ReqIF value as the field takes it."""
+    field_type = str(target_field.get("fieldType"))
+    if kind == "ENUMERATION":
+        chosen = [value_map[v] for v in value if v in value_map]
+        if field_type == "MULTI_LOOKUP":
+            return chosen
+        return chosen[0] if chosen else None
+    if kind == "XHTML":
+        if field_type == "STEPS":
+            return list(_steps(value))
+        if field_type == "STRING":
+            return re.sub(r"<[^>]+>", "", value)
+        return value
+    if kind == "BOOLEAN":
+        return value.strip().lower() in ("true", "1")
+    if kind == "DATE":
+        return value[:10] if field_type == "DATE" else value
+    if field_type == "INTEGER" or (kind == "INTEGER" and field_type in ("USER", "RELEASE")):
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        return int(number) if number.is_integer() else None
+    return str(value)
+
+
+def _steps(html: str) -> Iterator[dict[str, str]]:
+    """Test case steps from the table an export wrote (action, expected result, notes)."""
+    try:
+        table = etree.fromstring(f"<div>{html}</div>")
+    except etree.XMLSyntaxError:
+        return
+    for row in table.iter("tr"):
+        cells = ["".join(c.itertext()) for c in row if c.tag == "td"]
+        if cells:
+            cells += [""] * (3 - len(cells))
+            yield {"action": cells[0], "expectedResult": cells[1], "notes": cells[2]}

@@ -1,0 +1,155 @@
+"""ReqIF import (labs): ``POST /projects/{id}/reqif``: a round trip (export, import into
+an empty project, export again: the same objects, values, tree and relations), a
+document of another tool mapped by name and by a mapping, what cannot be mapped (with a
+suggestion), a dry run, and hostile files refused."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from typing import Any
+
+import httpx
+import pytest
+from lxml import etree
+
+from tests.e2e.api import assert_error, new_project, project_key
+from tests.e2e.tracegraph import build_graph, new_item
+from tests.reqifdocs import FOREIGN, MAPPING, objects_of, relations_of, tree_of
+from tests.reqifschema import assert_valid
+
+
+@pytest.fixture
+def graph(admin: httpx.Client, project: dict[str, Any]) -> dict[str, Any]:
+    g = build_graph(admin, project)
+    folder = new_item(admin, project, "FLD", "Folder F")
+    body = {
+        "project": project["id"],
+        "itemType": project["types"]["REQ"]["id"],
+        "location": {"parent": {"item": folder}},
+        "fields": {"name": "Nested", "description": "<p>In <i>F</i></p><ol><li>a</li></ol>"},
+    }
+    response = admin.post("/items", json=body)
+    assert response.status_code == 201, response.text
+    return g
+
+
+def _empty(admin: httpx.Client, project: dict[str, Any]) -> dict[str, Any]:
+    return {"id": new_project(admin, project_key("RI")), "types": project["types"]}
+
+
+def _import(
+    labs: httpx.Client, project: int, data: bytes, mapping: str | None = None, **params: Any
+) -> httpx.Response:
+    url = f"/projects/{project}/reqif"
+    if mapping is None:
+        return labs.post(
+            url, content=data, params=params, headers={"Content-Type": "application/xml"}
+        )
+    return labs.post(
+        url,
+        files={"file": ("spec.reqif", data, "application/xml"), "mapping": (None, mapping)},
+        params=params,
+    )
+
+
+def _content(doc: Any) -> tuple[Any, ...]:
+    """What a round trip keeps: objects (type, values but the document key), tree,
+    relations."""
+    objects = {
+        made: (
+            found["type"],
+            {
+                name: etree.tostring(v) if isinstance(v, etree._Element) else v
+                for name, v in found["values"].items()
+                if name != "ReqIF.ForeignID"
+            },
+        )
+        for made, found in objects_of(doc).items()
+    }
+    return objects, tree_of(doc), relations_of(doc)
+
+
+def test_a_round_trip_keeps_objects_values_tree_and_relations(
+    admin: httpx.Client, labs: httpx.Client, graph: dict[str, Any]
+) -> None:
+    source = graph["project"]
+    exported = labs.get(f"/projects/{source['id']}/reqif").content
+    first = assert_valid(exported)
+    target = _empty(admin, source)
+    dry = _import(labs, target["id"], exported, dryRun="true")
+    assert dry.status_code == 200, dry.text
+    planned = dry.json()["data"]
+    assert (planned["dryRun"], planned["items"], planned["relationships"]) == (True, 8, 4)
+    assert planned["byType"] == {"REQ": 4, "TC": 3, "FLD": 1}
+    assert admin.get("/items", params={"project": target["id"]}).json()["data"] == []
+    done = _import(labs, target["id"], exported)
+    assert done.status_code == 200, done.text
+    assert (done.json()["data"]["items"], done.json()["data"]["relationships"]) == (8, 4)
+    again = assert_valid(labs.get(f"/projects/{target['id']}/reqif").content)
+    assert _content(again) == _content(first)
+    # The same document again: its objects are there already.
+    assert_error(_import(labs, target["id"], exported), 400, "re-import")
+    # The zipped form imports too.
+    other = _empty(admin, source)
+    zipped = labs.get(f"/projects/{source['id']}/reqif", params={"format": "reqifz"}).content
+    response = labs.post(
+        f"/projects/{other['id']}/reqif",
+        content=zipped,
+        headers={"Content-Type": "application/zip"},
+    )
+    assert response.status_code == 200, response.text
+
+
+def test_another_tools_document_is_mapped_or_told_what_cannot_be(
+    admin: httpx.Client, labs: httpx.Client, project: dict[str, Any]
+) -> None:
+    assert_valid(FOREIGN)
+    refused = _import(labs, project["id"], FOREIGN)
+    assert refused.status_code == 400, refused.text
+    body = refused.json()
+    said = " ".join(e["message"] for e in body["errors"])
+    assert "Anforderung" in said
+    assert "refines" in said
+    suggested = body["suggested"]
+    assert suggested["configuration"]["itemTypes"][0]["display"] == "Anforderung"
+    assert suggested["mapping"]["types"]["Anforderung"]
+    assert admin.get("/items", params={"project": project["id"]}).json()["data"] == []
+    done = _import(labs, project["id"], FOREIGN, MAPPING)
+    assert done.status_code == 200, done.text
+    assert done.json()["data"]["items"] == 5  # 3 objects, a folder per specification
+    made = {
+        i["globalId"]: i
+        for i in admin.get("/items", params={"project": project["id"]}).json()["data"]
+    }
+    assert set(made) >= {"sup-1", "sup-2", "sup-3"}
+    first = made["sup-1"]
+    assert first["fields"]["name"] == "Supplier need 1"
+    assert "<b>1</b>" in first["fields"]["description"]
+    assert made["sup-2"]["location"]["parent"] == {"item": first["id"]}
+    folders = {
+        i["fields"]["name"]: i["id"]
+        for i in made.values()
+        if i["fields"]["name"].startswith("Chapter")
+    }
+    assert first["location"]["parent"] == {"item": folders["Chapter one"]}
+    assert made["sup-3"]["location"]["parent"] == {"item": folders["Chapter two"]}
+    assert first["fields"]["priority"]
+    related = admin.get(f"/items/{made['sup-3']['id']}/downstreamrelationships").json()["data"]
+    assert [r["toItem"] for r in related] == [first["id"]]
+
+
+def test_hostile_and_broken_files_are_refused(labs: httpx.Client, project: dict[str, Any]) -> None:
+    pid = project["id"]
+    entity = b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><REQ-IF>&x;</REQ-IF>'
+    assert_error(_import(labs, pid, entity), 400, "DTD")
+    assert_error(_import(labs, pid, b"<not-xml"), 400, "well-formed")
+    assert_error(_import(labs, pid, b"<html/>"), 400, "not a ReqIF")
+    assert_error(_import(labs, pid, b""), 400, "empty")
+    escape = io.BytesIO()
+    with zipfile.ZipFile(escape, "w") as archive:
+        archive.writestr("../evil.reqif", FOREIGN)
+    assert_error(labs.post(f"/projects/{pid}/reqif", content=escape.getvalue()), 400, "outside")
+    assert_error(_import(labs, pid, FOREIGN, '{"colour": {}}'), 400, "mapping.colour")
+    assert_error(_import(labs, pid, FOREIGN, "not json"), 400, "mapping is not JSON")
+    assert_error(_import(labs, 987654, FOREIGN, MAPPING), 404)
