@@ -135,6 +135,23 @@ def _cmd_reqif_export(args: argparse.Namespace) -> int:
     return export(options)
 
 
+def _cmd_reqif_import(args: argparse.Namespace) -> int:
+    from plumbline.reqif_cli import ImportOptions, import_file
+
+    options = ImportOptions(
+        file=args.file,
+        project=args.project,
+        mapping=args.mapping,
+        dry_run=args.dry_run,
+        url=args.url,
+        user=args.user,
+        password=args.password,
+        token=args.token,
+        quiet=args.quiet,
+    )
+    return import_file(options)
+
+
 #: How a dry run tells what a change would do.
 _WOULD = {
     "created ": "would create ",
@@ -260,6 +277,15 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _connection_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--url", help="the server (PLUMBLINE_URL, default http://127.0.0.1:8080)")
+    command.add_argument("--user", help="user name for HTTP Basic (PLUMBLINE_USER)")
+    command.add_argument("--password", help="password for HTTP Basic (PLUMBLINE_PASSWORD)")
+    command.add_argument(
+        "--token", help="bearer token, instead of user and password (PLUMBLINE_TOKEN)"
+    )
+
+
 def _reqif_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     reqif = commands.add_parser("reqif", help="ReqIF exchange (docs/contexts/reports.md)")
     reqif_commands = reqif.add_subparsers(dest="reqif_command", required=True)
@@ -286,14 +312,28 @@ def _reqif_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     export.add_argument("--filter", type=int, metavar="ID", help="only the items this filter finds")
     export.add_argument("--baseline", type=int, metavar="ID", help="the items of this baseline")
-    export.add_argument("--url", help="the server (PLUMBLINE_URL, default http://127.0.0.1:8080)")
-    export.add_argument("--user", help="user name for HTTP Basic (PLUMBLINE_USER)")
-    export.add_argument("--password", help="password for HTTP Basic (PLUMBLINE_PASSWORD)")
-    export.add_argument(
-        "--token", help="bearer token, instead of user and password (PLUMBLINE_TOKEN)"
-    )
+    _connection_arguments(export)
     export.add_argument("--quiet", action="store_true", help="no progress bar")
     export.set_defaults(func=_cmd_reqif_export)
+    imported = reqif_commands.add_parser(
+        "import",
+        help="import a ReqIF document (.reqif or .reqifz) into a project",
+        description="Sends a ReqIF document to a running server's ReqIF import; all of it "
+        "is imported, or nothing. Exit 0 done, 1 refused or unreachable, 2 a usage problem.",
+    )
+    imported.add_argument("file", type=Path, metavar="FILE", help="the .reqif or .reqifz file")
+    imported.add_argument(
+        "--project", type=int, required=True, metavar="ID", help="id of the project to import into"
+    )
+    imported.add_argument(
+        "--mapping", type=Path, metavar="FILE", help="the mapping document (JSON)"
+    )
+    imported.add_argument(
+        "--dry-run", action="store_true", help="tell what would be imported; write nothing"
+    )
+    _connection_arguments(imported)
+    imported.add_argument("--quiet", action="store_true", help="no progress bar")
+    imported.set_defaults(func=_cmd_reqif_import)
 
 
 def main(argv: list[str] | None = None) -> int:

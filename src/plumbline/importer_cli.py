@@ -99,7 +99,11 @@ class _Waiting:
     def start(self, lines: int) -> None:
         if self.quiet:
             return
-        text = f"uploaded; the server is writing {_count(lines, 'line')}..."
+        text = (
+            f"uploaded; the server is writing {count_of(lines, 'line')}..."
+            if lines
+            else ("uploaded; the server is importing...")
+        )
         if not self.out.isatty():
             print(text, file=self.out, flush=True)
             return
@@ -124,7 +128,7 @@ class _Waiting:
             self.thread.join()
 
 
-class _Upload:
+class Upload:
     """The request's body: the file in chunks, moving a progress bar as each is sent; once
     all is sent, tells that the server is still writing."""
 
@@ -218,7 +222,8 @@ def _write_ids(options: Options, data: dict[str, Any]) -> str:
     if count != int(data["items"]) or (count and first is None):
         raise Refused(
             f"imported, but the ids were not written: {options.file} has "
-            f"{_count(count, 'item line')}, the server wrote {_count(int(data['items']), 'item')} "
+            f"{count_of(count, 'item line')}, the server wrote "
+            f"{count_of(int(data['items']), 'item')} "
             "(was the file changed during the import?)",
             FAILED,
         )
@@ -228,10 +233,10 @@ def _write_ids(options: Options, data: dict[str, Any]) -> str:
         partial.replace(options.ids)
     except OSError as exc:
         raise Refused(f"imported, but the ids were not written: {exc}", FAILED) from exc
-    return f"wrote {_count(len(ids), 'key')} and their ids to {options.ids}"
+    return f"wrote {count_of(len(ids), 'key')} and their ids to {options.ids}"
 
 
-def _count(n: int, thing: str) -> str:
+def count_of(n: int, thing: str) -> str:
     """``n`` ``thing``, plural when ``n`` is not 1."""
     return f"{n} {thing}{'' if n == 1 else 's'}"
 
@@ -240,9 +245,9 @@ def _summary(data: dict[str, Any], elapsed: float) -> str:
     items, relationships = int(data["items"]), int(data["relationships"])
     versions = int(data.get("versions", 0))
     rate = items / elapsed if elapsed > 0 else float(items)
-    also = f", {_count(versions, 'later version')}" if versions else ""
+    also = f", {count_of(versions, 'later version')}" if versions else ""
     text = (
-        f"imported {_count(items, 'item')}{also} and {_count(relationships, 'relationship')} "
+        f"imported {count_of(items, 'item')}{also} and {count_of(relationships, 'relationship')} "
         f"into project {data['project']} in {elapsed:.1f} s ({rate:.0f} items/s)"
     )
     if items:
@@ -270,7 +275,7 @@ def _send(options: Options, url: str, out: IO[str]) -> tuple[httpx.Response, flo
         stream = options.file.open("rb")
     except OSError as exc:
         raise Refused(f"cannot read {options.file}: {exc.strerror or exc}", USAGE) from exc
-    upload = _Upload(stream, os.fstat(stream.fileno()).st_size, out, options.quiet)
+    upload = Upload(stream, os.fstat(stream.fileno()).st_size, out, options.quiet)
     began = time.monotonic()
     try:
         with stream, httpx.Client(timeout=TIMEOUT, auth=auth) as client:
@@ -320,7 +325,7 @@ def run(options: Options, out: IO[str] | None = None, err: IO[str] | None = None
                 # The server names the first bad lines only; its message counts them all.
                 counted = re.match(r"(\d+) lines? of the import", message)
                 total = max(len(bad), int(counted.group(1)) if counted else 0)
-                message = f"{_count(total, 'bad line')}; nothing was imported"
+                message = f"{count_of(total, 'bad line')}; nothing was imported"
                 if total > len(bad):
                     message += f" (the first {len(bad)} follow)"
             print(f"plumbline: the server refused the import ({status}): {message}", file=err)

@@ -4,6 +4,8 @@ baseline) as a ReqIF document from a running server, written to a file as it str
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -13,7 +15,16 @@ from typing import IO
 import httpx
 from tqdm import tqdm
 
-from plumbline.importer_cli import FAILED, OK, USAGE, Refused, auth_of, endpoint, error_text
+from plumbline.importer_cli import (
+    FAILED,
+    OK,
+    USAGE,
+    Refused,
+    Upload,
+    auth_of,
+    endpoint,
+    error_text,
+)
 
 #: The server writes as it reads: a large project takes minutes between pieces at worst.
 TIMEOUT = httpx.Timeout(connect=10, read=600, write=60, pool=10)
@@ -125,3 +136,100 @@ def _receive(
     finally:
         partial.unlink(missing_ok=True)
     return written, time.monotonic() - began
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """What ``plumbline reqif import`` was asked to do."""
+
+    file: Path
+    project: int
+    mapping: Path | None = None
+    dry_run: bool = False
+    url: str | None = None
+    user: str | None = None
+    password: str | None = None
+    token: str | None = None
+    quiet: bool = False
+
+
+def import_file(
+    options: ImportOptions, out: IO[str] | None = None, err: IO[str] | None = None
+) -> int:
+    """Sends the document (and the mapping) to the project; the exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    url = endpoint(options.url, f"projects/{options.project}/reqif")
+    try:
+        for path, what in ((options.file, "FILE"), (options.mapping, "--mapping")):
+            if path is not None and not path.is_file():
+                raise Refused(f"{what} {path} is not a file", USAGE)
+        if options.project <= 0:
+            raise Refused(f"--project {options.project}: a project id is a positive number", USAGE)
+        headers, auth = auth_of(options)
+        answer = _send(options, url, headers, auth, err)
+    except Refused as exc:
+        print(f"plumbline: {exc.message}", file=err)
+        return exc.code
+    if answer.status_code != 200:
+        message, _ = error_text(answer)
+        status = f"{answer.status_code} {answer.reason_phrase}".strip()
+        print(f"plumbline: the server refused the import ({status}): {message}", file=err)
+        body = (
+            answer.json()
+            if answer.headers.get("content-type", "").startswith("application/json")
+            else {}
+        )
+        for problem in body.get("errors", [])[1:] if isinstance(body, dict) else []:
+            print(f"  {problem.get('message', problem)}", file=err)
+        suggested = body.get("suggested") if isinstance(body, dict) else None
+        if suggested:
+            print(
+                "suggested mapping:", json.dumps(suggested.get("mapping", {}), indent=1), file=err
+            )
+        return FAILED
+    data = answer.json()["data"]
+    by_type = ", ".join(f"{n} {key}" for key, n in sorted(data["byType"].items()))
+    done = "would import" if data["dryRun"] else "imported"
+    print(
+        f"{done} {data['items']} items ({by_type}) and {data['relationships']} relationships "
+        f"into project {data['project']}",
+        file=out,
+    )
+    return OK
+
+
+def _send(
+    options: ImportOptions,
+    url: str,
+    headers: dict[str, str],
+    auth: httpx.BasicAuth | None,
+    err: IO[str],
+) -> httpx.Response:
+    params = {"dryRun": "true"} if options.dry_run else {}
+    timeout = httpx.Timeout(connect=10, read=3600, write=60, pool=10)
+    try:
+        with httpx.Client(timeout=timeout, auth=auth) as client:
+            if options.mapping is not None:
+                mapping = options.mapping.read_bytes()
+                with options.file.open("rb") as document:
+                    parts: dict[str, tuple[str, IO[bytes] | bytes, str]] = {
+                        "file": (options.file.name, document, "application/octet-stream"),
+                        "mapping": (options.mapping.name, mapping, "application/json"),
+                    }
+                    return client.post(url, params=params, headers=headers, files=parts)
+            with options.file.open("rb") as document:
+                upload = Upload(document, os.fstat(document.fileno()).st_size, err, options.quiet)
+                try:
+                    headers["Content-Type"] = "application/octet-stream"
+                    return client.post(url, params=params, headers=headers, content=iter(upload))
+                finally:
+                    upload.close()
+    except httpx.ConnectError as exc:
+        raise Refused(f"cannot connect to {url}: {exc}", FAILED) from exc
+    except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+        raise Refused(f"--url: {exc}", USAGE) from exc
+    except httpx.HTTPError as exc:
+        raise Refused(f"the import to {url} failed: {type(exc).__name__}: {exc}", FAILED) from exc
+    except OSError as exc:
+        raise Refused(f"reading {options.file} failed: {exc}", FAILED) from exc

@@ -568,6 +568,8 @@ def _placed(found: Plan, doc: Document, target: Target) -> list[tuple[str, str |
             line = {"key": folder, "itemType": target.folder_type, "fields": {"name": name}}
             found.lines.append(orjson.dumps(line))
             found.items += 1
+            key = target.item_types[target.folder_type][0]
+            found.by_type[key] = found.by_type.get(key, 0) + 1
         for obj, parent in members:
             if obj not in seen:
                 seen.add(obj)

@@ -6,7 +6,10 @@ suggestion), a dry run, and hostile files refused."""
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import zipfile
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -14,6 +17,7 @@ import pytest
 from lxml import etree
 
 from tests.e2e.api import assert_error, new_project, project_key
+from tests.e2e.topology import System
 from tests.e2e.tracegraph import build_graph, new_item
 from tests.reqifdocs import FOREIGN, MAPPING, objects_of, relations_of, tree_of
 from tests.reqifschema import assert_valid
@@ -153,3 +157,36 @@ def test_hostile_and_broken_files_are_refused(labs: httpx.Client, project: dict[
     assert_error(_import(labs, pid, FOREIGN, '{"colour": {}}'), 400, "mapping.colour")
     assert_error(_import(labs, pid, FOREIGN, "not json"), 400, "mapping is not JSON")
     assert_error(_import(labs, 987654, FOREIGN, MAPPING), 404)
+
+
+def test_the_command_imports_a_file_with_a_mapping(
+    system: System, admin: httpx.Client, project: dict[str, Any], tmp_path: Path
+) -> None:
+    document = tmp_path / "supplier.reqif"
+    document.write_bytes(FOREIGN)
+    mapping = tmp_path / "mapping.json"
+    mapping.write_text(MAPPING)
+
+    def command(*more: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "plumbline.cli", "reqif", "import", str(document),
+             "--project", str(project["id"]), "--url", system.url, "--user", "admin",
+             "--password", system.admin_password, "--quiet", *more],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+
+    refused = command()
+    assert refused.returncode == 1
+    assert "cannot be mapped" in refused.stderr
+    assert "suggested mapping" in refused.stderr
+    dry = command("--mapping", str(mapping), "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "would import 5 items (2 FLD, 3 REQ) and 1 relationships" in dry.stdout
+    assert admin.get("/items", params={"project": project["id"]}).json()["data"] == []
+    done = command("--mapping", str(mapping))
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"imported 5 items (2 FLD, 3 REQ) and 1 relationships into project {project['id']}"
+        in done.stdout
+    )
+    assert command("--mapping", str(tmp_path / "none.json")).returncode == 2

@@ -97,7 +97,7 @@ def test_mapping_by_name_and_by_a_document() -> None:
     assert items["sup-2"]["parent"] == "sup-1"
     assert items["sup-3"]["parent"] == folders[1]["key"]
     assert lines[-1] == {"fromItem": "sup-3", "toItem": "sup-1", "relationshipType": 7}
-    assert (planned.items, planned.relationships, planned.by_type) == (5, 1, {"REQ": 3})
+    assert (planned.items, planned.relationships, planned.by_type) == (5, 1, {"FLD": 2, "REQ": 3})
     # An attribute mapped to null is left out; a value without an option is told.
     left_out = reqif_in.plan(doc, TARGET, mapping | {"attributes": {"Wichtigkeit": None}})
     assert "priority" not in orjson.loads(left_out.lines[2])["fields"]
