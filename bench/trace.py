@@ -17,7 +17,10 @@ tenth failed. Then:
    and a report run in a loop beside it: the ratio (a machine's drift is about 10%);
 6. **as it was**: a baseline of the whole project is taken, then the first page of the
    trace and the coverage totals at the baseline, and the impact at its moment,
-   ``REPEAT`` times each (read from the history; informational rows, no targets).
+   ``REPEAT`` times each (read from the history; informational rows, no targets);
+7. **ReqIF** (issue 28): the whole project exported as ReqIF (streamed), then that
+   document imported into an empty project: seconds and objects a second (the issue's
+   target: a 50,000-object file imports in under a minute, distributed).
 
 ``SIZE=large`` imports ``REQUIREMENTS_LARGE`` requirements (101,001 items: the issue's
 "coverage totals of a 100,000-item project").
@@ -246,7 +249,36 @@ def measure(system: Any, auth: str, requirements: int = REQUIREMENTS) -> dict[st
             "ratio": statistics.median(loaded) / statistics.median(alone),
         }
         out["historic"] = _historic(client, seeded, trace, coverage, impact)
+        out["reqif"] = _reqif(client, seeded)
     return out
+
+
+def _reqif(client: httpx.Client, seeded: dict[str, Any]) -> dict[str, Any]:
+    """The project out as ReqIF, and that document into an empty project."""
+    started = time.perf_counter()
+    exported = client.get(f"/rest/labs/projects/{seeded['project']}/reqif", timeout=3600)
+    exported.raise_for_status()
+    export_s = time.perf_counter() - started
+    empty = client.post(
+        "/rest/v1/projects",
+        json={"projectKey": f"RQ{int(time.time()) % 100000}", "fields": {"name": "ReqIF bench"}},
+    ).json()["meta"]["id"]
+    started = time.perf_counter()
+    imported = client.post(
+        f"/rest/labs/projects/{empty}/reqif",
+        content=exported.content,
+        headers={"Content-Type": "application/xml"},
+        timeout=3600,
+    )
+    imported.raise_for_status()
+    import_s = time.perf_counter() - started
+    return {
+        "objects": seeded["items"],
+        "bytes": len(exported.content),
+        "export_s": export_s,
+        "import_s": import_s,
+        "relationships": imported.json()["data"]["relationships"],
+    }
 
 
 def _historic(
@@ -300,8 +332,21 @@ def report(trace: dict[str, Any]) -> str:
             f"  item reads beside them        p50 {_ms(trace['reads']['alone_p50_s'])} alone, "
             f"{_ms(trace['reads']['beside_p50_s'])} beside: x{trace['reads']['ratio']:.2f}",
             *_historic_rows(trace.get("historic")),
+            *_reqif_rows(trace.get("reqif")),
         ]
     )
+
+
+def _reqif_rows(reqif: dict[str, Any] | None) -> list[str]:
+    if reqif is None:
+        return []
+    objects = reqif["objects"]
+    return [
+        f"  ReqIF export, {objects} objects    {reqif['export_s']:.1f} s "
+        f"({objects / reqif['export_s']:.0f} objects/s, {reqif['bytes'] / 2**20:.1f} MiB)",
+        f"  ReqIF import of that document  {reqif['import_s']:.1f} s "
+        f"({objects / reqif['import_s']:.0f} objects/s, {reqif['relationships']} relations)",
+    ]
 
 
 def _historic_rows(historic: dict[str, Any] | None) -> list[str]:

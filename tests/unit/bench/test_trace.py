@@ -61,3 +61,14 @@ def test_the_rows_show_the_trace_as_it_was_when_measured() -> None:
     rows = trace.report(figures | {"historic": historic | {"impact": {"p50_s": 0.3, "p99_s": 0.4}}})
     assert "as it was (a baseline of every item, taken in 2.5 s)" in rows
     assert f"impact, {trace.DEPENDANTS} dependants      p50 300 ms, p99 400 ms" in rows
+
+
+def test_the_reqif_rows_give_seconds_and_objects_a_second() -> None:
+    rows = trace._reqif_rows(
+        {"objects": 1000, "bytes": 2**21, "export_s": 2.0, "import_s": 4.0, "relationships": 7}
+    )
+    assert rows == [
+        "  ReqIF export, 1000 objects    2.0 s (500 objects/s, 2.0 MiB)",
+        "  ReqIF import of that document  4.0 s (250 objects/s, 7 relations)",
+    ]
+    assert trace._reqif_rows(None) == []
