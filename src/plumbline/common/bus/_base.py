@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import abc
+import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 
 from plumbline.common.dates import parse_iso, utcnow
+from plumbline.common.errors import Unavailable
 from plumbline.common.events import Event
+
+log = logging.getLogger(__name__)
 
 Handler = Callable[[Event], Awaitable[None]]
 #: A handler of several events at once, in bus order; returning acknowledges them all.
@@ -186,3 +190,13 @@ class Bus(abc.ABC):
         (``common.leases``), or per-project order is lost. Without it, it gets every
         partition's events and no markers.
         """
+
+
+def told_failed(exc: Exception, what: str) -> None:
+    """Logs a handler's failure before its events are redelivered: a service that is
+    unavailable for now (its database, a lease taken over) in one line, as it repeats
+    with every redelivery while it lasts; anything else with its traceback."""
+    if isinstance(exc, Unavailable):
+        log.warning("handler could not take %s for now (%s); redelivering", what, exc)
+    else:
+        log.exception("handler failed for %s; redelivering", what)

@@ -20,6 +20,7 @@ from plumbline.common.bus._base import (
     Handler,
     Subscription,
     subject_matches,
+    told_failed,
 )
 from plumbline.common.events import Event
 from plumbline.common.steps import Steps
@@ -75,12 +76,8 @@ class _MemorySubscription(Subscription):
                         await self._handler(events)
                 except asyncio.CancelledError:
                     raise
-                except Exception:
-                    log.exception(
-                        "handler failed for event %s (%d in the batch); redelivering",
-                        events[0].id,
-                        len(events),
-                    )
+                except Exception as exc:
+                    told_failed(exc, f"event {events[0].id} ({len(events)} in the batch)")
                     await asyncio.sleep(backoff)
                     backoff = min(backoff * 2, 2.0)
                     continue

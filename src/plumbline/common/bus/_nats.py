@@ -21,6 +21,7 @@ from plumbline.common.bus._base import (
     Handler,
     Subscription,
     durable_name,
+    told_failed,
 )
 from plumbline.common.errors import Unavailable
 from plumbline.common.events import Event
@@ -93,8 +94,8 @@ class _PullSubscription(_Pull):
             await self._handler(event)
         except asyncio.CancelledError:
             raise
-        except Exception:
-            log.exception("handler failed for event %s; redelivering", event.id)
+        except Exception as exc:
+            told_failed(exc, f"event {event.id}")
             await message.nak(delay=0.5)
             return
         await message.ack()
@@ -136,12 +137,8 @@ class _BatchPullSubscription(_Pull):
                 await self._handler(events)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception(
-                    "handler failed for event %s (%d in the batch); redelivering",
-                    events[0].id,
-                    len(events),
-                )
+            except Exception as exc:
+                told_failed(exc, f"event {events[0].id} ({len(events)} in the batch)")
                 for message, _ in handled:
                     await message.nak(delay=0.5)
                 return

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 
 import pytest
 
 from plumbline.common.bus._memory import MemoryBus
 from plumbline.common.events import Event
+from plumbline.common.leases import LeaseLost
 from tests.unit.common.conftest import eventually
 
 
@@ -107,6 +109,27 @@ async def test_a_failing_handler_gets_the_event_again_and_later_events_wait(
     await bus.publish(Event("items.project.created", actor=1, payload={"name": "b"}))
     await eventually(lambda: "b" in seen)
     assert seen == ["a", "a", "a", "b"]
+
+
+async def test_a_handler_unavailable_for_now_is_told_in_one_line_others_with_a_traceback(
+    bus: MemoryBus, caplog: pytest.LogCaptureFixture
+) -> None:
+    failures = [LeaseLost("baselines: partition 3 was taken over"), RuntimeError("a bug")]
+
+    async def failing(event: Event) -> None:
+        if failures:
+            raise failures.pop(0)
+
+    with caplog.at_level(logging.WARNING, logger="plumbline.common.bus"):
+        await bus.subscribe("t.>", failing, durable="failing")
+        await bus.publish(Event("items.project.created", actor=1, payload={"name": "a"}))
+        await eventually(lambda: not failures and len(caplog.records) >= 2)
+    lost, bug = caplog.records[:2]
+    assert (lost.levelno, lost.exc_info) == (logging.WARNING, None)
+    assert "partition 3 was taken over" in lost.getMessage()
+    assert "could not take event" in lost.getMessage()
+    assert bug.levelno == logging.ERROR
+    assert bug.exc_info is not None
 
 
 async def test_stop_ends_delivery(bus: MemoryBus) -> None:
