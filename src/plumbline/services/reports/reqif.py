@@ -174,7 +174,7 @@ async def export(
                             yield sink.take()
                 await progress(80, f"{len(placed.order)} items written; their relationships")
                 with xf.element(f"{{{NS}}}SPEC-RELATIONS"):
-                    async for relation in _relations(reader, project, scope, catalog, placed):
+                    async for relation in _relations(reader, project, scope, catalog, placed, now):
                         xf.write(relation)
                         if sink.size > FLUSH_BYTES:
                             xf.flush()
@@ -568,7 +568,12 @@ def _baseline_parent(item: dict[str, Any]) -> int | None:
 
 
 async def _relations(
-    reader: Reader, project: int, scope: Scope, catalog: _Catalog, placed: _Placed
+    reader: Reader,
+    project: int,
+    scope: Scope,
+    catalog: _Catalog,
+    placed: _Placed,
+    now: str,
 ) -> AsyncIterator[Any]:
     """SPEC-RELATIONs between exported items, by the relationships' from-items' types."""
     at = {"baseline": scope.baseline} if scope.baseline is not None else {}
@@ -593,7 +598,7 @@ async def _relations(
                         "SPEC-RELATION",
                         {
                             "IDENTIFIER": made,
-                            "LAST-CHANGE": xsd_datetime(format_datetime(utcnow())),
+                            "LAST-CHANGE": now,
                         },
                     )
                     _ref(relation, "SOURCE", "SPEC-OBJECT-REF", source)
