@@ -187,10 +187,12 @@ class Suggested(TypedDict):
 
 
 class UnmappedResponse(ErrorResponse):
-    """A ReqIF import refused before anything was written: what cannot be mapped."""
+    """A ReqIF import refused before anything was written. When the document cannot be
+    mapped: each reason in ``errors`` and what would let it through in ``suggested``
+    (absent for other refusals: a file that is not ReqIF, a bad mapping)."""
 
-    errors: list[Unmapped]
-    suggested: Suggested
+    errors: NotRequired[list[Unmapped]]
+    suggested: NotRequired[Suggested]
 
 
 def unmapped(message: str, errors: list[str], suggested: Suggested) -> Response:

@@ -148,7 +148,10 @@ _PAGE = 1_000
     "is not offered yet.",
     responses={
         **schemas.updated(records.ReqifImportAnswer),
-        **schemas.unmapped("What cannot be mapped; nothing was written."),
+        **schemas.unmapped(
+            "Refused; nothing was written: what cannot be mapped (errors, suggested), or "
+            "why the file or the mapping is refused."
+        ),
         **schemas.errors(401, 404, 413),
     },
     openapi_extra={
