@@ -9,6 +9,7 @@ refused import wrote nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -27,7 +28,7 @@ from tqdm import tqdm
 #: How much of the file goes out at a time.
 CHUNK = 256 * 1024
 #: The server answers only once every line is written: minutes for a million lines.
-TIMEOUT = httpx.Timeout(connect=10, read=3600, write=60, pool=10)
+TIMEOUT = IMPORT_TIMEOUT = httpx.Timeout(connect=10, read=3600, write=60, pool=10)
 DEFAULT_URL = "http://127.0.0.1:8080"
 
 #: Exit codes: done; the server refused the import or could not be reached; usage.
@@ -278,27 +279,40 @@ def _send(options: Options, url: str, out: IO[str]) -> tuple[httpx.Response, flo
     upload = Upload(stream, os.fstat(stream.fileno()).st_size, out, options.quiet)
     began = time.monotonic()
     try:
-        with stream, httpx.Client(timeout=TIMEOUT, auth=auth) as client:
-            answer = client.post(url, content=iter(upload), headers=headers)
-    except httpx.ConnectError as exc:
-        raise Refused(f"cannot connect to {url}: {exc}", FAILED) from exc
-    except httpx.ConnectTimeout as exc:
-        raise Refused(f"cannot connect to {url}: no answer in {TIMEOUT.connect} s", FAILED) from exc
-    except httpx.ReadTimeout as exc:
-        raise Refused(
-            f"{url} did not answer within {TIMEOUT.read} s; the import may still finish "
-            "on the server (look at the project before importing again)",
-            FAILED,
-        ) from exc
-    except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-        raise Refused(f"--url: {exc}", USAGE) from exc
-    except httpx.HTTPError as exc:
-        raise Refused(f"the import to {url} failed: {type(exc).__name__}: {exc}", FAILED) from exc
-    except OSError as exc:
-        raise Refused(f"reading {options.file} failed: {exc}", FAILED) from exc
+        with told(url, "the import to", f"reading {options.file}"):
+            try:
+                with stream, httpx.Client(timeout=TIMEOUT, auth=auth) as client:
+                    answer = client.post(url, content=iter(upload), headers=headers)
+            except httpx.ConnectTimeout as exc:
+                raise Refused(
+                    f"cannot connect to {url}: no answer in {TIMEOUT.connect} s", FAILED
+                ) from exc
+            except httpx.ReadTimeout as exc:
+                raise Refused(
+                    f"{url} did not answer within {TIMEOUT.read} s; the import may still "
+                    "finish on the server (look at the project before importing again)",
+                    FAILED,
+                ) from exc
     finally:
         upload.close()
     return answer, time.monotonic() - began
+
+
+@contextlib.contextmanager
+def told(url: str, what: str, local: str) -> Iterator[None]:
+    """What can go wrong talking to the server, or with the local file, as a ``Refused``
+    to tell: ``what`` names the request ("the import to"), ``local`` the file's part
+    ("reading spec.reqif")."""
+    try:
+        yield
+    except httpx.ConnectError as exc:
+        raise Refused(f"cannot connect to {url}: {exc}", FAILED) from exc
+    except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+        raise Refused(f"--url: {exc}", USAGE) from exc
+    except httpx.HTTPError as exc:
+        raise Refused(f"{what} {url} failed: {type(exc).__name__}: {exc}", FAILED) from exc
+    except OSError as exc:
+        raise Refused(f"{local} failed: {exc}", FAILED) from exc
 
 
 def endpoint(url: str | None, path: str) -> str:

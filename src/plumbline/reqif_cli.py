@@ -17,6 +17,7 @@ from tqdm import tqdm
 
 from plumbline.importer_cli import (
     FAILED,
+    IMPORT_TIMEOUT,
     OK,
     USAGE,
     Refused,
@@ -24,6 +25,7 @@ from plumbline.importer_cli import (
     auth_of,
     endpoint,
     error_text,
+    told,
 )
 
 #: The server writes as it reads: a large project takes minutes between pieces at worst.
@@ -100,39 +102,32 @@ def _receive(
     began = time.monotonic()
     written = 0
     try:
-        with (
-            httpx.Client(timeout=TIMEOUT, auth=auth) as client,
-            client.stream("GET", url, params=params, headers=headers) as answer,
-        ):
-            if answer.status_code != 200:
-                answer.read()
-                message, _ = error_text(answer)
-                status = f"{answer.status_code} {answer.reason_phrase}".strip()
-                raise Refused(f"the server refused the export ({status}): {message}", FAILED)
+        with told(url, "the export from", f"writing {output}"):
             with (
-                partial.open("wb") as file,
-                tqdm(
-                    unit="B",
-                    unit_scale=True,
-                    unit_divisor=1024,
-                    desc="exporting",
-                    file=err,
-                    disable=quiet,
-                ) as bar,
+                httpx.Client(timeout=TIMEOUT, auth=auth) as client,
+                client.stream("GET", url, params=params, headers=headers) as answer,
             ):
-                for chunk in answer.iter_bytes():
-                    file.write(chunk)
-                    written += len(chunk)
-                    bar.update(len(chunk))
-        partial.replace(output)
-    except httpx.ConnectError as exc:
-        raise Refused(f"cannot connect to {url}: {exc}", FAILED) from exc
-    except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-        raise Refused(f"--url: {exc}", USAGE) from exc
-    except httpx.HTTPError as exc:
-        raise Refused(f"the export from {url} failed: {type(exc).__name__}: {exc}", FAILED) from exc
-    except OSError as exc:
-        raise Refused(f"writing {output} failed: {exc}", FAILED) from exc
+                if answer.status_code != 200:
+                    answer.read()
+                    message, _ = error_text(answer)
+                    status = f"{answer.status_code} {answer.reason_phrase}".strip()
+                    raise Refused(f"the server refused the export ({status}): {message}", FAILED)
+                with (
+                    partial.open("wb") as file,
+                    tqdm(
+                        unit="B",
+                        unit_scale=True,
+                        unit_divisor=1024,
+                        desc="exporting",
+                        file=err,
+                        disable=quiet,
+                    ) as bar,
+                ):
+                    for chunk in answer.iter_bytes():
+                        file.write(chunk)
+                        written += len(chunk)
+                        bar.update(len(chunk))
+            partial.replace(output)
     finally:
         partial.unlink(missing_ok=True)
     return written, time.monotonic() - began
@@ -207,29 +202,22 @@ def _send(
     err: IO[str],
 ) -> httpx.Response:
     params = {"dryRun": "true"} if options.dry_run else {}
-    timeout = httpx.Timeout(connect=10, read=3600, write=60, pool=10)
-    try:
-        with httpx.Client(timeout=timeout, auth=auth) as client:
-            if options.mapping is not None:
-                mapping = options.mapping.read_bytes()
-                with options.file.open("rb") as document:
-                    parts: dict[str, tuple[str, IO[bytes] | bytes, str]] = {
-                        "file": (options.file.name, document, "application/octet-stream"),
-                        "mapping": (options.mapping.name, mapping, "application/json"),
-                    }
-                    return client.post(url, params=params, headers=headers, files=parts)
+    with (
+        told(url, "the import to", f"reading {options.file}"),
+        httpx.Client(timeout=IMPORT_TIMEOUT, auth=auth) as client,
+    ):
+        if options.mapping is not None:
+            mapping = options.mapping.read_bytes()
             with options.file.open("rb") as document:
-                upload = Upload(document, os.fstat(document.fileno()).st_size, err, options.quiet)
-                try:
-                    headers["Content-Type"] = "application/octet-stream"
-                    return client.post(url, params=params, headers=headers, content=iter(upload))
-                finally:
-                    upload.close()
-    except httpx.ConnectError as exc:
-        raise Refused(f"cannot connect to {url}: {exc}", FAILED) from exc
-    except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-        raise Refused(f"--url: {exc}", USAGE) from exc
-    except httpx.HTTPError as exc:
-        raise Refused(f"the import to {url} failed: {type(exc).__name__}: {exc}", FAILED) from exc
-    except OSError as exc:
-        raise Refused(f"reading {options.file} failed: {exc}", FAILED) from exc
+                parts: dict[str, tuple[str, IO[bytes] | bytes, str]] = {
+                    "file": (options.file.name, document, "application/octet-stream"),
+                    "mapping": (options.mapping.name, mapping, "application/json"),
+                }
+                return client.post(url, params=params, headers=headers, files=parts)
+        with options.file.open("rb") as document:
+            upload = Upload(document, os.fstat(document.fileno()).st_size, err, options.quiet)
+            try:
+                headers["Content-Type"] = "application/octet-stream"
+                return client.post(url, params=params, headers=headers, content=iter(upload))
+            finally:
+                upload.close()

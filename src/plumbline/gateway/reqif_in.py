@@ -22,9 +22,8 @@ import orjson
 from lxml import etree
 
 from plumbline.common.errors import InvalidArgument
+from plumbline.common.reqif import NOT_ITEMS, NS, escape
 
-NS = "http://www.omg.org/spec/ReqIF/20110401/reqif.xsd"
-XHTML = "http://www.w3.org/1999/xhtml"
 _R = {"r": NS}
 #: The most objects one document may hold.
 MAX_OBJECTS = 500_000
@@ -217,8 +216,8 @@ def _inner_html(held: Any) -> str:
     parts = list(held)
     if len(parts) == 1 and etree.QName(parts[0]).localname == "div":
         inner = parts[0]
-        return (_escape(inner.text or "") + "".join(_plain(c) for c in inner)).strip()
-    return (_escape(held.text or "") + "".join(_plain(p) for p in parts)).strip()
+        return (escape(inner.text or "") + "".join(_plain(c) for c in inner)).strip()
+    return (escape(held.text or "") + "".join(_plain(p) for p in parts)).strip()
 
 
 def _plain(element: Any) -> str:
@@ -229,10 +228,6 @@ def _plain(element: Any) -> str:
             node.tag = etree.QName(node).localname
     etree.cleanup_namespaces(copy)
     return str(etree.tostring(copy, encoding="unicode", with_tail=True))
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 # -- mapping -----------------------------------------------------------------------------
@@ -339,7 +334,7 @@ def _item_type_for(spec: ObjectType, target: Target, named: dict[str, Any]) -> i
     wanted = named.get(spec.id.lower(), named.get(spec.name.lower()))
     for candidate in [wanted] if wanted is not None else [spec.name, spec.desc]:
         for type_id, (key, display, category, _) in target.item_types.items():
-            if category in ("TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "ATTACHMENT"):
+            if category in NOT_ITEMS:
                 continue
             if str(candidate).lower() in (str(type_id), key.lower(), display.lower()):
                 return type_id

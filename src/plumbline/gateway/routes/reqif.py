@@ -19,6 +19,7 @@ from plumbline.api.items.v1 import items_pb2
 from plumbline.api.reports.v1 import reports_pb2 as pb
 from plumbline.common import int64
 from plumbline.common.errors import InvalidArgument, TooLarge
+from plumbline.common.reqif import NOT_ITEMS
 from plumbline.common.rpc import NO_DEADLINE
 from plumbline.gateway import params, query, records, reqif_in, schemas
 from plumbline.gateway.deps import Gateway, Gw
@@ -121,8 +122,6 @@ async def export_reqif(
     return StreamingResponse(body(), headers=headers, media_type=media_type)
 
 
-#: Item types whose records are not items (their owners' own resources).
-_NOT_ITEMS = frozenset(("TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "ATTACHMENT"))
 #: Items read a page at a time when looking for the document's identifiers.
 _PAGE = 1_000
 
@@ -322,7 +321,7 @@ async def _target(gw: Gateway) -> reqif_in.Target:
         None,
     )
     return reqif_in.Target(
-        {k: v for k, v in item_types.items() if v[2] not in _NOT_ITEMS},
+        {k: v for k, v in item_types.items() if v[2] not in NOT_ITEMS},
         options,
         {t.name.lower(): t.id for t in relationship_types.relationship_types},
         folder,

@@ -6,6 +6,7 @@ exists to answer, in one call each. The items service follows the relationships
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal, TypeVar
@@ -228,10 +229,12 @@ async def _test_case_types(gw: Gateway) -> list[int]:
 async def _history_positions(gw: Gateway) -> list[core_pb2.Watermark]:
     """Where items and testmgmt are now: a historic trace waits (bounded) until the
     history has their changes up to here (read-your-writes)."""
-    return [
-        await gw.upstreams.items.watermarks.GetWatermark(core_pb2.Watermark(source="items")),
-        await gw.upstreams.testmgmt.watermarks.GetWatermark(core_pb2.Watermark(source="testmgmt")),
-    ]
+    return list(
+        await asyncio.gather(
+            gw.upstreams.items.watermarks.GetWatermark(core_pb2.Watermark(source="items")),
+            gw.upstreams.testmgmt.watermarks.GetWatermark(core_pb2.Watermark(source="testmgmt")),
+        )
+    )
 
 
 def _one_moment(as_of: str | None, baseline: int | None) -> baselines_pb2.Moment | None:

@@ -509,16 +509,8 @@ class History:
                     .limit(size)
                 )
             ).all()
-            ends = {r.from_item for r in rows} | {r.to_item for r in rows}
-            then = dict(
-                (
-                    await session.execute(
-                        select(versions.c.item, func.max(versions.c.version))
-                        .where(versions.c.item.in_(ends), versions.c.created_at <= moment)
-                        .group_by(versions.c.item)
-                    )
-                ).all()
-            )
+            ends = [r.from_item for r in rows] + [r.to_item for r in rows]
+            then = await versions_then(session, ends, moment)
         found = [
             RelationshipAt(
                 id=r.relationship,
@@ -572,6 +564,21 @@ class _History:
 def _listed() -> list[Any]:
     """The columns of a version in a list (no snapshot)."""
     return [c for c in versions.c if c.name != "snapshot"]
+
+
+async def versions_then(session: AsyncSession, ids: list[int], moment: datetime) -> dict[int, int]:
+    """Each of ``ids``' newest version made at or before ``moment`` (those without one
+    left out)."""
+    v = versions.c
+    found: dict[int, int] = {}
+    for part in chunked(sorted(set(ids))):
+        rows = await session.execute(
+            select(v.item, func.max(v.version).label("version"))
+            .where(v.item.in_(part), v.created_at <= moment)
+            .group_by(v.item)
+        )
+        found.update((int(r.item), int(r.version)) for r in rows)
+    return found
 
 
 async def versions_at(

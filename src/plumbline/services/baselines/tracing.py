@@ -37,7 +37,7 @@ from plumbline.common.db import Database, chunked
 from plumbline.common.errors import InvalidArgument, NotFound
 from plumbline.common.graph import Step, check_depth, follow
 from plumbline.services.baselines.baselines import Baselines
-from plumbline.services.baselines.history import History, versions_at
+from plumbline.services.baselines.history import History, versions_at, versions_then
 from plumbline.services.baselines.indexed import ITEM, TEST_RECORD, inner_json
 from plumbline.services.baselines.models import (
     baseline_items,
@@ -155,7 +155,7 @@ class HistoricTraces:
             moment = parse_datetime(as_of or "", "asOf")
         access = await self.access.current()
         async with self.db.read() as session:
-            then = await _versions_then(session, [item], moment)
+            then = await versions_then(session, [item], moment)
             if item not in then:
                 raise NotFound(f"Item {item} did not exist yet at {format_datetime(moment)}.")
             deleted_at = as_utc(history.deleted_at)
@@ -206,7 +206,7 @@ class HistoricTraces:
             ends = sorted({c for found in related.values() for c in found})
             typed = await versions_at(
                 session,
-                sorted((await _versions_then(session, ends, then.moment)).items()),
+                sorted((await versions_then(session, ends, then.moment)).items()),
                 versions.c.record_type,
                 versions.c.item_type,
             )
@@ -350,7 +350,7 @@ class HistoricTraces:
                 )
                 known.update((int(r.item), int(r.version)) for r in held)
         known.update(
-            await _versions_then(session, [i for i in wanted if i not in known], then.moment)
+            await versions_then(session, [i for i in wanted if i not in known], then.moment)
         )
         rows = await versions_at(
             session,
@@ -452,7 +452,7 @@ class HistoricTraces:
         self, session: AsyncSession, plans: list[int], moment: datetime, release: int
     ) -> set[int]:
         """The ``plans`` whose ``release`` field was ``release`` at ``moment``."""
-        then = await _versions_then(session, plans, moment)
+        then = await versions_then(session, plans, moment)
         rows = await versions_at(session, sorted(then.items()), versions.c.snapshot)
         return {
             int(r.item)
@@ -505,21 +505,6 @@ class _Run:
         if self.cycle is not None:
             result.cycle = self.cycle
         return result
-
-
-async def _versions_then(session: AsyncSession, ids: list[int], moment: datetime) -> dict[int, int]:
-    """Each of ``ids``' newest version made at or before ``moment`` (those without one
-    left out)."""
-    v = versions.c
-    found: dict[int, int] = {}
-    for part in chunked(sorted(set(ids))):
-        rows = await session.execute(
-            select(v.item, func.max(v.version).label("version"))
-            .where(v.item.in_(part), v.created_at <= moment)
-            .group_by(v.item)
-        )
-        found.update((int(r.item), int(r.version)) for r in rows)
-    return found
 
 
 def _node(row: Any, test_case_types: frozenset[int]) -> items_pb2.TraceNode:

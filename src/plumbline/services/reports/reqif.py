@@ -34,12 +34,10 @@ from typing import Any
 from lxml import etree
 
 from plumbline.common.dates import format_datetime, utcnow
+from plumbline.common.reqif import NOT_ITEMS, NS, XHTML, escape
 from plumbline.services.reports.reading import Reader, ReportFailed
-from plumbline.services.reports.xhtml import XHTML, to_xhtml
+from plumbline.services.reports.xhtml import to_xhtml
 
-NS = "http://www.omg.org/spec/ReqIF/20110401/reqif.xsd"
-#: Item type categories whose records are not items (testmgmt's and attachments').
-NOT_ITEMS = frozenset(("TEST_PLAN", "TEST_CYCLE", "TEST_RUN", "ATTACHMENT"))
 #: The attribute every object has: its document key.
 FOREIGN_ID = "ReqIF.ForeignID"
 #: System fields an item's identity is in, not an attribute of its own.
@@ -492,17 +490,13 @@ def _steps_html(value: Any) -> str:
     rows = "".join(
         "<tr>"
         + "".join(
-            f"<td>{_escape(str(step.get(k, '')) if isinstance(step, dict) else '')}</td>"
+            f"<td>{escape(str(step.get(k, '')) if isinstance(step, dict) else '')}</td>"
             for k in ("action", "expectedResult", "notes")
         )
         + "</tr>"
         for step in value
     )
     return f"<table><tr><th>Action</th><th>Expected result</th><th>Notes</th></tr>{rows}</table>"
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 class _Placed:

@@ -11,7 +11,7 @@ from typing import Any
 
 from lxml import etree, html
 
-XHTML = "http://www.w3.org/1999/xhtml"
+from plumbline.common.reqif import XHTML
 
 #: Elements ReqIF's XHTML subset has (text, hypertext, list, edit, presentation, table).
 _INLINE = frozenset(

@@ -12,12 +12,14 @@ from typing import Any
 import pytest
 from lxml import etree
 
+from plumbline.common.reqif import NS as REQIF_NS
+from plumbline.common.reqif import XHTML
 from plumbline.services.reports import reqif
 from plumbline.services.reports.reading import ReportFailed
 from plumbline.services.reports.xhtml import to_xhtml
 from tests.reqifschema import assert_valid, schema
 
-NS = {"r": reqif.NS, "x": "http://www.w3.org/1999/xhtml"}
+NS = {"r": REQIF_NS, "x": XHTML}
 FIELDS = [
     {"name": "name", "label": "Name", "fieldType": "STRING"},
     {"name": "description", "label": "Description", "fieldType": "TEXT", "textType": "RICHTEXT"},
@@ -238,7 +240,7 @@ def _document_with(value: Any) -> bytes:
     """A valid ReqIF document but for ``value``, one object's XHTML value."""
     when = 'LAST-CHANGE="2026-01-01T00:00:00Z"'
     document = etree.fromstring(
-        f"""<REQ-IF xmlns="{reqif.NS}">
+        f"""<REQ-IF xmlns="{REQIF_NS}">
         <THE-HEADER><REQ-IF-HEADER IDENTIFIER="h"><CREATION-TIME>2026-01-01T00:00:00Z
         </CREATION-TIME><REQ-IF-TOOL-ID>t</REQ-IF-TOOL-ID><REQ-IF-VERSION>1.0</REQ-IF-VERSION>
         <SOURCE-TOOL-ID>t</SOURCE-TOOL-ID><TITLE>t</TITLE></REQ-IF-HEADER></THE-HEADER>
