@@ -143,6 +143,7 @@ def _cmd_reqif_import(args: argparse.Namespace) -> int:
         project=args.project,
         mapping=args.mapping,
         dry_run=args.dry_run,
+        delete_left=args.delete_left,
         url=args.url,
         user=args.user,
         password=args.password,
@@ -319,7 +320,9 @@ def _reqif_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "import",
         help="import a ReqIF document (.reqif or .reqifz) into a project",
         description="Sends a ReqIF document to a running server's ReqIF import; all of it "
-        "is imported, or nothing. Exit 0 done, 1 refused or unreachable, 2 a usage problem.",
+        "is imported, or nothing. A newer revision of a document imported before updates "
+        "its items: it tells what it added, changed, moved and left. Exit 0 done, 1 "
+        "refused or unreachable, 2 a usage problem.",
     )
     imported.add_argument("file", type=Path, metavar="FILE", help="the .reqif or .reqifz file")
     imported.add_argument(
@@ -330,6 +333,11 @@ def _reqif_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     imported.add_argument(
         "--dry-run", action="store_true", help="tell what would be imported; write nothing"
+    )
+    imported.add_argument(
+        "--delete-left",
+        action="store_true",
+        help="delete the items and relationships the document no longer holds",
     )
     _connection_arguments(imported)
     imported.add_argument("--quiet", action="store_true", help="no progress bar")

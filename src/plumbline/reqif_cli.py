@@ -10,7 +10,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import httpx
 from tqdm import tqdm
@@ -141,6 +141,7 @@ class ImportOptions:
     project: int
     mapping: Path | None = None
     dry_run: bool = False
+    delete_left: bool = False
     url: str | None = None
     user: str | None = None
     password: str | None = None
@@ -183,15 +184,49 @@ def import_file(
                 "suggested mapping:", json.dumps(suggested.get("mapping", {}), indent=1), file=err
             )
         return FAILED
-    data = answer.json()["data"]
+    _tell(answer.json()["data"], out)
+    return OK
+
+
+def _tell(data: dict[str, Any], out: IO[str]) -> None:
+    """What the import did, or would do: made, updated, left."""
     by_type = ", ".join(f"{n} {key}" for key, n in sorted(data["byType"].items()))
-    done = "would import" if data["dryRun"] else "imported"
+    dry = data["dryRun"]
     print(
-        f"{done} {data['items']} items ({by_type}) and {data['relationships']} relationships "
+        f"{'would import' if dry else 'imported'} {data['items']} items"
+        f"{f' ({by_type})' if by_type else ''} and {data['relationships']} relationships "
         f"into project {data['project']}",
         file=out,
     )
-    return OK
+    updates = [
+        f"{len(data['changed'])} changed",
+        f"{len(data['moved'])} moved",
+        f"{data['unchanged']} unchanged",
+    ]
+    if data["changed"] or data["moved"] or data["unchanged"]:
+        print(
+            f"{'would write' if dry else 'wrote'} {data['versions']} new versions of items "
+            f"already there: {', '.join(updates)}",
+            file=out,
+        )
+    for changed in data["changed"]:
+        print(f"  changed {changed['identifier']} (item {changed['item']}): "
+              f"{', '.join(changed['fields'])}", file=out)  # fmt: skip
+    for moved in data["moved"]:
+        print(f"  moved {moved['identifier']} (item {moved['item']})", file=out)
+    left, links = data["left"], data["relationshipsLeft"]
+    if left or links:
+        if not (data["deleted"] or data["relationshipsDeleted"]):
+            what = "left as they are (--delete-left deletes them)"
+        else:
+            what = "would be deleted" if dry else "deleted"
+        print(
+            f"{len(left)} items and {len(links)} relationships the document no longer "
+            f"holds: {what}",
+            file=out,
+        )
+        for item in left:
+            print(f"  item {item['item']} {item['globalId']}: {item['name']}", file=out)
 
 
 def _send(
@@ -202,6 +237,8 @@ def _send(
     err: IO[str],
 ) -> httpx.Response:
     params = {"dryRun": "true"} if options.dry_run else {}
+    if options.delete_left:
+        params["deleteLeft"] = "true"
     with (
         told(url, "the import to", f"reading {options.file}"),
         httpx.Client(timeout=IMPORT_TIMEOUT, auth=auth) as client,

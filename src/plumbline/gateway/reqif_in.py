@@ -76,8 +76,11 @@ class Document:
     relation_types: dict[str, str] = field(default_factory=dict)  # id -> LONG-NAME
     objects: dict[str, SpecObject] = field(default_factory=dict)
     relations: list[tuple[str, str, str]] = field(default_factory=list)
-    #: (specification name, [(object, parent object or None)] in document order).
-    specifications: list[tuple[str, list[tuple[str, str | None]]]] = field(default_factory=list)
+    #: (identifier, name, [(object, parent object or None)] in document order) of each
+    #: specification.
+    specifications: list[tuple[str, str, list[tuple[str, str | None]]]] = field(
+        default_factory=list
+    )
 
 
 def unpacked(data: bytes, limit: int) -> bytes:
@@ -147,7 +150,8 @@ def read(data: bytes) -> Document:
                 placed.append((target, parent))
             below = node.findall("r:CHILDREN/r:SPEC-HIERARCHY", _R)
             stack.extend((h, target if target in doc.objects else parent) for h in reversed(below))
-        doc.specifications.append((spec.get("LONG-NAME") or spec.get("IDENTIFIER", ""), placed))
+        made = spec.get("IDENTIFIER", "")
+        doc.specifications.append((made, spec.get("LONG-NAME") or made, placed))
     return doc
 
 
@@ -247,13 +251,52 @@ class Target:
 
 
 @dataclass
+class ExistingItem:
+    """An item of the project, as a re-import compares it with the document."""
+
+    id: int
+    item_type: int
+    parent: int | None
+    global_id: str
+    name: str
+    fields: dict[str, Any]
+
+
+@dataclass
+class Existing:
+    """What the project holds: its items, and its relationships as (id, from item, to
+    item, relationship type)."""
+
+    items: list[ExistingItem] = field(default_factory=list)
+    relationships: list[tuple[int, int, int, int]] = field(default_factory=list)
+
+
+@dataclass
 class Plan:
-    """What an import will write, or why it cannot."""
+    """What an import will write, or why it cannot.
+
+    Against what the project holds already (``Existing``): an object whose identifier is
+    an item's global id updates that item (a version, only where a field it fills
+    differs or its parent does: moved), the others are added; the project's items of the
+    item types the import writes that the document does not hold are left (deleted only
+    when asked), as are relationships between items it holds, of the relationship types
+    it maps, that it no longer has."""
 
     lines: list[bytes] = field(default_factory=list)
+    #: Items and relationships made, items made by type key.
     items: int = 0
     relationships: int = 0
     by_type: dict[str, int] = field(default_factory=dict)
+    #: Versions of items the document holds: changed, moved, or both.
+    versions: int = 0
+    added: list[str] = field(default_factory=list)
+    changed: list[dict[str, Any]] = field(default_factory=list)
+    moved: list[dict[str, Any]] = field(default_factory=list)
+    unchanged: int = 0
+    left: list[dict[str, Any]] = field(default_factory=list)
+    relationships_left: list[dict[str, Any]] = field(default_factory=list)
+    #: Whether the left items and relationships are deleted.
+    deleting: bool = False
     unmapped: list[str] = field(default_factory=list)
     suggested_config: dict[str, Any] = field(default_factory=dict)
     suggested_mapping: dict[str, Any] = field(default_factory=dict)
@@ -279,9 +322,16 @@ _TAKES = {
 }
 
 
-def plan(doc: Document, target: Target, mapping: dict[str, Any]) -> Plan:
-    """The import lines of ``doc`` for ``target``, or what cannot be mapped."""
-    found = Plan()
+def plan(
+    doc: Document,
+    target: Target,
+    mapping: dict[str, Any],
+    existing: Existing | None = None,
+    delete_left: bool = False,
+) -> Plan:
+    """The import lines of ``doc`` for ``target`` and what its project holds already
+    (nothing unless ``existing``), or what cannot be mapped."""
+    found = Plan(deleting=delete_left)
     types_named = _lower_keys(mapping.get("types", {}))
     attrs_named = _lower_keys(mapping.get("attributes", {}))
     values_named = _lower_keys(mapping.get("values", {}))
@@ -305,10 +355,13 @@ def plan(doc: Document, target: Target, mapping: dict[str, Any]) -> Plan:
     field_map = _fields(doc, target, type_map, attrs_named, found)
     value_map = _values(doc, target, type_map, field_map, values_named, found)
     rel_map: dict[str, int] = {}
-    for kind in sorted({k for _, _, k in doc.relations}):
+    used_kinds = {k for _, _, k in doc.relations}
+    for kind in sorted(used_kinds | set(doc.relation_types)):
         name = doc.relation_types.get(kind, kind)
         wanted = rels_named.get(kind.lower()) or rels_named.get(name.lower()) or name
         rel_id = target.relationship_types.get(str(wanted).lower())
+        if rel_id is None and kind not in used_kinds:
+            continue  # declared, not used: nothing to map, nothing it could leave
         if rel_id is None:
             found.unmapped.append(
                 f"SPEC-RELATION-TYPE {name!r} ({kind}): no relationship type has this name; "
@@ -320,7 +373,8 @@ def plan(doc: Document, target: Target, mapping: dict[str, Any]) -> Plan:
     if found.unmapped:
         _suggest_mapping(found, doc, type_map, field_map, target)
         return found
-    _lines(found, doc, target, type_map, field_map, value_map, rel_map)
+    wanted = _wanted(found, doc, target, type_map, field_map, value_map)
+    _lines(found, wanted, doc, target, existing or Existing(), rel_map, type_map)
     return found
 
 
@@ -505,17 +559,37 @@ def _suggest_mapping(
         ]
 
 
-def _lines(
+@dataclass
+class _Wanted:
+    """An item as the document wants it: ``key`` names it in the import's lines."""
+
+    key: str
+    item_type: int
+    fields: dict[str, Any]
+    parent: str | None
+    global_id: str | None
+    #: The fields the document fills for items of its type (a value it no longer has
+    #: is emptied).
+    filled: frozenset[str]
+
+
+def _wanted(
     found: Plan,
     doc: Document,
     target: Target,
     type_map: dict[str, int],
     field_map: dict[tuple[str, str], dict[str, Any]],
     value_map: dict[str, int],
-    rel_map: dict[str, int],
-) -> None:
-    placed = _placed(found, doc, target)
-    for obj_id, parent in placed:
+) -> list[_Wanted]:
+    """Every item the document makes, parents first."""
+    filled: dict[str, frozenset[str]] = {}
+    for (type_id, _), mapped_to in field_map.items():
+        filled[type_id] = filled.get(type_id, _NAME) | {str(mapped_to["name"])}
+    made: list[_Wanted] = []
+    for obj_id, parent, folder in _placed(doc, target):
+        if folder is not None:
+            made.append(_Wanted(obj_id, folder[0], {"name": folder[1]}, None, folder[2], _NAME))
+            continue
         obj = doc.objects[obj_id]
         if obj.type not in type_map:
             continue
@@ -528,48 +602,194 @@ def _lines(
             if converted is not None:
                 fields[str(hit["name"])] = converted
         fields.setdefault("name", obj_id)
-        line: dict[str, Any] = {
-            "key": obj_id,
-            "itemType": type_map[obj.type],
-            "globalId": obj_id,
-            "fields": fields,
-        }
-        if parent is not None:
-            line["parent"] = parent
-        found.lines.append(orjson.dumps(line))
-        found.items += 1
-        type_key = target.item_types[type_map[obj.type]][0]
-        found.by_type[type_key] = found.by_type.get(type_key, 0) + 1
+        made.append(
+            _Wanted(
+                obj_id,
+                type_map[obj.type],
+                fields,
+                parent,
+                obj_id,
+                filled.get(obj.type, _NAME),
+            )
+        )
+    return made
+
+
+_NAME = frozenset({"name"})
+
+
+def _lines(
+    found: Plan,
+    wanted: list[_Wanted],
+    doc: Document,
+    target: Target,
+    existing: Existing,
+    rel_map: dict[str, int],
+    type_map: dict[str, int],
+) -> None:
+    """The import's lines: new items, versions of changed and moved ones, relationships
+    not there yet, and (when asked) deletions of what the document left."""
+    by_global = {e.global_id: e for e in existing.items}
+    held = {w.key: by_global[w.global_id] for w in wanted if w.global_id in by_global}
+
+    def ref(key: str | None) -> int | str | None:
+        return key if key is None or key not in held else held[key].id
+
+    versions: list[bytes] = []
+    for want in wanted:
+        type_key = target.item_types[want.item_type][0]
+        old = held.get(want.key)
+        parent = ref(want.parent)
+        if old is None:
+            line: dict[str, Any] = {"key": want.key, "itemType": want.item_type}
+            if want.global_id:
+                line["globalId"] = want.global_id
+            if parent is not None:
+                line["parent"] = parent
+            line["fields"] = want.fields
+            found.lines.append(orjson.dumps(line))
+            found.items += 1
+            found.by_type[type_key] = found.by_type.get(type_key, 0) + 1
+            found.added.append(want.global_id or want.key)
+            continue
+        version = _version(found, want, old, parent, target)
+        if version is not None:
+            versions.append(version)
+    found.lines += versions
+    found.versions = len(versions)
+    _relationships(found, doc, existing, rel_map, type_map, held)
+    scope = {w.item_type for w in wanted}
+    kept = {w.global_id for w in wanted if w.global_id}
+    for old in existing.items:
+        if old.item_type in scope and old.global_id not in kept:
+            found.left.append({"item": old.id, "globalId": old.global_id, "name": old.name})
+    if found.deleting:
+        found.lines += [orjson.dumps({"deleteItem": left["item"]}) for left in found.left]
+        found.lines += [
+            orjson.dumps({"deleteRelationship": left["id"]}) for left in found.relationships_left
+        ]
+
+
+def _version(
+    found: Plan, want: _Wanted, old: ExistingItem, parent: int | str | None, target: Target
+) -> bytes | None:
+    """The version line of an item the document holds, where it changes or moves it."""
+    if old.item_type != want.item_type:
+        found.unmapped.append(
+            f"object {want.key!r} is item {old.id}, a {_type_key(target, old.item_type)}; "
+            f"the document makes it a {_type_key(target, want.item_type)}, and an item's "
+            "type cannot change"
+        )
+        return None
+    differ = sorted(
+        name for name in want.filled if not _same(old.fields.get(name), want.fields.get(name))
+    )
+    moving = parent != old.parent
+    if not differ and not moving:
+        found.unchanged += 1
+        return None
+    fields = {k: v for k, v in old.fields.items() if k not in want.filled} | want.fields
+    version: dict[str, Any] = {"item": old.id, "fields": fields}
+    if differ:
+        found.changed.append({"identifier": want.key, "item": old.id, "fields": differ})
+    if moving:
+        version["parent"] = parent
+        found.moved.append(
+            {"identifier": want.key, "item": old.id, "formerParent": old.parent, "parent": parent}
+        )
+    return orjson.dumps(version)
+
+
+def _relationships(
+    found: Plan,
+    doc: Document,
+    existing: Existing,
+    rel_map: dict[str, int],
+    type_map: dict[str, int],
+    held: dict[str, ExistingItem],
+) -> None:
+    """Relationship lines for the document's relations the project does not have yet;
+    the relationships between items it holds, of types it maps, that it no longer has."""
+    there = {(f, t, kind) for _, f, t, kind in existing.relationships}
+    wanted: set[tuple[Any, Any, int]] = set()
     for source, target_obj, kind in doc.relations:
-        if doc.objects[source].type in type_map and doc.objects[target_obj].type in type_map:
+        if doc.objects[source].type not in type_map or doc.objects[target_obj].type not in type_map:
+            continue
+        ends = (
+            held[source].id if source in held else source,
+            held[target_obj].id if target_obj in held else target_obj,
+            rel_map[kind],
+        )
+        if ends in wanted:
+            continue
+        wanted.add(ends)
+        if ends not in there:
             found.lines.append(
-                orjson.dumps(
-                    {"fromItem": source, "toItem": target_obj, "relationshipType": rel_map[kind]}
-                )
+                orjson.dumps({"fromItem": ends[0], "toItem": ends[1], "relationshipType": ends[2]})
             )
             found.relationships += 1
+    ids = {e.id for e in held.values()}
+    mapped = set(rel_map.values())
+    for rel_id, source_id, target_id, rel_type in existing.relationships:
+        if (
+            source_id in ids
+            and target_id in ids
+            and rel_type in mapped
+            and (source_id, target_id, rel_type) not in wanted
+        ):
+            found.relationships_left.append(
+                {
+                    "id": rel_id,
+                    "fromItem": source_id,
+                    "toItem": target_id,
+                    "relationshipType": rel_type,
+                }
+            )
 
 
-def _placed(found: Plan, doc: Document, target: Target) -> list[tuple[str, str | None]]:
+def _type_key(target: Target, item_type: int) -> str:
+    known = target.item_types.get(item_type)
+    return known[0] if known else str(item_type)
+
+
+def _same(had: Any, wants: Any) -> bool:
+    """Whether a field's value is the one the document gives (empty is empty)."""
+    if had in (None, "", []) or wants in (None, "", []):
+        return had in (None, "", []) and wants in (None, "", [])
+    if isinstance(had, list) and isinstance(wants, list):
+        if all(isinstance(v, dict) for v in had + wants):  # steps
+            members = ("action", "expectedResult", "notes")
+            return [[str(v.get(m) or "") for m in members] for v in had] == [
+                [str(v.get(m) or "") for m in members] for v in wants
+            ]
+        return sorted(map(str, had)) == sorted(map(str, wants))
+    if isinstance(had, str) and isinstance(wants, str):
+        return had.strip() == wants.strip()
+    return had == wants or str(had) == str(wants)
+
+
+def _placed(
+    doc: Document, target: Target
+) -> list[tuple[str, str | None, tuple[int, str, str | None] | None]]:
     """Each object once with its parent (an object, a specification's folder, or None),
-    parents first; a folder line per specification when there are several."""
-    placed: list[tuple[str, str | None]] = []
+    parents first, and a folder per specification when there are several: (key, parent
+    key, (folder type, name, global id) for a folder or None)."""
+    placed: list[tuple[str, str | None, tuple[int, str, str | None] | None]] = []
     seen: set[str] = set()
     several = len(doc.specifications) > 1
-    for index, (name, members) in enumerate(doc.specifications):
+    for index, (made, name, members) in enumerate(doc.specifications):
         folder = None
         if several and target.folder_type is not None:
             folder = f"__spec_{index}"
-            line = {"key": folder, "itemType": target.folder_type, "fields": {"name": name}}
-            found.lines.append(orjson.dumps(line))
-            found.items += 1
-            key = target.item_types[target.folder_type][0]
-            found.by_type[key] = found.by_type.get(key, 0) + 1
+            # The specification's identifier names its folder from one revision to the
+            # next (unless an object has it too).
+            global_id = made if made and made not in doc.objects else None
+            placed.append((folder, None, (target.folder_type, name, global_id)))
         for obj, parent in members:
             if obj not in seen:
                 seen.add(obj)
-                placed.append((obj, parent if parent is not None else folder))
-    return placed + [(o, None) for o in doc.objects if o not in seen]
+                placed.append((obj, parent if parent is not None else folder, None))
+    return placed + [(o, None, None) for o in doc.objects if o not in seen]
 
 
 def _converted(

@@ -102,8 +102,12 @@ def test_a_round_trip_keeps_objects_values_tree_and_relations(
     assert (done.json()["data"]["items"], done.json()["data"]["relationships"]) == (8, 4)
     again = assert_valid(labs.get(f"/projects/{target['id']}/reqif").content)
     assert _content(again) == _content(first)
-    # The same document again: its objects are there already.
-    assert_error(_import(labs, target["id"], exported), 400, "re-import")
+    # The same document again: every item is there as it is; nothing is written.
+    again_done = _import(labs, target["id"], exported)
+    assert again_done.status_code == 200, again_done.text
+    same = again_done.json()["data"]
+    assert (same["items"], same["versions"], same["unchanged"]) == (0, 0, 8)
+    assert (same["added"], same["changed"], same["moved"], same["left"]) == ([], [], [], [])
     # Written again by another tool (the reqif library's parser and writer): the same.
     rewritten = _rewritten(exported, tmp_path)
     third = _empty(admin, source)
@@ -119,6 +123,93 @@ def test_a_round_trip_keeps_objects_values_tree_and_relations(
         headers={"Content-Type": "application/zip"},
     )
     assert response.status_code == 200, response.text
+
+
+def _versions(admin: httpx.Client, project: int) -> dict[str, int]:
+    """Each item's name and how many versions it has."""
+    found = {}
+    for item in admin.get("/items", params={"project": project, "maxResults": 50}).json()["data"]:
+        versions = admin.get(f"/items/{item['id']}/versions", params={"maxResults": 50})
+        found[item["fields"]["name"]] = len(versions.json()["data"])
+    return found
+
+
+def test_a_newer_revision_updates_the_items_in_place(
+    admin: httpx.Client, labs: httpx.Client, graph: dict[str, Any]
+) -> None:
+    source = graph["project"]
+    target = _empty(admin, source)
+    first = labs.get(f"/projects/{source['id']}/reqif").content
+    assert _import(labs, target["id"], first).status_code == 200
+    by_name = {
+        i["fields"]["name"]: i
+        for i in admin.get("/items", params={"project": target["id"]}).json()["data"]
+    }
+    # The source changes: a renamed requirement, one moved into the folder (after what
+    # is there), a new one, a test case and a relationship deleted.
+    r1, _, r3 = graph["r"]
+    fields = admin.get(f"/items/{r1}").json()["data"]["fields"] | {"name": "Need 1, revised"}
+    assert admin.put(f"/items/{r1}", json={"fields": fields}).status_code == 200
+    nested = next(
+        i
+        for i in admin.get("/items", params={"project": source["id"]}).json()["data"]
+        if i["fields"]["name"] == "Nested"
+    )
+    folder = nested["location"]["parent"]["item"]
+    moved = admin.put(
+        "/items/treelocation",
+        json={"item": r3, "parent": {"item": folder}, "peer": nested["id"]},
+    )
+    assert moved.status_code == 200, moved.text
+    added = new_item(admin, source, "REQ", "Need 4")
+    assert admin.delete(f"/items/{graph['t'][2]}").status_code == 204
+    assert admin.delete(f"/relationships/{graph['rels']['r1-r2']}").status_code == 204
+    second = labs.get(f"/projects/{source['id']}/reqif").content
+    revised = assert_valid(second)
+    before = _versions(admin, target["id"])
+
+    dry = _import(labs, target["id"], second, dryRun="true")
+    assert dry.status_code == 200, dry.text
+    told = dry.json()["data"]
+    gid = admin.get(f"/items/{added}").json()["data"]["globalId"]
+    assert (told["dryRun"], told["added"], told["items"], told["versions"]) == (True, [gid], 1, 2)
+    assert [(c["item"], c["fields"]) for c in told["changed"]] == [
+        (by_name["Need 1"]["id"], ["name"])
+    ]
+    assert [(m["item"], m["formerParent"], m["parent"]) for m in told["moved"]] == [
+        (by_name["Need 3"]["id"], None, by_name["Folder F"]["id"])
+    ]
+    assert told["unchanged"] == 5
+    assert [left["item"] for left in told["left"]] == [by_name["Check 3"]["id"]]
+    [link] = told["relationshipsLeft"]
+    assert (link["fromItem"], link["toItem"], link["relationshipType"]) == (
+        by_name["Need 1"]["id"],
+        by_name["Need 2"]["id"],
+        graph["related"],
+    )
+    assert _versions(admin, target["id"]) == before  # a dry run writes nothing
+
+    done = _import(labs, target["id"], second).json()["data"]
+    assert (done["items"], done["versions"], done["deleted"], done["relationshipsDeleted"]) == (
+        1,
+        2,
+        0,
+        0,
+    )
+    after = _versions(admin, target["id"])
+    # A new version only where something changed: the renamed and the moved one.
+    assert {n: v for n, v in after.items() if v != before.get(n)} == {
+        "Need 1, revised": 2,
+        "Need 3": 2,
+        "Need 4": 1,
+    }
+    assert "Check 3" in after  # left, not deleted unless asked
+    gone = _import(labs, target["id"], second, deleteLeft="true").json()["data"]
+    assert (gone["versions"], gone["deleted"], gone["relationshipsDeleted"]) == (0, 1, 1)
+    assert "Check 3" not in _versions(admin, target["id"])
+    # Now the two projects hold the same content.
+    exported = assert_valid(labs.get(f"/projects/{target['id']}/reqif").content)
+    assert _content(exported) == _content(revised)
 
 
 def test_another_tools_document_is_mapped_or_told_what_cannot_be(
@@ -206,3 +297,26 @@ def test_the_command_imports_a_file_with_a_mapping(
         in done.stdout
     )
     assert command("--mapping", str(tmp_path / "none.json")).returncode == 2
+    # A newer revision: one object renamed; an item made by hand is not in the document.
+    own = new_item(admin, project, "REQ", "Made by hand")
+    document.write_bytes(FOREIGN.replace(b"Supplier need 2", b"Supplier need 2, revised"))
+    told = command("--mapping", str(mapping), "--dry-run", "--delete-left")
+    assert told.returncode == 0, told.stderr
+    assert (
+        "would write 1 new versions of items already there: 1 changed, 0 moved, 4 unchanged"
+        in told.stdout
+    )
+    assert "  changed sup-2 (item " in told.stdout
+    assert (
+        "1 items and 0 relationships the document no longer holds: would be deleted" in told.stdout
+    )
+    assert f"  item {own} " in told.stdout
+    kept = command("--mapping", str(mapping))
+    assert "wrote 1 new versions" in kept.stdout
+    assert "no longer holds: left as they are (--delete-left deletes them)" in kept.stdout
+    assert admin.get(f"/items/{own}").status_code == 200
+    names = {
+        i["fields"]["name"]
+        for i in admin.get("/items", params={"project": project["id"]}).json()["data"]
+    }
+    assert "Supplier need 2, revised" in names

@@ -125,3 +125,116 @@ def test_what_cannot_be_mapped_comes_with_a_configuration_and_a_mapping() -> Non
         {"name": "Prio", "options": [{"name": "Hoch"}]}
     ]
     assert planned.suggested_mapping["types"] == {"Anforderung": item_type["typeKey"]}
+
+
+MAPPED = {
+    "types": {"Anforderung": "REQ"},
+    "attributes": {"Wichtigkeit": "priority"},
+    "values": {"Hoch": "high"},
+    "relationTypes": {"rt": "Derived from"},
+}
+
+
+def _as_imported() -> reqif_in.Existing:
+    """The project after FOREIGN's import: two folders (named by the specifications'
+    identifiers), sup-1 with sup-2 under it in the first, sup-3 in the second, and the
+    relation sup-3 -> sup-1; plus an item of the project's own, a test case."""
+    text = {n: f"<p>Text <b>{n}</b></p>" for n in (1, 2, 3)}
+
+    def req(item: int, parent: int, n: int) -> reqif_in.ExistingItem:
+        name = f"Supplier need {n}"
+        fields = {"name": name, "description": text[n], "priority": 51}
+        return reqif_in.ExistingItem(item, 1, parent, f"sup-{n}", name, fields)
+
+    return reqif_in.Existing(
+        [
+            reqif_in.ExistingItem(100, 2, None, "s1", "Chapter one", {"name": "Chapter one"}),
+            reqif_in.ExistingItem(99, 2, None, "s2", "Chapter two", {"name": "Chapter two"}),
+            req(101, 100, 1),
+            req(102, 101, 2),
+            req(103, 99, 3),
+            reqif_in.ExistingItem(120, 3, None, "GID-TC-120", "Own test", {"name": "Own test"}),
+        ],
+        [(1, 103, 101, 7)],
+    )
+
+
+def test_the_same_document_again_changes_nothing() -> None:
+    doc = reqif_in.read(FOREIGN)
+    first = reqif_in.plan(doc, TARGET, MAPPED)
+    assert first.added == ["s1", "sup-1", "sup-2", "s2", "sup-3"]
+    again = reqif_in.plan(doc, TARGET, MAPPED, _as_imported(), delete_left=True)
+    assert again.unmapped == []
+    assert (again.lines, again.unchanged, again.added, again.changed, again.moved) == (
+        [],
+        5,
+        [],
+        [],
+        [],
+    )
+    assert (again.left, again.relationships_left) == ([], [])
+
+
+def test_a_newer_revision_changes_adds_moves_and_leaves() -> None:
+    doc = reqif_in.read(
+        FOREIGN.replace(b"Supplier need 2", b"Supplier need 2, revised")
+        # sup-3 moves under sup-1, and a new object sup-4 takes its place in chapter two.
+        .replace(b"<SPEC-OBJECT-REF>sup-3</SPEC-OBJECT-REF></OBJECT></SPEC-HIERARCHY>", b"<SPEC-OBJECT-REF>sup-4</SPEC-OBJECT-REF></OBJECT></SPEC-HIERARCHY>")
+        .replace(b'<SPEC-HIERARCHY IDENTIFIER="h2"', b'<SPEC-HIERARCHY IDENTIFIER="h3x"><OBJECT><SPEC-OBJECT-REF>sup-3</SPEC-OBJECT-REF></OBJECT></SPEC-HIERARCHY><SPEC-HIERARCHY IDENTIFIER="h2"')
+        .replace(b'<SPEC-OBJECT IDENTIFIER="sup-3"', b'<SPEC-OBJECT IDENTIFIER="sup-4" LAST-CHANGE="2026-01-01T00:00:00Z"><TYPE><SPEC-OBJECT-TYPE-REF>ot</SPEC-OBJECT-TYPE-REF></TYPE></SPEC-OBJECT><SPEC-OBJECT IDENTIFIER="sup-3"')
+    )  # fmt: skip
+    existing = _as_imported()
+    # Items of the project: one the document no longer holds, and a link between two of
+    # its items that it does not have.
+    existing.items.append(
+        reqif_in.ExistingItem(110, 1, 100, "sup-9", "Dropped", {"name": "Dropped"})
+    )
+    existing.relationships.append((2, 101, 102, 7))
+    existing.relationships.append((3, 101, 102, 8))  # a type the document does not map
+    kept = reqif_in.plan(doc, TARGET, MAPPED, existing)
+    assert kept.unmapped == []
+    assert kept.added == ["sup-4"]
+    assert kept.changed == [{"identifier": "sup-2", "item": 102, "fields": ["name"]}]
+    assert kept.moved == [{"identifier": "sup-3", "item": 103, "formerParent": 99, "parent": 101}]
+    assert kept.unchanged == 3  # the folders, sup-1
+    assert kept.left == [{"item": 110, "globalId": "sup-9", "name": "Dropped"}]
+    assert kept.relationships_left == [
+        {"id": 2, "fromItem": 101, "toItem": 102, "relationshipType": 7}
+    ]
+    lines = [orjson.loads(line) for line in kept.lines]
+    assert lines == [
+        {"key": "sup-4", "itemType": 1, "globalId": "sup-4", "parent": 99, "fields": {"name": "sup-4"}},
+        # The whole of the fields, as a version line takes them, in the document's tree
+        # order (parents first: a move never lands under the item moved).
+        {"item": 103, "fields": {"name": "Supplier need 3", "description": "<p>Text <b>3</b></p>", "priority": 51}, "parent": 101},
+        {"item": 102, "fields": {"name": "Supplier need 2, revised", "description": "<p>Text <b>2</b></p>", "priority": 51}},
+    ]  # fmt: skip
+    assert kept.versions == 2
+    deleting = reqif_in.plan(doc, TARGET, MAPPED, existing, delete_left=True)
+    assert [orjson.loads(line) for line in deleting.lines[3:]] == [
+        {"deleteItem": 110},
+        {"deleteRelationship": 2},
+    ]
+
+
+def test_a_value_the_document_no_longer_has_is_emptied() -> None:
+    doc = reqif_in.read(FOREIGN)
+    without = reqif_in.plan(doc, TARGET, MAPPED | {"attributes": {"Wichtigkeit": None}})
+    assert without.unmapped == []
+    existing = _as_imported()
+    # Mapped to nothing, priority is not the document's: kept. Its text is, and sup-1
+    # no longer has one.
+    doc.objects["sup-1"].values.pop("a-text")
+    planned = reqif_in.plan(doc, TARGET, MAPPED | {"attributes": {"Wichtigkeit": None}}, existing)
+    assert planned.changed == [{"identifier": "sup-1", "item": 101, "fields": ["description"]}]
+    assert orjson.loads(planned.lines[0]) == {
+        "item": 101,
+        "fields": {"priority": 51, "name": "Supplier need 1"},
+    }
+    # An item whose type is not the one the document makes it: told, nothing written.
+    existing.items[2].item_type = 2
+    refused = reqif_in.plan(doc, TARGET, MAPPED, existing)
+    assert refused.unmapped == [
+        "object 'sup-1' is item 101, a FLD; the document makes it a REQ, and an item's "
+        "type cannot change"
+    ]

@@ -203,6 +203,59 @@ class ReqifImportAnswer(TypedDict):
     #: The first item's id (the others follow in the document's tree order); 0 in a
     #: dry run.
     firstItemId: int
+    #: Versions written (or, dry, to write) for items the document changed or moved.
+    versions: int
+    #: The identifiers of the objects (and specifications' folders) that are new.
+    added: list[str]
+    changed: list[ReqifChanged]
+    moved: list[ReqifMoved]
+    #: Items the document holds as they are.
+    unchanged: int
+    #: The project's items of the item types the import writes that the document does
+    #: not hold; deleted with deleteLeft=true.
+    left: list[ReqifLeft]
+    relationshipsLeft: list[ReqifRelationshipLeft]
+    #: Items (each with what is under it) and relationships deleted.
+    deleted: int
+    relationshipsDeleted: int
+
+
+class ReqifChanged(TypedDict):
+    """An item whose fields the document changes."""
+
+    identifier: str
+    item: int
+    #: The fields whose values differ.
+    fields: list[str]
+
+
+class ReqifMoved(TypedDict):
+    """An item the document puts under another parent."""
+
+    identifier: str
+    item: int
+    #: The parent it had: an item's id, or null for the project's root.
+    formerParent: int | None
+    #: Its new parent: an item's id, the identifier of an object the import adds, or
+    #: null for the project's root.
+    parent: int | str | None
+
+
+class ReqifLeft(TypedDict):
+    """An item the document no longer holds."""
+
+    item: int
+    globalId: str
+    name: str
+
+
+class ReqifRelationshipLeft(TypedDict):
+    """A relationship between items the document holds that it no longer has."""
+
+    id: int
+    fromItem: int
+    toItem: int
+    relationshipType: int
 
 
 class ImportAnswer(TypedDict):
@@ -217,3 +270,6 @@ class ImportAnswer(TypedDict):
     firstItemId: int
     #: Versions the version lines wrote (each an item's next version).
     versions: int
+    #: Items (each with what is under it) and relationships the deletion lines deleted.
+    deleted: int
+    relationshipsDeleted: int

@@ -34,7 +34,7 @@ _REF: dict[str, object] = {
 _LINES = {
     "type": "array",
     "description": "JSON Lines, one object a line (shown as the array of its lines): items, "
-    "then versions, then relationships.",
+    "then versions, then relationships, then deletions.",
     "items": {
         "oneOf": [
             {
@@ -79,6 +79,16 @@ _LINES = {
                         "description": "The item's fields at its next version, as PUT "
                         "/items/{id} takes them.",
                     },
+                    "parent": {
+                        "description": "Moves the item to the bottom of this parent in "
+                        "the same version: an item line's key, an item's id, or null for "
+                        "the project's root.",
+                        "oneOf": [
+                            {"type": "string", "minLength": 1},
+                            {"type": "integer", "minimum": 1},
+                            {"type": "null"},
+                        ],
+                    },
                 },
             },
             {
@@ -90,6 +100,19 @@ _LINES = {
                     "fromItem": _REF,
                     "toItem": _REF,
                     "relationshipType": {"type": "integer"},
+                },
+            },
+            {
+                "title": "ImportDeletionLine",
+                "type": "object",
+                "description": "Last: an item of the project (with what is under it) or "
+                "a relationship of the project to delete.",
+                "minProperties": 1,
+                "maxProperties": 1,
+                "additionalProperties": False,
+                "properties": {
+                    "deleteItem": {"type": "integer", "minimum": 1},
+                    "deleteRelationship": {"type": "integer", "minimum": 1},
                 },
             },
         ]
@@ -130,9 +153,13 @@ async def bulk_import(
         "item of the project (none: the project's root) and fields are those of POST "
         '/items. A version line, after the items: {"item": "F1" or 1234, "fields": '
         "{...}}, the item's next version as PUT /items/{id} would write it (a migration's "
-        'history). A relationship line, last: {"fromItem": "R1" or 1234, '
+        'history). A relationship line, after those: {"fromItem": "R1" or 1234, '
         '"toItem": ..., "relationshipType": 2}, its ends keys of item lines or ids of '
-        "existing items. Items are created as POST /items would create them one by one in "
+        'existing items. A deletion line, last: {"deleteItem": 1234} (with what is under '
+        'it, as DELETE /items/{id}) or {"deleteRelationship": 56}, of the project. A '
+        'version line with "parent" (a key, an id, or null for the root) also moves the '
+        "item there in the same version. "
+        "Items are created as POST /items would create them one by one in "
         "file order (each at the bottom of its parent, with their versions and "
         "activities); the item on the k-th item line (from 0) gets id firstItemId + k. "
         "An import is one transaction: it is written whole or not at all. Every line is "
@@ -179,5 +206,7 @@ async def import_items(request: Request, projectId: int, gw: Gw) -> Response:
         "relationships": reply.relationships,
         "versions": reply.versions,
         "firstItemId": reply.first_item_id,
+        "deleted": reply.deleted,
+        "relationshipsDeleted": reply.relationships_deleted,
     }
     return updated(answer)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from typing import Annotated
+from typing import Annotated, cast
 
 import orjson
 from fastapi import APIRouter, Depends, Path
@@ -140,11 +140,16 @@ _PAGE = 1_000
     "ReqIF.Text to description, a value by the option's name). What cannot be mapped "
     "is answered (400) before anything is written, with a suggested configuration and "
     "mapping. Each SPEC-OBJECT becomes an item whose global id is its identifier, in the "
-    "specification's tree (a folder per specification when there are several), and "
-    "each SPEC-RELATION a relationship; written by the bulk import, all or nothing. "
-    "dryRun=true answers what would be written. READ_WRITE on the project is needed. A "
-    "document whose objects are already in the project is refused: updating by re-import "
-    "is not offered yet.",
+    "specification's tree (a folder per specification when there are several, named by "
+    "its identifier), and each SPEC-RELATION a relationship. A newer revision of a "
+    "document imported before updates it: an object whose identifier is an item's global "
+    "id updates that item with a new version only where a field it fills differs "
+    "(changed) or its parent does (moved, to the bottom of the new parent); the others are "
+    "added; the project's items of the item types the import writes that the document "
+    "does not hold are left, as are relationships between its items, of the types it "
+    "maps, that it no longer has: listed, and deleted (an item with what is under it) only "
+    "with deleteLeft=true. Written by the bulk import, all or nothing. dryRun=true "
+    "answers all of it and writes nothing. READ_WRITE on the project is needed.",
     responses={
         **schemas.updated(records.ReqifImportAnswer),
         **schemas.unmapped(
@@ -177,6 +182,7 @@ async def import_reqif(
     request: Request,
     gw: Gw,
     dry_run: DryRun,
+    delete_left: DeleteLeft,
     project: Annotated[int, Path(alias="projectId", description="The project's id.")],
 ) -> Response:
     if not 0 < project <= int64.MAX:
@@ -186,7 +192,10 @@ async def import_reqif(
     data, mapping = await _received(request, limit)
     document = await asyncio.to_thread(_read, data, limit)
     target = await _target(gw)
-    planned = await asyncio.to_thread(reqif_in.plan, document, target, mapping)
+    existing = await _existing(gw, project)
+    planned = await asyncio.to_thread(
+        reqif_in.plan, document, target, mapping, existing, delete_left
+    )
     if planned.unmapped:
         count = len(planned.unmapped)
         return unmapped(
@@ -195,7 +204,6 @@ async def import_reqif(
             planned.unmapped,
             {"configuration": planned.suggested_config, "mapping": planned.suggested_mapping},
         )
-    await _not_there_yet(gw, project, document)
     answer: records.ReqifImportAnswer = {
         "project": project,
         "dryRun": dry_run,
@@ -203,8 +211,18 @@ async def import_reqif(
         "relationships": planned.relationships,
         "byType": planned.by_type,
         "firstItemId": 0,
+        "versions": planned.versions,
+        "added": planned.added,
+        "changed": cast(list[records.ReqifChanged], planned.changed),
+        "moved": cast(list[records.ReqifMoved], planned.moved),
+        "unchanged": planned.unchanged,
+        "left": cast(list[records.ReqifLeft], planned.left),
+        "relationshipsLeft": cast(list[records.ReqifRelationshipLeft], planned.relationships_left),
+        # What a dry run would delete; a real one says what it did.
+        "deleted": len(planned.left) if delete_left else 0,
+        "relationshipsDeleted": len(planned.relationships_left) if delete_left else 0,
     }
-    if dry_run:
+    if dry_run or not planned.lines:
         return updated(answer)
 
     async def lines() -> AsyncIterator[bytes]:
@@ -217,19 +235,30 @@ async def import_reqif(
         said = (
             orjson.loads(planned.lines[first.line - 1]) if first.line <= len(planned.lines) else {}
         )
-        what = said.get("key") or said.get("fromItem") or first.line
+        what = said.get("key") or said.get("item") or said.get("fromItem") or said.get("deleteItem")
         raise InvalidArgument(
             f"the document's {what!r} cannot be imported: {first.message} "
             f"({reply.bad_count} refused; nothing was imported)"
         )
     answer["items"], answer["relationships"] = reply.items, reply.relationships
-    answer["firstItemId"] = reply.first_item_id
+    answer["firstItemId"], answer["versions"] = reply.first_item_id, reply.versions
+    answer["deleted"], answer["relationshipsDeleted"] = reply.deleted, reply.relationships_deleted
     return updated(answer)
 
 
 DryRun = Annotated[
     bool,
     Depends(query.boolean("dryRun", description="Answer what would be imported; write nothing.")),
+]
+DeleteLeft = Annotated[
+    bool,
+    Depends(
+        query.boolean(
+            "deleteLeft",
+            description="Delete the items and relationships the document no longer holds "
+            "(listed in left and relationshipsLeft either way).",
+        )
+    ),
 ]
 WHAT = "A ReqIF document"
 
@@ -328,8 +357,9 @@ async def _target(gw: Gateway) -> reqif_in.Target:
     )
 
 
-async def _not_there_yet(gw: Gateway, project: int, document: reqif_in.Document) -> None:
-    """Refuses a document whose objects are items of the project already."""
+async def _existing(gw: Gateway, project: int) -> reqif_in.Existing:
+    """The project's items and relationships, as a re-import compares them."""
+    found = reqif_in.Existing()
     start = 0
     while True:
         reply = await gw.upstreams.items.items.ListItems(
@@ -337,12 +367,35 @@ async def _not_there_yet(gw: Gateway, project: int, document: reqif_in.Document)
                 project=project, page=core_pb2.Page(start_at=start, max_results=_PAGE)
             )
         )
-        there = [i.global_id for i in reply.items if i.global_id in document.objects]
-        if there:
-            raise InvalidArgument(
-                f"the document's object {there[0]!r} is already an item of project {project}: "
-                "updating by re-import is not offered yet (import into an empty project)"
+        for item in reply.items:
+            fields = orjson.loads(item.fields_json) if item.fields_json else {}
+            parent = item.location.parent_item if item.location.HasField("parent_item") else None
+            found.items.append(
+                reqif_in.ExistingItem(
+                    item.id,
+                    item.item_type,
+                    parent,
+                    item.global_id,
+                    str(fields.get("name", "")),
+                    fields,
+                )
             )
         start += len(reply.items)
         if not reply.items or start >= reply.page_info.total_results:
-            return
+            break
+    last = 0
+    while True:
+        page = await gw.upstreams.items.relationships.ListRelationships(
+            items_pb2.ListRelationshipsRequest(
+                project=project,
+                last_id=last,
+                omit_count=True,
+                page=core_pb2.Page(start_at=0, max_results=_PAGE),
+            )
+        )
+        found.relationships += [
+            (r.id, r.from_item, r.to_item, r.relationship_type) for r in page.relationships
+        ]
+        if len(page.relationships) < _PAGE:
+            return found
+        last = page.relationships[-1].id

@@ -22,10 +22,15 @@ The line format (docs/import.md):
   version with these fields, as ``PUT /items/{id}`` would write it; ``item`` is the key of
   an earlier item line or the id of an item of the project. A migration brings an item's
   history this way: its first version as an item line, each later one as a version line;
+  With ``"parent"`` (a key, an id, or null for the project's root) the same version
+  also moves the item to the bottom of that parent, as ``PUT /items/treelocation`` would;
 - a relationship: ``{"fromItem": "R1" or 1234, "toItem": ..., "relationshipType": 2}``;
-  its ends are keys of item lines (anywhere in the file) or ids of existing items.
+  its ends are keys of item lines (anywhere in the file) or ids of existing items;
+- a deletion: ``{"deleteItem": 1234}`` (the item and its subtree, as ``DELETE
+  /items/{id}``) or ``{"deleteRelationship": 56}``, of the project's items and
+  relationships. A ReqIF re-import removes what the document no longer holds so.
 
-Items come first, then versions, then relationships.
+Items come first, then versions, then relationships, then deletions.
 """
 
 from __future__ import annotations
@@ -58,9 +63,9 @@ from plumbline.services.items import tree
 from plumbline.services.items.events import item_event
 from plumbline.services.items.idspace import IdSpace, next_numbers
 from plumbline.services.items.itemdoc import ItemInput
-from plumbline.services.items.items import Items, new_row, release_ids
+from plumbline.services.items.items import KEEP, Items, new_row, release_ids
 from plumbline.services.items.models import items, projects, relationships
-from plumbline.services.items.relationships import relationship_event
+from plumbline.services.items.relationships import delete_row, relationship_event
 from plumbline.services.items.releases import check_releases, sync_item_releases
 
 #: The longest line taken, bytes (a TEXT field's million characters fit).
@@ -76,7 +81,8 @@ ITEM_MEMBERS = ("key", "itemType", "childItemType", "parent", "globalId", "field
 #: The longest global id (the column's size).
 MAX_GLOBAL_ID = 128
 RELATIONSHIP_MEMBERS = ("fromItem", "toItem", "relationshipType")
-VERSION_MEMBERS = ("item", "fields")
+VERSION_MEMBERS = ("item", "fields", "parent")
+DELETE_MEMBERS = ("deleteItem", "deleteRelationship")
 MAX_KEY = 255
 
 #: ``_Plan.parent_of``: the project's root; values below it stand for existing items.
@@ -110,6 +116,8 @@ class Imported:
     relationships: int = 0
     first_item_id: int = 0
     versions: int = 0
+    deleted: int = 0
+    relationships_deleted: int = 0
     bad: list[tuple[int, str]] = field(default_factory=list)
     bad_count: int = 0
 
@@ -141,6 +149,9 @@ class _Plan:
     existing_to: dict[int, list[int]] = field(default_factory=dict)
     #: Existing items given new versions, with their version lines.
     existing_versions: dict[int, list[int]] = field(default_factory=dict)
+    #: Items and relationships to delete, with their lines.
+    deleting: dict[int, list[int]] = field(default_factory=dict)
+    deleting_relationships: dict[int, list[int]] = field(default_factory=dict)
     #: Keys of item lines that are bad.
     broken: set[str] = field(default_factory=set)
     #: Relationship ends named by key before that key's line: (line, key).
@@ -223,16 +234,22 @@ class Importer:
             raise InvalidArgument(f"the line is not JSON ({exc}).") from None
         if not isinstance(doc, dict):
             raise InvalidArgument("a line is a JSON object: an item, a version or a relationship.")
+        deletion = any(k in doc for k in DELETE_MEMBERS)
+        if (plan.deleting or plan.deleting_relationships) and not deletion:
+            raise InvalidArgument("deletions come last, after every other line.")
         if "itemType" in doc:
             self._item(plan, catalog, number, doc)
+        elif deletion:
+            self._deletion(plan, number, doc)
         elif "fromItem" in doc or "toItem" in doc:
             self._relationship(plan, catalog, number, doc)
         elif "item" in doc:
             self._version(plan, catalog, number, doc)
         else:
             raise InvalidArgument(
-                "a line is an item (with itemType), a version of an item (with item) or a "
-                "relationship (with fromItem and toItem)."
+                "a line is an item (with itemType), a version of an item (with item), a "
+                "relationship (with fromItem and toItem) or a deletion (deleteItem or "
+                "deleteRelationship)."
             )
 
     def _item(self, plan: _Plan, catalog: Catalog, number: int, doc: dict[str, Any]) -> None:
@@ -308,8 +325,26 @@ class Importer:
             raise InvalidArgument(
                 "item is the key of an earlier item line or the id of an item of the project."
             )
-        plan.spool.write(orjson.dumps([number, "v", target, fields]) + b"\n")
+        moved_to = _parent_code(plan, number, doc["parent"]) if "parent" in doc else None
+        plan.spool.write(orjson.dumps([number, "v", target, fields, moved_to]) + b"\n")
         plan.versions += 1
+
+    def _deletion(self, plan: _Plan, number: int, doc: dict[str, Any]) -> None:
+        """An item (with its subtree) or a relationship of the project to delete."""
+        if len(doc) != 1:
+            raise InvalidArgument(
+                "a deletion line has one member: deleteItem or deleteRelationship."
+            )
+        ((member, target),) = doc.items()
+        if not _is_id(target):
+            raise InvalidArgument(
+                f"{member} is the id of one of the project's {member[6:].lower()}s."
+            )
+        deleting = plan.deleting if member == "deleteItem" else plan.deleting_relationships
+        if target in deleting:
+            raise InvalidArgument(f"line {deleting[target][0]} deletes it already.")
+        deleting[target] = [number]
+        plan.spool.write(orjson.dumps([number, "d", member, target]) + b"\n")
 
     def _relationship(
         self, plan: _Plan, catalog: Catalog, number: int, doc: dict[str, Any]
@@ -352,8 +387,12 @@ class Importer:
         relationship's from end one the caller may change, its to end one they may read."""
         access = await self.access.current()
         named = set(plan.existing_parents) | set(plan.existing_from) | set(plan.existing_to)
-        found = await self._projects_of(named | set(plan.existing_versions))
-        for member, inside in (("parent", plan.existing_parents), ("item", plan.existing_versions)):
+        found = await self._projects_of(named | set(plan.existing_versions) | set(plan.deleting))
+        for member, inside in (
+            ("parent", plan.existing_parents),
+            ("item", plan.existing_versions),
+            ("deleteItem", plan.deleting),
+        ):
             for item_id, lines in inside.items():
                 where = found.get(item_id)
                 for number in lines:
@@ -373,6 +412,31 @@ class Importer:
                         plan.fail(number, f"no item with id {item_id}.")
                     elif not access.may(action, where):
                         plan.fail(number, f"you may not relate item {item_id} from here.")
+        await self._check_relationship_deletions(plan)
+
+    async def _check_relationship_deletions(self, plan: _Plan) -> None:
+        """Relationships to delete must be the project's."""
+        if plan.deleting_relationships:
+            wanted = sorted(plan.deleting_relationships)
+            async with self.db.read() as session:
+                there = set(
+                    (
+                        await session.scalars(
+                            select(relationships.c.id).where(
+                                relationships.c.id.in_(wanted),
+                                relationships.c.project == plan.project,
+                                relationships.c.visible.is_(True),
+                            )
+                        )
+                    ).all()
+                )
+            for rel_id in wanted:
+                if rel_id not in there:
+                    plan.fail(
+                        plan.deleting_relationships[rel_id][0],
+                        f"deleteRelationship: project {plan.project} has no relationship "
+                        f"with id {rel_id}.",
+                    )
 
     async def _projects_of(
         self, ids: set[int], session: AsyncSession | None = None
@@ -422,6 +486,8 @@ class Importer:
                     await self._write_versions(session, plan, catalog, caller, first)
                 if plan.relationships:
                     await self._write_relationships(session, plan, caller, first, found, now)
+                if plan.deleting or plan.deleting_relationships:
+                    await self._write_deletions(session, plan, catalog, caller)
         except _Refused as refused:
             # Found only while writing (against the versions before, the project's
             # releases): the transaction is undone, and the line told as a bad one.
@@ -432,7 +498,15 @@ class Importer:
                     "One of the import's relationships exists already; nothing was imported."
                 ) from None
             raise
-        return Imported(plan.lines, plan.items, plan.relationships, first, plan.versions)
+        return Imported(
+            plan.lines,
+            plan.items,
+            plan.relationships,
+            first,
+            plan.versions,
+            len(plan.deleting),
+            len(plan.deleting_relationships),
+        )
 
     async def _numbers(self, session: AsyncSession, plan: _Plan) -> dict[int, int]:
         """The first document-key number of each item type the import creates."""
@@ -516,13 +590,47 @@ class Importer:
         for entry in plan.entries():
             if entry[1] != "v":
                 continue
-            number, _, target, fields = entry
+            number, _, target, fields, moved_to = entry
             item_id = first + plan.keys[target][0] if isinstance(target, str) else int(target)
             current = (await session.execute(select(items).where(items.c.id == item_id))).one()
+            parent = KEEP if moved_to is None else _parent_id(first, moved_to)
             try:
-                await self.items.new_version(session, catalog, current, fields, caller)
+                await self.items.new_version(session, catalog, current, fields, caller, parent)
             except (InvalidArgument, FailedPrecondition, NotFound) as exc:
                 raise _Refused(number, exc.message) from None
+
+    async def _write_deletions(
+        self, session: AsyncSession, plan: _Plan, catalog: Catalog, caller: Any
+    ) -> None:
+        """Each deletion line, as ``DELETE /items/{id}`` or ``/relationships/{id}``; an
+        item already gone with an earlier line's subtree is left as it is."""
+        for entry in plan.entries():
+            if entry[1] != "d":
+                continue
+            number, _, member, target = entry
+            if member == "deleteRelationship":
+                row = (
+                    await session.execute(
+                        select(relationships).where(
+                            relationships.c.id == target, relationships.c.visible.is_(True)
+                        )
+                    )
+                ).first()
+                if row is not None:
+                    await delete_row(session, self.outbox, row, caller)
+                continue
+            current = (
+                await session.execute(
+                    select(items).where(items.c.id == target, items.c.active.is_(True))
+                )
+            ).first()
+            if current is None:
+                continue
+            try:
+                self.items.check_lock(current, caller)
+            except FailedPrecondition as exc:
+                raise _Refused(number, exc.message) from None
+            await self.items.delete_subtree(session, catalog, current, caller)
 
     async def _write_relationships(
         self,

@@ -55,6 +55,10 @@ _ACTIVE = select(items).where(items.c.id == bindparam("item"), items.c.active.is
 _ACTIVE_LOCKED = _ACTIVE.with_for_update()
 
 
+class KEEP:
+    """``Items.new_version``'s parent when the item stays where it is."""
+
+
 class Items:
     """Item rules and storage."""
 
@@ -418,13 +422,21 @@ class Items:
         current: Row[Any],
         fields: dict[str, Any],
         caller: Principal,
+        parent: int | type[KEEP] | None = KEEP,
     ) -> None:
         """The next version of ``current`` (a row read in ``session``, whose project the
         caller has locked) with ``fields`` as ``PUT /items/{id}`` would write them: the
-        same rules, suspect links and ``updated`` event. The bulk import's version lines.
+        same rules, suspect links and ``updated`` event; with ``parent`` (an item of the
+        project, or None for its root) at the bottom of that parent as well, in the same
+        version. The bulk import's version lines.
         """
         self.check_lock(current, caller)
-        await self._write(session, catalog, current, ItemInput(fields=fields), caller)
+        data = ItemInput(fields=fields)
+        if parent is None:
+            data.parent_project = current.project
+        elif parent is not KEEP:
+            data.parent_item = int(parent)  # type: ignore[arg-type]
+        await self._write(session, catalog, current, data, caller)
 
     async def writable(
         self, session: AsyncSession, item_id: int, access: Access, whole_tree: bool = True
@@ -581,54 +593,54 @@ class Items:
     async def delete(self, item_id: int) -> None:
         """``DELETE /items/{id}``: the item and its subtree become inactive."""
         access = await self.access.current()
-        caller = access.principal
         catalog = await self.config.catalog()
         async with self.outbox.transaction() as session:
             current = await self.writable(session, item_id, access)
-            now = utcnow()
-            below = (
-                await session.scalars(
-                    select(items.c.id).where(
-                        items.c.project == current.project,
-                        items.c.active.is_(True),
-                        items.c.sequence.startswith(current.sequence + "."),
-                    )
-                )
-            ).all()
-            await session.execute(
-                update(items)
-                .where(
-                    items.c.project == current.project,
-                    items.c.active.is_(True),
-                    (items.c.id == current.id)
-                    | items.c.sequence.startswith(current.sequence + "."),
-                )
-                .values(
-                    active=False, modified_by=caller.user_id, modified_at=now, last_activity_at=now
-                )
-            )
-            await tree.count_items(session, current.project, -1 - len(below))
-            await hide_relationships_of(
-                session,
+            await self.delete_subtree(session, catalog, current, access.principal)
+
+    async def delete_subtree(
+        self, session: AsyncSession, catalog: Catalog, current: Row[Any], caller: Principal
+    ) -> None:
+        """Makes ``current`` (read in ``session``, its project's tree locked) and its
+        subtree inactive, as ``DELETE /items/{id}`` does; the bulk import's delete lines."""
+        now = utcnow()
+        below = (
+            await session.scalars(
                 select(items.c.id).where(
                     items.c.project == current.project,
-                    (items.c.id == current.id)
-                    | items.c.sequence.startswith(current.sequence + "."),
-                ),
+                    items.c.active.is_(True),
+                    items.c.sequence.startswith(current.sequence + "."),
+                )
             )
-            await tree.close_gap(
-                session,
-                current.project,
-                current.parent,
-                await self.sequence_of(session, current.parent),
+        ).all()
+        await session.execute(
+            update(items)
+            .where(
+                items.c.project == current.project,
+                items.c.active.is_(True),
+                (items.c.id == current.id) | items.c.sequence.startswith(current.sequence + "."),
             )
-            # ``subtree``: the items deleted with it, which have no current version either.
-            await self.outbox.add(
-                session,
-                await item_event(
-                    session, "deleted", current.id, catalog, caller, subtree=list(below)
-                ),
-            )
+            .values(active=False, modified_by=caller.user_id, modified_at=now, last_activity_at=now)
+        )
+        await tree.count_items(session, current.project, -1 - len(below))
+        await hide_relationships_of(
+            session,
+            select(items.c.id).where(
+                items.c.project == current.project,
+                (items.c.id == current.id) | items.c.sequence.startswith(current.sequence + "."),
+            ),
+        )
+        await tree.close_gap(
+            session,
+            current.project,
+            current.parent,
+            await self.sequence_of(session, current.parent),
+        )
+        # ``subtree``: the items deleted with it, which have no current version either.
+        await self.outbox.add(
+            session,
+            await item_event(session, "deleted", current.id, catalog, caller, subtree=list(below)),
+        )
 
     async def set_lock(self, item_id: int, locked: bool) -> None:
         """``PUT /items/{id}/lock``: lock for yourself, or unlock your own lock."""

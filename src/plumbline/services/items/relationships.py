@@ -348,20 +348,7 @@ class Relationships:
         caller = access.principal
         async with self.outbox.transaction() as session:
             row = await self._existing(session, rel_id, access)
-            await session.execute(relationships.delete().where(relationships.c.id == rel_id))
-            await tree.count_relationships(session, {row.project: -1})
-            await self.outbox.add(
-                session,
-                relationship_event(
-                    "deleted",
-                    rel_id,
-                    row.project,
-                    caller,
-                    row.from_item,
-                    await _end(session, row.to_item),
-                    row.relationship_type,
-                ),
-            )
+            await delete_row(session, self.outbox, row, caller)
 
     async def clear_suspect(self, rel_id: int) -> None:
         """``DELETE /relationships/{id}/suspect``."""
@@ -386,6 +373,27 @@ class Relationships:
                     row.relationship_type,
                 ),
             )
+
+
+async def delete_row(
+    session: AsyncSession, outbox: Outbox, row: Row[Any], caller: Principal
+) -> None:
+    """Deletes the relationship ``row`` (read in ``session``) with its event; ``DELETE
+    /relationships/{id}`` and the bulk import's delete lines."""
+    await session.execute(relationships.delete().where(relationships.c.id == row.id))
+    await tree.count_relationships(session, {row.project: -1})
+    await outbox.add(
+        session,
+        relationship_event(
+            "deleted",
+            row.id,
+            row.project,
+            caller,
+            row.from_item,
+            await _end(session, row.to_item),
+            row.relationship_type,
+        ),
+    )
 
 
 async def _end(session: AsyncSession, item: int) -> tuple[int, int | None]:

@@ -326,7 +326,7 @@ async def test_bad_lines_are_all_reported_by_number_and_nothing_is_written(
     assert "no item with id 99999" in said[13]
     assert "line 14 is the same relationship" in said[15]
     assert "items come before the versions and relationships" in said[16]
-    assert "an item (with itemType), a version of an item (with item) or a" in said[17]
+    assert "an item (with itemType), a version of an item (with item), a" in said[17]
     assert await counts(world) == before
 
 
@@ -341,7 +341,7 @@ async def test_bad_version_lines_are_reported_and_nothing_is_written(world: Worl
         {"item": "R", "fields": {"priority": 3}},
         {"item": "R", "fields": {"name": "x", "priority": "very"}},
         {"item": "R", "fields": "name"},
-        {"item": "R", "fields": {"name": "x"}, "parent": 4},
+        {"item": "R", "fields": {"name": "x"}, "parent": "LATER"},
         {"item": in_b, "fields": {"name": "x"}},
         {"item": 99999, "fields": {"name": "x"}},
         {"item": "BAD", "fields": {"name": "x"}},
@@ -358,13 +358,124 @@ async def test_bad_version_lines_are_reported_and_nothing_is_written(world: Worl
     assert "fields.name is required" in said[4]
     assert "priority" in said[5]
     assert "fields is an object" in said[6]
-    assert "parent: not a member of a version line; it has item, fields" in said[7]
+    assert "parent: no item line before this one has the key 'LATER'" in said[7]
     assert f"item: item {in_b} is in project {world.b}, not in project {world.a}" in said[8]
     assert "item: no item with id 99999" in said[9]
     assert "the line with the key 'BAD' is bad" in said[10]
     assert "item is the key of an earlier item line or the id" in said[11]
     assert "items come before the versions and relationships" in said[13]
     assert "versions come before the relationships" in said[15]
+    assert await counts(world) == before
+
+
+async def test_a_version_line_with_a_parent_moves_the_item_in_the_same_version(
+    world: World,
+) -> None:
+    p1 = await world.item("P1")
+    c = await world.item("C", parent=p1)
+    c1 = await world.item("C1", parent=c)
+    p2 = await world.item("P2")
+    stays = await world.item("stays", parent=p2)
+    done = await run(
+        world,
+        world.a,
+        jsonl(
+            {"key": "N", "itemType": "REQ", "fields": {"name": "N"}},
+            {"item": c, "fields": {"name": "C, 2"}, "parent": "N"},
+            {"item": p2, "fields": {"name": "P2, 2"}, "parent": None},
+            {"item": stays, "fields": {"name": "stays"}, "parent": p2},
+            {"item": p1, "fields": {"name": "P1"}, "parent": p2},
+        ),
+    )
+    assert (done.bad, done.items, done.versions) == ([], 1, 4)
+    assert await world.tree(world.a) == [
+        ("1", "P2, 2"),
+        ("1.1", "stays"),
+        ("1.2", "P1"),
+        ("2", "N"),
+        ("2.1", "C, 2"),
+        ("2.1.1", "C1"),
+    ]
+    rows = await world.rows(c, c1, p1, p2, stays)
+    # One version each, the move and the fields together; the subtree moved with C.
+    assert {rows[i].version for i in (c, p1, p2, stays)} == {2}
+    assert (rows[c].parent, rows[c1].parent, rows[c1].version) == (done.first_item_id, c, 1)
+    refused = await run(world, world.a, jsonl({"item": p2, "fields": {"name": "P2"}, "parent": p1}))
+    assert refused.bad_count == 1
+    assert "cannot be moved under itself or one of its children" in refused.bad[0][1]
+    assert (await world.rows(p2))[p2].version == 2
+
+
+async def test_deletion_lines_delete_items_with_their_subtree_and_relationships(
+    world: World,
+) -> None:
+    gone = await world.item("gone")
+    under = await world.item("under gone", parent=gone)
+    kept, other = await world.item("kept"), await world.item("other")
+    with acting_as(ADMIN):
+        unlinked = await world.relationships.create(kept, other, None)
+        linked = await world.relationships.create(other, kept, None)
+    last = await world.last_event()
+    done = await run(
+        world,
+        world.a,
+        jsonl(
+            {"item": under, "fields": {"name": "under gone, 2"}, "parent": None},
+            {"deleteItem": gone},
+            {"deleteRelationship": unlinked},
+        ),
+    )
+    assert (done.bad, done.versions, done.deleted, done.relationships_deleted) == ([], 1, 1, 1)
+    assert [name for _, name in await world.tree(world.a)] == ["kept", "other", "under gone, 2"]
+    async with world.db.read() as session:
+        left = (await session.scalars(select(relationships.c.id))).all()
+    assert left == [linked]
+    kinds = [e.type for e in await world.events_after(last)]
+    assert kinds == [
+        "items.item.updated",
+        "items.item.deleted",
+        "items.relationship.deleted",
+    ]
+    # An item that went with an earlier line's subtree is already gone: nothing to do.
+    parent = await world.item("parent")
+    child = await world.item("child", parent=parent)
+    again = await run(world, world.a, jsonl({"deleteItem": parent}, {"deleteItem": child}))
+    assert (again.bad, again.deleted) == ([], 2)
+    assert [name for _, name in await world.tree(world.a)] == ["kept", "other", "under gone, 2"]
+
+
+async def test_bad_deletion_lines_are_reported_and_nothing_is_written(world: World) -> None:
+    in_b = await world.item("in B", project=world.b)
+    mine, other = await world.item("mine"), await world.item("other")
+    with acting_as(ADMIN):
+        rel_b = await world.relationships.create(
+            in_b, await world.item("B2", project=world.b), None
+        )
+        rel_a = await world.relationships.create(mine, other, None)
+    before = await counts(world)
+    done = await run(
+        world,
+        world.a,
+        jsonl(
+            {"deleteItem": in_b},
+            {"deleteItem": 99999},
+            {"deleteItem": "mine"},
+            {"deleteRelationship": rel_b},
+            {"deleteRelationship": rel_a, "deleteItem": mine},
+            {"deleteItem": mine},
+            {"deleteItem": mine},
+            {"item": mine, "fields": {"name": "after a deletion"}},
+        ),
+    )
+    said = dict(done.bad)
+    assert sorted(said) == [1, 2, 3, 4, 5, 7, 8]
+    assert f"deleteItem: item {in_b} is in project {world.b}, not in project {world.a}" in said[1]
+    assert "deleteItem: no item with id 99999" in said[2]
+    assert "deleteItem is the id of one of the project's items" in said[3]
+    assert f"project {world.a} has no relationship with id {rel_b}" in said[4]
+    assert "one member: deleteItem or deleteRelationship" in said[5]
+    assert "line 6 deletes it already" in said[7]
+    assert "deletions come last" in said[8]
     assert await counts(world) == before
 
 

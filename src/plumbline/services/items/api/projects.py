@@ -77,6 +77,8 @@ class ProjectsServicer(items_pb2_grpc.ProjectsServicer):
             relationships=done.relationships,
             first_item_id=done.first_item_id,
             versions=done.versions,
+            deleted=done.deleted,
+            relationships_deleted=done.relationships_deleted,
             bad=[pb.ImportBadLine(line=line, message=message) for line, message in done.bad],
             bad_count=done.bad_count,
         )
