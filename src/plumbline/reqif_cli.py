@@ -164,6 +164,8 @@ def import_file(
             raise Refused(f"--project {options.project}: a project id is a positive number", USAGE)
         headers, auth = auth_of(options)
         answer = _send(options, url, headers, auth, err)
+        if answer.status_code == 202:
+            answer = _followed(options, answer, headers, auth, err)
     except Refused as exc:
         print(f"plumbline: {exc.message}", file=err)
         return exc.code
@@ -186,6 +188,48 @@ def import_file(
         return FAILED
     _tell(answer.json()["data"], out)
     return OK
+
+
+def _followed(
+    options: ImportOptions,
+    started: httpx.Response,
+    headers: dict[str, str],
+    auth: httpx.BasicAuth | None,
+    err: IO[str],
+) -> httpx.Response:
+    """The answer of an import made apart: its work followed (a bar of its progress)
+    until it ends, then its file (the answer, or the refusal's reasons)."""
+    location = started.json()["meta"]["location"]
+    headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+    deadline = time.monotonic() + FOLLOW_SECONDS
+    with (
+        told(location, "following the import at", "showing its progress"),
+        httpx.Client(timeout=TIMEOUT, auth=auth, headers=headers) as client,
+        tqdm(total=100, unit="%", file=err, disable=options.quiet, leave=False) as bar,
+    ):
+        while True:
+            polled = client.get(location)
+            if polled.status_code != 200:
+                return polled
+            work = polled.json()["data"]
+            bar.update(int(work["progress"]) - bar.n)
+            bar.set_description_str(str(work["message"])[:60])
+            if work["status"] in ("DONE", "FAILED"):
+                break
+            if time.monotonic() > deadline:
+                raise Refused(f"the import did not end in time; follow it at {location}", FAILED)
+            time.sleep(POLL_SECONDS)
+        if "file" not in work:
+            return httpx.Response(500, json={"meta": {"message": work["message"]}})
+        answer = client.get(work["file"])
+        if work["status"] == "FAILED" and answer.status_code == 200:
+            return httpx.Response(400, content=answer.content, headers=answer.headers)
+        return answer
+
+
+#: How often the work of an import made apart is asked how far it is, and for how long.
+POLL_SECONDS = 0.5
+FOLLOW_SECONDS = 3600.0
 
 
 def _tell(data: dict[str, Any], out: IO[str]) -> None:
@@ -236,7 +280,10 @@ def _send(
     auth: httpx.BasicAuth | None,
     err: IO[str],
 ) -> httpx.Response:
-    params = {"dryRun": "true"} if options.dry_run else {}
+    # Made apart, as a work: its progress is shown while the server imports.
+    params = {"async": "true"}
+    if options.dry_run:
+        params["dryRun"] = "true"
     if options.delete_left:
         params["deleteLeft"] = "true"
     with (

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from lxml import etree
 from reqif.parser import ReqIFParser
 from reqif.unparser import ReqIFUnparser
 
-from tests.e2e.api import assert_error, new_project, project_key
+from tests.e2e.api import Team, assert_error, new_project, project_key
 from tests.e2e.topology import System
 from tests.e2e.tracegraph import build_graph, new_item
 from tests.reqifdocs import FOREIGN, MAPPING, objects_of, relations_of, tree_of
@@ -248,6 +249,56 @@ def test_another_tools_document_is_mapped_or_told_what_cannot_be(
     assert first["fields"]["priority"]
     related = admin.get(f"/items/{made['sup-3']['id']}/downstreamrelationships").json()["data"]
     assert [r["toItem"] for r in related] == [first["id"]]
+
+
+def _work_done(labs: httpx.Client, started: httpx.Response) -> dict[str, Any]:
+    """The work an import made apart started, once it has ended."""
+    assert started.status_code == 202, started.text
+    body = started.json()
+    assert body["meta"]["location"].endswith(f"/reports/works/{body['data']['workId']}")
+    assert body["data"]["report"] == "reqif-import"
+    deadline = time.monotonic() + 120
+    while (data := labs.get(body["meta"]["location"]).json()["data"])["status"] not in (
+        "DONE",
+        "FAILED",
+    ):
+        assert time.monotonic() < deadline, data
+        time.sleep(0.1)
+    return dict(data)
+
+
+def test_an_import_made_apart_is_followed_as_a_work(
+    admin: httpx.Client, labs: httpx.Client, project: dict[str, Any], team: Team
+) -> None:
+    refused = _work_done(labs, _import(labs, project["id"], FOREIGN, "{}", **{"async": "true"}))
+    assert refused["status"] == "FAILED"
+    assert "cannot be mapped" in refused["message"]
+    reasons = labs.get(refused["file"])
+    assert reasons.status_code == 200, reasons.text
+    assert reasons.json()["suggested"]["mapping"]["types"]["Anforderung"]
+    assert admin.get("/items", params={"project": project["id"]}).json()["data"] == []
+
+    done = _work_done(labs, _import(labs, project["id"], FOREIGN, MAPPING, **{"async": "true"}))
+    assert done["status"] == "DONE", done
+    assert done["progress"] == 100
+    assert done["message"].startswith("Imported 5 items and 1 relationships")
+    answer = labs.get(done["file"]).json()["data"]
+    assert (answer["items"], answer["added"][:2]) == (5, ["s1", "sup-1"])
+    made = admin.get("/items", params={"project": project["id"]}).json()["data"]
+    assert len(made) == 5
+    # The same again, as a dry run: nothing would change, nothing is written.
+    again = _import(labs, project["id"], FOREIGN, MAPPING, dryRun="true", **{"async": "true"})
+    dry = _work_done(labs, again)
+    assert dry["message"].startswith("Would import 0 items"), dry
+    assert "5 unchanged" in dry["message"]
+    # Who may only read the project may not import into it, apart or not; may try.
+    reader = team.clients["READ_ONLY"]
+    with httpx.Client(
+        base_url=str(reader.base_url).replace("/rest/v1", "/rest/labs"), auth=reader.auth
+    ) as as_reader:
+        assert_error(_import(as_reader, project["id"], FOREIGN, MAPPING, **{"async": "true"}), 401)
+        tried = _import(as_reader, project["id"], FOREIGN, MAPPING, dryRun="true")
+        assert tried.status_code == 200, tried.text
 
 
 def test_hostile_and_broken_files_are_refused(labs: httpx.Client, project: dict[str, Any]) -> None:

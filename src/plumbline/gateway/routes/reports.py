@@ -24,13 +24,15 @@ from plumbline.gateway.query import RequiredProject
 router = APIRouter(prefix="/rest/{version}", tags=["reports"])
 
 
-def _work(request: Request, gw: Gw, version: str, message: pb.Work) -> records.ReportWork:
-    done = message.status == "DONE"
-    file = f"{_works_url(request, gw, version)}/{message.id}/file" if done else None
+def work_of(request: Request, gw: Gw, version: str, message: pb.Work) -> records.ReportWork:
+    """The work as the API shows it, with its file's address once it has one (DONE, or
+    FAILED with the reasons as its file: a refused import)."""
+    has_file = message.status == "DONE" or message.HasField("file_name")
+    file = f"{works_url(request, gw, version)}/{message.id}/file" if has_file else None
     return representations.report_work(message, file)
 
 
-def _works_url(request: Request, gw: Gw, version: str) -> str:
+def works_url(request: Request, gw: Gw, version: str) -> str:
     return f"{base_url(request, gw.settings.public_url)}/rest/{version}/reports/works"
 
 
@@ -75,8 +77,8 @@ async def start_report(
             parameters_json=orjson.dumps(body.parameters),
         )
     )
-    location = f"{_works_url(request, gw, version)}/{reply.id}"
-    return accepted(location, _work(request, gw, version, reply))
+    location = f"{works_url(request, gw, version)}/{reply.id}"
+    return accepted(location, work_of(request, gw, version, reply))
 
 
 @router.get(
@@ -89,7 +91,7 @@ async def list_works(request: Request, gw: Gw, page: Paging, version: Version) -
     reply = await gw.upstreams.reports.reports.ListWorks(page.message())
     info = reply.page_info
     return ok(
-        [_work(request, gw, version, w) for w in reply.works],
+        [work_of(request, gw, version, w) for w in reply.works],
         page=(info.start_index, info.result_count, info.total_results),
     )
 
@@ -101,7 +103,7 @@ async def list_works(request: Request, gw: Gw, page: Paging, version: Version) -
 )
 async def get_work(request: Request, workId: str, gw: Gw, version: Version) -> Response:
     reply = await gw.upstreams.reports.reports.GetWork(pb.WorkRef(id=workId))
-    return ok(_work(request, gw, version, reply))
+    return ok(work_of(request, gw, version, reply))
 
 
 @router.get(

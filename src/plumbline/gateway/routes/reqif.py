@@ -22,10 +22,11 @@ from plumbline.common.errors import InvalidArgument, TooLarge
 from plumbline.common.reqif import NOT_ITEMS
 from plumbline.common.rpc import NO_DEADLINE
 from plumbline.gateway import params, query, records, reqif_in, schemas
-from plumbline.gateway.deps import Gateway, Gw
-from plumbline.gateway.envelope import attachment_disposition, unmapped, updated
+from plumbline.gateway.deps import Gateway, Gw, Version
+from plumbline.gateway.envelope import accepted, attachment_disposition, unmapped, updated
 from plumbline.gateway.routes.imports import bulk_import
-from plumbline.gateway.uploads import limited, refuse_declared
+from plumbline.gateway.routes.reports import work_of, works_url
+from plumbline.gateway.uploads import limited, refuse_declared, send_stream
 
 router = APIRouter(prefix="/rest/{version}", tags=["reqif"])
 
@@ -149,9 +150,14 @@ _PAGE = 1_000
     "does not hold are left, as are relationships between its items, of the types it "
     "maps, that it no longer has: listed, and deleted (an item with what is under it) only "
     "with deleteLeft=true. Written by the bulk import, all or nothing. dryRun=true "
-    "answers all of it and writes nothing. READ_WRITE on the project is needed.",
+    "answers all of it and writes nothing. READ_WRITE on the project is needed (READ for "
+    "a dry run). With async=true the document is kept and the import made apart: the "
+    "answer is 202 with a work (as POST /reports/{reportId} starts one) to follow at "
+    "meta.location for its progress; its file is this answer once it is DONE, or the "
+    "refusal with its errors and suggestion when it is FAILED.",
     responses={
         **schemas.updated(records.ReqifImportAnswer),
+        **schemas.accepted(records.ReportWork, "async=true: the import's work, to follow."),
         **schemas.unmapped(
             "Refused; nothing was written: what cannot be mapped (errors, suggested), or "
             "why the file or the mapping is refused."
@@ -183,13 +189,18 @@ async def import_reqif(
     gw: Gw,
     dry_run: DryRun,
     delete_left: DeleteLeft,
+    apart: Apart,
+    version: Version,
     project: Annotated[int, Path(alias="projectId", description="The project's id.")],
 ) -> Response:
     if not 0 < project <= int64.MAX:
         raise InvalidArgument(f"projectId is out of range: 1 to {int64.MAX}, got {project}.")
     limit = gw.settings.max_import_bytes
     refuse_declared(request, limit, WHAT)
-    data, mapping = await _received(request, limit)
+    data, mapping, name = await _received(request, limit)
+    if apart:
+        flags = {"dryRun": dry_run, "deleteLeft": delete_left, "fileName": name}
+        return await _start_apart(request, gw, version, project, data, {"mapping": mapping} | flags)
     document = await asyncio.to_thread(_read, data, limit)
     target = await _target(gw)
     existing = await _existing(gw, project)
@@ -250,6 +261,15 @@ DryRun = Annotated[
     bool,
     Depends(query.boolean("dryRun", description="Answer what would be imported; write nothing.")),
 ]
+Apart = Annotated[
+    bool,
+    Depends(
+        query.boolean(
+            "async",
+            description="Keep the document and import it apart: 202 with a work to follow.",
+        )
+    ),
+]
 DeleteLeft = Annotated[
     bool,
     Depends(
@@ -263,25 +283,58 @@ DeleteLeft = Annotated[
 WHAT = "A ReqIF document"
 
 
-async def _received(request: Request, limit: int) -> tuple[bytes, dict[str, object]]:
-    """The file and the mapping (empty without one), the file at most ``limit`` bytes."""
+async def _start_apart(
+    request: Request,
+    gw: Gateway,
+    version: str,
+    project: int,
+    data: bytes,
+    parameters: dict[str, object],
+) -> Response:
+    """Hands the document to the reports service, which imports it as the caller."""
+    # The project must exist and be readable: its read answers 404 or 401 as for any.
+    await gw.upstreams.items.projects.GetProjects(core_pb2.IdList(ids=[project]))
+
+    async def messages() -> AsyncIterator[pb.ImportInput]:
+        yield pb.ImportInput(project=project, parameters_json=orjson.dumps(parameters))
+        for start in range(0, len(data), _CHUNK):
+            yield pb.ImportInput(data=data[start : start + _CHUNK])
+
+    work = await send_stream(
+        gw.upstreams.reports.reports.StartImport,
+        messages(),
+        idle=gw.settings.body_timeout,
+        answer_within=gw.settings.import_timeout,
+        service="reports",
+    )
+    return accepted(
+        f"{works_url(request, gw, version)}/{work.id}", work_of(request, gw, version, work)
+    )
+
+
+_CHUNK = 1024 * 1024
+
+
+async def _received(request: Request, limit: int) -> tuple[bytes, dict[str, object], str]:
+    """The file, the mapping (empty without one) and the file's name, the file at most
+    ``limit`` bytes."""
     if request.headers.get("content-type", "").startswith("multipart/form-data"):
         form = await request.form(max_files=2, max_fields=4, max_part_size=limit)
         upload = form.get("file")
         if upload is None or isinstance(upload, str):
             raise InvalidArgument("the form needs the ReqIF file in part file")
-        data = await upload.read(limit + 1)
+        data, name = await upload.read(limit + 1), upload.filename or "document.reqif"
         raw = form.get("mapping")
         text = raw if isinstance(raw, str) else (await raw.read(limit)).decode() if raw else ""
         mapping = _mapping(text)
     else:
         pieces = [p async for p in limited(request.stream(), limit, WHAT, 256 * 1024)]
-        data, mapping = b"".join(pieces), {}
+        data, mapping, name = b"".join(pieces), {}, "document.reqif"
     if len(data) > limit:
         raise TooLarge(f"{WHAT} must be at most {limit} bytes.")
     if not data.strip():
         raise InvalidArgument("the body is empty: send the .reqif or .reqifz file")
-    return data, mapping
+    return data, mapping, name
 
 
 def _mapping(text: str) -> dict[str, object]:

@@ -58,3 +58,12 @@ work_chunks = Table(
     Column("seq", Integer, primary_key=True, autoincrement=False),
     Column("data", LargeBinary, nullable=False),
 )
+
+#: What a work takes in (a ReqIF import's document), in chunks; gone once it is made.
+work_inputs = Table(
+    "work_inputs",
+    metadata,
+    Column("work", String(36), ForeignKey("works.id", ondelete="CASCADE"), primary_key=True),
+    Column("seq", Integer, primary_key=True, autoincrement=False),
+    Column("data", LargeBinary, nullable=False),
+)

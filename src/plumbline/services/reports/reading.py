@@ -73,6 +73,37 @@ class Reader:
             raise ReportFailed(_message(response), response.status_code)
         raise ConnectionError(f"reading {path}: the API answered {response.status_code}")
 
+    async def send_file(
+        self,
+        path: str,
+        params: Mapping[str, Any],
+        parts: Callable[[], dict[str, Any]],
+        timeout: float,
+    ) -> httpx.Response:
+        """``POST /rest/<path>`` as the user with the multipart form ``parts()`` makes
+        (made again for a second try with a new token); the answer as it is."""
+        base = self.base_url()
+        if base is None:
+            raise ReportFailed("The reports service does not know the REST API's address.")
+        url = f"{base.rstrip('/')}/rest/{path}"
+        self.first_read = self.first_read or utcnow()
+        for fresh in (False, True):
+            token = await self.tokens.of(self.user, fresh)
+            try:
+                response = await self.http.post(
+                    url,
+                    params=params,
+                    files=parts(),
+                    headers={"Authorization": f"Bearer {token}"},
+                    timeout=timeout,
+                )
+            except httpx.HTTPError as exc:
+                raise ConnectionError(f"sending to {path}: {type(exc).__name__}") from None
+            if response.status_code != 401:
+                break
+        self.last_read = utcnow()
+        return response
+
     async def pages(
         self, path: str, params: Mapping[str, Any] | None = None
     ) -> AsyncIterator[tuple[Any, int]]:

@@ -24,7 +24,7 @@ from plumbline.services.reports import render, reqif
 from plumbline.services.reports.builders import BUILDERS, EXPORTS, Spool
 from plumbline.services.reports.reading import Reader, ReportFailed
 from plumbline.services.reports.reqif import Progress
-from plumbline.services.reports.works import Works
+from plumbline.services.reports.works import FAILED, REQIF_IMPORT, Works
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,8 @@ TIDY_SECONDS = 30.0
 CHUNK = 256 * 1024
 #: Seconds between heartbeats while a work is being made.
 HEARTBEAT_SECONDS = 5.0
+#: The longest a ReqIF import sent to the API may take to answer.
+IMPORT_SECONDS = 3600.0
 
 
 def _chunks(path: Path) -> Iterator[bytes]:
@@ -124,6 +126,9 @@ class Worker:
 
         beating = asyncio.create_task(self._beat(row.id))
         try:
+            if row.report == REQIF_IMPORT:
+                await self._import(row, reader, progress)
+                return
             with tempfile.TemporaryDirectory(prefix="plumbline-report-") as directory:
                 path, media_type, done = await self._write(row, reader, Path(directory), progress)
                 suffix = path.suffix
@@ -149,6 +154,55 @@ class Worker:
             )
         finally:
             beating.cancel()
+
+    async def _import(self, row: Any, reader: Reader, progress: Progress) -> None:
+        """Sends the work's document to the API's ReqIF import as its owner; the answer
+        (or the refusal, with its reasons) is the work's file."""
+        params = json.loads(row.parameters_json)
+        document = b"".join([data async for data in self.works.inputs(row.id)])
+        mapping = json.dumps(params.get("mapping") or {}).encode()
+        name = str(params.get("fileName") or "document.reqif")
+        query = {flag: "true" for flag in ("dryRun", "deleteLeft") if params.get(flag)}
+        await progress(5, f"Sending the document ({len(document)} bytes) to the import")
+        sending = asyncio.create_task(
+            reader.send_file(
+                f"labs/projects/{row.project}/reqif",
+                query,
+                lambda: {
+                    "file": (name, document, "application/octet-stream"),
+                    "mapping": (None, mapping),
+                },
+                IMPORT_SECONDS,
+            )
+        )
+        began = asyncio.get_running_loop().time()
+        while not sending.done():
+            await asyncio.wait({sending}, timeout=HEARTBEAT_SECONDS)
+            if not sending.done():
+                spent = asyncio.get_running_loop().time() - began
+                await progress(
+                    10, f"Reading, mapping and writing the document ({spent:.0f} s so far)"
+                )
+        answer = sending.result()
+        if answer.status_code >= 500:
+            raise ConnectionError(f"the import answered {answer.status_code}")
+        body = answer.json()
+        stamp = f"{row.created_at:%Y%m%d-%H%M%S}"
+        if answer.status_code == 200:
+            status, said = "DONE", _summary(body.get("data", {}))
+        else:
+            status, said = FAILED, str(body.get("meta", {}).get("message", answer.status_code))
+        await self.works.finish(
+            row.id,
+            self.name,
+            f"{REQIF_IMPORT}-{row.project}-{stamp}.json",
+            "application/json",
+            [answer.content],
+            reader.first_read,
+            reader.last_read,
+            said,
+            status,
+        )
 
     async def _write(
         self, row: Any, reader: Reader, directory: Path, progress: Progress
@@ -182,3 +236,17 @@ class Worker:
             await asyncio.sleep(HEARTBEAT_SECONDS)
             with contextlib.suppress(Exception):
                 await self.works.heartbeat(work_id, self.name)
+
+
+def _summary(data: dict[str, Any]) -> str:
+    """An import's answer in a line: what it made, changed, moved and left."""
+    verb = "Would import" if data.get("dryRun") else "Imported"
+    said = (
+        f"{verb} {data.get('items', 0)} items and {data.get('relationships', 0)} "
+        f"relationships; {len(data.get('changed', []))} changed, "
+        f"{len(data.get('moved', []))} moved, {data.get('unchanged', 0)} unchanged, "
+        f"{len(data.get('left', []))} left"
+    )
+    if data.get("deleted") or data.get("relationshipsDeleted"):
+        said += f" ({data.get('deleted', 0)} deleted)"
+    return said

@@ -23,9 +23,11 @@ from plumbline.common.dates import utcnow
 from plumbline.common.db import Database, affected
 from plumbline.common.errors import NotFound
 from plumbline.services.reports.catalog import checked, spec_of
-from plumbline.services.reports.models import work_chunks, works
+from plumbline.services.reports.models import work_chunks, work_inputs, works
 
 QUEUED, RUNNING, DONE, FAILED = "QUEUED", "RUNNING", "DONE", "FAILED"
+#: The work of a ReqIF import sent to be made apart (its file is the import's answer).
+REQIF_IMPORT = "reqif-import"
 #: How often a work is started again after its worker went silent.
 MAX_ATTEMPTS = 3
 
@@ -65,6 +67,54 @@ class Works:
             await session.execute(works.insert().values(row))
         return await self.get(str(row["id"]))
 
+    async def start_import(
+        self, project: int, parameters: dict[str, Any], document: AsyncIterator[bytes]
+    ) -> Row[Any]:
+        """Queues a ReqIF import of ``document`` into ``project``: READ_WRITE on it (READ
+        for a dry run), checked before the document is kept."""
+        access = await self.access.current()
+        action = Action.READ if parameters.get("dryRun") else Action.WRITE
+        access.require(Action.READ, project, f"project {project}")
+        access.require(action, project, f"the items of project {project}")
+        row = {
+            "id": str(uuid.uuid4()),
+            "report": REQIF_IMPORT,
+            "project": project,
+            "owner": require_principal().user_id,
+            "format": "JSON",
+            "parameters_json": json.dumps(parameters),
+            "status": QUEUED,
+            "progress": 0,
+            "message": "Queued",
+            "attempts": 0,
+            "created_at": utcnow(),
+        }
+        async with self.db.transaction() as session:
+            await session.execute(works.insert().values(row))
+            seq = 0
+            async for data in document:
+                if data:
+                    await session.execute(
+                        work_inputs.insert().values(work=row["id"], seq=seq, data=data)
+                    )
+                    seq += 1
+        return await self.get(str(row["id"]))
+
+    async def inputs(self, work_id: str) -> AsyncIterator[bytes]:
+        """What the work takes in, chunk by chunk (for its worker)."""
+        seq = 0
+        while True:
+            async with self.db.read() as session:
+                data = await session.scalar(
+                    select(work_inputs.c.data).where(
+                        work_inputs.c.work == work_id, work_inputs.c.seq == seq
+                    )
+                )
+            if data is None:
+                return
+            yield bytes(data)
+            seq += 1
+
     async def get(self, work_id: str) -> Row[Any]:
         """A work its owner (or an organization administrator) may read; else NotFound."""
         principal = require_principal()
@@ -92,7 +142,7 @@ class Works:
     async def chunks(self, work_id: str) -> AsyncIterator[bytes]:
         """A finished work's file, chunk by chunk (its reader checked as ``get``)."""
         row = await self.get(work_id)
-        if row.status != DONE:
+        if row.status != DONE and (row.status != FAILED or row.file_name is None):
             raise NotFound(f"Report work {work_id} has no file: it is {row.status}.")
         seq = 0
         while True:
@@ -165,16 +215,19 @@ class Works:
         data_from: datetime | None,
         data_to: datetime | None,
         message: str,
+        status: str = DONE,
     ) -> bool:
-        """Stores the file and marks the work DONE, in one transaction."""
+        """Stores the file and marks the work DONE (or, a refusal whose reasons are the
+        file, FAILED), in one transaction; what it took in goes."""
         size = 0
         try:
             async with self.db.transaction() as session:
                 held = await affected(
-                    session, self._held(work_id, worker).values(status=DONE, finished_at=utcnow())
+                    session, self._held(work_id, worker).values(status=status, finished_at=utcnow())
                 )
                 if not held:
                     raise _Lost
+                await session.execute(delete(work_inputs).where(work_inputs.c.work == work_id))
                 for seq, data in enumerate(chunks):
                     await session.execute(
                         work_chunks.insert().values(work=work_id, seq=seq, data=data)
@@ -198,13 +251,17 @@ class Works:
         return True
 
     async def fail(self, work_id: str, worker: str, message: str) -> None:
-        """Marks the work FAILED with ``message`` (for whoever asked for it)."""
+        """Marks the work FAILED with ``message`` (for whoever asked for it); what it
+        took in goes."""
         async with self.db.transaction() as session:
-            await session.execute(
+            failed = await affected(
+                session,
                 self._held(work_id, worker).values(
                     status=FAILED, message=message, finished_at=utcnow()
-                )
+                ),
             )
+            if failed:
+                await session.execute(delete(work_inputs).where(work_inputs.c.work == work_id))
 
     async def release(self, worker: str) -> None:
         """Queues again every work ``worker`` holds (it is stopping)."""
@@ -246,6 +303,7 @@ class Works:
                 works.c.status.in_((DONE, FAILED)), works.c.finished_at < cutoff
             )
             await session.execute(delete(work_chunks).where(work_chunks.c.work.in_(old)))
+            await session.execute(delete(work_inputs).where(work_inputs.c.work.in_(old)))
             return await affected(session, delete(works).where(works.c.id.in_(old)))
 
     @staticmethod

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -187,6 +188,21 @@ class _Api(BaseHTTPRequestHandler):
         else:
             self._send(404, {"meta": {"message": f"nothing at {url.path}"}})
 
+    def do_POST(self) -> None:
+        """The ReqIF import: slow, then its answer (a refusal for an empty mapping)."""
+        url = urlsplit(self.path)
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        if url.path != "/rest/labs/projects/7/reqif" or b"<REQ-IF/>" not in body:
+            self._send(404, {"meta": {"message": f"nothing at {url.path}"}})
+            return
+        time.sleep(0.4)
+        if b'{"types": "none"}' in body:
+            self._send(400, {"meta": {"message": "1 thing cannot be mapped"}, "errors": ["x"]})
+            return
+        dry = parse_qs(url.query).get("dryRun") == ["true"]
+        answer = {"dryRun": dry, "items": 2, "relationships": 1, "changed": [{}], "moved": []}
+        self._send(200, {"meta": {}, "data": answer | {"unchanged": 3, "left": []}})
+
     def _send(self, status: int, body: Any) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
@@ -277,3 +293,62 @@ async def test_the_worker_makes_a_report_from_the_api_and_fails_with_its_reason(
     ]
     assert [p for p, _ in steps] == sorted(p for p, _ in steps)
     assert not [r for r in reported if r[0] == missing.id]
+
+
+async def test_an_import_apart_is_sent_as_its_owner_with_progress_while_it_waits(
+    works: Works, api: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(worker_module, "POLL_SECONDS", 0.05)
+    monkeypatch.setattr(worker_module, "HEARTBEAT_SECONDS", 0.05)
+    reported: list[tuple[str, int, str]] = []
+    progress = works.progress
+
+    async def recording(work_id: str, worker: str, percent: int, message: str) -> bool:
+        reported.append((work_id, percent, message))
+        return await progress(work_id, worker, percent, message)
+
+    monkeypatch.setattr(works, "progress", recording)
+
+    async def document() -> AsyncIterator[bytes]:
+        for piece in (b"<REQ-", b"IF/>"):
+            yield piece
+
+    with acting_as(READER):
+        with pytest.raises(PermissionDenied):
+            await works.start_import(7, {"mapping": {}}, document())
+        dry = await works.start_import(7, {"mapping": {}, "dryRun": True}, document())
+        refused = await works.start_import(
+            7, {"mapping": {"types": "none"}, "dryRun": True}, document()
+        )
+    assert (dry.report, dry.status, dry.format) == ("reqif-import", QUEUED, "JSON")
+    assert [c async for c in works.inputs(dry.id)] == [b"<REQ-", b"IF/>"]
+    worker = Worker(works, lambda: api, _Tokens(), 2, timedelta(seconds=60), timedelta(days=1))
+    worker.start()
+    try:
+        async with asyncio.timeout(20):
+            while True:
+                with acting_as(READER):
+                    states = [(await works.get(w.id)).status for w in (dry, refused)]
+                if all(s in (DONE, FAILED) for s in states):
+                    break
+                await asyncio.sleep(0.05)
+    finally:
+        await worker.stop()
+    with acting_as(READER):
+        done, failed = await works.get(dry.id), await works.get(refused.id)
+        answer = json.loads(b"".join([c async for c in works.chunks(dry.id)]))
+        reasons = json.loads(b"".join([c async for c in works.chunks(refused.id)]))
+    assert (done.status, done.progress) == (DONE, 100)
+    assert done.message == (
+        "Would import 2 items and 1 relationships; 1 changed, 0 moved, 3 unchanged, 0 left"
+    )
+    assert answer["data"]["dryRun"] is True
+    assert done.file_name.startswith("reqif-import-7-")
+    assert (failed.status, failed.message) == (FAILED, "1 thing cannot be mapped")
+    assert reasons["errors"] == ["x"]
+    # What it took in is gone once made.
+    assert [c async for c in works.inputs(dry.id)] == []
+    # While the API took its time, the work said so (and that its worker lived).
+    steps = [m for work, _, m in reported if work == dry.id]
+    assert steps[0] == "Sending the document (9 bytes) to the import"
+    assert any(m.startswith("Reading, mapping and writing the document (") for m in steps[1:])

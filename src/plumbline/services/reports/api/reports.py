@@ -90,6 +90,28 @@ class ReportsServicer(reports_pb2_grpc.ReportsServicer):
         except ReportFailed as exc:
             raise _refusal(exc) from None
 
+    async def StartImport(
+        self, request_iterator: AsyncIterator[pb.ImportInput], context: Context
+    ) -> pb.Work:
+        first = await anext(request_iterator, None)
+        if first is None or not first.project:
+            raise InvalidArgument("the import's first message must name the project")
+        try:
+            parameters = json.loads(first.parameters_json or b"{}")
+        except ValueError:
+            raise InvalidArgument("parameters is not JSON") from None
+        if not isinstance(parameters, dict):
+            raise InvalidArgument("parameters is a JSON object")
+
+        async def document() -> AsyncIterator[bytes]:
+            yield first.data
+            async for more in request_iterator:
+                yield more.data
+
+        row = await self.works.start_import(first.project, parameters, document())
+        self.queued()
+        return work_message(row)
+
     async def ReadWorkFile(
         self, request: pb.WorkRef, context: Context
     ) -> AsyncIterator[pb.FileChunk]:
