@@ -132,6 +132,11 @@ def read(data: bytes) -> Document:
     doc = Document()
     _datatypes(content, doc)
     _spec_types(content, doc)
+    # A datatype without a name of its own (StrictDoc writes none) is called after the
+    # first attribute that uses it: a pick list suggested for it reads so.
+    for spec_type in doc.types.values():
+        for attribute in spec_type.attributes.values():
+            doc.datatype_names.setdefault(attribute.datatype, attribute.name)
     _objects(content, doc)
     for rel in content.iterfind("r:SPEC-RELATIONS/r:SPEC-RELATION", _R):
         source = _text(rel, "r:SOURCE/r:SPEC-OBJECT-REF")
@@ -163,7 +168,8 @@ def _text(element: Any, path: str) -> str:
 def _datatypes(content: Any, doc: Document) -> None:
     for datatype in content.iterfind("r:DATATYPES/*", _R):
         made = datatype.get("IDENTIFIER", "")
-        doc.datatype_names[made] = datatype.get("LONG-NAME") or made
+        if datatype.get("LONG-NAME"):
+            doc.datatype_names[made] = datatype.get("LONG-NAME")
         if etree.QName(datatype).localname == "DATATYPE-DEFINITION-ENUMERATION":
             values = datatype.findall("r:SPECIFIED-VALUES/r:ENUM-VALUE", _R)
             doc.enum_lists[made] = [v.get("IDENTIFIER", "") for v in values]
@@ -349,7 +355,9 @@ def plan(
                 f"SPEC-OBJECT-TYPE {spec.name!r} ({spec.id}): no item type has this name or "
                 "key; map it under types"
             )
-            _suggest_type(found, spec, doc)
+            left_out = {k for k, v in attrs_named.items() if v is None}
+            wanted = types_named.get(spec.id.lower(), types_named.get(spec.name.lower()))
+            _suggest_type(found, spec, doc, wanted, left_out)
             continue
         type_map[type_id] = item_type
     field_map = _fields(doc, target, type_map, attrs_named, found)
@@ -448,7 +456,9 @@ def _fields(
                     f"item type {target.item_types[type_map[type_id]][0]} takes it; map it "
                     "under attributes"
                 )
-                _suggest_field(found, target.item_types[type_map[type_id]][0], attribute, doc)
+                _suggest_field(
+                    found, target.item_types[type_map[type_id]][0], attribute, doc, set(fields)
+                )
                 continue
             mapped[(type_id, attr_id)] = hit
     return mapped
@@ -487,34 +497,55 @@ def _values(
     return mapped
 
 
-def _suggest_type(found: Plan, spec: ObjectType, doc: Document) -> None:
-    key = re.sub(r"[^A-Z0-9]", "", spec.name.upper())[:10] or "REQIF"
-    fields: list[dict[str, Any]] = [
-        {"name": "name", "label": "Name", "fieldType": "STRING", "required": True}
-    ]
-    for attribute in spec.attributes.values():
-        if (
-            attribute.name.lower() in NAME_ATTRIBUTES
-            or attribute.name.lower() in IGNORED_ATTRIBUTES
-        ):
-            continue
-        fields.append(_suggested_field(attribute, doc))
-    found.suggested_config.setdefault("itemTypes", []).append(
-        {
+def _suggest_type(
+    found: Plan, spec: ObjectType, doc: Document, wanted: Any, left_out: set[str]
+) -> None:
+    """An item type for the object type (its key the one the mapping asked for, if any),
+    with a field for each attribute the mapping does not leave out: the name and text
+    ones as name and description. Object types of one name (a type per document, as
+    StrictDoc writes) share one."""
+    key = (
+        str(wanted)
+        if isinstance(wanted, str) and re.fullmatch(r"[A-Z][A-Z0-9]{0,9}", wanted)
+        else ""
+    )
+    key = key or re.sub(r"[^A-Z0-9]", "", spec.name.upper())[:10] or "REQIF"
+    found.suggested_mapping.setdefault("types", {})[spec.name] = key
+    suggested = found.suggested_config.setdefault("itemTypes", [])
+    made = next((t for t in suggested if t["typeKey"] == key), None)
+    if made is None:
+        made = {
             "typeKey": key,
             "display": spec.name,
             "displayPlural": spec.name,
             "category": "CORE",
-            "fields": fields,
+            "fields": [{"name": "name", "label": "Name", "fieldType": "STRING", "required": True}],
         }
-    )
-    found.suggested_mapping.setdefault("types", {})[spec.name] = key
+        suggested.append(made)
+    names = {f["name"] for f in made["fields"]}
+    for attribute in spec.attributes.values():
+        lower = attribute.name.lower()
+        if lower in NAME_ATTRIBUTES or lower in IGNORED_ATTRIBUTES or lower in left_out:
+            continue
+        field_made = _suggested_field(attribute, doc)
+        if lower in TEXT_ATTRIBUTES:
+            field_made |= {"name": "description", "label": "Description"}
+        if field_made["name"] not in names:
+            names.add(field_made["name"])
+            made["fields"].append(field_made)
 
 
-def _suggest_field(found: Plan, type_key: str, attribute: Attribute, doc: Document) -> None:
-    """A field for the attribute (POST /itemtypes/{id}/fields adds it), and the mapping
-    that then fills it; or map it to null to leave it out."""
+def _suggest_field(
+    found: Plan, type_key: str, attribute: Attribute, doc: Document, taken: set[str]
+) -> None:
+    """A field for the attribute (POST /itemtypes/{id}/fields adds it), named apart from
+    the type's fields ``taken``, and the mapping that then fills it; or map it to null to
+    leave it out."""
     made = _suggested_field(attribute, doc)
+    base, number = str(made["name"]), 1
+    while made["name"] in taken:
+        number += 1
+        made["name"] = f"{base}{attribute.kind.title()}{number if number > 2 else ''}"
     found.suggested_config.setdefault("fields", {}).setdefault(type_key, []).append(made)
     found.suggested_mapping.setdefault("attributes", {})[attribute.name] = made["name"]
 

@@ -113,7 +113,10 @@ def test_what_cannot_be_mapped_comes_with_a_configuration_and_a_mapping() -> Non
     [item_type] = planned.suggested_config["itemTypes"]
     assert item_type["display"] == "Anforderung"
     fields = {f["label"]: f for f in item_type["fields"]}
-    assert fields["ReqIF.Text"]["fieldType"] == "TEXT"
+    assert (fields["Description"]["name"], fields["Description"]["fieldType"]) == (
+        "description",
+        "TEXT",
+    )
     assert fields["Wichtigkeit"] == {
         "name": "wichtigkeit",
         "label": "Wichtigkeit",
@@ -238,3 +241,16 @@ def test_a_value_the_document_no_longer_has_is_emptied() -> None:
         "object 'sup-1' is item 101, a FLD; the document makes it a REQ, and an item's "
         "type cannot change"
     ]
+
+
+def test_a_field_suggested_for_a_type_is_named_apart_from_its_fields() -> None:
+    # A string attribute called Priority: the requirement's priority is a pick list.
+    doc = reqif_in.read(FOREIGN.replace(b'LONG-NAME="ReqIF.Name"', b'LONG-NAME="Priority"'))
+    planned = reqif_in.plan(doc, TARGET, MAPPED | {"attributes": {"Wichtigkeit": None}})
+    assert planned.unmapped[0].startswith(
+        "attribute 'Priority' (STRING) of 'Anforderung': field 'priority' (LOOKUP) of"
+    )
+    assert planned.suggested_config["fields"] == {
+        "REQ": [{"name": "priorityString", "label": "Priority", "fieldType": "STRING"}]
+    }
+    assert planned.suggested_mapping["attributes"]["Priority"] == "priorityString"
