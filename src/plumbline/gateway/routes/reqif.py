@@ -215,7 +215,38 @@ async def import_reqif(
             planned.unmapped,
             {"configuration": planned.suggested_config, "mapping": planned.suggested_mapping},
         )
-    answer: records.ReqifImportAnswer = {
+    answer = _answer(project, dry_run, delete_left, planned)
+    if dry_run or not planned.lines:
+        return updated(answer)
+
+    async def lines() -> AsyncIterator[bytes]:
+        for start in range(0, len(planned.lines), 1_000):
+            yield b"\n".join(planned.lines[start : start + 1_000]) + b"\n"
+
+    reply = await bulk_import(gw, project, lines())
+    if reply.bad_count:
+        first = reply.bad[0]
+        said = (
+            orjson.loads(planned.lines[first.line - 1]) if first.line <= len(planned.lines) else {}
+        )
+        what = next(
+            (said[k] for k in ("key", "item", "fromItem", "deleteItem") if k in said), first.line
+        )
+        raise InvalidArgument(
+            f"the document's {what!r} cannot be imported: {first.message} "
+            f"({reply.bad_count} refused; nothing was imported)"
+        )
+    answer["items"], answer["relationships"] = reply.items, reply.relationships
+    answer["firstItemId"], answer["versions"] = reply.first_item_id, reply.versions
+    answer["deleted"], answer["relationshipsDeleted"] = reply.deleted, reply.relationships_deleted
+    return updated(answer)
+
+
+def _answer(
+    project: int, dry_run: bool, delete_left: bool, planned: reqif_in.Plan
+) -> records.ReqifImportAnswer:
+    """What the import will do (a dry run's answer; a real one's counts follow)."""
+    return {
         "project": project,
         "dryRun": dry_run,
         "items": planned.items,
@@ -233,28 +264,6 @@ async def import_reqif(
         "deleted": len(planned.left) if delete_left else 0,
         "relationshipsDeleted": len(planned.relationships_left) if delete_left else 0,
     }
-    if dry_run or not planned.lines:
-        return updated(answer)
-
-    async def lines() -> AsyncIterator[bytes]:
-        for start in range(0, len(planned.lines), 1_000):
-            yield b"\n".join(planned.lines[start : start + 1_000]) + b"\n"
-
-    reply = await bulk_import(gw, project, lines())
-    if reply.bad_count:
-        first = reply.bad[0]
-        said = (
-            orjson.loads(planned.lines[first.line - 1]) if first.line <= len(planned.lines) else {}
-        )
-        what = said.get("key") or said.get("item") or said.get("fromItem") or said.get("deleteItem")
-        raise InvalidArgument(
-            f"the document's {what!r} cannot be imported: {first.message} "
-            f"({reply.bad_count} refused; nothing was imported)"
-        )
-    answer["items"], answer["relationships"] = reply.items, reply.relationships
-    answer["firstItemId"], answer["versions"] = reply.first_item_id, reply.versions
-    answer["deleted"], answer["relationshipsDeleted"] = reply.deleted, reply.relationships_deleted
-    return updated(answer)
 
 
 DryRun = Annotated[
