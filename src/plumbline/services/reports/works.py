@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Row, and_, delete, func, select, update
+from sqlalchemy import Row, Table, and_, delete, func, select, update
 
 from plumbline.common.access import AccessCache, Action
 from plumbline.common.context import require_principal
@@ -100,15 +100,17 @@ class Works:
                     seq += 1
         return await self.get(str(row["id"]))
 
-    async def inputs(self, work_id: str) -> AsyncIterator[bytes]:
+    def inputs(self, work_id: str) -> AsyncIterator[bytes]:
         """What the work takes in, chunk by chunk (for its worker)."""
+        return self._read(work_inputs, work_id)
+
+    async def _read(self, table: Table, work_id: str) -> AsyncIterator[bytes]:
+        """The chunks of ``table`` (a work's file or input) in order, one read each."""
         seq = 0
         while True:
             async with self.db.read() as session:
                 data = await session.scalar(
-                    select(work_inputs.c.data).where(
-                        work_inputs.c.work == work_id, work_inputs.c.seq == seq
-                    )
+                    select(table.c.data).where(table.c.work == work_id, table.c.seq == seq)
                 )
             if data is None:
                 return
@@ -144,18 +146,8 @@ class Works:
         row = await self.get(work_id)
         if row.status != DONE and (row.status != FAILED or row.file_name is None):
             raise NotFound(f"Report work {work_id} has no file: it is {row.status}.")
-        seq = 0
-        while True:
-            async with self.db.read() as session:
-                data = await session.scalar(
-                    select(work_chunks.c.data).where(
-                        work_chunks.c.work == work_id, work_chunks.c.seq == seq
-                    )
-                )
-            if data is None:
-                return
-            yield bytes(data)
-            seq += 1
+        async for data in self._read(work_chunks, work_id):
+            yield data
 
     # The workers' side.
 

@@ -237,6 +237,21 @@ class _Tokens(UserTokens):
         return f"token-{user}"
 
 
+async def _until_ended(worker: Worker, works: Works, *ids: str) -> None:
+    """Runs ``worker`` until the works ``ids`` are DONE or FAILED, then stops it."""
+    worker.start()
+    try:
+        async with asyncio.timeout(20):
+            while True:
+                with acting_as(READER):
+                    states = [(await works.get(i)).status for i in ids]
+                if all(s in (DONE, FAILED) for s in states):
+                    return
+                await asyncio.sleep(0.05)
+    finally:
+        await worker.stop()
+
+
 async def test_the_worker_makes_a_report_from_the_api_and_fails_with_its_reason(
     works: Works, api: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -260,17 +275,7 @@ async def test_the_worker_makes_a_report_from_the_api_and_fails_with_its_reason(
     with acting_as(READER):
         made = await works.start("test-cycle-summary", 7, "CSV", {"testCycle": 5})
         missing = await works.start("test-cycle-summary", 7, "CSV", {"testCycle": 6})
-    worker.start()
-    try:
-        async with asyncio.timeout(20):
-            while True:
-                with acting_as(READER):
-                    states = [(await works.get(w.id)).status for w in (made, missing)]
-                if all(s in (DONE, FAILED) for s in states):
-                    break
-                await asyncio.sleep(0.05)
-    finally:
-        await worker.stop()
+    await _until_ended(worker, works, made.id, missing.id)
     with acting_as(READER):
         done, failed = await works.get(made.id), await works.get(missing.id)
         assert (done.status, failed.status) == (DONE, FAILED)
@@ -323,17 +328,7 @@ async def test_an_import_apart_is_sent_as_its_owner_with_progress_while_it_waits
     assert (dry.report, dry.status, dry.format) == ("reqif-import", QUEUED, "JSON")
     assert [c async for c in works.inputs(dry.id)] == [b"<REQ-", b"IF/>"]
     worker = Worker(works, lambda: api, _Tokens(), 2, timedelta(seconds=60), timedelta(days=1))
-    worker.start()
-    try:
-        async with asyncio.timeout(20):
-            while True:
-                with acting_as(READER):
-                    states = [(await works.get(w.id)).status for w in (dry, refused)]
-                if all(s in (DONE, FAILED) for s in states):
-                    break
-                await asyncio.sleep(0.05)
-    finally:
-        await worker.stop()
+    await _until_ended(worker, works, dry.id, refused.id)
     with acting_as(READER):
         done, failed = await works.get(dry.id), await works.get(refused.id)
         answer = json.loads(b"".join([c async for c in works.chunks(dry.id)]))
