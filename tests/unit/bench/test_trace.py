@@ -65,10 +65,22 @@ def test_the_rows_show_the_trace_as_it_was_when_measured() -> None:
 
 def test_the_reqif_rows_give_seconds_and_objects_a_second() -> None:
     rows = trace._reqif_rows(
-        {"objects": 1000, "bytes": 2**21, "export_s": 2.0, "import_s": 4.0, "relationships": 7}
+        {
+            "objects": 1000,
+            "bytes": 2**21,
+            "export_s": 2.0,
+            "import_s": 4.0,
+            "reimport_s": 5.0,
+            "unchanged": 1000,
+            "relationships": 7,
+        }
     )
     assert rows == [
         "  ReqIF export, 1000 objects    2.0 s (500 objects/s, 2.0 MiB)",
         "  ReqIF import of that document  4.0 s (250 objects/s, 7 relations)",
+        "  ReqIF re-import, unchanged     5.0 s (200 objects/s compared, 1000 unchanged)",
     ]
+    # Results taken before the re-import row have none.
+    older = {"objects": 10, "bytes": 1, "export_s": 1.0, "import_s": 1.0, "relationships": 0}
+    assert len(trace._reqif_rows(older)) == 2
     assert trace._reqif_rows(None) == []
