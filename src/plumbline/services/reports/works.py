@@ -32,6 +32,23 @@ REQIF_IMPORT = "reqif-import"
 MAX_ATTEMPTS = 3
 
 
+def _queued(report: str, project: int, fmt: str, parameters: Any) -> dict[str, Any]:
+    """A new work's row, queued, owned by the caller."""
+    return {
+        "id": str(uuid.uuid4()),
+        "report": report,
+        "project": project,
+        "owner": require_principal().user_id,
+        "format": fmt,
+        "parameters_json": json.dumps(parameters),
+        "status": QUEUED,
+        "progress": 0,
+        "message": "Queued",
+        "attempts": 0,
+        "created_at": utcnow(),
+    }
+
+
 class _Lost(Exception):
     """The worker no longer holds the work (it was queued again meanwhile)."""
 
@@ -50,19 +67,7 @@ class Works:
         values = checked(spec, fmt, parameters if isinstance(parameters, dict) else {})
         access = await self.access.current()
         access.require(Action.READ, project, f"project {project}")
-        row = {
-            "id": str(uuid.uuid4()),
-            "report": report,
-            "project": project,
-            "owner": require_principal().user_id,
-            "format": fmt,
-            "parameters_json": json.dumps(values),
-            "status": QUEUED,
-            "progress": 0,
-            "message": "Queued",
-            "attempts": 0,
-            "created_at": utcnow(),
-        }
+        row = _queued(report, project, fmt, values)
         async with self.db.transaction() as session:
             await session.execute(works.insert().values(row))
         return await self.get(str(row["id"]))
@@ -76,19 +81,7 @@ class Works:
         action = Action.READ if parameters.get("dryRun") else Action.WRITE
         access.require(Action.READ, project, f"project {project}")
         access.require(action, project, f"the items of project {project}")
-        row = {
-            "id": str(uuid.uuid4()),
-            "report": REQIF_IMPORT,
-            "project": project,
-            "owner": require_principal().user_id,
-            "format": "JSON",
-            "parameters_json": json.dumps(parameters),
-            "status": QUEUED,
-            "progress": 0,
-            "message": "Queued",
-            "attempts": 0,
-            "created_at": utcnow(),
-        }
+        row = _queued(REQIF_IMPORT, project, "JSON", parameters)
         async with self.db.transaction() as session:
             await session.execute(works.insert().values(row))
             seq = 0
