@@ -258,6 +258,14 @@ def _tell(data: dict[str, Any], out: IO[str]) -> None:
               f"{', '.join(changed['fields'])}", file=out)  # fmt: skip
     for moved in data["moved"]:
         print(f"  moved {moved['identifier']} (item {moved['item']})", file=out)
+    for reordered in data.get("reordered", []):
+        parent = reordered["parent"]
+        where = "the project's root" if parent is None else f"item {parent}"
+        print(
+            f"{'would put' if dry else 'put'} {reordered['children']} children of {where} "
+            "in the document's order",
+            file=out,
+        )
     left, links = data["left"], data["relationshipsLeft"]
     if left or links:
         if not (data["deleted"] or data["relationshipsDeleted"]):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -266,6 +266,8 @@ class ExistingItem:
     global_id: str
     name: str
     fields: dict[str, Any]
+    #: Its place among its parent's children.
+    sort_order: int = 0
 
 
 @dataclass
@@ -300,6 +302,8 @@ class Plan:
     moved: list[dict[str, Any]] = field(default_factory=list)
     unchanged: int = 0
     left: list[dict[str, Any]] = field(default_factory=list)
+    #: Parents whose children are put in the document's order: (parent, children).
+    reordered: list[dict[str, Any]] = field(default_factory=list)
     relationships_left: list[dict[str, Any]] = field(default_factory=list)
     #: Whether the left items and relationships are deleted.
     deleting: bool = False
@@ -667,6 +671,7 @@ def _lines(
         return key if key is None or key not in held else held[key].id
 
     versions: list[bytes] = []
+    moved: set[str] = set()
     for want in wanted:
         type_key = target.item_types[want.item_type][0]
         old = held.get(want.key)
@@ -686,9 +691,12 @@ def _lines(
         version = _version(found, want, old, parent, target)
         if version is not None:
             versions.append(version)
+            if parent != old.parent:
+                moved.add(want.key)
     found.lines += versions
     found.versions = len(versions)
     _relationships(found, doc, existing, rel_map, type_map, held)
+    _orders(found, wanted, held, moved, ref)
     scope = {w.item_type for w in wanted}
     kept = {w.global_id for w in wanted if w.global_id}
     for old in existing.items:
@@ -699,6 +707,30 @@ def _lines(
         found.lines += [
             orjson.dumps({"deleteRelationship": left["id"]}) for left in found.relationships_left
         ]
+
+
+def _orders(
+    found: Plan,
+    wanted: list[_Wanted],
+    held: dict[str, ExistingItem],
+    moved: set[str],
+    ref: Callable[[str | None], int | str | None],
+) -> None:
+    """Order lines for the parents whose children would not end in the document's
+    order: the import adds new items at the bottom of their parent, then moves the moved
+    ones below them, and the others keep their places."""
+    desired: dict[int | str | None, list[str]] = {}
+    for want in wanted:
+        desired.setdefault(ref(want.parent), []).append(want.key)
+    for parent, keys in desired.items():
+        staying = sorted((held[k].sort_order, k) for k in keys if k in held and k not in moved)
+        expected = [k for _, k in staying]
+        expected += [k for k in keys if k not in held] + [k for k in keys if k in moved]
+        if expected == keys:
+            continue
+        children = [held[k].id if k in held else k for k in keys]
+        found.lines.append(orjson.dumps({"children": children, "parent": parent}))
+        found.reordered.append({"parent": parent, "children": len(children)})
 
 
 def _version(

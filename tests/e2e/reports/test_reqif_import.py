@@ -146,8 +146,9 @@ def test_a_newer_revision_updates_the_items_in_place(
         i["fields"]["name"]: i
         for i in admin.get("/items", params={"project": target["id"]}).json()["data"]
     }
-    # The source changes: a renamed requirement, one moved into the folder (after what
-    # is there), a new one, a test case and a relationship deleted.
+    # The source changes: a renamed requirement, one moved into the folder (before what
+    # is there), one put first among its siblings, a new one, a test case and a
+    # relationship deleted.
     r1, _, r3 = graph["r"]
     fields = admin.get(f"/items/{r1}").json()["data"]["fields"] | {"name": "Need 1, revised"}
     assert admin.put(f"/items/{r1}", json={"fields": fields}).status_code == 200
@@ -157,11 +158,10 @@ def test_a_newer_revision_updates_the_items_in_place(
         if i["fields"]["name"] == "Nested"
     )
     folder = nested["location"]["parent"]["item"]
-    moved = admin.put(
-        "/items/treelocation",
-        json={"item": r3, "parent": {"item": folder}, "peer": nested["id"]},
-    )
+    moved = admin.put("/items/treelocation", json={"item": r3, "parent": {"item": folder}})
     assert moved.status_code == 200, moved.text
+    first_place = {"item": graph["r"][1], "parent": {"project": source["id"]}}
+    assert admin.put("/items/treelocation", json=first_place).status_code == 200
     added = new_item(admin, source, "REQ", "Need 4")
     assert admin.delete(f"/items/{graph['t'][2]}").status_code == 204
     assert admin.delete(f"/relationships/{graph['rels']['r1-r2']}").status_code == 204
@@ -181,6 +181,11 @@ def test_a_newer_revision_updates_the_items_in_place(
         (by_name["Need 3"]["id"], None, by_name["Folder F"]["id"])
     ]
     assert told["unchanged"] == 5
+    # Need 2 first at the root, Need 3 before Nested: the document's order, no versions.
+    assert sorted(told["reordered"], key=str) == sorted(
+        [{"parent": None, "children": 6}, {"parent": by_name["Folder F"]["id"], "children": 2}],
+        key=str,
+    )
     assert [left["item"] for left in told["left"]] == [by_name["Check 3"]["id"]]
     [link] = told["relationshipsLeft"]
     assert (link["fromItem"], link["toItem"], link["relationshipType"]) == (

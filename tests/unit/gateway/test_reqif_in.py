@@ -211,13 +211,47 @@ def test_a_newer_revision_changes_adds_moves_and_leaves() -> None:
         # order (parents first: a move never lands under the item moved).
         {"item": 103, "fields": {"name": "Supplier need 3", "description": "<p>Text <b>3</b></p>", "priority": 51}, "parent": 101},
         {"item": 102, "fields": {"name": "Supplier need 2, revised", "description": "<p>Text <b>2</b></p>", "priority": 51}},
+        # sup-3 comes before sup-2 under sup-1 in the document: moved in, it would land
+        # below it.
+        {"children": [103, 102], "parent": 101},
     ]  # fmt: skip
     assert kept.versions == 2
+    assert kept.reordered == [{"parent": 101, "children": 2}]
     deleting = reqif_in.plan(doc, TARGET, MAPPED, existing, delete_left=True)
-    assert [orjson.loads(line) for line in deleting.lines[3:]] == [
+    assert [orjson.loads(line) for line in deleting.lines[4:]] == [
         {"deleteItem": 110},
         {"deleteRelationship": 2},
     ]
+
+
+def test_siblings_take_the_documents_order_without_versions() -> None:
+    doc = reqif_in.read(FOREIGN)
+    existing = _as_imported()
+    # The two chapters the other way round at the root, and an item of the project's
+    # own between them.
+    for item in existing.items:
+        item.sort_order = {100: 2, 99: 0, 120: 1}.get(item.id, 0)
+    again = reqif_in.plan(doc, TARGET, MAPPED, existing)
+    assert (again.versions, again.unchanged, again.added, again.moved) == (0, 5, [], [])
+    assert [orjson.loads(line) for line in again.lines] == [{"children": [100, 99], "parent": None}]
+    assert again.reordered == [{"parent": None, "children": 2}]
+    # A new object between two that are there already: the one after it is put below it.
+    inserted = reqif_in.read(
+        FOREIGN.replace(b'<SPEC-HIERARCHY IDENTIFIER="h2"', b'<SPEC-HIERARCHY IDENTIFIER="h9"><OBJECT><SPEC-OBJECT-REF>sup-9</SPEC-OBJECT-REF></OBJECT></SPEC-HIERARCHY><SPEC-HIERARCHY IDENTIFIER="h2"')
+        .replace(b'<SPEC-OBJECT IDENTIFIER="sup-3"', b'<SPEC-OBJECT IDENTIFIER="sup-9" LAST-CHANGE="2026-01-01T00:00:00Z"><TYPE><SPEC-OBJECT-TYPE-REF>ot</SPEC-OBJECT-TYPE-REF></TYPE></SPEC-OBJECT><SPEC-OBJECT IDENTIFIER="sup-3"')
+    )  # fmt: skip
+    added = reqif_in.plan(inserted, TARGET, MAPPED, _as_imported())
+    assert (added.added, added.versions) == (["sup-9"], 0)
+    assert [orjson.loads(line) for line in added.lines][1:] == [
+        {"children": ["sup-9", 102], "parent": 101}
+    ]
+    # Added at the bottom, in the document's order: nothing to reorder.
+    appended = reqif_in.read(
+        FOREIGN.replace(b'<SPEC-OBJECT IDENTIFIER="sup-3"', b'<SPEC-OBJECT IDENTIFIER="sup-9" LAST-CHANGE="2026-01-01T00:00:00Z"><TYPE><SPEC-OBJECT-TYPE-REF>ot</SPEC-OBJECT-TYPE-REF></TYPE></SPEC-OBJECT><SPEC-OBJECT IDENTIFIER="sup-3"')
+        .replace(b'<SPEC-OBJECT-REF>sup-2</SPEC-OBJECT-REF></OBJECT>', b'<SPEC-OBJECT-REF>sup-2</SPEC-OBJECT-REF></OBJECT></SPEC-HIERARCHY><SPEC-HIERARCHY IDENTIFIER="h9"><OBJECT><SPEC-OBJECT-REF>sup-9</SPEC-OBJECT-REF></OBJECT>')
+    )  # fmt: skip
+    at_end = reqif_in.plan(appended, TARGET, MAPPED, _as_imported())
+    assert (at_end.added, at_end.reordered, len(at_end.lines)) == (["sup-9"], [], 1)
 
 
 def test_a_value_the_document_no_longer_has_is_emptied() -> None:

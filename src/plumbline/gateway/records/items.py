@@ -211,6 +211,9 @@ class ReqifImportAnswer(TypedDict):
     moved: list[ReqifMoved]
     #: Items the document holds as they are.
     unchanged: int
+    #: Parents whose children the import puts in the document's order (an item's place
+    #: among its siblings is not a version).
+    reordered: list[ReqifReordered]
     #: The project's items of the item types the import writes that the document does
     #: not hold; deleted with deleteLeft=true.
     left: list[ReqifLeft]
@@ -239,6 +242,16 @@ class ReqifMoved(TypedDict):
     #: Its new parent: an item's id, the identifier of an object the import adds, or
     #: null for the project's root.
     parent: int | str | None
+
+
+class ReqifReordered(TypedDict):
+    """A parent whose children the document orders otherwise than the project."""
+
+    #: An item's id, the identifier of an object the import adds, or null for the
+    #: project's root.
+    parent: int | str | None
+    #: Its children the document holds, put first in the document's order.
+    children: int
 
 
 class ReqifLeft(TypedDict):

@@ -145,11 +145,12 @@ _PAGE = 1_000
     "its identifier), and each SPEC-RELATION a relationship. A newer revision of a "
     "document imported before updates it: an object whose identifier is an item's global "
     "id updates that item with a new version only where a field it fills differs "
-    "(changed) or its parent does (moved, to the bottom of the new parent); the others are "
-    "added; the project's items of the item types the import writes that the document "
-    "does not hold are left, as are relationships between its items, of the types it "
-    "maps, that it no longer has: listed, and deleted (an item with what is under it) only "
-    "with deleteLeft=true. Written by the bulk import, all or nothing. dryRun=true "
+    "(changed) or its parent does (moved); the others are added; each parent's children "
+    "take the document's order (reordered: a place among siblings is not a version); the "
+    "project's items of the item types the import writes that the document does not "
+    "hold are left, as are relationships between its items, of the types it maps, that "
+    "it no longer has: listed, and deleted (an item with what is under it) only with "
+    "deleteLeft=true. Written by the bulk import, all or nothing. dryRun=true "
     "answers all of it and writes nothing. READ_WRITE on the project is needed (READ for "
     "a dry run). With async=true the document is kept and the import made apart: the "
     "answer is 202 with a work (as POST /reports/{reportId} starts one) to follow at "
@@ -258,6 +259,7 @@ def _answer(
         "changed": cast(list[records.ReqifChanged], planned.changed),
         "moved": cast(list[records.ReqifMoved], planned.moved),
         "unchanged": planned.unchanged,
+        "reordered": cast(list[records.ReqifReordered], planned.reordered),
         "left": cast(list[records.ReqifLeft], planned.left),
         "relationshipsLeft": cast(list[records.ReqifRelationshipLeft], planned.relationships_left),
         # What a dry run would delete; a real one says what it did.
@@ -440,6 +442,7 @@ async def _existing(gw: Gateway, project: int) -> reqif_in.Existing:
                     item.global_id,
                     str(fields.get("name", "")),
                     fields,
+                    item.location.sort_order,
                 )
             )
         start += len(reply.items)

@@ -26,11 +26,17 @@ The line format (docs/import.md):
   also moves the item to the bottom of that parent, as ``PUT /items/treelocation`` would;
 - a relationship: ``{"fromItem": "R1" or 1234, "toItem": ..., "relationshipType": 2}``;
   its ends are keys of item lines (anywhere in the file) or ids of existing items;
+- an order: ``{"children": ["R2", 1234, "R1"], "parent": "F0" or 1234 or null}``: these
+  children of ``parent`` (keys of item lines or ids of items of the project; none: the
+  project's root) come first among its children, in this order, once the items and
+  versions are written; its other children follow in theirs. A place among siblings is
+  not a version (as a new item put between siblings does not version them). A ReqIF
+  re-import applies the document's order so;
 - a deletion: ``{"deleteItem": 1234}`` (the item and its subtree, as ``DELETE
   /items/{id}``) or ``{"deleteRelationship": 56}``, of the project's items and
   relationships. A ReqIF re-import removes what the document no longer holds so.
 
-Items come first, then versions, then relationships, then deletions.
+Items come first, then versions, then relationships and orders, then deletions.
 """
 
 from __future__ import annotations
@@ -83,6 +89,9 @@ MAX_GLOBAL_ID = 128
 RELATIONSHIP_MEMBERS = ("fromItem", "toItem", "relationshipType")
 VERSION_MEMBERS = ("item", "fields", "parent")
 DELETE_MEMBERS = ("deleteItem", "deleteRelationship")
+ORDER_MEMBERS = ("children", "parent")
+#: The most children one order line names.
+MAX_ORDERED = 100_000
 MAX_KEY = 255
 
 #: ``_Plan.parent_of``: the project's root; values below it stand for existing items.
@@ -132,6 +141,7 @@ class _Plan:
     items: int = 0
     relationships: int = 0
     versions: int = 0
+    orders: int = 0
     #: Key -> (item index, line).
     keys: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Per item index: its parent (an index, ROOT, or ``_existing(id)``) and type.
@@ -149,6 +159,8 @@ class _Plan:
     existing_to: dict[int, list[int]] = field(default_factory=dict)
     #: Existing items given new versions, with their version lines.
     existing_versions: dict[int, list[int]] = field(default_factory=dict)
+    #: Existing items an order line names among a parent's children, with its lines.
+    existing_ordered: dict[int, list[int]] = field(default_factory=dict)
     #: Items and relationships to delete, with their lines.
     deleting: dict[int, list[int]] = field(default_factory=dict)
     deleting_relationships: dict[int, list[int]] = field(default_factory=dict)
@@ -239,6 +251,8 @@ class Importer:
             raise InvalidArgument("deletions come last, after every other line.")
         if "itemType" in doc:
             self._item(plan, catalog, number, doc)
+        elif "children" in doc:
+            self._order(plan, number, doc)
         elif deletion:
             self._deletion(plan, number, doc)
         elif "fromItem" in doc or "toItem" in doc:
@@ -248,14 +262,14 @@ class Importer:
         else:
             raise InvalidArgument(
                 "a line is an item (with itemType), a version of an item (with item), a "
-                "relationship (with fromItem and toItem) or a deletion (deleteItem or "
-                "deleteRelationship)."
+                "relationship (with fromItem and toItem), an order (with children) or a "
+                "deletion (deleteItem or deleteRelationship)."
             )
 
     def _item(self, plan: _Plan, catalog: Catalog, number: int, doc: dict[str, Any]) -> None:
         _only(doc, ITEM_MEMBERS, "an item line")
-        if plan.relationships or plan.versions:
-            raise InvalidArgument("items come before the versions and relationships.")
+        if plan.relationships or plan.versions or plan.orders:
+            raise InvalidArgument("items come before the versions, relationships and orders.")
         key = doc.get("key")
         if key is not None:
             if not isinstance(key, str) or not 0 < len(key) <= MAX_KEY:
@@ -306,8 +320,8 @@ class Importer:
         checks them; a workflow's transition and the releases are checked while writing,
         against the version before."""
         _only(doc, VERSION_MEMBERS, "a version line")
-        if plan.relationships:
-            raise InvalidArgument("versions come before the relationships.")
+        if plan.relationships or plan.orders:
+            raise InvalidArgument("versions come before the relationships and orders.")
         fields = doc.get("fields")
         if not isinstance(fields, dict):
             raise InvalidArgument("fields is an object of field names and values: the version's.")
@@ -328,6 +342,33 @@ class Importer:
         moved_to = _parent_code(plan, number, doc["parent"]) if "parent" in doc else None
         plan.spool.write(orjson.dumps([number, "v", target, fields, moved_to]) + b"\n")
         plan.versions += 1
+
+    def _order(self, plan: _Plan, number: int, doc: dict[str, Any]) -> None:
+        """Children of a parent put first, in this order, once items and versions are
+        written (that they are its children then is checked while writing)."""
+        _only(doc, ORDER_MEMBERS, "an order line")
+        children = doc["children"]
+        if not isinstance(children, list) or not 0 < len(children) <= MAX_ORDERED:
+            raise InvalidArgument(
+                f"children is a list of 1 to {MAX_ORDERED} keys of item lines or item ids."
+            )
+        for child in children:
+            if isinstance(child, str) and child:
+                if child not in plan.keys or plan.keys[child][1] >= number:
+                    raise InvalidArgument(
+                        f"children: no item line before this one has the key {child!r}."
+                    )
+            elif _is_id(child):
+                plan.existing_ordered.setdefault(int(child), []).append(number)
+            else:
+                raise InvalidArgument(
+                    "children holds keys of earlier item lines or ids of items of the project."
+                )
+        if len(set(map(str, children))) != len(children):
+            raise InvalidArgument("children names an item twice.")
+        parent_code = _parent_code(plan, number, doc.get("parent"))
+        plan.spool.write(orjson.dumps([number, "o", parent_code, children]) + b"\n")
+        plan.orders += 1
 
     def _deletion(self, plan: _Plan, number: int, doc: dict[str, Any]) -> None:
         """An item (with its subtree) or a relationship of the project to delete."""
@@ -387,10 +428,13 @@ class Importer:
         relationship's from end one the caller may change, its to end one they may read."""
         access = await self.access.current()
         named = set(plan.existing_parents) | set(plan.existing_from) | set(plan.existing_to)
-        found = await self._projects_of(named | set(plan.existing_versions) | set(plan.deleting))
+        found = await self._projects_of(
+            named | set(plan.existing_versions) | set(plan.existing_ordered) | set(plan.deleting)
+        )
         for member, inside in (
             ("parent", plan.existing_parents),
             ("item", plan.existing_versions),
+            ("children", plan.existing_ordered),
             ("deleteItem", plan.deleting),
         ):
             for item_id, lines in inside.items():
@@ -486,6 +530,8 @@ class Importer:
                     await self._write_versions(session, plan, catalog, caller, first)
                 if plan.relationships:
                     await self._write_relationships(session, plan, caller, first, found, now)
+                if plan.orders:
+                    await self._write_orders(session, plan, first)
                 if plan.deleting or plan.deleting_relationships:
                     await self._write_deletions(session, plan, catalog, caller)
         except _Refused as refused:
@@ -598,6 +644,28 @@ class Importer:
                 await self.items.new_version(session, catalog, current, fields, caller, parent)
             except (InvalidArgument, FailedPrecondition, NotFound) as exc:
                 raise _Refused(number, exc.message) from None
+
+    async def _write_orders(self, session: AsyncSession, plan: _Plan, first: int) -> None:
+        """Each order line: the children it names first among their parent's, in its
+        order; a child that is not the parent's then refuses the line."""
+        for entry in plan.entries():
+            if entry[1] != "o":
+                continue
+            number, _, parent_code, children = entry
+            parent = _parent_id(first, parent_code)
+            ids = [
+                first + plan.keys[child][0] if isinstance(child, str) else int(child)
+                for child in children
+            ]
+            strangers = await tree.reorder(
+                session, plan.project, parent, await self.items.sequence_of(session, parent), ids
+            )
+            if strangers:
+                where = "the project's root" if parent is None else f"item {parent}"
+                named = children[ids.index(strangers[0])]
+                raise _Refused(number, f"children: {named!r} is not a child of {where}.")
+        # Renumbering changes only what the orders moved.
+        await tree.renumber(session, plan.project)
 
     async def _write_deletions(
         self, session: AsyncSession, plan: _Plan, catalog: Catalog, caller: Any

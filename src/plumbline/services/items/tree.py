@@ -330,6 +330,39 @@ async def place_after(
     order = [child.id for child in children if child.id != item_id]
     position = 0 if peer is None else order.index(peer) + 1
     order.insert(position, item_id)
+    await _reordered(session, project, parent_sequence, children, order)
+
+
+async def reorder(
+    session: AsyncSession,
+    project: int,
+    parent: int | None,
+    parent_sequence: str | None,
+    first: list[int],
+) -> list[int] | None:
+    """Puts the children ``first`` of ``parent`` first, in that order, and its other
+    children after them in theirs. Answers the ids of ``first`` that are not children of
+    ``parent`` (nothing moves then), or None. The caller renumbers the global order."""
+    children = await _children(session, project, parent)
+    ids = {child.id for child in children}
+    strangers = [item for item in first if item not in ids]
+    if strangers:
+        return strangers
+    wanted = set(first)
+    order = list(first) + [child.id for child in children if child.id not in wanted]
+    await _reordered(session, project, parent_sequence, children, order)
+    return None
+
+
+async def _reordered(
+    session: AsyncSession,
+    project: int,
+    parent_sequence: str | None,
+    children: list[Any],
+    order: list[int],
+) -> None:
+    """Gives ``children`` (as read, in their order) the ``order`` of their ids: those
+    whose position changes get new sort orders and sequences, with their subtrees."""
     moved = [c for c, wanted in zip(children, order, strict=True) if c.id != wanted]
     moved_ids = {c.id for c in moved}
     for child in moved:

@@ -325,7 +325,7 @@ async def test_bad_lines_are_all_reported_by_number_and_nothing_is_written(
     assert "no item line has the key 'NOWHERE'" in said[12]
     assert "no item with id 99999" in said[13]
     assert "line 14 is the same relationship" in said[15]
-    assert "items come before the versions and relationships" in said[16]
+    assert "items come before the versions, relationships and orders" in said[16]
     assert "an item (with itemType), a version of an item (with item), a" in said[17]
     assert await counts(world) == before
 
@@ -363,7 +363,7 @@ async def test_bad_version_lines_are_reported_and_nothing_is_written(world: Worl
     assert "item: no item with id 99999" in said[9]
     assert "the line with the key 'BAD' is bad" in said[10]
     assert "item is the key of an earlier item line or the id" in said[11]
-    assert "items come before the versions and relationships" in said[13]
+    assert "items come before the versions, relationships and orders" in said[13]
     assert "versions come before the relationships" in said[15]
     assert await counts(world) == before
 
@@ -404,6 +404,100 @@ async def test_a_version_line_with_a_parent_moves_the_item_in_the_same_version(
     assert refused.bad_count == 1
     assert "cannot be moved under itself or one of its children" in refused.bad[0][1]
     assert (await world.rows(p2))[p2].version == 2
+
+
+async def test_order_lines_put_children_in_their_order_without_versions(world: World) -> None:
+    top = await world.item("top")
+    a = await world.item("a", parent=top)
+    a1 = await world.item("a1", parent=a)
+    b = await world.item("b", parent=top)
+    c = await world.item("c", parent=top)
+    other = await world.item("other")
+    last = await world.last_event()
+    done = await run(
+        world,
+        world.a,
+        jsonl(
+            {"key": "N", "itemType": "REQ", "parent": top, "fields": {"name": "N"}},
+            {"key": "M", "itemType": "REQ", "parent": "N", "fields": {"name": "M"}},
+            {"item": b, "fields": {"name": "b, 2"}},
+            {"children": [c, "N", a], "parent": top},
+            {"children": [other, top], "parent": None},
+        ),
+    )
+    assert (done.bad, done.items, done.versions) == ([], 2, 1)
+    # The named children first in the line's order, the others after them in theirs;
+    # subtrees go with their roots.
+    assert await world.tree(world.a) == [
+        ("1", "other"),
+        ("2", "top"),
+        ("2.1", "c"),
+        ("2.2", "N"),
+        ("2.2.1", "M"),
+        ("2.3", "a"),
+        ("2.3.1", "a1"),
+        ("2.4", "b, 2"),
+    ]
+    rows = await world.rows(top, a, a1, b, c, other)
+    assert {i: r.version for i, r in rows.items()} == {
+        top: 1, a: 1, a1: 1, b: 2, c: 1, other: 1
+    }  # fmt: skip
+    # The whole project's order follows (a page of the project is in tree order).
+    async with world.db.read() as session:
+        ordered = (
+            await session.scalars(
+                select(items.c.id)
+                .where(items.c.project == world.a, items.c.active.is_(True))
+                .order_by(items.c.global_sort_order)
+            )
+        ).all()
+    first = done.first_item_id
+    assert ordered == [other, top, c, first, first + 1, a, a1, b]
+    kinds = [e.type for e in await world.events_after(last)]
+    assert kinds == ["items.item.created"] * 2 + ["items.item.updated"]
+
+
+async def test_bad_order_lines_are_reported_and_nothing_is_written(world: World) -> None:
+    top = await world.item("top")
+    a = await world.item("a", parent=top)
+    loose = await world.item("loose")
+    in_b = await world.item("in B", project=world.b)
+    before = await counts(world)
+    done = await run(
+        world,
+        world.a,
+        jsonl(
+            {"key": "N", "itemType": "REQ", "fields": {"name": "N"}},
+            {"children": [], "parent": top},
+            {"children": ["X"], "parent": top},
+            {"children": [a, a], "parent": top},
+            {"children": [in_b], "parent": None},
+            {"children": [a], "parent": top, "peer": 3},
+            {"children": [1.5]},
+            {"key": "late", "itemType": "REQ", "fields": {"name": "late"}},
+        ),
+    )
+    said = dict(done.bad)
+    assert sorted(said) == [2, 3, 4, 5, 6, 7, 8]
+    assert "children is a list of 1 to" in said[2]
+    assert "no item line before this one has the key 'X'" in said[3]
+    assert "children names an item twice" in said[4]
+    assert f"children: item {in_b} is in project {world.b}" in said[5]
+    assert "peer" in said[6]
+    assert "children holds keys of earlier item lines or ids" in said[7]
+    assert "items come before the versions, relationships and orders" in said[8]
+    assert await counts(world) == before
+    # Checked while writing: a child that is not the parent's undoes the import.
+    refused = await run(
+        world,
+        world.a,
+        jsonl(
+            {"key": "N", "itemType": "REQ", "fields": {"name": "N"}},
+            {"children": [a, loose], "parent": top},
+        ),
+    )
+    assert refused.bad == [(2, f"children: {loose} is not a child of item {top}.")]
+    assert await counts(world) == before
 
 
 async def test_deletion_lines_delete_items_with_their_subtree_and_relationships(
