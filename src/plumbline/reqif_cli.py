@@ -258,6 +258,14 @@ def _tell(data: dict[str, Any], out: IO[str]) -> None:
               f"{', '.join(changed['fields'])}", file=out)  # fmt: skip
     for moved in data["moved"]:
         print(f"  moved {moved['identifier']} (item {moved['item']})", file=out)
+    files = data.get("files") or {}
+    if any(files.values()):
+        print(
+            f"files: {files['attached']} {'would be ' if dry else ''}attached to "
+            f"{files['links']} items, {files['replaced']} replaced, "
+            f"{files['unchanged']} there already",
+            file=out,
+        )
     for reordered in data.get("reordered", []):
         parent = reordered["parent"]
         where = "the project's root" if parent is None else f"item {parent}"

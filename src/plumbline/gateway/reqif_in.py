@@ -12,6 +12,7 @@ the mapping to use, before anything is written.
 from __future__ import annotations
 
 import io
+import posixpath
 import re
 import zipfile
 from collections.abc import Callable, Iterator
@@ -22,7 +23,7 @@ import orjson
 from lxml import etree
 
 from plumbline.common.errors import InvalidArgument
-from plumbline.common.reqif import NOT_ITEMS, NS, escape
+from plumbline.common.reqif import NOT_ITEMS, NS, XHTML, escape
 
 _R = {"r": NS}
 #: The most objects one document may hold.
@@ -32,7 +33,7 @@ NAME_ATTRIBUTES = ("reqif.name", "reqif.chaptername", "name", "title")
 TEXT_ATTRIBUTES = ("reqif.text", "description", "text")
 #: Attributes that say what the object is elsewhere: kept out of the fields.
 IGNORED_ATTRIBUTES = frozenset(
-    ("reqif.foreignid", "reqif.foreigncreatedby", "reqif.foreignmodifiedby")
+    ("reqif.foreignid", "reqif.foreigncreatedby", "reqif.foreignmodifiedby", "pl.attachments")
 )
 KINDS = ("BOOLEAN", "DATE", "ENUMERATION", "INTEGER", "REAL", "STRING", "XHTML")
 
@@ -63,6 +64,8 @@ class SpecObject:
     #: Attribute id -> (kind, value): str, int, float, bool, an XHTML string, or a list of
     #: enumeration value ids.
     values: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    #: The files its XHTML values name (``<object data="...">``), as archive paths.
+    files: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -212,12 +215,42 @@ def _objects(content: Any, doc: Document) -> None:
             if kind == "XHTML":
                 held = value.find("r:THE-VALUE", _R)
                 made.values[definition] = (kind, _inner_html(held) if held is not None else "")
+                if held is not None:
+                    made.files += _named_files(held)
             elif kind == "ENUMERATION":
                 chosen = [(v.text or "").strip() for v in value.iterfind("r:VALUES/*", _R)]
                 made.values[definition] = (kind, chosen)
             elif kind in KINDS:
                 made.values[definition] = (kind, value.get("THE-VALUE", ""))
         doc.objects[made.id] = made
+
+
+def _named_files(held: Any) -> list[tuple[str, str]]:
+    """(archive path, content type) of each ``object`` an XHTML value holds whose
+    ``data`` is a path inside the archive (not a URL, not outside it)."""
+    found = []
+    for element in held.iter(f"{{{XHTML}}}object", "object"):
+        data = (element.get("data") or "").strip()
+        if not data or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", data) or data.startswith("/"):
+            continue
+        path = posixpath.normpath(data.replace("\\", "/"))
+        if path.startswith("..") or path == ".":
+            continue
+        found.append((path, (element.get("type") or "").strip()))
+    return found
+
+
+def archive_members(data: bytes) -> dict[str, int]:
+    """The members of a ``.reqifz`` (already checked by ``unpacked``) and their sizes;
+    nothing for a plain document."""
+    if not data.startswith(b"PK"):
+        return {}
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {
+            posixpath.normpath(i.filename): i.file_size
+            for i in archive.infolist()
+            if not i.is_dir()
+        }
 
 
 def _inner_html(held: Any) -> str:
@@ -307,6 +340,10 @@ class Plan:
     relationships_left: list[dict[str, Any]] = field(default_factory=list)
     #: Whether the left items and relationships are deleted.
     deleting: bool = False
+    #: The keys of the item lines, in order (the k-th gets the import's first id + k).
+    new_keys: list[str] = field(default_factory=list)
+    #: The held item's id (or a new item's key) of each key the document names.
+    item_of: dict[str, int | str] = field(default_factory=dict)
     unmapped: list[str] = field(default_factory=list)
     suggested_config: dict[str, Any] = field(default_factory=dict)
     suggested_mapping: dict[str, Any] = field(default_factory=dict)
@@ -670,6 +707,8 @@ def _lines(
     def ref(key: str | None) -> int | str | None:
         return key if key is None or key not in held else held[key].id
 
+    found.item_of = {w.key: held[w.key].id if w.key in held else w.key for w in wanted}
+
     versions: list[bytes] = []
     moved: set[str] = set()
     for want in wanted:
@@ -684,6 +723,7 @@ def _lines(
                 line["parent"] = parent
             line["fields"] = want.fields
             found.lines.append(orjson.dumps(line))
+            found.new_keys.append(want.key)
             found.items += 1
             found.by_type[type_key] = found.by_type.get(type_key, 0) + 1
             found.added.append(want.global_id or want.key)

@@ -19,7 +19,7 @@ from lxml import etree
 from reqif.parser import ReqIFParser
 from reqif.unparser import ReqIFUnparser
 
-from tests.e2e.api import Team, assert_error, new_project, project_key
+from tests.e2e.api import Team, assert_error, created_id, new_project, project_key
 from tests.e2e.topology import System
 from tests.e2e.tracegraph import build_graph, new_item
 from tests.reqifdocs import FOREIGN, MAPPING, objects_of, relations_of, tree_of
@@ -124,6 +124,125 @@ def test_a_round_trip_keeps_objects_values_tree_and_relations(
         headers={"Content-Type": "application/zip"},
     )
     assert response.status_code == 200, response.text
+
+
+def _files_of(admin: httpx.Client, project: int) -> dict[str, list[tuple[str, bytes]]]:
+    """Each item's name and its attachments' files (name, bytes)."""
+    found: dict[str, list[tuple[str, bytes]]] = {}
+    for item in admin.get("/items", params={"project": project, "maxResults": 50}).json()["data"]:
+        listed = admin.get(f"/items/{item['id']}/attachments").json()["data"]
+        found[item["fields"]["name"]] = sorted(
+            (a["fileName"], admin.get(f"/attachments/{a['id']}/file").content) for a in listed
+        )
+    return {name: files for name, files in found.items() if files}
+
+
+def _attach(admin: httpx.Client, project: int, item: int, name: str, content: bytes) -> int:
+    made = created_id(
+        admin.post(f"/projects/{project}/attachments", json={"fields": {"name": name}})
+    )
+    sent = admin.put(f"/attachments/{made}/file", files={"file": (name, content, "image/png")})
+    assert sent.status_code == 200, sent.text
+    linked = admin.post(f"/items/{item}/attachments", json={"attachment": made})
+    assert linked.status_code == 201, linked.text
+    return made
+
+
+def _labs_of(client: httpx.Client) -> httpx.Client:
+    return httpx.Client(
+        base_url=str(client.base_url).replace("/rest/v1", "/rest/labs"), auth=client.auth
+    )
+
+
+def test_a_reqifz_carries_the_items_attachments_both_ways(
+    admin: httpx.Client, labs: httpx.Client, graph: dict[str, Any], team: Team
+) -> None:
+    source = graph["project"]
+    r1, r2, _ = graph["r"]
+    picture = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40
+    shared = _attach(admin, source["id"], r1, "diagram.png", picture)
+    assert admin.post(f"/items/{r2}/attachments", json={"attachment": shared}).status_code == 201
+    _attach(admin, source["id"], r2, "notes.txt", b"second file")
+    links = labs.get(f"/projects/{source['id']}/attachmentlinks").json()
+    assert sorted(link["owner"] for link in links["data"]) == [r1, r2, r2]
+    assert {link["attachment"]["fileName"] for link in links["data"]} == {
+        "diagram.png",
+        "notes.txt",
+    }
+    # Who may read the project may list them; who may not, not.
+    with _labs_of(team.clients["READ_ONLY"]) as reader, _labs_of(team.clients["NONE"]) as none:
+        seen = reader.get(f"/projects/{source['id']}/attachmentlinks")
+        assert seen.status_code == 200, seen.text
+        assert len(seen.json()["data"]) == 3
+        assert_error(none.get(f"/projects/{source['id']}/attachmentlinks"), 401)
+    assert_error(labs.get("/projects/987654321/attachmentlinks"), 404)
+    zipped = labs.get(f"/projects/{source['id']}/reqif", params={"format": "reqifz"}).content
+    with zipfile.ZipFile(io.BytesIO(zipped)) as archive:
+        names = archive.namelist()
+        document = assert_valid(archive.read(names[0]))
+        files = {n.rsplit("/", 1)[1]: archive.read(n) for n in names[1:]}
+    # The document first, then each file once (diagram.png hangs on two items).
+    assert names[0].endswith(".reqif")
+    assert all(n.startswith("files/") for n in names[1:])
+    assert files == {"diagram.png": picture, "notes.txt": b"second file"}
+    named = {
+        ident: sorted(o.get("data") for o in value.iter("{*}object"))
+        for ident, found in objects_of(document).items()
+        for name, value in found["values"].items()
+        if name == "PL.Attachments"
+    }
+    assert sorted(len(paths) for paths in named.values()) == [1, 2]
+    assert {path for paths in named.values() for path in paths} == set(names[1:])
+    _files_imported(admin, labs, source, zipped, picture)
+
+
+def _files_imported(
+    admin: httpx.Client,
+    labs: httpx.Client,
+    source: dict[str, Any],
+    zipped: bytes,
+    picture: bytes,
+) -> None:
+    """The export's files imported into an empty project, again, and changed."""
+    with zipfile.ZipFile(io.BytesIO(zipped)) as archive:
+        names = archive.namelist()
+        document = assert_valid(archive.read(names[0]))
+    # Into an empty project: the same files on the same items; one attachment for the
+    # shared file.
+    target = _empty(admin, source)
+    dry = _import(labs, target["id"], zipped, dryRun="true").json()["data"]
+    assert dry["files"] == {"attached": 2, "links": 3, "replaced": 0, "unchanged": 0}
+    done = _import(labs, target["id"], zipped)
+    assert done.status_code == 200, done.text
+    assert done.json()["data"]["files"] == dry["files"]
+    assert _files_of(admin, target["id"]) == _files_of(admin, source["id"])
+    assert len(labs.get(f"/projects/{target['id']}/attachmentlinks").json()["data"]) == 3
+    again = labs.get(f"/projects/{target['id']}/reqif", params={"format": "reqifz"}).content
+    with zipfile.ZipFile(io.BytesIO(again)) as archive:
+        assert _content(assert_valid(archive.read(archive.namelist()[0]))) == _content(document)
+        assert sorted(archive.namelist()[1:]) == sorted(names[1:])
+    # Again: what is there stays; a file of the same name with other content replaces
+    # the attachment's file (its next version), not a new attachment.
+    same = _import(labs, target["id"], zipped).json()["data"]
+    assert same["files"] == {"attached": 0, "links": 0, "replaced": 0, "unchanged": 3}
+    changed = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(zipped)) as old, zipfile.ZipFile(changed, "w") as new:
+        for info in old.infolist():
+            data = old.read(info)
+            new.writestr(info, b"second file, revised" if data == b"second file" else data)
+    revised = _import(labs, target["id"], changed.getvalue()).json()["data"]
+    assert revised["files"] == {"attached": 0, "links": 0, "replaced": 1, "unchanged": 2}
+    held = _files_of(admin, target["id"])
+    assert sorted(file for files in held.values() for file in files) == sorted(
+        [("diagram.png", picture)] * 2 + [("notes.txt", b"second file, revised")]
+    )
+    # The plain document names no files: nothing of them is imported.
+    plain = labs.get(f"/projects/{source['id']}/reqif").content
+    assert b"PL.Attachments" not in plain
+    other = _empty(admin, source)
+    imported = _import(labs, other["id"], plain)
+    assert imported.status_code == 200, imported.text
+    assert imported.json()["data"]["files"]["attached"] == 0
 
 
 def _versions(admin: httpx.Client, project: int) -> dict[str, int]:

@@ -288,3 +288,27 @@ def test_a_field_suggested_for_a_type_is_named_apart_from_its_fields() -> None:
         "REQ": [{"name": "priorityString", "label": "Priority", "fieldType": "STRING"}]
     }
     assert planned.suggested_mapping["attributes"]["Priority"] == "priorityString"
+
+
+def test_files_are_the_archive_paths_an_objects_xhtml_names() -> None:
+    value = (
+        "<ATTRIBUTE-VALUE-XHTML><DEFINITION><ATTRIBUTE-DEFINITION-XHTML-REF>a-text"
+        "</ATTRIBUTE-DEFINITION-XHTML-REF></DEFINITION><THE-VALUE><xhtml:div>"
+        '<xhtml:object data="files/ab/diagram.png" type="image/png">diagram.png</xhtml:object>'
+        '<xhtml:object data="./files/../files/cd/notes.txt">notes</xhtml:object>'
+        '<xhtml:object data="https://example.com/x.png">remote</xhtml:object>'
+        '<xhtml:object data="/etc/passwd">absolute</xhtml:object>'
+        '<xhtml:object data="../outside.txt">outside</xhtml:object>'
+        "</xhtml:div></THE-VALUE></ATTRIBUTE-VALUE-XHTML>"
+    )
+    doc = reqif_in.read(FOREIGN.replace(b"<VALUES>", b"<VALUES>" + value.encode(), 1))
+    assert doc.objects["sup-1"].files == [
+        ("files/ab/diagram.png", "image/png"),
+        ("files/cd/notes.txt", ""),
+    ]
+    assert doc.objects["sup-2"].files == []
+    assert reqif_in.archive_members(_zip(**{"a.reqif": b"<x/>", "files/ab/d.png": b"12"})) == {
+        "a.reqif": 4,
+        "files/ab/d.png": 2,
+    }
+    assert reqif_in.archive_members(FOREIGN) == {}

@@ -19,7 +19,7 @@ from plumbline.gateway.records.activity import (
     Webhook,
     WebhookSecret,
 )
-from plumbline.gateway.records.attachments import Attachment
+from plumbline.gateway.records.attachments import Attachment, AttachmentLink
 from plumbline.gateway.records.common import (
     AllowedResource,
     Endpoint,
@@ -76,6 +76,7 @@ from plumbline.gateway.records.items import (
     Relationship,
     Release,
     ReqifChanged,
+    ReqifFiles,
     ReqifImportAnswer,
     ReqifLeft,
     ReqifMoved,
@@ -123,6 +124,7 @@ __all__ = [
     "ApiCredentials",
     "ApiCredentialsInfo",
     "Attachment",
+    "AttachmentLink",
     "Baseline",
     "BaselineChange",
     "BaselineFolder",
@@ -175,6 +177,7 @@ __all__ = [
     "ReportParameter",
     "ReportWork",
     "ReqifChanged",
+    "ReqifFiles",
     "ReqifImportAnswer",
     "ReqifLeft",
     "ReqifMoved",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from typing_extensions import TypedDict
+
 from plumbline.gateway.records.common import Lock, TestRecordBase
 
 
@@ -16,3 +18,13 @@ class Attachment(TestRecordBase):
     mimeType: str
     fileSize: int
     type: Literal["attachments"]
+
+
+class AttachmentLink(TypedDict):
+    """An attachment on an item, test plan or test run of a project."""
+
+    #: The item, test plan or test run it hangs on.
+    owner: int
+    attachment: Attachment
+    #: Hex SHA-256 of its file (empty until one is uploaded).
+    sha256: str

@@ -214,6 +214,8 @@ class ReqifImportAnswer(TypedDict):
     #: Parents whose children the import puts in the document's order (an item's place
     #: among its siblings is not a version).
     reordered: list[ReqifReordered]
+    #: A .reqifz's files the items name, as attachments of those items.
+    files: ReqifFiles
     #: The project's items of the item types the import writes that the document does
     #: not hold; deleted with deleteLeft=true.
     left: list[ReqifLeft]
@@ -242,6 +244,19 @@ class ReqifMoved(TypedDict):
     #: Its new parent: an item's id, the identifier of an object the import adds, or
     #: null for the project's root.
     parent: int | str | None
+
+
+class ReqifFiles(TypedDict):
+    """What a .reqifz import does with the archive's files its objects name (XHTML
+    ``<object data="files/...">``)."""
+
+    #: New attachments made (each file once), and the links to items they got.
+    attached: int
+    links: int
+    #: Attachments on an item with the file's name whose content the file replaces.
+    replaced: int
+    #: Files an item has already (same name, same content): left as they are.
+    unchanged: int
 
 
 class ReqifReordered(TypedDict):

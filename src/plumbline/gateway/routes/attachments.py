@@ -77,6 +77,38 @@ async def create_attachment(
 
 
 @router.get(
+    "/projects/{projectId}/attachmentlinks",
+    summary="Every attachment on a project's items, test plans and runs (labs)",
+    description="One entry per place an attachment hangs on, owner by owner (each "
+    "owner's in the order they were attached): the owner's id, the attachment as "
+    "GET /attachments/{attachmentId} answers it, and its file's SHA-256. Attachments "
+    "the caller may not read are left out; READ on the project is needed. A ReqIF "
+    "export with files reads them so, instead of a request per item.",
+    responses={**schemas.page(records.AttachmentLink), **schemas.errors(401, 404)},
+    dependencies=[LABS_ONLY],
+)
+async def list_project_links(
+    request: Request, projectId: int, version: Version, gw: Gw, page: Paging
+) -> Response:
+    # The project must exist and be readable: its read answers 404 or 401 as for any.
+    await gw.upstreams.items.projects.GetProjects(core_pb2.IdList(ids=[projectId]))
+    reply = await gw.upstreams.attachments.links.ListProjectLinks(
+        pb.ListProjectLinksRequest(
+            project=projectId, page=page.message(), dates_with_time=dates_with_time(request)
+        )
+    )
+    found: list[records.AttachmentLink] = [
+        {
+            "owner": link.owner,
+            "attachment": representations.attachment(link.attachment),
+            "sha256": link.attachment.sha256,
+        }
+        for link in reply.links
+    ]
+    return await View(request, gw, version, "attachments").many(found, reply.page_info)
+
+
+@router.get(
     "/attachments/{attachmentId}",
     summary="Get an attachment",
     responses=schemas.one(records.Attachment),

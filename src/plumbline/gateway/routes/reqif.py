@@ -21,7 +21,7 @@ from plumbline.common import int64
 from plumbline.common.errors import InvalidArgument, TooLarge
 from plumbline.common.reqif import NOT_ITEMS
 from plumbline.common.rpc import NO_DEADLINE
-from plumbline.gateway import params, query, records, reqif_in, schemas
+from plumbline.gateway import params, query, records, reqif_files, reqif_in, schemas
 from plumbline.gateway.deps import Gateway, Gw, Version
 from plumbline.gateway.envelope import accepted, attachment_disposition, unmapped, updated
 from plumbline.gateway.routes.imports import bulk_import
@@ -53,7 +53,9 @@ Format = Annotated[
             "format",
             {"type": "string", "enum": list(_FORMATS), "default": "reqif"},
             _format,
-            description="reqif: the XML document; reqifz: the same, zipped.",
+            description="reqif: the XML document; reqifz: the same, zipped, followed by "
+            "the exported items' attachments' files (files/<sha256 prefix>/<name>, named by "
+            "each item's PL.Attachments).",
         )
     ),
 ]
@@ -150,7 +152,12 @@ _PAGE = 1_000
     "project's items of the item types the import writes that the document does not "
     "hold are left, as are relationships between its items, of the types it maps, that "
     "it no longer has: listed, and deleted (an item with what is under it) only with "
-    "deleteLeft=true. Written by the bulk import, all or nothing. dryRun=true "
+    "deleteLeft=true. Written by the bulk import, all or nothing. In a .reqifz, the files "
+    "an object's XHTML names (<object data=...> with a path inside the archive, as "
+    "the export's PL.Attachments) become attachments of its item once the items are "
+    "written: one per file, linked to each item naming it; a file an item has already "
+    "(same name and content) is left, other content under the same name replaces its "
+    "file (files in the answer). dryRun=true "
     "answers all of it and writes nothing. READ_WRITE on the project is needed (READ for "
     "a dry run). With async=true the document is kept and the import made apart: the "
     "answer is 202 with a work (as POST /reports/{reportId} starts one) to follow at "
@@ -208,6 +215,8 @@ async def import_reqif(
     planned = await asyncio.to_thread(
         reqif_in.plan, document, target, mapping, existing, delete_left
     )
+    naming = any(o.files for o in document.objects.values())
+    attachments = await reqif_files.held(gw, project) if naming and existing.items else {}
     if planned.unmapped:
         count = len(planned.unmapped)
         return unmapped(
@@ -216,8 +225,17 @@ async def import_reqif(
             planned.unmapped,
             {"configuration": planned.suggested_config, "mapping": planned.suggested_mapping},
         )
+    files = (
+        await asyncio.to_thread(reqif_files.planned, document, data, planned, attachments)
+        if naming
+        else reqif_files.Files()
+    )
     answer = _answer(project, dry_run, delete_left, planned)
-    if dry_run or not planned.lines:
+    answer["files"] = cast(records.ReqifFiles, files.counts())
+    if dry_run or not (planned.lines or files.attached or files.replaced):
+        return updated(answer)
+    if not planned.lines:
+        await reqif_files.write(gw, project, data, files, {})
         return updated(answer)
 
     async def lines() -> AsyncIterator[bytes]:
@@ -240,6 +258,8 @@ async def import_reqif(
     answer["items"], answer["relationships"] = reply.items, reply.relationships
     answer["firstItemId"], answer["versions"] = reply.first_item_id, reply.versions
     answer["deleted"], answer["relationshipsDeleted"] = reply.deleted, reply.relationships_deleted
+    ids = {key: reply.first_item_id + k for k, key in enumerate(planned.new_keys)}
+    await reqif_files.write(gw, project, data, files, ids)
     return updated(answer)
 
 
@@ -260,6 +280,7 @@ def _answer(
         "moved": cast(list[records.ReqifMoved], planned.moved),
         "unchanged": planned.unchanged,
         "reordered": cast(list[records.ReqifReordered], planned.reordered),
+        "files": {"attached": 0, "links": 0, "replaced": 0, "unchanged": 0},
         "left": cast(list[records.ReqifLeft], planned.left),
         "relationshipsLeft": cast(list[records.ReqifRelationshipLeft], planned.relationships_left),
         # What a dry run would delete; a real one says what it did.

@@ -55,6 +55,24 @@ class Links(Domain):
         async with self.db.read() as session:
             return await page(session, joined, where, order, start, size, select(attachments))
 
+    async def project_page(self, project: int, start: int, size: int) -> tuple[list[Row[Any]], int]:
+        """``GET /labs/projects/{id}/attachmentlinks``: the project's links to readable
+        attachments, owner by owner, each owner's in the order they were attached; each
+        row an attachment with its ``link_owner``."""
+        access = await self.access.current()
+        access.require(Action.READ, project, f"project {project}")
+        joined = attachments.join(
+            attachment_links, attachment_links.c.attachment == attachments.c.id
+        )
+        where = [
+            attachment_links.c.owner_project == project,
+            readable_where(access, attachments.c.project),
+        ]
+        order = [attachment_links.c.owner, attachment_links.c.created_at, attachments.c.id]
+        columns = select(attachments, attachment_links.c.owner.label("link_owner"))
+        async with self.db.read() as session:
+            return await page(session, joined, where, order, start, size, columns)
+
     async def link(self, owner: Owner, attachment_id: int) -> None:
         """``POST /items/{id}/attachments``: an attachment of the owner's project."""
         access = await self.access.current()

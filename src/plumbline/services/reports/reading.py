@@ -47,16 +47,19 @@ class Reader:
         #: The moment the data was read at, where the API answered one (``meta.asOf``).
         self.as_of: str | None = None
 
-    async def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
-        """The body of ``GET /rest/<path>`` (``path`` starts with the version); a refusal
-        is ReportFailed with the API's message."""
+    def _url(self, path: str) -> str:
         base = self.base_url()
         if base is None:
             raise ReportFailed(
                 "The reports service does not know the REST API's address "
                 "(PLUMBLINE_GATEWAY_URL is not set)."
             )
-        url = f"{base.rstrip('/')}/rest/{path}"
+        return f"{base.rstrip('/')}/rest/{path}"
+
+    async def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
+        """The body of ``GET /rest/<path>`` (``path`` starts with the version); a refusal
+        is ReportFailed with the API's message."""
+        url = self._url(path)
         self.first_read = self.first_read or utcnow()
         try:
             response = await self.tokens.get(self.http, self.user, url, params)
@@ -82,10 +85,7 @@ class Reader:
     ) -> httpx.Response:
         """``POST /rest/<path>`` as the user with the multipart form ``parts()`` makes
         (made again for a second try with a new token); the answer as it is."""
-        base = self.base_url()
-        if base is None:
-            raise ReportFailed("The reports service does not know the REST API's address.")
-        url = f"{base.rstrip('/')}/rest/{path}"
+        url = self._url(path)
         self.first_read = self.first_read or utcnow()
         for fresh in (False, True):
             token = await self.tokens.of(self.user, fresh)
@@ -103,6 +103,33 @@ class Reader:
                 break
         self.last_read = utcnow()
         return response
+
+    async def stream(self, path: str) -> AsyncIterator[bytes]:
+        """The body of ``GET /rest/<path>`` as it arrives (a file); a refusal is
+        ReportFailed with the API's message."""
+        url = self._url(path)
+        self.first_read = self.first_read or utcnow()
+        for fresh in (False, True):
+            token = await self.tokens.of(self.user, fresh)
+            try:
+                async with self.http.stream(
+                    "GET", url, headers={"Authorization": f"Bearer {token}"}
+                ) as response:
+                    if response.status_code == 401 and not fresh:
+                        continue
+                    if response.status_code != 200:
+                        await response.aread()
+                        if 400 <= response.status_code < 500:
+                            raise ReportFailed(_message(response), response.status_code)
+                        raise ConnectionError(
+                            f"reading {path}: the API answered {response.status_code}"
+                        )
+                    async for chunk in response.aiter_bytes():
+                        yield chunk
+            except httpx.HTTPError as exc:
+                raise ConnectionError(f"reading {path}: {type(exc).__name__}") from None
+            self.last_read = utcnow()
+            return
 
     async def pages(
         self, path: str, params: Mapping[str, Any] | None = None

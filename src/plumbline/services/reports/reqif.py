@@ -16,7 +16,12 @@ What becomes what:
 - the tree is the one SPECIFICATION's hierarchy (a filter's items without their parent
   in the export at its top);
 - relationships between exported items are SPEC-RELATIONs typed by relationship type
-  (SPEC-RELATION-TYPEs), identified by their ends and type, so stable across a round trip.
+  (SPEC-RELATION-TYPEs), identified by their ends and type, so stable across a round trip;
+- in a ``.reqifz``, the files of the exported items' attachments follow the document as
+  ``files/<the start of its SHA-256>/<file name>`` (once for the same name and content),
+  and each type has an XHTML attribute
+  ``PL.Attachments`` whose value names an item's files (``<object data="files/...">``),
+  as ReqIF tools reference a document's files.
 
 Memory holds the configuration, each exported item's id, identifier and parent, and a
 page; relationships are read after the items, by item type (``/trace`` at depth 1).
@@ -40,6 +45,10 @@ from plumbline.services.reports.xhtml import to_xhtml
 
 #: The attribute every object has: its document key.
 FOREIGN_ID = "ReqIF.ForeignID"
+#: The attribute that names an object's files in a ``.reqifz``.
+ATTACHMENTS = "PL.Attachments"
+#: Where a ``.reqifz`` keeps the attachments' files.
+FILES = "files"
 #: System fields an item's identity is in, not an attribute of its own.
 _IDENTITY_FIELDS = frozenset(("documentKey", "globalId"))
 #: Bytes gathered before they are handed on.
@@ -101,6 +110,16 @@ class _Type:
     attributes: list[_Attribute] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class _File:
+    """An attachment's file, as a ``.reqifz`` holds it."""
+
+    attachment: int
+    path: str
+    name: str
+    mime_type: str
+
+
 @dataclass
 class _Catalog:
     types: dict[int, _Type]
@@ -145,6 +164,15 @@ async def export(
     info = (await reader.get(f"v1/projects/{project}"))["data"]
     await _check_scope(reader, project, scope)
     catalog = await _catalog(reader)
+    files: dict[int, list[_File]] = {}
+    if zipped:
+        files = await _files(reader, project)
+        for spec in catalog.types.values():
+            spec.attributes.append(
+                _Attribute(
+                    f"{spec.id}-{ATTACHMENTS}", ATTACHMENTS, "XHTML", "PL-DT-XHTML", "Attachments"
+                )
+            )
     now = xsd_datetime(format_datetime(utcnow()))
     name = str(info.get("projectKey") or project)
     sink = _Sink()
@@ -160,7 +188,7 @@ async def export(
                 placed = _Placed()
                 with xf.element(f"{{{NS}}}SPEC-OBJECTS"):
                     async for item, parent in _items(reader, project, scope, progress):
-                        element = _spec_object(item, catalog)
+                        element = _spec_object(item, catalog, files.get(int(item["id"]), []))
                         if element is None:
                             continue
                         made = placed.unique(element.get("IDENTIFIER"), int(item["id"]))
@@ -181,8 +209,42 @@ async def export(
                     xf.write(_specification(info, scope, placed, now))
     if archive is not None:
         out.close()
+        sent = {f.path: f for item in placed.order for f in files.get(item, [])}
+        for done, file in enumerate(sent.values()):
+            await progress(90 + 9 * done // len(sent), f"files: {done} of {len(sent)}")
+            with archive.open(file.path, "w") as member:
+                async for data in reader.stream(f"v1/attachments/{file.attachment}/file"):
+                    member.write(data)
+                    if sink.size > FLUSH_BYTES:
+                        yield sink.take()
         archive.close()
     yield sink.take()
+
+
+async def _files(reader: Reader, project: int) -> dict[int, list[_File]]:
+    """The files on the project's items (and test records), by owner."""
+    found: dict[int, list[_File]] = {}
+    async for body, _ in reader.pages(f"labs/projects/{project}/attachmentlinks"):
+        for link in body["data"]:
+            attachment = link["attachment"]
+            if not attachment.get("fileName"):
+                continue  # no file uploaded yet
+            name = _file_name(str(attachment["fileName"]))
+            made = int(attachment["id"])
+            # By content and name, not by id: the same after a round trip.
+            folder = str(link.get("sha256") or "")[:16] or f"attachment-{made}"
+            found.setdefault(int(link["owner"]), []).append(
+                _File(made, f"{FILES}/{folder}/{name}", name, str(attachment.get("mimeType") or ""))
+            )
+    return found
+
+
+def _file_name(name: str) -> str:
+    """A file's name as an archive member's last part: no directories, no characters a
+    file system or an XML attribute would stumble on."""
+    last = re.split(r"[/\\]", name)[-1]
+    cleaned = re.sub(r"[\x00-\x1f\x7f:*?\"<>|]", "_", last).strip(" .")
+    return cleaned[:200] or "file"
 
 
 async def _check_scope(reader: Reader, project: int, scope: Scope) -> None:
@@ -417,7 +479,7 @@ def _spec_types(catalog: _Catalog, now: str) -> Any:
     return holder
 
 
-def _spec_object(item: dict[str, Any], catalog: _Catalog) -> Any | None:
+def _spec_object(item: dict[str, Any], catalog: _Catalog, files: list[_File]) -> Any | None:
     spec = catalog.types.get(int(item["itemType"]))
     if spec is None:
         return None
@@ -432,10 +494,29 @@ def _spec_object(item: dict[str, Any], catalog: _Catalog) -> Any | None:
     values = _sub(made, "VALUES")
     fields = item.get("fields", {})
     for a in spec.attributes:
+        if a.name == ATTACHMENTS:
+            if files:
+                element = _sub(values, "ATTRIBUTE-VALUE-XHTML")
+                _ref(element, "DEFINITION", "ATTRIBUTE-DEFINITION-XHTML-REF", a.id)
+                _sub(element, "THE-VALUE").append(_objects(files))
+            continue
         value = item.get("documentKey") if a.name == FOREIGN_ID else fields.get(a.name)
         _value(values, a, value, catalog)
     _ref(made, "TYPE", "SPEC-OBJECT-TYPE-REF", spec.id)
     return made
+
+
+def _objects(files: list[_File]) -> Any:
+    """An item's files as XHTML: an ``object`` per file, its text the file's name."""
+    holder = etree.Element(f"{{{XHTML}}}div")
+    for file in files:
+        made = etree.SubElement(
+            holder,
+            f"{{{XHTML}}}object",
+            {"data": file.path, "type": file.mime_type or "application/octet-stream"},
+        )
+        made.text = file.name
+    return holder
 
 
 def _value(values: Any, a: _Attribute, value: Any, catalog: _Catalog) -> None:

@@ -77,6 +77,14 @@ ITEMS = [
 ]
 
 
+def _link(owner: int, made: int, name: str, mime_type: str, sha256: str) -> dict[str, Any]:
+    return {
+        "owner": owner,
+        "attachment": {"id": made, "fileName": name, "mimeType": mime_type},
+        "sha256": sha256,
+    }
+
+
 class Canned:
     """Answers the API paths the exporter reads, as the REST API would."""
 
@@ -96,7 +104,18 @@ class Canned:
             ],
             "v1/items": items,
             "v1/items/11": {"data": items[1]},
+            "labs/projects/1/attachmentlinks": [
+                _link(12, 70, "a/b\\photo:1.png", "image/png", "ab" * 32),
+                _link(10, 71, "outside.txt", "text/plain", "cd" * 32),
+                _link(11, 72, "", "", ""),  # no file yet
+                _link(11, 70, "a/b\\photo:1.png", "image/png", "ab" * 32),
+            ],
         }
+        self.files = {70: [b"\x89PNG", b" and more"], 71: [b"not exported"]}
+
+    async def stream(self, path: str) -> AsyncIterator[bytes]:
+        for piece in self.files[int(path.split("/")[2])]:
+            yield piece
 
     async def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
         if path not in self.bodies:
@@ -228,10 +247,24 @@ async def test_a_subtree_and_a_zip() -> None:
     made = [o.get("IDENTIFIER") for o in doc.iterfind(".//r:SPEC-OBJECT", NS)]
     assert made == ["_has_x20_spaces_x3a_and_x24_signs", "GID-REQ-12"]
     assert doc.findall(".//r:SPEC-RELATION", NS) == []  # 10 is not in it
+    assert b"PL.Attachments" not in await _export(reqif.Scope(item=11))
     zipped = await _export(reqif.Scope(item=11), zipped=True)
+    # The document, then each exported item's file once, by content and name.
+    path = "files/abababababababab/photo_1.png"
     with zipfile.ZipFile(io.BytesIO(zipped)) as archive:
-        assert archive.namelist() == ["P.reqif"]
-        assert_valid(archive.read("P.reqif"))
+        assert archive.namelist() == ["P.reqif", path]
+        assert archive.read(path) == b"\x89PNG and more"
+        doc = assert_valid(archive.read("P.reqif"))
+    named = {
+        o.get("IDENTIFIER"): [
+            (x.get("data"), x.get("type"), x.text) for x in o.iterfind(".//x:object", NS)
+        ]
+        for o in doc.iterfind(".//r:SPEC-OBJECT", NS)
+    }
+    assert named == {
+        "_has_x20_spaces_x3a_and_x24_signs": [(path, "image/png", "photo_1.png")],
+        "GID-REQ-12": [(path, "image/png", "photo_1.png")],
+    }
     with pytest.raises(ReportFailed, match="No v1/items/404"):
         await _export(reqif.Scope(item=404))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from plumbline.api.attachments.v1 import attachments_pb2 as pb
 from plumbline.api.attachments.v1 import attachments_pb2_grpc
 from plumbline.api.core.v1 import core_pb2
-from plumbline.common.rpc import Context, page_of
+from plumbline.common.rpc import Context, page_info, page_of
 from plumbline.services.attachments.api.messages import AttachmentMessages
 from plumbline.services.attachments.links import Links, Owner
 
@@ -27,6 +27,20 @@ class AttachmentLinksServicer(attachments_pb2_grpc.AttachmentLinksServicer):
         start, size = page_of(request.page)
         rows, total = await self.links.page(_owner(request.owner), start, size)
         return await self.render.page(rows, start, total, request.dates_with_time)
+
+    async def ListProjectLinks(
+        self, request: pb.ListProjectLinksRequest, context: Context
+    ) -> pb.ProjectLinkPage:
+        start, size = page_of(request.page)
+        rows, total = await self.links.project_page(request.project, start, size)
+        listed = await self.render.many(rows, request.dates_with_time)
+        return pb.ProjectLinkPage(
+            links=[
+                pb.ProjectLink(owner=row.link_owner, attachment=attachment)
+                for row, attachment in zip(rows, listed, strict=True)
+            ],
+            page_info=page_info(start, len(rows), total),
+        )
 
     async def Link(self, request: pb.LinkRequest, context: Context) -> core_pb2.Empty:
         await self.links.link(_owner(request.owner), request.attachment)
