@@ -74,6 +74,9 @@ MAX_BACKOFF = 3600.0
 USER_AGENT = "Plumbline-Webhooks/1"
 #: The most of a receiver's answer read (it is not kept: only its status counts).
 ANSWER_BYTES = 64 * 1024
+#: Changed records read ahead of a webhook's deliveries, at once: each read is a round
+#: trip through the gateway, and one at a time they bounded a webhook's rate.
+READ_AHEAD = 8
 
 
 @dataclass(frozen=True)
@@ -289,19 +292,20 @@ class Deliverer:
         # commit sends the batch's changes again (at least once).
         done: list[tuple[Any, int, Outcome]] = []
         committed = time.monotonic()
-        for change in changes:
-            outcome = await self._send(row, secrets, change)
-            attempts += 1
-            if outcome.delivered:
-                done.append((change, attempts, outcome))
-                attempts, failing_since = 0, None
-                if time.monotonic() - committed >= COMMIT_SECONDS:
-                    await self._delivered(row.id, done)
-                    done, committed = [], time.monotonic()
-                continue
-            await self._delivered(row.id, done)
-            await self._failed(row.id, change, attempts, outcome, failing_since)
-            return 0.0  # the next round waits for the retry
+        with _ReadAhead(self.records if row.include_object else None, row.owner, changes) as read:
+            for index, change in enumerate(changes):
+                outcome = await self._send(row, secrets, change, await read.record(index))
+                attempts += 1
+                if outcome.delivered:
+                    done.append((change, attempts, outcome))
+                    attempts, failing_since = 0, None
+                    if time.monotonic() - committed >= COMMIT_SECONDS:
+                        await self._delivered(row.id, done)
+                        done, committed = [], time.monotonic()
+                    continue
+                await self._delivered(row.id, done)
+                await self._failed(row.id, change, attempts, outcome, failing_since)
+                return 0.0  # the next round waits for the retry
         await self._delivered(row.id, done)
         return 0.0
 
@@ -327,20 +331,16 @@ class Deliverer:
             found.append(self.sealer.open(row.previous_secret))
         return found
 
-    async def _send(self, row: Any, secrets: list[str], change: Any) -> Outcome:
-        """One attempt to deliver ``change`` to webhook ``row``."""
+    async def _send(self, row: Any, secrets: list[str], change: Any, record: _Record) -> Outcome:
+        """One attempt to deliver ``change`` to webhook ``row``, with its ``record`` as
+        read for it (None: none to send)."""
         url = row.url
         message = change_message(change)
         data = wire_members(message)
-        if row.include_object and self.records is not None:
-            try:
-                record = await self.records.of(
-                    row.owner, change.type, change.event_type, change.object_id
-                )
-            except RecordUnavailable as exc:
-                return Outcome(False, None, 0.0, f"not sent: {exc}")
-            if record is not None:
-                data["object"] = record
+        if isinstance(record, RecordUnavailable):
+            return Outcome(False, None, 0.0, f"not sent: {record}")
+        if record is not None:
+            data["object"] = record
         body = orjson.dumps({"type": change.type, "timestamp": message.time, "data": data})
         stamp = int(time.time())
         headers = {
@@ -458,13 +458,63 @@ class Deliverer:
             )
             change = changes[0] if changes and changes[0].id == request.cursor else None
             if change is not None:
-                outcome = await self._send(row, self._secrets(row), change)
+                with _ReadAhead(
+                    self.records if row.include_object else None, row.owner, [change]
+                ) as read:
+                    record = await read.record(0)
+                outcome = await self._send(row, self._secrets(row), change, record)
             async with self.db.transaction() as session:
                 await self._hold(session, row.id)
                 if change is not None:
                     entry = _log(row.id, change, 1, outcome) | {"redelivery": True}
                     await session.execute(insert(deliveries).values(entry))
                 await session.execute(delete(redeliveries).where(redeliveries.c.id == request.id))
+
+
+#: A change's record as read for its delivery: the record, None (none to send), or why
+#: it could not be read now.
+_Record = Any
+
+
+class _ReadAhead:
+    """The changed records of a webhook's batch, read as its owner up to ``READ_AHEAD``
+    changes ahead of the one being delivered, so a delivery seldom waits for its read.
+    Each is read at most a few deliveries before it is sent (the owner's view then);
+    reads not taken are cancelled when the batch ends (a failed delivery stops it)."""
+
+    def __init__(self, records: Records | None, owner: int, changes: list[Any]) -> None:
+        self.records = records
+        self.owner = owner
+        self.changes = changes
+        self.reads: dict[int, asyncio.Task[_Record]] = {}
+        self.next = 0
+
+    def __enter__(self) -> _ReadAhead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for task in self.reads.values():
+            if task.done() and not task.cancelled():
+                task.exception()  # taken: a read's failure is not a delivery's
+            task.cancel()
+
+    async def record(self, index: int) -> _Record:
+        if self.records is None:
+            return None
+        while self.next < min(index + READ_AHEAD, len(self.changes)):
+            self.reads[self.next] = asyncio.create_task(self._read(self.changes[self.next]))
+            self.next += 1
+        task = self.reads.pop(index, None)
+        return await task if task is not None else await self._read(self.changes[index])
+
+    async def _read(self, change: Any) -> _Record:
+        assert self.records is not None
+        try:
+            return await self.records.of(
+                self.owner, change.type, change.event_type, change.object_id
+            )
+        except RecordUnavailable as exc:
+            return exc
 
 
 def _log(webhook_id: int, change: Any, attempt: int, outcome: Outcome) -> dict[str, Any]:

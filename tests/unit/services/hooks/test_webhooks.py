@@ -363,3 +363,53 @@ async def test_a_deleted_webhooks_id_is_never_given_again(
         await store.delete(first.id)
         second, _ = await store.create(WebhookSpec(url="http://127.0.0.1:9/b"))
     assert second.id > first.id
+
+
+class _SlowRecords:
+    """Records read in 50 ms each, counting how many are read at once."""
+
+    def __init__(self) -> None:
+        self.reading = 0
+        self.most = 0
+        self.read: list[int] = []
+
+    async def of(self, owner: int, event_type: str, kind: str, object_id: int | None) -> Any:
+        self.reading += 1
+        self.most = max(self.most, self.reading)
+        try:
+            await asyncio.sleep(0.05)
+        finally:
+            self.reading -= 1
+        self.read.append(cast(int, object_id))
+        if object_id == 13:
+            raise objects.RecordUnavailable("the API answered 503")
+        return {"id": object_id, "owner": owner}
+
+
+async def test_records_are_read_a_few_changes_ahead_and_in_order() -> None:
+    records = _SlowRecords()
+    changes = [
+        type("Change", (), {"type": "items.item.updated", "event_type": "UPDATE", "object_id": n})
+        for n in range(20)
+    ]
+    started = asyncio.get_running_loop().time()
+    with delivery._ReadAhead(cast(Any, records), 7, changes) as read:
+        got = [await read.record(i) for i in range(12)]
+    took = asyncio.get_running_loop().time() - started
+    assert [g["id"] for g in got if isinstance(g, dict)] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+    assert got[0]["owner"] == 7
+    # Eight at a time, not one after another (12 x 50 ms).
+    assert records.most == delivery.READ_AHEAD
+    assert took < 0.3
+    # What was read ahead and not taken is cancelled with the batch: no read beyond the
+    # last taken change plus the read-ahead.
+    await asyncio.sleep(0.1)
+    assert max(records.read) < 12 + delivery.READ_AHEAD
+    assert 19 not in records.read
+    # A record that cannot be read is told as the reason, not raised.
+    with delivery._ReadAhead(cast(Any, records), 7, changes[13:14]) as read:
+        failed = await read.record(0)
+    assert isinstance(failed, objects.RecordUnavailable)
+    # Without records (the webhook leaves the record out) nothing is read.
+    with delivery._ReadAhead(None, 7, changes) as read:
+        assert await read.record(3) is None
