@@ -132,11 +132,17 @@ def _seed(client: httpx.Client, requirements: int) -> dict[str, Any]:
         client.post(
             f"/rest/v1/testplans/{plan}/testgroups/{group}/testcases", json={"testCase": case}
         )
-    cycle = client.post(
+    made = client.post(
         f"/rest/v1/testplans/{plan}/testcycles",
         json={"fields": {"name": "Cycle", "startDate": "2026-11-01", "endDate": "2026-11-30"}},
         timeout=600,
-    ).json()["meta"]["id"]
+    )
+    if made.status_code != 201:
+        raise RuntimeError(
+            f"a cycle of {requirements} test cases was not made: {made.status_code} "
+            f"{made.text[:300]}"
+        )
+    cycle = made.json()["meta"]["id"]
     runs: list[int] = []
     start = 0
     while True:

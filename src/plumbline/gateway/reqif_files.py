@@ -27,7 +27,7 @@ from plumbline.api.attachments.v1 import attachments_pb2 as pb
 from plumbline.api.core.v1 import core_pb2
 from plumbline.gateway import reqif_in
 from plumbline.gateway.deps import Gateway
-from plumbline.gateway.uploads import send_stream
+from plumbline.gateway.routes.files import send_file
 
 #: Links read a page at a time.
 _PAGE = 1_000
@@ -40,6 +40,8 @@ class File:
     """A member of the archive some items name."""
 
     path: str
+    #: Its name in the archive (the path is normalised).
+    member: str
     name: str
     mime_type: str
     sha256: str
@@ -110,9 +112,10 @@ def planned(doc: reqif_in.Document, data: bytes, plan: reqif_in.Plan, attachment
                     name = posixpath.basename(path) or "file"
                     file = File(
                         path,
+                        members[path],
                         name,
                         mime_type or mimetypes.guess_type(name)[0] or "application/octet-stream",
-                        hashlib.sha256(archive.read(path)).hexdigest(),
+                        _sha256(archive, members[path]),
                     )
                     made[path] = file
                 there = attachments.get(item, []) if isinstance(item, int) else []
@@ -121,10 +124,18 @@ def planned(doc: reqif_in.Document, data: bytes, plan: reqif_in.Plan, attachment
                     file.owners.append(item)
                 elif same[2] == file.sha256:
                     found.unchanged += 1
-                else:
+                elif all(same[0] != replaced for replaced, _ in found.replaced):
                     found.replaced.append((same[0], file))
     found.attached = [f for f in made.values() if f.owners]
     return found
+
+
+def _sha256(archive: zipfile.ZipFile, member: str) -> str:
+    digest = hashlib.sha256()
+    with archive.open(member) as opened:
+        while data := opened.read(_CHUNK):
+            digest.update(data)
+    return digest.hexdigest()
 
 
 async def write(gw: Gateway, project: int, data: bytes, files: Files, ids: dict[str, int]) -> None:
@@ -157,14 +168,8 @@ async def _upload(gw: Gateway, archive: zipfile.ZipFile, attachment: int, file: 
                 attachment=attachment, file_name=file.name, mime_type=file.mime_type
             )
         )
-        with archive.open(file.path) as member:
+        with archive.open(file.member) as member:
             while data := member.read(_CHUNK):
                 yield pb.UploadChunk(data=data)
 
-    await send_stream(
-        gw.upstreams.attachments.files.Upload,
-        messages(),
-        idle=gw.settings.body_timeout,
-        answer_within=gw.settings.grpc_timeout,
-        service="attachments",
-    )
+    await send_file(gw, messages())

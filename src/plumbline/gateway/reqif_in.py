@@ -240,14 +240,15 @@ def _named_files(held: Any) -> list[tuple[str, str]]:
     return found
 
 
-def archive_members(data: bytes) -> dict[str, int]:
-    """The members of a ``.reqifz`` (already checked by ``unpacked``) and their sizes;
-    nothing for a plain document."""
+def archive_members(data: bytes) -> dict[str, str]:
+    """The files of a ``.reqifz`` (already checked by ``unpacked``): each one's path as
+    a document names it (normalised) and its name in the archive; nothing for a plain
+    document."""
     if not data.startswith(b"PK"):
         return {}
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         return {
-            posixpath.normpath(i.filename): i.file_size
+            posixpath.normpath(i.filename.replace("\\", "/")): i.filename
             for i in archive.infolist()
             if not i.is_dir()
         }

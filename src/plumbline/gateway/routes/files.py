@@ -26,7 +26,7 @@ from plumbline.common.errors import InvalidArgument, TooLarge, Unavailable, size
 from plumbline.common.rpc import NO_DEADLINE
 from plumbline.common.streams import read_ahead
 from plumbline.gateway import schemas
-from plumbline.gateway.deps import Gw, Version
+from plumbline.gateway.deps import Gateway, Gw, Version
 from plumbline.gateway.envelope import attachment_disposition, error, updated
 from plumbline.gateway.uploads import FileUpload, Pace, send_stream
 
@@ -94,14 +94,19 @@ async def upload(request: Request, attachmentId: int, gw: Gw) -> Response:
             log.info("upload to attachment %d ended early: %s", attachmentId, exc)
             raise
 
-    await send_stream(
+    await send_file(gw, messages())
+    return updated()
+
+
+async def send_file(gw: Gateway, messages: AsyncIterator[pb.UploadChunk]) -> pb.FileInfo:
+    """Streams an upload (its header, then its data) to the attachments service."""
+    return await send_stream(
         gw.upstreams.attachments.files.Upload,
-        messages(),
+        messages,
         idle=gw.settings.body_timeout,
         answer_within=gw.settings.grpc_timeout,
         service="attachments",
     )
-    return updated()
 
 
 def _range(header: str | None) -> dict[str, int]:
