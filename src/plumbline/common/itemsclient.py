@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 from grpc import aio
 
-from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2, items_pb2_grpc
 from plumbline.common.catalog import Catalog, Field, ItemType, Option
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.idblocks import IdAllocator
+from plumbline.common.rpc import every_page
 
 #: Seconds the configuration is kept before it is read again.
 CATALOG_TTL = 5.0
@@ -77,42 +77,39 @@ class ItemsClient:
     async def _load_catalog(self) -> Catalog:
         stub = items_pb2_grpc.ConfigurationStub(self._channel())
         types: dict[int, ItemType] = {}
-        start = 0
-        while True:
-            page = await stub.ListItemTypes(
-                items_pb2.ListItemTypesRequest(page=core_pb2.Page(start_at=start, max_results=50))
-            )
-            for message in page.item_types:
-                types[message.id] = _item_type(message)
-            start += len(page.item_types)
-            if not page.item_types or start >= page.page_info.total_results:
-                break
+        listed = every_page(
+            lambda page: stub.ListItemTypes(items_pb2.ListItemTypesRequest(page=page)),
+            lambda reply: reply.item_types,
+        )
+        async for message in listed:
+            types[message.id] = _item_type(message)
         options: dict[int, Option] = {}
         pick_lists = {f.pick_list for t in types.values() for f in t.fields if f.pick_list}
         for pick_list in sorted(pick_lists):
-            start = 0
-            while True:
-                reply = await stub.ListPickListOptions(
-                    items_pb2.ListOptionsRequest(
-                        pick_list=pick_list, page=core_pb2.Page(start_at=start, max_results=50)
-                    )
+            async for o in _options(stub, pick_list):
+                options[o.id] = Option(
+                    o.id,
+                    o.pick_list or pick_list,
+                    o.name,
+                    o.description,
+                    o.value,
+                    o.color,
+                    o.default,
+                    o.active,
+                    o.sort_order,
                 )
-                for o in reply.options:
-                    options[o.id] = Option(
-                        o.id,
-                        o.pick_list or pick_list,
-                        o.name,
-                        o.description,
-                        o.value,
-                        o.color,
-                        o.default,
-                        o.active,
-                        o.sort_order,
-                    )
-                start += len(reply.options)
-                if not reply.options or start >= reply.page_info.total_results:
-                    break
         return Catalog(item_types=types, options=options)
+
+
+def _options(
+    stub: items_pb2_grpc.ConfigurationStub, pick_list: int
+) -> AsyncIterator[items_pb2.PickListOption]:
+    return every_page(
+        lambda page: stub.ListPickListOptions(
+            items_pb2.ListOptionsRequest(pick_list=pick_list, page=page)
+        ),
+        lambda reply: reply.options,
+    )
 
 
 def _item_type(message: items_pb2.ItemType) -> ItemType:

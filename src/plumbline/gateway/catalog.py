@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2, items_pb2_grpc
+from plumbline.common.rpc import every_page
 from plumbline.gateway import records, representations
 from plumbline.gateway.includes import FIELD_LINKS
 
@@ -58,17 +58,16 @@ class ItemTypeCache:
     async def _load(self) -> tuple[dict[str, str], dict[str, records.ItemType]]:
         links: dict[str, str] = {}
         types: dict[str, records.ItemType] = {}
-        start = 0
-        while True:
-            reply = await self.configuration.ListItemTypes(
-                items_pb2.ListItemTypesRequest(page=core_pb2.Page(start_at=start, max_results=50))
-            )
-            for item_type in reply.item_types:
-                types[str(item_type.id)] = representations.item_type(item_type)
-                for field in item_type.fields:
-                    target = FIELD_LINKS.get(field.field_type)
-                    if target is not None:
-                        links[f"data.fields.{field.name}"] = target
-            start += len(reply.item_types)
-            if not reply.item_types or start >= reply.page_info.total_results:
-                return links, types
+        listed = every_page(
+            lambda page: self.configuration.ListItemTypes(
+                items_pb2.ListItemTypesRequest(page=page)
+            ),
+            lambda reply: reply.item_types,
+        )
+        async for item_type in listed:
+            types[str(item_type.id)] = representations.item_type(item_type)
+            for field in item_type.fields:
+                target = FIELD_LINKS.get(field.field_type)
+                if target is not None:
+                    links[f"data.fields.{field.name}"] = target
+        return links, types

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from plumbline.api.attachments.v1 import attachments_pb2 as pb
-from plumbline.api.core.v1 import core_pb2
+from plumbline.common.rpc import every_page
 from plumbline.gateway import reqif_in
 from plumbline.gateway.deps import Gateway
 from plumbline.gateway.routes.files import send_file
@@ -55,8 +55,8 @@ class Files:
 
     #: New attachments, each linked to its owners.
     attached: list[File] = field(default_factory=list)
-    #: Attachments already on an item whose file (same name) gets new content.
-    replaced: list[tuple[int, File]] = field(default_factory=list)
+    #: Attachments already on an item (by id) whose file (same name) gets new content.
+    replaced: dict[int, File] = field(default_factory=dict)
     unchanged: int = 0
 
     def counts(self) -> dict[str, int]:
@@ -75,20 +75,18 @@ Held = dict[int, list[tuple[int, str, str]]]
 async def held(gw: Gateway, project: int) -> Held:
     """The project's attachments, by the item (or test record) they hang on."""
     found: Held = {}
-    start = 0
-    while True:
-        reply = await gw.upstreams.attachments.links.ListProjectLinks(
-            pb.ListProjectLinksRequest(
-                project=project, page=core_pb2.Page(start_at=start, max_results=_PAGE)
-            )
+    links = every_page(
+        lambda page: gw.upstreams.attachments.links.ListProjectLinks(
+            pb.ListProjectLinksRequest(project=project, page=page)
+        ),
+        lambda reply: reply.links,
+        _PAGE,
+    )
+    async for link in links:
+        found.setdefault(link.owner, []).append(
+            (link.attachment.id, link.attachment.file_name, link.attachment.sha256)
         )
-        for link in reply.links:
-            found.setdefault(link.owner, []).append(
-                (link.attachment.id, link.attachment.file_name, link.attachment.sha256)
-            )
-        start += len(reply.links)
-        if not reply.links or start >= reply.page_info.total_results:
-            return found
+    return found
 
 
 def planned(doc: reqif_in.Document, data: bytes, plan: reqif_in.Plan, attachments: Held) -> Files:
@@ -124,8 +122,8 @@ def planned(doc: reqif_in.Document, data: bytes, plan: reqif_in.Plan, attachment
                     file.owners.append(item)
                 elif same[2] == file.sha256:
                     found.unchanged += 1
-                elif all(same[0] != replaced for replaced, _ in found.replaced):
-                    found.replaced.append((same[0], file))
+                else:
+                    found.replaced[same[0]] = file
     found.attached = [f for f in made.values() if f.owners]
     return found
 
@@ -157,7 +155,7 @@ async def write(gw: Gateway, project: int, data: bytes, files: Files, ids: dict[
                         attachment=created.id,
                     )
                 )
-        for attachment, file in files.replaced:
+        for attachment, file in files.replaced.items():
             await _upload(gw, archive, attachment, file)
 
 

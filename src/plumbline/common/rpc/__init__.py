@@ -4,6 +4,7 @@ in-process channel between the parts of one process."""
 from plumbline.common.rpc._address import Target, replicas_of, target_of
 from plumbline.common.rpc._client import NO_DEADLINE, ClientInterceptor, connect, wait_ready
 from plumbline.common.rpc._inproc import InProcessChannel, InProcessServer
+from plumbline.common.rpc._pages import every_page
 from plumbline.common.rpc._server import (
     Context,
     GrpcServer,
@@ -33,6 +34,7 @@ __all__ = [
     "Target",
     "connect",
     "dataclass_of",
+    "every_page",
     "from_wire",
     "given",
     "message_of",

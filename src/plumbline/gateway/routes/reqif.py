@@ -20,7 +20,7 @@ from plumbline.api.reports.v1 import reports_pb2 as pb
 from plumbline.common import int64
 from plumbline.common.errors import InvalidArgument, TooLarge
 from plumbline.common.reqif import NOT_ITEMS
-from plumbline.common.rpc import NO_DEADLINE
+from plumbline.common.rpc import NO_DEADLINE, every_page
 from plumbline.gateway import params, query, records, reqif_files, reqif_in, schemas
 from plumbline.gateway.deps import Gateway, Gw, Version
 from plumbline.gateway.envelope import accepted, attachment_disposition, unmapped, updated
@@ -411,18 +411,7 @@ async def _target(gw: Gateway) -> reqif_in.Target:
     }
     options: dict[int, dict[str, int]] = {}
     for pick_list in sorted(lists):
-        start, found = 0, dict[str, int]()
-        while True:
-            reply = await gw.upstreams.items.configuration.ListPickListOptions(
-                items_pb2.ListOptionsRequest(
-                    pick_list=pick_list, page=core_pb2.Page(start_at=start, max_results=50)
-                )
-            )
-            found |= {o.name.lower(): o.id for o in reply.options}
-            start += len(reply.options)
-            if not reply.options or start >= reply.page_info.total_results:
-                break
-        options[pick_list] = found
+        options[pick_list] = {o.name.lower(): o.id async for o in _options(gw, pick_list)}
     relationship_types = await gw.upstreams.items.configuration.ListRelationshipTypes(
         core_pb2.Page(start_at=0, max_results=1000)
     )
@@ -442,33 +431,39 @@ async def _target(gw: Gateway) -> reqif_in.Target:
     )
 
 
+def _options(gw: Gateway, pick_list: int) -> AsyncIterator[items_pb2.PickListOption]:
+    return every_page(
+        lambda page: gw.upstreams.items.configuration.ListPickListOptions(
+            items_pb2.ListOptionsRequest(pick_list=pick_list, page=page)
+        ),
+        lambda reply: reply.options,
+    )
+
+
 async def _existing(gw: Gateway, project: int) -> reqif_in.Existing:
     """The project's items and relationships, as a re-import compares them."""
     found = reqif_in.Existing()
-    start = 0
-    while True:
-        reply = await gw.upstreams.items.items.ListItems(
-            items_pb2.ListItemsRequest(
-                project=project, page=core_pb2.Page(start_at=start, max_results=_PAGE)
+    listed = every_page(
+        lambda page: gw.upstreams.items.items.ListItems(
+            items_pb2.ListItemsRequest(project=project, page=page)
+        ),
+        lambda reply: reply.items,
+        _PAGE,
+    )
+    async for item in listed:
+        fields = orjson.loads(item.fields_json) if item.fields_json else {}
+        parent = item.location.parent_item if item.location.HasField("parent_item") else None
+        found.items.append(
+            reqif_in.ExistingItem(
+                item.id,
+                item.item_type,
+                parent,
+                item.global_id,
+                str(fields.get("name", "")),
+                fields,
+                item.location.sort_order,
             )
         )
-        for item in reply.items:
-            fields = orjson.loads(item.fields_json) if item.fields_json else {}
-            parent = item.location.parent_item if item.location.HasField("parent_item") else None
-            found.items.append(
-                reqif_in.ExistingItem(
-                    item.id,
-                    item.item_type,
-                    parent,
-                    item.global_id,
-                    str(fields.get("name", "")),
-                    fields,
-                    item.location.sort_order,
-                )
-            )
-        start += len(reply.items)
-        if not reply.items or start >= reply.page_info.total_results:
-            break
     last = 0
     while True:
         page = await gw.upstreams.items.relationships.ListRelationships(
