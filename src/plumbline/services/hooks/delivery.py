@@ -27,6 +27,7 @@ import contextlib
 import logging
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -46,7 +47,7 @@ from plumbline.services.hooks import targets
 from plumbline.services.hooks.api.changes import change_message
 from plumbline.services.hooks.feed import ChangeFeed, ChangeQuery
 from plumbline.services.hooks.models import deliveries, redeliveries, webhooks
-from plumbline.services.hooks.objects import Records, RecordUnavailable
+from plumbline.services.hooks.objects import Records, RecordUnavailable, Ref, reference
 from plumbline.services.hooks.owners import Owners
 from plumbline.services.hooks.secrets import Sealer, sign
 from plumbline.services.hooks.webhooks import filters
@@ -74,9 +75,11 @@ MAX_BACKOFF = 3600.0
 USER_AGENT = "Plumbline-Webhooks/1"
 #: The most of a receiver's answer read (it is not kept: only its status counts).
 ANSWER_BYTES = 64 * 1024
-#: Changed records read ahead of a webhook's deliveries, at once: each read is a round
-#: trip through the gateway, and one at a time they bounded a webhook's rate.
-READ_AHEAD = 8
+#: Changes whose records one request reads (``GET /rest/labs/records``): a request per
+#: change, through the gateway, cost more CPU than the delivery itself.
+READ_SPAN = 50
+#: A record read longer ago than this when its change is sent is read again.
+FRESH_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -476,45 +479,85 @@ class Deliverer:
 _Record = Any
 
 
-class _ReadAhead:
-    """The changed records of a webhook's batch, read as its owner up to ``READ_AHEAD``
-    changes ahead of the one being delivered, so a delivery seldom waits for its read.
-    Each is read at most a few deliveries before it is sent (the owner's view then);
-    reads not taken are cancelled when the batch ends (a failed delivery stops it)."""
+@dataclass
+class _Span:
+    """Changes ``start`` to ``end`` of a batch whose records one request reads."""
 
-    def __init__(self, records: Records | None, owner: int, changes: list[Any]) -> None:
+    start: int
+    end: int
+    task: asyncio.Task[dict[Ref, Any] | RecordUnavailable] | None = None
+    #: When the read answered (None while it is under way).
+    read_at: float | None = None
+
+
+class _ReadAhead:
+    """The changed records of a webhook's batch, read as its owner ``READ_SPAN`` changes
+    at a time in one request, the next span while the second half of this one is
+    delivered, so a delivery seldom waits for its read. A record read more than
+    ``FRESH_SECONDS`` before its delivery (a slow receiver) is read again, alone, so what
+    is sent is the owner's view at about the time it is sent. Reads not taken are
+    cancelled when the batch ends (a failed delivery stops it)."""
+
+    def __init__(
+        self,
+        records: Records | None,
+        owner: int,
+        changes: list[Any],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.records = records
         self.owner = owner
-        self.changes = changes
-        self.reads: dict[int, asyncio.Task[_Record]] = {}
-        self.next = 0
+        self.refs = [reference(c.type, c.event_type, c.object_id) for c in changes]
+        self.clock = clock
+        self.spans: list[_Span] = []
 
     def __enter__(self) -> _ReadAhead:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for task in self.reads.values():
-            if task.done() and not task.cancelled():
-                task.exception()  # taken: a read's failure is not a delivery's
-            task.cancel()
+        for span in self.spans:
+            assert span.task is not None
+            if span.task.done() and not span.task.cancelled():
+                span.task.exception()  # taken: a read's failure is not a delivery's
+            span.task.cancel()
 
     async def record(self, index: int) -> _Record:
-        if self.records is None:
+        ref = self.refs[index]
+        if self.records is None or ref is None:
             return None
-        while self.next < min(index + READ_AHEAD, len(self.changes)):
-            self.reads[self.next] = asyncio.create_task(self._read(self.changes[self.next]))
-            self.next += 1
-        task = self.reads.pop(index, None)
-        return await task if task is not None else await self._read(self.changes[index])
+        span = self._covering(index)
+        if span is None:
+            span = self._start(index, READ_SPAN)
+        elif span.read_at is not None and self.clock() - span.read_at > FRESH_SECONDS:
+            span = self._start(index, 1)
+        halfway = span.start + (span.end - span.start) // 2
+        if index >= halfway and span.end < len(self.refs) and self._covering(span.end) is None:
+            self._start(span.end, READ_SPAN)
+        assert span.task is not None
+        found = await span.task
+        return found if isinstance(found, RecordUnavailable) else found.get(ref)
 
-    async def _read(self, change: Any) -> _Record:
+    def _covering(self, index: int) -> _Span | None:
+        for span in reversed(self.spans):
+            if span.start <= index < span.end:
+                return span
+        return None
+
+    def _start(self, start: int, size: int) -> _Span:
+        span = _Span(start, min(start + size, len(self.refs)))
+        span.task = asyncio.create_task(self._read(span))
+        self.spans.append(span)
+        return span
+
+    async def _read(self, span: _Span) -> dict[Ref, Any] | RecordUnavailable:
         assert self.records is not None
+        refs = {ref for ref in self.refs[span.start : span.end] if ref is not None}
         try:
-            return await self.records.of(
-                self.owner, change.type, change.event_type, change.object_id
-            )
+            return await self.records.many(self.owner, refs)
         except RecordUnavailable as exc:
             return exc
+        finally:
+            span.read_at = self.clock()
 
 
 def _log(webhook_id: int, change: Any, attempt: int, outcome: Outcome) -> dict[str, Any]:

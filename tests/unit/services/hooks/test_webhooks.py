@@ -336,11 +336,11 @@ async def test_a_change_recorded_here_wakes_only_the_webhooks_of_its_project(
 @pytest.mark.parametrize(
     ("event_type", "kind", "object_id", "resource"),
     [
-        ("items.item.updated", "UPDATE", 7, "items/7"),
-        ("items.relationship.created", "CREATE", 8, "relationships/8"),
-        ("testmgmt.testrun.updated", "UPDATE", 9, "testruns/9"),
-        ("attachments.attachment.created", "CREATE", 10, "attachments/10"),
-        ("baselines.baseline.created", "CREATE", 11, "baselines/11"),
+        ("items.item.updated", "UPDATE", 7, ("items", 7)),
+        ("items.relationship.created", "CREATE", 8, ("relationships", 8)),
+        ("testmgmt.testrun.updated", "UPDATE", 9, ("testruns", 9)),
+        ("attachments.attachment.created", "CREATE", 10, ("attachments", 10)),
+        ("baselines.baseline.created", "CREATE", 11, ("baselines", 11)),
         ("items.item.deleted", "DELETE", 7, None),  # gone: nothing to read
         ("identity.user.created", "CREATE", 5, None),  # no record a webhook carries
         ("items.itemtag.created", "CREATE", 3, None),
@@ -348,9 +348,9 @@ async def test_a_change_recorded_here_wakes_only_the_webhooks_of_its_project(
     ],
 )
 def test_the_record_a_change_names_is_read_from_its_resource(
-    event_type: str, kind: str, object_id: int | None, resource: str | None
+    event_type: str, kind: str, object_id: int | None, resource: objects.Ref | None
 ) -> None:
-    assert objects.resource_of(event_type, kind, object_id) == resource
+    assert objects.reference(event_type, kind, object_id) == resource
 
 
 async def test_a_deleted_webhooks_id_is_never_given_again(
@@ -366,50 +366,86 @@ async def test_a_deleted_webhooks_id_is_never_given_again(
 
 
 class _SlowRecords:
-    """Records read in 50 ms each, counting how many are read at once."""
+    """Records read in 50 ms a request, each request's references kept."""
 
     def __init__(self) -> None:
-        self.reading = 0
-        self.most = 0
-        self.read: list[int] = []
+        self.requests: list[set[objects.Ref]] = []
+        self.finished: list[set[objects.Ref]] = []
 
-    async def of(self, owner: int, event_type: str, kind: str, object_id: int | None) -> Any:
-        self.reading += 1
-        self.most = max(self.most, self.reading)
-        try:
-            await asyncio.sleep(0.05)
-        finally:
-            self.reading -= 1
-        self.read.append(cast(int, object_id))
-        if object_id == 13:
+    async def many(self, owner: int, refs: set[objects.Ref]) -> dict[objects.Ref, Any]:
+        self.requests.append(set(refs))
+        await asyncio.sleep(0.05)
+        self.finished.append(set(refs))
+        if ("items", 113) in refs:
             raise objects.RecordUnavailable("the API answered 503")
-        return {"id": object_id, "owner": owner}
+        return {ref: {"id": ref[1], "owner": owner} for ref in refs if ref[1] != 77}
 
 
-async def test_records_are_read_a_few_changes_ahead_and_in_order() -> None:
-    records = _SlowRecords()
-    changes = [
-        type("Change", (), {"type": "items.item.updated", "event_type": "UPDATE", "object_id": n})
-        for n in range(20)
+def _changes(ids: range, event_type: str = "UPDATE") -> list[Any]:
+    return [
+        type("Change", (), {"type": "items.item.updated", "event_type": event_type, "object_id": n})
+        for n in ids
     ]
+
+
+async def test_records_are_read_a_span_at_a_time_the_next_while_this_one_is_sent() -> None:
+    records = _SlowRecords()
+    changes = _changes(range(100))
     started = asyncio.get_running_loop().time()
     with delivery._ReadAhead(cast(Any, records), 7, changes) as read:
-        got = [await read.record(i) for i in range(12)]
+        got = [await read.record(i) for i in range(60)]
     took = asyncio.get_running_loop().time() - started
-    assert [g["id"] for g in got if isinstance(g, dict)] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+    assert [g["id"] for g in got] == list(range(60))
     assert got[0]["owner"] == 7
-    # Eight at a time, not one after another (12 x 50 ms).
-    assert records.most == delivery.READ_AHEAD
-    assert took < 0.3
-    # What was read ahead and not taken is cancelled with the batch: no read beyond the
-    # last taken change plus the read-ahead.
+    span = delivery.READ_SPAN
+    # Two requests, the second sent halfway through the first span, not one per change.
+    assert records.requests[0] == {("items", n) for n in range(span)}
+    assert records.requests[1] == {("items", n) for n in range(span, 2 * span)}
+    assert len(records.requests) == 2
+    assert took < 0.2
+    # A record the owner may not read (left out of the answer) is sent without one.
+    with delivery._ReadAhead(cast(Any, records), 7, _changes(range(76, 79))) as read:
+        assert [await read.record(i) for i in range(3)] == [
+            {"id": 76, "owner": 7},
+            None,
+            {"id": 78, "owner": 7},
+        ]
+
+
+async def test_a_span_not_taken_is_cancelled_and_a_failed_read_is_told() -> None:
+    records = _SlowRecords()
+    changes = _changes(range(100, 200))
+    with delivery._ReadAhead(cast(Any, records), 7, changes) as read:
+        await read.record(0)
+        # Halfway: the next span is asked for, then the batch ends (a failed delivery).
+        await read.record(delivery.READ_SPAN // 2)
+        await asyncio.sleep(0.01)
     await asyncio.sleep(0.1)
-    assert max(records.read) < 12 + delivery.READ_AHEAD
-    assert 19 not in records.read
-    # A record that cannot be read is told as the reason, not raised.
-    with delivery._ReadAhead(cast(Any, records), 7, changes[13:14]) as read:
-        failed = await read.record(0)
-    assert isinstance(failed, objects.RecordUnavailable)
-    # Without records (the webhook leaves the record out) nothing is read.
+    assert len(records.requests) == 2
+    assert len(records.finished) == 1
+    # A request that fails tells every change of its span why, rather than raising.
+    with delivery._ReadAhead(cast(Any, records), 7, changes[10:20]) as read:
+        failed = [await read.record(i) for i in range(10)]
+    assert all(isinstance(f, objects.RecordUnavailable) for f in failed)
+    # Without records (the webhook leaves the record out), and for deletions, nothing is
+    # read.
+    before = len(records.requests)
     with delivery._ReadAhead(None, 7, changes) as read:
         assert await read.record(3) is None
+    with delivery._ReadAhead(cast(Any, records), 7, _changes(range(5), "DELETE")) as read:
+        assert await read.record(3) is None
+    assert len(records.requests) == before
+
+
+async def test_a_record_read_too_long_before_it_is_sent_is_read_again_alone() -> None:
+    records = _SlowRecords()
+    now = [0.0]
+    with delivery._ReadAhead(cast(Any, records), 7, _changes(range(10)), lambda: now[0]) as read:
+        await read.record(0)
+        await read.record(1)
+        assert len(records.requests) == 1
+        now[0] += delivery.FRESH_SECONDS + 0.1  # a slow receiver
+        assert (await read.record(2))["id"] == 2
+        assert records.requests[1:] == [{("items", 2)}]
+        assert (await read.record(3))["id"] == 3
+        assert records.requests[2:] == [{("items", 3)}]
