@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-import httpx
+import aiohttp
 import orjson
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -128,12 +128,9 @@ class Deliverer:
         self.owners = owners
         self.leases = leases
         self.policy = policy
-        self.http = httpx.AsyncClient(
-            follow_redirects=False,
-            trust_env=False,
-            timeout=policy.timeout,
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=100),
-        )
+        #: The deliveries' HTTP client, made on first use (it belongs to the running
+        #: loop): aiohttp's, which costs a sixth of httpx's CPU a request (decision 0027).
+        self._http: aiohttp.ClientSession | None = None
         self._workers: dict[int, asyncio.Task[None]] = {}
         #: Each delivering webhook's wake-up, the projects it wants (empty: every one),
         #: and when its cursor last moved past changes it did not want.
@@ -143,6 +140,18 @@ class Deliverer:
         self._task: asyncio.Task[None] | None = None
         self._watcher: asyncio.Task[None] | None = None
         feed.listen(self._recorded)
+
+    def http(self) -> aiohttp.ClientSession:
+        """The deliveries' client: no redirects followed (``allow_redirects=False`` on
+        each request), no proxy from the environment, connections kept per receiver."""
+        if self._http is None:
+            self._http = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0, limit_per_host=0),
+                timeout=aiohttp.ClientTimeout(total=self.policy.timeout),
+                trust_env=False,
+                auto_decompress=False,
+            )
+        return self._http
 
     def start(self) -> None:
         """Delivers from now on, until ``stop``."""
@@ -173,7 +182,8 @@ class Deliverer:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._workers.clear()
-        await self.http.aclose()
+        if self._http is not None:
+            await self._http.close()
         if self.records is not None:
             await self.records.close()
 
@@ -357,20 +367,22 @@ class Deliverer:
         code: int | None = None
         try:
             await targets.check_address(url, self.policy.allow_private)
-            async with self.http.stream("POST", url, content=body, headers=headers) as response:
-                code = response.status_code
+            async with self.http().post(
+                url, data=body, headers=headers, allow_redirects=False
+            ) as response:
+                code = response.status
                 # Read a short answer to its end, so the connection is kept for the next
                 # delivery (an answer left unread closes it); a long one is cut off.
                 kept = 0
-                async for chunk in response.aiter_raw():
+                async for chunk in response.content.iter_any():
                     kept += len(chunk)
                     if kept > ANSWER_BYTES:
                         break
         except targets.Refused as refused:
             error: str | None = f"not sent: {refused}"
-        except httpx.TimeoutException:
+        except TimeoutError:
             error = f"no answer within {self.policy.timeout:g} s"
-        except httpx.HTTPError as exc:
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
             error = f"could not deliver: {type(exc).__name__}: {exc}"[:500]
         else:
             error = None

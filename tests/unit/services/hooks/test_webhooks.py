@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import stat
@@ -27,7 +28,7 @@ from plumbline.common.errors import InvalidArgument, PermissionDenied
 from plumbline.common.leases import Leases
 from plumbline.services.hooks import delivery, objects, targets
 from plumbline.services.hooks.delivery import MAX_BACKOFF, Deliverer, Policy
-from plumbline.services.hooks.feed import ChangeFeed
+from plumbline.services.hooks.feed import ChangeFeed, ChangeQuery
 from plumbline.services.hooks.owners import Owners
 from plumbline.services.hooks.secrets import KEY_FILE, Sealer, new_secret, sign
 from plumbline.services.hooks.webhooks import Webhooks, WebhookSpec
@@ -449,3 +450,94 @@ async def test_a_record_read_too_long_before_it_is_sent_is_read_again_alone() ->
         assert records.requests[1:] == [{("items", 2)}]
         assert (await read.record(3))["id"] == 3
         assert records.requests[2:] == [{("items", 3)}]
+
+
+@pytest.fixture
+async def odd_receiver() -> AsyncIterator[tuple[str, list[str]]]:
+    """A receiver whose answer depends on the path: ``/ok`` 204, ``/moved`` a redirect
+    to ``/ok``, ``/slow`` no answer for 2 s, ``/big`` 200 with 1 MiB; the paths asked."""
+    asked: list[str] = []
+
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(Exception):
+            while True:
+                head = (await reader.readuntil(b"\r\n\r\n")).decode()
+                path = head.split(" ", 2)[1]
+                asked.append(path)
+                length = next(
+                    int(line.split(":", 1)[1])
+                    for line in head.split("\r\n")
+                    if line.lower().startswith("content-length:")
+                )
+                await reader.readexactly(length)
+                if path == "/moved":
+                    writer.write(
+                        b"HTTP/1.1 302 Found\r\nlocation: /ok\r\ncontent-length: 0\r\n\r\n"
+                    )
+                elif path == "/slow":
+                    await asyncio.sleep(2)
+                elif path == "/big":
+                    size = 1024 * 1024
+                    writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % size)
+                    writer.write(b"x" * size)
+                else:
+                    writer.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+                await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(connection, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}", asked
+    finally:
+        server.close()
+
+
+async def test_a_delivery_follows_no_redirect_waits_no_longer_than_its_timeout_and_reads_little(
+    hooks_db: Database, tmp_path: Path, odd_receiver: tuple[str, list[str]]
+) -> None:
+    base, asked = odd_receiver
+    feed = make_feed(hooks_db)
+    store = make_store(hooks_db, feed, tmp_path, allow_private=True)
+    deliverer = Deliverer(
+        hooks_db,
+        feed,
+        store.sealer,
+        cast(Owners, FakeOwners(ROLES)),
+        cast(Leases, Always()),
+        Policy(timedelta(hours=1), retry_base=0.05, timeout=0.5, allow_private=True),
+    )
+    await feed.record_many([item_event(3, 10, "created", 1)])
+    [change], _ = await feed.read_as(Access(ADMIN, {}), ChangeQuery(after=0, limit=1))
+    secrets = [new_secret()]
+
+    async def send(path: str) -> delivery.Outcome:
+        row = type("Row", (), {"url": base + path})
+        return await deliverer._send(row, secrets, change, {"id": 10})
+
+    try:
+        ok = await send("/ok")
+        assert (ok.delivered, ok.code, ok.error) == (True, 204, None)
+        moved = await send("/moved")
+        assert (moved.delivered, moved.code) == (False, 302)
+        assert moved.error == "the receiver answered 302 (redirects are not followed)"
+        started = asyncio.get_running_loop().time()
+        slow = await send("/slow")
+        assert asyncio.get_running_loop().time() - started < 1.5
+        assert (slow.delivered, slow.error) == (False, "no answer within 0.5 s")
+        big = await send("/big")
+        assert (big.delivered, big.code) == (True, 200)
+        # The answer after the first 64 KiB is not read: the connection goes, and the
+        # next delivery opens another and is delivered.
+        assert (await send("/ok")).delivered
+        assert asked == ["/ok", "/moved", "/slow", "/big", "/ok"]
+        # Nothing listening: told as such.
+        nobody = await deliverer._send(
+            type("Row", (), {"url": "http://127.0.0.1:9/hook"}), secrets, change, None
+        )
+        assert not nobody.delivered
+        assert nobody.code is None
+        assert nobody.error is not None
+        assert nobody.error.startswith("could not deliver: ClientConnectorError")
+    finally:
+        await deliverer.stop()
