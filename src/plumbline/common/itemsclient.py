@@ -22,6 +22,9 @@ from plumbline.common.rpc import every_page
 
 #: Seconds the configuration is kept before it is read again.
 CATALOG_TTL = 5.0
+#: The most document keys the items service reserves in one call
+#: (``services/items/idspace.py``'s ``MAX_KEYS``).
+KEYS_PER_CALL = 10_000
 
 
 class ItemsClient:
@@ -49,14 +52,20 @@ class ItemsClient:
         return await self.ids.next_ids(count)
 
     async def document_keys(self, project: int, item_type: int, count: int) -> list[str]:
-        """``count`` document keys of ``item_type`` in ``project`` (an unknown project
-        or a folder is a 400 from the items service)."""
-        if count == 0:
-            return []
-        reply = await self._id_space().ReserveDocumentKeys(
-            items_pb2.ReserveKeysRequest(project=project, item_type=item_type, count=count)
-        )
-        return list(reply.keys)
+        """``count`` document keys of ``item_type`` in ``project``, in order (an unknown
+        project or a folder is a 400 from the items service); more than one call
+        reserves, ``KEYS_PER_CALL`` at a time (a cycle of 25,000 runs)."""
+        keys: list[str] = []
+        while len(keys) < count:
+            reply = await self._id_space().ReserveDocumentKeys(
+                items_pb2.ReserveKeysRequest(
+                    project=project,
+                    item_type=item_type,
+                    count=min(KEYS_PER_CALL, count - len(keys)),
+                )
+            )
+            keys += reply.keys
+        return keys
 
     async def catalog(self) -> Catalog:
         """The configuration, read again after ``CATALOG_TTL`` seconds."""
