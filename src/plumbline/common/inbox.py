@@ -8,20 +8,19 @@ that a read can wait until it has caught up with a write (read-your-writes).
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from sqlalchemy import Column, DateTime, MetaData, String, Table, select
+from sqlalchemy import Column, DateTime, MetaData, String, Table, TextClause, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.dates import utcnow
 from plumbline.common.db import ID, IN_CHUNK, Database, affected, chunked, inserted_keys
 from plumbline.common.errors import Unavailable
 from plumbline.common.events import Event
-
-if TYPE_CHECKING:
-    from plumbline.common.leases import Leases
+from plumbline.common.leases import LeaseLost, Leases
 
 
 def inbox_tables(metadata: MetaData) -> tuple[Table, Table]:
@@ -88,8 +87,11 @@ class Inbox:
 
         Position markers are not claimed (nothing records them) but move their partition's
         position; the batch (one partition's, when partitioned) is applied only while this
-        replica holds that partition (``Leases.hold``), checked first.
+        replica holds that partition (``Leases.hold``), checked first. On PostgreSQL the
+        three are one statement (``_claim_in_one``).
         """
+        if not self.db.sqlite:
+            return await self._claim_in_one(session, events)
         if self.leases is not None and events:
             await self.leases.hold(session, events[0].partition(self.partitions))
         given: dict[str, Event] = {}
@@ -119,6 +121,51 @@ class Inbox:
         for source in sorted(newest):  # one lock order for concurrent batches
             await self._advance(session, source, newest[source])
         return claimed
+
+    async def _claim_in_one(self, session: AsyncSession, events: Sequence[Event]) -> list[Event]:
+        """``claim_many`` on PostgreSQL, in one statement: the lease checked (and its row
+        locked), the events recorded and the positions moved, in one round trip instead
+        of three. A consumer's statements are most of its CPU and the round trips a
+        good part of them (every event is consumed three times; at a steady write rate
+        each batch holds one event).
+
+        The positions move to the highest position given from each source, consumed
+        before or not: one consumed before moved it already, and it never moves back.
+        """
+        if not events:
+            return []
+        fence = None
+        if self.leases is not None:
+            fence = self.leases.fence(events[0].partition(self.partitions))
+        given: dict[str, Event] = {}
+        newest: dict[str, int] = {}
+        for event in events:
+            if not event.is_marker:
+                given.setdefault(event.id, event)
+            key = self._key(event)
+            newest[key] = max(newest.get(key, event.position), event.position)
+        if not given and not newest:
+            return []
+        statement = _claim_statement(
+            self.consumed.name,
+            self.positions.name,
+            None if fence is None or self.leases is None else self.leases.leases.name,
+        )
+        sources = sorted(newest)  # one lock order for concurrent batches
+        params: dict[str, Any] = {
+            "now": utcnow(),
+            # Sorted: concurrent batches take the unique index's locks in one order.
+            "ids": sorted(given),
+            "sources": sources,
+            "positions": [newest[source] for source in sources],
+            **(fence or {}),
+        }
+        held, claimed_ids = (await session.execute(statement, params)).one()
+        if not held:
+            assert fence is not None
+            raise LeaseLost(f"{fence['consumer']}: partition {fence['partition']} was taken over")
+        claimed = set(claimed_ids)
+        return [event for event in given.values() if event.id in claimed]
 
     async def _advance(self, session: AsyncSession, source: str, position: int) -> None:
         """Moves the source's position forward to ``position``, never back."""
@@ -190,3 +237,32 @@ class Inbox:
                     except TimeoutError:
                         pass
         return True
+
+
+@functools.cache
+def _claim_statement(consumed: str, positions: str, leases: str | None) -> TextClause:
+    """The one statement of ``Inbox._claim_in_one`` (with the lease's check when
+    ``leases`` names its table). Data-modifying CTEs run whether or not they are read;
+    each writes only if the lease is held, so a replica that lost it writes nothing."""
+    if leases is None:
+        lease, gate, held = "", "", "1"
+    else:
+        lease = (
+            f"lease AS (UPDATE {leases} SET holder = :holder WHERE consumer = :consumer "
+            "AND partition = :partition AND holder = :holder "
+            "AND expires_at > CAST(:now AS timestamptz) RETURNING 1), "
+        )
+        gate = " WHERE EXISTS (SELECT 1 FROM lease)"
+        held = "(SELECT count(*) FROM lease)"
+    return text(
+        f"WITH {lease}"
+        f"claimed AS (INSERT INTO {consumed} (event_id, consumed_at) "
+        f"SELECT e, CAST(:now AS timestamptz) FROM unnest(CAST(:ids AS varchar[])) AS e{gate} "
+        "ON CONFLICT DO NOTHING RETURNING event_id), "
+        f"advanced AS (INSERT INTO {positions} (source, position) "
+        "SELECT s, p FROM unnest(CAST(:sources AS varchar[]), CAST(:positions AS bigint[])) "
+        f"AS t(s, p){gate} "
+        f"ON CONFLICT (source) DO UPDATE SET position = excluded.position "
+        f"WHERE {positions}.position < excluded.position) "
+        f"SELECT {held} AS held, ARRAY(SELECT event_id FROM claimed) AS claimed"
+    )

@@ -38,6 +38,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from prometheus_client import Gauge
 from sqlalchemy import (
@@ -168,13 +169,22 @@ class Leases:
         partitions, such as webhook deliveries, follows the same shares)."""
         return self.held.get(partition, 0.0) >= time.monotonic()
 
+    def fence(self, partition: int) -> dict[str, Any] | None:
+        """What a consuming statement checks to apply a batch of ``partition`` only while
+        this replica holds it (the lease row's key and holder; None when alone, with
+        nothing to check): ``hold`` in a statement of its own, or the inbox's claim in
+        one with it. ``LeaseLost`` at once when the lease ran out here."""
+        if self._alone:
+            return None
+        if self.held.get(partition, 0.0) < time.monotonic():
+            raise LeaseLost(f"{self.consumer}: partition {partition} is no longer held here")
+        return {"consumer": self.consumer, "partition": partition, "holder": self.holder}
+
     async def hold(self, session: AsyncSession, partition: int) -> None:
         """In a consuming transaction: raises ``LeaseLost`` unless this replica still
         holds ``partition`` (the lease row stays locked until the transaction ends)."""
-        if self._alone:
+        if self.fence(partition) is None:
             return
-        if self.held.get(partition, 0.0) < time.monotonic():
-            raise LeaseLost(f"{self.consumer}: partition {partition} is no longer held here")
         c = self.leases.c
         kept = await affected(
             session,

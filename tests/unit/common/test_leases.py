@@ -158,6 +158,20 @@ async def test_a_replica_that_died_loses_its_partitions_when_its_leases_expire(
     with pytest.raises(LeaseLost):  # and one it never held, without asking
         async with a.db.transaction() as session:
             await a.leases.hold(session, 1)
+    # The inbox's claim checks the lease in its own statement (PostgreSQL): a's batch
+    # of a partition b holds now records nothing, consumed or position.
+    late = next(
+        Event("items.item.created", actor=1, project=p, position=99, payload={"n": 1})
+        for p in range(100)
+        if Event("x", actor=1, project=p).partition(PARTITIONS) == 0
+    )
+    with pytest.raises(LeaseLost, match="taken over"):
+        async with a.db.transaction() as session:
+            await a.inbox.claim_many(session, [late])
+    async with b.db.read() as session:
+        found = select(consumed.c.event_id).where(consumed.c.event_id == late.id)
+        assert (await session.execute(found)).first() is None
+    assert await b.inbox.position("items/0") == 0
     await stop(a, b)
 
 
