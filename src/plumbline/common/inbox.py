@@ -134,9 +134,10 @@ class Inbox:
         """
         if not events:
             return []
-        fence = None
+        fence, lease_table = None, None
         if self.leases is not None:
             fence = self.leases.fence(events[0].partition(self.partitions))
+            lease_table = None if fence is None else self.leases.leases.name
         given: dict[str, Event] = {}
         newest: dict[str, int] = {}
         for event in events:
@@ -144,13 +145,7 @@ class Inbox:
                 given.setdefault(event.id, event)
             key = self._key(event)
             newest[key] = max(newest.get(key, event.position), event.position)
-        if not given and not newest:
-            return []
-        statement = _claim_statement(
-            self.consumed.name,
-            self.positions.name,
-            None if fence is None or self.leases is None else self.leases.leases.name,
-        )
+        statement = _claim_statement(self.consumed.name, self.positions.name, lease_table)
         sources = sorted(newest)  # one lock order for concurrent batches
         params: dict[str, Any] = {
             "now": utcnow(),

@@ -9,6 +9,7 @@ from typing import Any, Protocol, TypeVar
 
 from starlette.requests import Request
 
+from plumbline.api.attachments.v1 import attachments_pb2
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
@@ -118,7 +119,9 @@ FIELD_LINKS = {
     "DOCUMENT_TYPE_ITEM_LOOKUP": "items",
 }
 
-Resolver = Callable[[Upstreams, list[int]], Awaitable[dict[str, Any]]]
+#: Reads records of one type by id, rendered as their own ``GET`` renders them (dates in
+#: ``fields`` with a time part when ``dated``): those found that the caller may read, by id.
+Resolver = Callable[[Upstreams, list[int], bool], Awaitable[dict[str, Any]]]
 
 
 class _Record(Protocol):
@@ -135,76 +138,104 @@ def _by_id(
     return {str(record.id): render(record) for record in records}
 
 
-async def _users(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+async def _users(up: Upstreams, ids: list[int], dated: bool) -> dict[str, Any]:
     reply = await up.identity.users.GetUsers(core_pb2.IdList(ids=ids))
     return _by_id(reply.users, representations.user)
 
 
-async def _groups(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+async def _groups(up: Upstreams, ids: list[int], dated: bool) -> dict[str, Any]:
     reply = await up.identity.groups.GetGroups(core_pb2.IdList(ids=ids))
     return _by_id(reply.groups, representations.group)
 
 
-async def _projects(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+async def _projects(up: Upstreams, ids: list[int], dated: bool) -> dict[str, Any]:
     reply = await up.items.projects.GetProjects(core_pb2.IdList(ids=ids))
     return _by_id(reply.projects, representations.project)
 
 
-async def _item_types(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+async def _item_types(up: Upstreams, ids: list[int], dated: bool) -> dict[str, Any]:
     reply = await up.items.configuration.GetItemTypes(core_pb2.IdList(ids=ids))
     return _by_id(reply.item_types, representations.item_type)
 
 
-async def _pick_lists(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+async def _pick_lists(up: Upstreams, ids: list[int], dated: bool) -> dict[str, Any]:
     reply = await up.items.configuration.GetPickLists(core_pb2.IdList(ids=ids))
     return _by_id(reply.pick_lists, representations.pick_list)
 
 
-async def _pick_list_options(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+async def _pick_list_options(up: Upstreams, ids: list[int], dated: bool) -> dict[str, Any]:
     reply = await up.items.configuration.GetPickListOptions(core_pb2.IdList(ids=ids))
     return _by_id(reply.options, representations.pick_list_option)
 
 
-async def _relationship_types(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+async def _relationship_types(up: Upstreams, ids: list[int], dated: bool) -> dict[str, Any]:
     reply = await up.items.configuration.GetRelationshipTypes(core_pb2.IdList(ids=ids))
     return _by_id(reply.relationship_types, representations.relationship_type)
 
 
-async def _items(up: Upstreams, ids: list[int]) -> dict[str, Any]:
-    reply = await up.items.items.GetItems(items_pb2.GetItemsRequest(ids=ids))
+async def _items(up: Upstreams, ids: list[int], dated: bool) -> dict[str, Any]:
+    reply = await up.items.items.GetItems(items_pb2.GetItemsRequest(ids=ids, dates_with_time=dated))
     return _by_id(reply.items, representations.item)
 
 
-async def _tags(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+async def _relationships(up: Upstreams, ids: list[int], dated: bool) -> dict[str, Any]:
+    reply = await up.items.relationships.GetRelationships(core_pb2.IdList(ids=ids))
+    return _by_id(reply.relationships, representations.relationship)
+
+
+async def _tags(up: Upstreams, ids: list[int], dated: bool) -> dict[str, Any]:
     reply = await up.items.tags.GetTags(core_pb2.IdList(ids=ids))
     return _by_id(reply.tags, representations.tag)
 
 
-async def _releases(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+async def _releases(up: Upstreams, ids: list[int], dated: bool) -> dict[str, Any]:
     reply = await up.items.releases.GetReleases(core_pb2.IdList(ids=ids))
     return _by_id(reply.releases, representations.release)
 
 
-async def _comments(up: Upstreams, ids: list[int]) -> dict[str, Any]:
+async def _comments(up: Upstreams, ids: list[int], dated: bool) -> dict[str, Any]:
     reply = await up.items.comments.GetComments(core_pb2.IdList(ids=ids))
     return _by_id(reply.comments, representations.comment)
 
 
-async def _test_plans(up: Upstreams, ids: list[int]) -> dict[str, Any]:
-    reply = await up.testmgmt.records.GetRecords(
-        testmgmt_pb2.GetRecordsRequest(ids=ids, kind=testmgmt_pb2.PLAN, skip_missing=True)
+def _test_records(
+    kind: testmgmt_pb2.Kind.ValueType,
+    render: Callable[[testmgmt_pb2.TestRecord], Mapping[str, Any]],
+) -> Resolver:
+    async def read(up: Upstreams, ids: list[int], dated: bool) -> dict[str, Any]:
+        reply = await up.testmgmt.records.GetRecords(
+            testmgmt_pb2.GetRecordsRequest(
+                ids=ids, kind=kind, dates_with_time=dated, skip_missing=True
+            )
+        )
+        return _by_id(reply.records, render)
+
+    return read
+
+
+async def _attachments(up: Upstreams, ids: list[int], dated: bool) -> dict[str, Any]:
+    reply = await up.attachments.attachments.GetAttachments(
+        attachments_pb2.GetAttachmentsRequest(ids=ids, dates_with_time=dated, skip_missing=True)
     )
-    return _by_id(reply.records, representations.test_plan)
+    return _by_id(reply.attachments, representations.attachment)
 
 
-async def _test_cycles(up: Upstreams, ids: list[int]) -> dict[str, Any]:
-    reply = await up.testmgmt.records.GetRecords(
-        testmgmt_pb2.GetRecordsRequest(ids=ids, kind=testmgmt_pb2.CYCLE, skip_missing=True)
-    )
-    return _by_id(reply.records, representations.test_cycle)
+async def _baselines(up: Upstreams, ids: list[int], dated: bool) -> dict[str, Any]:
+    # One by one: there are few, and no call reads several.
+    found = await asyncio.gather(*(_baseline(up, i) for i in ids))
+    return {str(b["id"]): b for b in found if b is not None}
 
 
-#: resource type -> one batch call that reads records of that type by id.
+async def _baseline(up: Upstreams, id: int) -> Mapping[str, Any] | None:
+    try:
+        reply = await up.baselines.baselines.GetBaseline(core_pb2.Id(id=id))
+    except (NotFound, PermissionDenied):
+        return None
+    return representations.baseline(reply)
+
+
+#: resource type -> one batch call that reads records of that type by id (the targets of
+#: ``include``, and every type ``GET /rest/labs/records`` reads).
 RESOLVERS: dict[str, Resolver] = {
     "users": _users,
     "usergroups": _groups,
@@ -214,11 +245,15 @@ RESOLVERS: dict[str, Resolver] = {
     "picklistoptions": _pick_list_options,
     "relationshiptypes": _relationship_types,
     "items": _items,
+    "relationships": _relationships,
     "tags": _tags,
     "releases": _releases,
     "comments": _comments,
-    "testplans": _test_plans,
-    "testcycles": _test_cycles,
+    "testplans": _test_records(testmgmt_pb2.PLAN, representations.test_plan),
+    "testcycles": _test_records(testmgmt_pb2.CYCLE, representations.test_cycle),
+    "testruns": _test_records(testmgmt_pb2.RUN, representations.test_run),
+    "attachments": _attachments,
+    "baselines": _baselines,
 }
 
 
@@ -320,16 +355,19 @@ async def resolve(
         linked[target] = {str(i): cached[str(i)] for i in ids if str(i) in cached}
         wanted[target] = {i for i in ids if str(i) not in cached}
     targets = [t for t, ids in wanted.items() if ids]
-    found = await asyncio.gather(*(_resolve_one(upstreams, t, sorted(wanted[t])) for t in targets))
+    found = await asyncio.gather(*(read_records(upstreams, t, sorted(wanted[t])) for t in targets))
     for target, fetched in zip(targets, found, strict=True):
         linked[target].update(fetched)
     return linked
 
 
-async def _resolve_one(upstreams: Upstreams, target: str, ids: list[int]) -> dict[str, Any]:
-    # A reference to a record that is gone, or that the caller may not see (a batch of one
-    # refuses where a larger batch leaves it out), is left out of linked, not an error.
+async def read_records(
+    upstreams: Upstreams, target: str, ids: list[int], dated: bool = False
+) -> dict[str, Any]:
+    """Records of type ``target`` by id (``RESOLVERS``). A record that is gone, or that
+    the caller may not see (a batch of one refuses where a larger batch leaves it out),
+    is left out, not an error."""
     try:
-        return await RESOLVERS[target](upstreams, ids)
+        return await RESOLVERS[target](upstreams, ids, dated)
     except (NotFound, PermissionDenied):
         return {}

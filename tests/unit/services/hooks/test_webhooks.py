@@ -494,19 +494,12 @@ async def odd_receiver() -> AsyncIterator[tuple[str, list[str]]]:
 
 
 async def test_a_delivery_follows_no_redirect_waits_no_longer_than_its_timeout_and_reads_little(
-    hooks_db: Database, tmp_path: Path, odd_receiver: tuple[str, list[str]]
+    delivering: tuple[Webhooks, Deliverer, ChangeFeed], odd_receiver: tuple[str, list[str]]
 ) -> None:
     base, asked = odd_receiver
-    feed = make_feed(hooks_db)
-    store = make_store(hooks_db, feed, tmp_path, allow_private=True)
-    deliverer = Deliverer(
-        hooks_db,
-        feed,
-        store.sealer,
-        cast(Owners, FakeOwners(ROLES)),
-        cast(Leases, Always()),
-        Policy(timedelta(hours=1), retry_base=0.05, timeout=0.5, allow_private=True),
-    )
+    _, deliverer, feed = delivering
+    # Its client is made on first use, with this timeout.
+    deliverer.policy = Policy(timedelta(hours=1), retry_base=0.05, timeout=0.5, allow_private=True)
     await feed.record_many([item_event(3, 10, "created", 1)])
     [change], _ = await feed.read_as(Access(ADMIN, {}), ChangeQuery(after=0, limit=1))
     secrets = [new_secret()]
@@ -515,29 +508,26 @@ async def test_a_delivery_follows_no_redirect_waits_no_longer_than_its_timeout_a
         row = type("Row", (), {"url": base + path})
         return await deliverer._send(row, secrets, change, {"id": 10})
 
-    try:
-        ok = await send("/ok")
-        assert (ok.delivered, ok.code, ok.error) == (True, 204, None)
-        moved = await send("/moved")
-        assert (moved.delivered, moved.code) == (False, 302)
-        assert moved.error == "the receiver answered 302 (redirects are not followed)"
-        started = asyncio.get_running_loop().time()
-        slow = await send("/slow")
-        assert asyncio.get_running_loop().time() - started < 1.5
-        assert (slow.delivered, slow.error) == (False, "no answer within 0.5 s")
-        big = await send("/big")
-        assert (big.delivered, big.code) == (True, 200)
-        # The answer after the first 64 KiB is not read: the connection goes, and the
-        # next delivery opens another and is delivered.
-        assert (await send("/ok")).delivered
-        assert asked == ["/ok", "/moved", "/slow", "/big", "/ok"]
-        # Nothing listening: told as such.
-        nobody = await deliverer._send(
-            type("Row", (), {"url": "http://127.0.0.1:9/hook"}), secrets, change, None
-        )
-        assert not nobody.delivered
-        assert nobody.code is None
-        assert nobody.error is not None
-        assert nobody.error.startswith("could not deliver: ClientConnectorError")
-    finally:
-        await deliverer.stop()
+    ok = await send("/ok")
+    assert (ok.delivered, ok.code, ok.error) == (True, 204, None)
+    moved = await send("/moved")
+    assert (moved.delivered, moved.code) == (False, 302)
+    assert moved.error == "the receiver answered 302 (redirects are not followed)"
+    started = asyncio.get_running_loop().time()
+    slow = await send("/slow")
+    assert asyncio.get_running_loop().time() - started < 1.5
+    assert (slow.delivered, slow.error) == (False, "no answer within 0.5 s")
+    big = await send("/big")
+    assert (big.delivered, big.code) == (True, 200)
+    # The answer after the first 64 KiB is not read: the connection goes, and the
+    # next delivery opens another and is delivered.
+    assert (await send("/ok")).delivered
+    assert asked == ["/ok", "/moved", "/slow", "/big", "/ok"]
+    # Nothing listening: told as such.
+    nobody = await deliverer._send(
+        type("Row", (), {"url": "http://127.0.0.1:9/hook"}), secrets, change, None
+    )
+    assert not nobody.delivered
+    assert nobody.code is None
+    assert nobody.error is not None
+    assert nobody.error.startswith("could not deliver: ClientConnectorError")
