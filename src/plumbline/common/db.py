@@ -178,6 +178,18 @@ class Database:
         self.engine = create_engine(url)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         self.sqlite = is_sqlite(url)
+        # Reads on PostgreSQL run without BEGIN and ROLLBACK (decision 0028): under READ
+        # COMMITTED every statement takes its own snapshot anyway, so a transaction around
+        # reads kept nothing consistent and cost two round trips of three for a point
+        # read. SQLite's driver never opens one for a SELECT: its reads stay as they are.
+        self._reads = (
+            self.sessions
+            if self.sqlite
+            else async_sessionmaker(
+                self.engine.execution_options(isolation_level="AUTOCOMMIT"),
+                expire_on_commit=False,
+            )
+        )
         # SQLite has one writer at a time anyway; queueing writers here instead of in
         # SQLite's busy handler (which sleeps in steps of up to 100 ms) keeps latency low.
         self._writer = asyncio.Lock() if self.sqlite else None
@@ -194,10 +206,12 @@ class Database:
                 yield session
 
     @asynccontextmanager
-    async def read(self) -> AsyncIterator[AsyncSession]:
-        """A session for reads only."""
+    async def read(self, *, settings: bool = False) -> AsyncIterator[AsyncSession]:
+        """A session for reads only: each statement sees what was committed when it
+        started (READ COMMITTED), with no transaction around them on PostgreSQL. With
+        ``settings``, inside one transaction, for ``SET LOCAL`` to last until its end."""
         with _connection_lost_is_unavailable():
-            async with self.sessions() as session:
+            async with (self.sessions if settings else self._reads)() as session:
                 yield session
 
     def insert_ignoring_duplicates(self, table: Table) -> Insert:

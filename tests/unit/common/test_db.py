@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncpg
 import pytest
-from sqlalchemy import BigInteger, Column, MetaData, String, Table, func, literal, select
+from sqlalchemy import BigInteger, Column, MetaData, String, Table, func, literal, select, text
 
 from plumbline.common import db
 from plumbline.common.db import Database, check_batch, first_or_missing, inserted_keys
@@ -101,3 +101,45 @@ async def test_engines_take_the_pool_the_process_configured(
         assert (pool.size(), pool._max_overflow) == (2, 3)  # type: ignore[attr-defined]
     finally:
         await engine.dispose()
+
+
+async def test_reads_on_postgresql_run_without_a_transaction_unless_they_set_something(
+    pg_url: str,
+) -> None:
+    """A read session sends no BEGIN (each statement is its own transaction, so each sees
+    its own ``now()``); ``settings=True`` holds one transaction, where ``SET LOCAL`` lasts
+    to the next statement and is gone for the next session on the same connection."""
+    database = Database(pg_url)
+    now = select(func.clock_timestamp(), func.now())
+    try:
+        async with database.read() as session:
+            first = (await session.execute(now)).one()
+            second = (await session.execute(now)).one()
+        assert first.now < second.now  # a new transaction for each statement
+        async with database.read(settings=True) as session:
+            first = (await session.execute(now)).one()
+            await session.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
+            second = (await session.execute(now)).one()
+            assert await session.scalar(text("SHOW plan_cache_mode")) == "force_custom_plan"
+        assert first.now == second.now  # one transaction
+        async with database.read() as session:
+            assert await session.scalar(text("SHOW plan_cache_mode")) == "auto"
+    finally:
+        await database.close()
+
+
+async def test_a_read_sees_what_was_committed_before_each_statement(db_url: str) -> None:
+    """Both databases read alike: a write committed between two statements of a read
+    session is seen by the second (no snapshot is held across a read's statements)."""
+    database = Database(db_url)
+    try:
+        async with database.transaction() as session:
+            await session.execute(text("CREATE TABLE t (id INTEGER PRIMARY KEY)"))
+        async with database.read() as session:
+            before = await session.scalar(text("SELECT count(*) FROM t"))
+            async with database.transaction() as other:
+                await other.execute(text("INSERT INTO t VALUES (1)"))
+            after = await session.scalar(text("SELECT count(*) FROM t"))
+        assert (before, after) == (0, 1)
+    finally:
+        await database.close()

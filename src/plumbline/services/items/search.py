@@ -156,7 +156,7 @@ async def search(
         scope = sorted(readable if scope is None else readable.intersection(scope))
         if not scope:
             return [], 0
-    async with db.read() as session:
+    async with db.read(settings=bool(query.contains)) as session:
         project: ColumnElement[Any] = items.c.project
         if query.contains:
             conditions.append(_literal_contains(query.contains))
