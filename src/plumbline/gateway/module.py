@@ -17,6 +17,7 @@ from plumbline.gateway.auth import Authenticator
 from plumbline.gateway.catalog import ItemTypeCache
 from plumbline.gateway.cors import CorsPolicy
 from plumbline.gateway.deps import AUTHENTICATED, LABS, Gateway
+from plumbline.gateway.dispatch import RouteIndex
 from plumbline.gateway.logins import Logins, SharedLoginGuard, login_guard
 from plumbline.gateway.middleware import GatewayMiddleware
 from plumbline.gateway.routes import (
@@ -136,6 +137,7 @@ def install_routes(app: FastAPI) -> None:
             router, dependencies=dependencies, generate_unique_id_function=openapi.operation_id
         )
     docs.install(app)
+    RouteIndex.install(app.router)
 
 
 class GatewayModule(Module):
