@@ -29,13 +29,25 @@ from plumbline.common.steps import Steps
 
 log = logging.getLogger(__name__)
 
+#: How long a batch consumer that has caught up waits before fetching again (``_Pull``).
+LINGER_SECONDS = 0.025
+
 
 class _Pull(Subscription):
-    """A durable pull consumer: fetch, handle, ack after the handler returned."""
+    """A durable pull consumer: fetch, handle, ack after the handler returned.
 
-    def __init__(self, sub: JetStreamContext.PullSubscription, batch: int) -> None:
+    With ``linger``, a fetch that found fewer events than ``batch`` is followed by that
+    pause before the next one, so that at a steady write rate the next batch holds the
+    events of the pause instead of one: each batch has a fixed cost (the fetch, a
+    transaction, the inbox's claim), paid once for all of them.
+    """
+
+    def __init__(
+        self, sub: JetStreamContext.PullSubscription, batch: int, linger: float = 0.0
+    ) -> None:
         self._sub = sub
         self._batch = batch
+        self._linger = linger
         self._steps = Steps()
         self._task = asyncio.create_task(self._run(), name="nats-consumer")
 
@@ -55,6 +67,8 @@ class _Pull(Subscription):
                 await asyncio.sleep(0.5)
                 continue
             await self._deliver(messages)
+            if self._linger and len(messages) < self._batch:
+                await asyncio.sleep(self._linger)
 
     @abc.abstractmethod
     async def _deliver(self, messages: list[Msg]) -> None:
@@ -114,7 +128,7 @@ class _BatchPullSubscription(_Pull):
     ) -> None:
         self._handler = handler
         self._markers = markers
-        super().__init__(sub, batch)
+        super().__init__(sub, batch, LINGER_SECONDS)
 
     async def _deliver(self, messages: list[Msg]) -> None:
         if self._steps.stopping:

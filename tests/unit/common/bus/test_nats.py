@@ -225,6 +225,28 @@ async def test_a_lone_event_reaches_a_batch_consumer_without_waiting_for_more(
         assert calls[-1] == [event.id]
 
 
+async def test_a_caught_up_batch_consumer_lingers_so_a_steady_stream_comes_in_batches(
+    nats_bus: NatsBus,
+) -> None:
+    """Events published one every 5 ms reach a caught-up batch consumer several to a call
+    (it pauses ``LINGER_SECONDS`` after a short fetch), in order, none missed."""
+    calls: list[list[str]] = []
+
+    async def handler(batch: list[Event]) -> None:
+        calls.append([e.id for e in batch])
+
+    await nats_bus.subscribe_batch(f"{nats_bus.prefix}.>", handler, durable="steady")
+    sent = []
+    for _ in range(40):
+        event = Event("items.item.created", actor=1)
+        await nats_bus.publish(event)
+        sent.append(event.id)
+        await asyncio.sleep(0.005)
+    await eventually(lambda: sum(map(len, calls)) == 40)
+    assert [e for batch in calls for e in batch] == sent
+    assert len(calls) <= 20, [len(batch) for batch in calls]  # about 40 without the pause
+
+
 async def test_a_failing_batch_is_redelivered_whole(nats_bus: NatsBus) -> None:
     calls: list[list[str]] = []
 
