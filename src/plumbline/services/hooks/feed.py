@@ -28,7 +28,7 @@ from plumbline.common.dates import parse_iso, utcnow
 from plumbline.common.db import Database, affected
 from plumbline.common.errors import FailedPrecondition
 from plumbline.common.events import Event
-from plumbline.common.inbox import Inbox
+from plumbline.common.inbox import Inbox, Targets
 from plumbline.services.hooks.models import changes, feed_head
 
 log = logging.getLogger(__name__)
@@ -83,11 +83,11 @@ class ChangeFeed:
                     .where(feed_head.c.id == 1)
                     .values(writes=feed_head.c.writes + 1)
                 )
-                await session.execute(changes.insert(), rows)
                 # The turn on the head is held: the largest cursor is this write's last.
                 # Known before the commit, so no reader sees the head past it first.
-                last = await session.scalar(select(func.max(changes.c.id)))
-                self.recorded_through = max(self.recorded_through, int(last or 0))
+                cursors = await session.scalars(changes.insert().returning(changes.c.id), rows)
+                last = max(int(cursor) for cursor in cursors)
+                self.recorded_through = max(self.recorded_through, last)
         await self.inbox.committed_many(events)
         if rows:
             self._wake()
@@ -130,7 +130,7 @@ class ChangeFeed:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watcher
 
-    async def caught_up(self, wait_for: dict[str, int]) -> None:
+    async def caught_up(self, wait_for: Targets) -> None:
         """Waits (bounded) until the feed holds every event up to the given positions."""
         await self.inbox.caught_up(wait_for, self.consistency_wait, "The change feed")
 
