@@ -89,11 +89,13 @@ _MARKER_SUFFIX = ".position.relayed"
 def position_marker(source: str, position: int, partition: int) -> Event:
     """Says, in ``partition``, that ``source`` has relayed every event up to ``position``.
 
-    With partitioned consumers a partition sees only some of a source's events, so the
-    position it has consumed up to cannot tell a reader whether it holds everything up to
-    a watermark. The relay follows each batch with one marker per partition; a consumer
-    that reaches the marker has everything of that source up to ``position`` in its
-    partition (``Inbox``). Markers are not changes: nothing records them.
+    With partitioned consumers a partition sees only some of a source's events. A
+    watermark names each partition's newest event (``Outbox.watermarks``), which a
+    partition reaches by consuming it; the relay sends a marker per partition only when it
+    starts, so that a partition also passes events it never got (rows relayed under
+    another partition count). A consumer that reaches the marker has everything of that
+    source up to ``position`` in its partition (``Inbox``). Markers are not changes:
+    nothing records them.
     """
     return Event(
         f"{source}{_MARKER_SUFFIX}",

@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Column, DateTime, MetaData, String, Table, TextClause, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from plumbline.api.core.v1 import core_pb2
 from plumbline.common.dates import utcnow
 from plumbline.common.db import ID, IN_CHUNK, Database, affected, chunked, inserted_keys
 from plumbline.common.errors import Unavailable
@@ -38,6 +39,16 @@ def inbox_tables(metadata: MetaData) -> tuple[Table, Table]:
         Column("position", ID, nullable=False),
     )
     return consumed, positions
+
+
+#: What a reader waits for, by source: one position (every partition must reach it) or
+#: one per partition (``Watermark.partitions``).
+Targets = Mapping[str, int | Sequence[int]]
+
+
+def targets(watermarks: Iterable[core_pb2.Watermark]) -> dict[str, int | Sequence[int]]:
+    """The targets a request's ``wait_for`` names (``Inbox.wait_for``)."""
+    return {w.source: list(w.partitions) if w.partitions else w.position for w in watermarks}
 
 
 class Inbox:
@@ -203,23 +214,18 @@ class Inbox:
         self._known[source] = max(self._known.get(source, 0), position)
         return self._known[source]
 
-    async def caught_up(self, targets: dict[str, int], timeout: float, reader: str) -> None:
+    async def caught_up(self, targets: Targets, timeout: float, reader: str) -> None:
         """Read-your-writes for a reader built from the events (``reader``: "The history"):
         waits as ``wait_for`` does, and answers 503 (try again) when the time is up."""
         if targets and not await self.wait_for(targets, timeout):
             raise Unavailable(f"{reader} is catching up with recent changes; try again shortly.")
 
-    async def wait_for(self, targets: dict[str, int], timeout: float) -> bool:
-        """Waits until every source reached its position (in every partition); False
-        on time-out."""
+    async def wait_for(self, targets: Targets, timeout: float) -> bool:
+        """Waits until every source reached its position, in every partition (where the
+        target is one position) or in each partition its own (where it is a position per
+        partition, ``targets``); False on time-out."""
         deadline = time.monotonic() + timeout
-        if self.partitions > 1:
-            targets = {
-                f"{source}/{partition}": wanted
-                for source, wanted in targets.items()
-                for partition in range(self.partitions)
-            }
-        for source, wanted in targets.items():
+        for source, wanted in self._each_partition(targets).items():
             while self._known.get(source, 0) < wanted:
                 if await self.position(source) >= wanted:
                     break
@@ -232,6 +238,28 @@ class Inbox:
                     except TimeoutError:
                         pass
         return True
+
+    def _each_partition(self, targets: Targets) -> dict[str, int]:
+        """``targets`` by the keys positions are kept under (``_key``). A position per
+        partition counts only where the writer's partitions are this consumer's; else its
+        highest is wanted of every partition."""
+        if self.partitions <= 1:
+            return {
+                source: wanted if isinstance(wanted, int) else max(wanted, default=0)
+                for source, wanted in targets.items()
+            }
+        keyed: dict[str, int] = {}
+        for source, wanted in targets.items():
+            if isinstance(wanted, int):
+                each = [wanted] * self.partitions
+            elif len(wanted) == self.partitions:
+                each = list(wanted)
+            else:
+                each = [max(wanted, default=0)] * self.partitions
+            for partition, position in enumerate(each):
+                if position > 0:
+                    keyed[f"{source}/{partition}"] = position
+        return keyed
 
 
 @functools.cache

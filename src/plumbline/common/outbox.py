@@ -4,6 +4,11 @@ A change and its event commit in one transaction (``Outbox.add``); the relay pub
 unsent rows in order, marks them sent, and retries until the bus takes them. Because
 the bus drops a second publish of the same event id, a crash between publish and
 mark-as-sent costs nothing.
+
+Where consumers are partitioned, each row keeps its event's partition, so the watermark
+a reader waits for names each partition's newest event (``Outbox.watermarks``): a
+partition is caught up once it has consumed that event, and the relay need not tell
+every partition after every batch how far it has got.
 """
 
 from __future__ import annotations
@@ -17,14 +22,18 @@ from contextlib import asynccontextmanager
 from sqlalchemy import (
     Column,
     DateTime,
+    Index,
     Integer,
     MetaData,
+    SmallInteger,
     String,
     Table,
     Text,
+    TextClause,
     bindparam,
     func,
     select,
+    text,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -55,6 +64,10 @@ def outbox_table(metadata: MetaData) -> Table:
         Column("body", Text, nullable=False),
         Column("created_at", DateTime(timezone=True), nullable=False),
         Column("published_at", DateTime(timezone=True), nullable=True, index=True),
+        # The event's partition where consumers are partitioned (``Event.partition``);
+        # NULL with one. The index answers each partition's newest row at once.
+        Column("partition", SmallInteger, nullable=True),
+        Index("ix_outbox_partition_id", "partition", "id"),
     )
 
 
@@ -72,6 +85,7 @@ class Outbox:
         self._idle.set()
         # Built once: every write and every relay pass runs them.
         self._insert = table.insert()
+        self._newest: dict[int, TextClause] = {}
         unsent = (
             select(table.c.id)
             .where(table.c.published_at.is_(None))
@@ -102,12 +116,25 @@ class Outbox:
             return
         traceparent = current_traceparent()
         now = utcnow()
+        partitions = self.partitions
         rows = []
         for event in events:
             if event.traceparent is None:
                 event = dataclasses.replace(event, traceparent=traceparent)
-            rows.append({"event_id": event.id, "body": event.to_json().decode(), "created_at": now})
+            rows.append(
+                {
+                    "event_id": event.id,
+                    "body": event.to_json().decode(),
+                    "created_at": now,
+                    "partition": event.partition(partitions) if partitions > 1 else None,
+                }
+            )
         await session.execute(self._insert, rows)
+
+    @property
+    def partitions(self) -> int:
+        """How many partitions the consumers of these events take (the bus's)."""
+        return 1 if self.bus is None else self.bus.partitions
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
@@ -121,6 +148,39 @@ class Outbox:
         async with self.db.read() as session:
             value = await session.scalar(select(func.max(self.table.c.id)))
         return int(value or 0)
+
+    async def watermarks(self) -> tuple[int, list[int]]:
+        """The position of the newest event written so far and, where consumers are
+        partitioned, that of each partition's newest (0 for a partition without any),
+        in one statement: an index lookup per partition."""
+        partitions = self.partitions
+        if partitions <= 1:
+            return await self.watermark(), []
+        statement = self._newest.get(partitions)
+        if statement is None:
+            statement = self._newest[partitions] = self._newest_statement(partitions)
+        async with self.db.read() as session:
+            row = (await session.execute(statement)).one()
+        position, *each = (int(value or 0) for value in row)
+        return position, each
+
+    def _newest_statement(self, partitions: int) -> TextClause:
+        """``watermarks``' statement: the newest id, then each partition's.
+
+        Plain SQL, built once per partition count: SQLAlchemy's cache key for the same
+        statement as a ``select`` of subqueries cost as much of the client's CPU as the
+        round trip. A range on the partition and the index's order, not ``max`` or ``=``:
+        with those PostgreSQL's generic plan walks the primary key back until it meets
+        the partition, the whole table for a partition without events (60,000 rows:
+        3.5 ms against 0.02 ms).
+        """
+        name = self.table.name
+        newest = ", ".join(
+            f"(SELECT id FROM {name} WHERE partition >= {p} AND partition <= {p} "
+            "ORDER BY partition DESC, id DESC LIMIT 1)"
+            for p in range(partitions)
+        )
+        return text(f"SELECT (SELECT max(id) FROM {name}), {newest}")
 
     def start(self, bus: Bus) -> None:
         """Starts relaying to ``bus``."""
@@ -156,39 +216,59 @@ class Outbox:
         return int(count or 0)
 
     async def _announce(self) -> None:
-        """Tells every partition how far this outbox had been relayed before this start:
-        partitions that get none of its later events still learn that they are caught up
-        (a reader waits for every partition to have passed the watermark)."""
+        """Readies the partitions for this start, where there are several.
+
+        Rows not yet relayed get their event's partition again (the partition count may
+        have changed since they were written, or they were written before the column
+        was); then every partition is told how far the outbox had been relayed before
+        (``position_marker``): a row relayed under another count may name a partition
+        its event never reached, and the marker moves that partition past it.
+        """
         assert self.bus is not None
-        if self.bus.partitions <= 1:
+        partitions = self.bus.partitions
+        if partitions <= 1:
             return
+        c = self.table.c
+        after = 0
+        while True:
+            async with self.db.transaction() as session:
+                rows = (
+                    await session.execute(
+                        select(c.id, c.body, c.partition)
+                        .where(c.published_at.is_(None), c.id > after)
+                        .order_by(c.id)
+                        .limit(RELAY_BATCH)
+                    )
+                ).all()
+                for row_id, body, stored in rows:
+                    partition = Event.from_json(body).partition(partitions)
+                    if stored != partition:
+                        await session.execute(
+                            update(self.table).where(c.id == row_id).values(partition=partition)
+                        )
+            if len(rows) < RELAY_BATCH:
+                break
+            after = int(rows[-1][0])
         async with self.db.read() as session:
             relayed = await session.scalar(
-                select(func.max(self.table.c.id)).where(self.table.c.published_at.is_not(None))
+                select(func.max(c.id)).where(c.published_at.is_not(None))
             )
         if relayed:
-            await self._mark(int(relayed))
-
-    async def _mark(self, position: int) -> None:
-        """Tells each partition (where there are several) that this outbox has been
-        relayed up to ``position`` (``position_marker``, ``Inbox``)."""
-        assert self.bus is not None
-        if self.bus.partitions > 1:
-            for partition in range(self.bus.partitions):
-                await self.bus.publish(position_marker(self.service, position, partition))
+            for partition in range(partitions):
+                await self.bus.publish(position_marker(self.service, int(relayed), partition))
 
     async def _run(self) -> None:
         backoff = 0.1
-        try:
-            await self._announce()
-        except Exception as exc:  # the next batch's markers make up for it
-            log.warning("%s: could not announce the relayed position (%s)", self.service, exc)
+        announced = False
         while not self._steps.stopping:
             # Cleared before the read, not after it: a commit that lands while
             # ``relay_once`` runs sets it again and is relayed without waiting.
             self._wake.clear()
             try:
                 async with self._steps.step():
+                    if not announced:
+                        await self._announce()
+                        announced = True
                     sent = await self.relay_once()
                 backoff = 0.1
             except asyncio.CancelledError:
@@ -228,7 +308,6 @@ class Outbox:
             for row_id, body in rows:
                 event = dataclasses.replace(Event.from_json(body), position=row_id)
                 await self.bus.publish(event)
-            await self._mark(int(rows[-1][0]))  # each partition has everything up to here
             if self.bus.keeps_events:
                 return len(rows)
         # Outside the transaction: the consumers may write to this database meanwhile.
@@ -255,4 +334,5 @@ class WatermarksServicer(core_pb2_grpc.WatermarksServicer):
         outbox = self.outboxes.get(request.source)
         if outbox is None:
             raise NotFound(f"This process writes no events of {request.source!r}.")
-        return core_pb2.Watermark(source=request.source, position=await outbox.watermark())
+        position, partitions = await outbox.watermarks()
+        return core_pb2.Watermark(source=request.source, position=position, partitions=partitions)

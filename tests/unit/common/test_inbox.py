@@ -9,9 +9,10 @@ from collections.abc import AsyncIterator
 import pytest
 from sqlalchemy import MetaData, select
 
+from plumbline.api.core.v1 import core_pb2
 from plumbline.common.db import Database
-from plumbline.common.events import Event
-from plumbline.common.inbox import Inbox, inbox_tables
+from plumbline.common.events import Event, position_marker
+from plumbline.common.inbox import Inbox, inbox_tables, targets
 
 
 @pytest.fixture
@@ -187,3 +188,30 @@ async def test_committed_many_wakes_a_waiting_reader(inbox: Inbox) -> None:
         ],
     )
     assert await asyncio.wait_for(waiter, 2) is True
+
+
+async def test_a_partitioned_reader_waits_for_each_partitions_own_newest_event(
+    inbox: Inbox,
+) -> None:
+    # As a consumer whose replicas share three partitions keeps its positions (a lease
+    # table is not what this is about).
+    inbox.partitions = 3
+    await consume_many(inbox, [Event("items.item.created", actor=1, project=1, position=5)])
+    # The writer's watermark names partition 1's newest event only: no marker needed
+    # for the partitions that got none.
+    assert await inbox.wait_for({"items": [0, 5, 0]}, timeout=0.5) is True
+    assert await inbox.wait_for({"items": [0, 5, 2]}, timeout=0.2) is False
+    # One position is wanted of every partition; so is the highest of a list that
+    # names another count of partitions.
+    assert await inbox.wait_for({"items": 5}, timeout=0.2) is False
+    assert await inbox.wait_for({"items": [0, 5]}, timeout=0.2) is False
+    await consume_many(inbox, [position_marker("items", 5, p) for p in (0, 2)])
+    assert await inbox.wait_for({"items": 5}, timeout=0.5) is True
+
+
+def test_targets_take_a_position_per_partition_where_the_watermark_has_them() -> None:
+    given = [
+        core_pb2.Watermark(source="items", position=9, partitions=[3, 9, 0]),
+        core_pb2.Watermark(source="identity", position=4),
+    ]
+    assert targets(given) == {"items": [3, 9, 0], "identity": 4}

@@ -150,6 +150,23 @@ async def test_watermark_is_the_newest_committed_id(outbox: Outbox) -> None:
     assert await outbox.watermark() == max(r.id for r in await rows(outbox))
 
 
+async def test_watermarks_name_each_partitions_newest_event(outbox: Outbox) -> None:
+    assert await outbox.watermarks() == (0, [])  # no bus yet: one partition
+    outbox.bus = MemoryBus("t", partitions=4)
+    assert await outbox.watermarks() == (0, [0, 0, 0, 0])
+    async with outbox.transaction() as session:
+        await outbox.add_all(
+            session,
+            [Event("items.item.created", actor=1, project=p) for p in (5, 2, 9, 6)]
+            + [Event("identity.user.created", actor=1)],
+        )
+    ids = [r.id for r in await rows(outbox)]
+    # Projects 5 and 9 are partition 1, 2 and 6 partition 2, the organisation's 0;
+    # partition 3 has none and is waited for by no reader.
+    assert await outbox.watermarks() == (ids[4], [ids[4], ids[2], ids[3], 0])
+    await outbox.bus.close()
+
+
 async def test_relay_once_without_a_running_relay(outbox: Outbox) -> None:
     bus = MemoryBus("t")
     outbox.bus = bus

@@ -118,8 +118,9 @@ class Bus(abc.ABC):
 
     #: How many partitions durable consumers split events into (``Event.partition``).
     #: With more than one, subjects end in the partition's number
-    #: (``<prefix>.<type>.<partition>``), and the relay follows each batch with position
-    #: markers (``position_marker``); with one, subjects are ``<prefix>.<type>``.
+    #: (``<prefix>.<type>.<partition>``), and the relay announces its position to each
+    #: partition at start (``position_marker``); with one, subjects are
+    #: ``<prefix>.<type>``.
     partitions: int = 1
 
     def subject_of(self, event: Event) -> str:

@@ -19,7 +19,7 @@ from plumbline.common.context import require_admin
 from plumbline.common.dates import parse_iso
 from plumbline.common.db import Database, first_or_missing
 from plumbline.common.events import Event
-from plumbline.common.inbox import Inbox
+from plumbline.common.inbox import Inbox, Targets
 from plumbline.services.activity.models import activities, project_activities
 
 log = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ class Feed:
             )
         )
 
-    async def caught_up(self, wait_for: dict[str, int]) -> None:
+    async def caught_up(self, wait_for: Targets) -> None:
         """Waits (bounded) until the feed holds every event up to the given positions."""
         await self.inbox.caught_up(wait_for, self.consistency_wait, "The activity feed")
 

@@ -38,7 +38,7 @@ from plumbline.common.dates import parse_iso
 from plumbline.common.db import IN_CHUNK, Database, affected, chunked, inserted_keys
 from plumbline.common.errors import NotFound, Unavailable
 from plumbline.common.events import Event
-from plumbline.common.inbox import Inbox
+from plumbline.common.inbox import Inbox, Targets
 from plumbline.common.snapshots import snapshot_json
 from plumbline.services.baselines.indexed import indexed_columns, inner_json
 from plumbline.services.baselines.models import histories, relationship_spans, versions
@@ -387,7 +387,7 @@ class History:
         """The item's history row, if the caller may read its project."""
         return await self._history(item, 0)
 
-    async def caught_up(self, wait_for: dict[str, int]) -> None:
+    async def caught_up(self, wait_for: Targets) -> None:
         """Waits (bounded) until the events up to the given source positions are in."""
         await self.inbox.caught_up(wait_for, self.consistency_wait, "The history")
 

@@ -8,6 +8,7 @@ from plumbline.api.activity.v1 import activity_pb2 as pb
 from plumbline.api.activity.v1 import activity_pb2_grpc
 from plumbline.api.core.v1 import core_pb2
 from plumbline.common.dates import format_datetime, parse_iso
+from plumbline.common.inbox import targets
 from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
 from plumbline.services.activity.feed import ActivityQuery, Feed
 from plumbline.services.activity.restore import Restorer
@@ -28,7 +29,7 @@ class ActivitiesServicer(activity_pb2_grpc.ActivitiesServicer):
     async def ListActivities(
         self, request: pb.ListActivitiesRequest, context: Context
     ) -> pb.ActivityPage:
-        await self.feed.caught_up({w.source: w.position for w in request.wait_for})
+        await self.feed.caught_up(targets(request.wait_for))
         start, size = page_of(request.page)
         rows, total = await self.feed.list(
             ActivityQuery(
@@ -51,13 +52,13 @@ class ActivitiesServicer(activity_pb2_grpc.ActivitiesServicer):
     async def GetActivity(
         self, request: pb.GetActivityRequest, context: Context
     ) -> pb.ActivityRecord:
-        await self.feed.caught_up({w.source: w.position for w in request.wait_for})
+        await self.feed.caught_up(targets(request.wait_for))
         return activity_message(await self.feed.get(request.id))
 
     async def ListAffectedItems(
         self, request: pb.ListAffectedItemsRequest, context: Context
     ) -> pb.AffectedItems:
-        await self.feed.caught_up({w.source: w.position for w in request.wait_for})
+        await self.feed.caught_up(targets(request.wait_for))
         start, size = page_of(request.page)
         ids, total = await self.feed.affected(request.id, start, size)
         return pb.AffectedItems(items=ids, page_info=page_info(start, len(ids), total))
@@ -65,6 +66,6 @@ class ActivitiesServicer(activity_pb2_grpc.ActivitiesServicer):
     async def RestoreActivity(
         self, request: pb.RestoreActivityRequest, context: Context
     ) -> core_pb2.Empty:
-        await self.feed.caught_up({w.source: w.position for w in request.wait_for})
+        await self.feed.caught_up(targets(request.wait_for))
         await self.restorer.restore(request.id)
         return core_pb2.Empty()

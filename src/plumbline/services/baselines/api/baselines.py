@@ -8,6 +8,7 @@ from plumbline.api.baselines.v1 import baselines_pb2 as pb
 from plumbline.api.baselines.v1 import baselines_pb2_grpc
 from plumbline.api.core.v1 import core_pb2
 from plumbline.common.dates import format_datetime
+from plumbline.common.inbox import targets
 from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
 from plumbline.services.baselines.api.versions import relationship_messages, version_message
 from plumbline.services.baselines.baselines import Baselines, Origin, Placed
@@ -88,7 +89,7 @@ class BaselinesServicer(baselines_pb2_grpc.BaselinesServicer):
     async def ListBaselineRelationships(
         self, request: pb.BaselineItemRequest, context: Context
     ) -> pb.VersionedRelationshipPage:
-        await self.baselines.history.caught_up({w.source: w.position for w in request.wait_for})
+        await self.baselines.history.caught_up(targets(request.wait_for))
         start, size = page_of(request.page)
         found, total = await self.baselines.relationships(
             request.baseline, request.item, start, size
@@ -99,7 +100,7 @@ class BaselinesServicer(baselines_pb2_grpc.BaselinesServicer):
         )
 
     async def Compare(self, request: pb.CompareRequest, context: Context) -> pb.ComparePage:
-        await self.baselines.history.caught_up({w.source: w.position for w in request.wait_for})
+        await self.baselines.history.caught_up(targets(request.wait_for))
         start, size = page_of(request.page)
         changes, total = await self.baselines.compare(
             request.baseline, optional(request, "to"), start, size

@@ -7,6 +7,7 @@ from plumbline.api.baselines.v1 import baselines_pb2_grpc
 from plumbline.api.items.v1 import items_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.dates import format_datetime
+from plumbline.common.inbox import targets
 from plumbline.common.rpc import Context, message_of, optional, page_info, page_of
 from plumbline.services.baselines.tracing import HistoricTraces, Then, Traced
 
@@ -30,7 +31,7 @@ class HistoricTracesServicer(baselines_pb2_grpc.HistoricTracesServicer):
         self.traces = traces
 
     async def TraceAt(self, request: pb.TraceAtRequest, context: Context) -> pb.TraceAtReply:
-        await self.traces.history.caught_up({w.source: w.position for w in request.wait_for})
+        await self.traces.history.caught_up(targets(request.wait_for))
         start, size = page_of(request.page)
         then = await self._then(request.at)
         traced = await self.traces.trace(
@@ -49,7 +50,7 @@ class HistoricTracesServicer(baselines_pb2_grpc.HistoricTracesServicer):
     async def CoverageAt(
         self, request: pb.CoverageAtRequest, context: Context
     ) -> pb.CoverageAtReply:
-        await self.traces.history.caught_up({w.source: w.position for w in request.wait_for})
+        await self.traces.history.caught_up(targets(request.wait_for))
         then = await self._then(request.at)
         covered = await self.traces.coverage(
             then,
@@ -81,7 +82,7 @@ class HistoricTracesServicer(baselines_pb2_grpc.HistoricTracesServicer):
         )
 
     async def ImpactAt(self, request: pb.ImpactAtRequest, context: Context) -> pb.TraceAtReply:
-        await self.traces.history.caught_up({w.source: w.position for w in request.wait_for})
+        await self.traces.history.caught_up(targets(request.wait_for))
         traced = await self.traces.impact(
             request.item,
             optional(request, "as_of"),

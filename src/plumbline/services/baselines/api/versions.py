@@ -8,6 +8,7 @@ from typing import Any
 from plumbline.api.baselines.v1 import baselines_pb2 as pb
 from plumbline.api.baselines.v1 import baselines_pb2_grpc
 from plumbline.common.dates import format_datetime, parse_datetime
+from plumbline.common.inbox import targets
 from plumbline.common.rpc import Context, message_of, page_info, page_of
 from plumbline.services.baselines.history import History, RelationshipAt, change_details
 
@@ -69,7 +70,7 @@ class VersionedRelationshipsServicer(baselines_pb2_grpc.VersionedRelationshipsSe
     async def ListAt(
         self, request: pb.ListRelationshipsAtRequest, context: Context
     ) -> pb.VersionedRelationshipPage:
-        await self.history.caught_up({w.source: w.position for w in request.wait_for})
+        await self.history.caught_up(targets(request.wait_for))
         start, size = page_of(request.page)
         subject = request.subject
         moment = parse_datetime(request.timestamp, "timestamp")

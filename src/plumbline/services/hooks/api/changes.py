@@ -7,6 +7,7 @@ from typing import Any
 from plumbline.api.hooks.v1 import hooks_pb2 as pb
 from plumbline.api.hooks.v1 import hooks_pb2_grpc
 from plumbline.common.dates import format_datetime
+from plumbline.common.inbox import targets
 from plumbline.common.rpc import Context, message_of
 from plumbline.services.hooks.feed import ChangeFeed, ChangeQuery
 
@@ -25,7 +26,7 @@ class ChangesServicer(hooks_pb2_grpc.ChangesServicer):
         self.feed = feed
 
     async def ListChanges(self, request: pb.ListChangesRequest, context: Context) -> pb.ChangePage:
-        await self.feed.caught_up({w.source: w.position for w in request.wait_for})
+        await self.feed.caught_up(targets(request.wait_for))
         rows, cursor = await self.feed.page(
             ChangeQuery(
                 after=request.after,

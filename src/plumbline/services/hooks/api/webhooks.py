@@ -9,6 +9,7 @@ from plumbline.api.core.v1 import core_pb2
 from plumbline.api.hooks.v1 import hooks_pb2 as pb
 from plumbline.api.hooks.v1 import hooks_pb2_grpc
 from plumbline.common.dates import format_datetime
+from plumbline.common.inbox import targets
 from plumbline.common.rpc import Context, message_of, page_info, page_of
 from plumbline.services.hooks.webhooks import Webhooks, WebhookSpec, filters
 
@@ -60,7 +61,7 @@ class WebhooksServicer(hooks_pb2_grpc.WebhooksServicer):
         self.store = store
 
     async def CreateWebhook(self, request: pb.WebhookInput, context: Context) -> pb.WebhookSecret:
-        await self.store.feed.caught_up({w.source: w.position for w in request.wait_for})
+        await self.store.feed.caught_up(targets(request.wait_for))
         row, secret = await self.store.create(_spec(request))
         return pb.WebhookSecret(webhook=webhook_message(row), secret=secret)
 
