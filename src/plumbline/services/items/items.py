@@ -257,15 +257,20 @@ class Items:
         count by ``create_many`` once the batch is in.
         """
         data, item_type, child_type, fields = checked
-        project, parent = await self._placement(session, data)
-        access.require(Action.WRITE, project, f"the items of project {project}")
-        caller = access.principal
-        if project not in locked:
-            locked[project] = str(await tree.lock_project(session, project, added=1))
-            if parent is not None:
-                parent = await self.active(session, parent.id)  # current after the lock
+        if not locked:
+            # The transaction's first item: its project found and locked in one statement.
+            project, parent, locked[project] = await self._locked_placement(session, data)
+            access.require(Action.WRITE, project, f"the items of project {project}")
         else:
-            more[project] = more.get(project, 0) + 1  # counted once the batch is in
+            project, parent = await self._placement(session, data)
+            access.require(Action.WRITE, project, f"the items of project {project}")
+            if project not in locked:
+                locked[project] = str(await tree.lock_project(session, project, added=1))
+                if parent is not None:
+                    parent = await self.active(session, parent.id)  # current after the lock
+            else:
+                more[project] = more.get(project, 0) + 1  # counted once the batch is in
+        caller = access.principal
         project_key = locked[project]
         number = await self._next_number(session, project, item_type.id)
         sort_order, global_order = await tree.place_new(session, project, parent)
@@ -323,6 +328,40 @@ class Items:
         if child_item_type not in catalog.item_types:
             raise InvalidArgument(f"childItemType {child_item_type} does not exist.")
         return child_item_type
+
+    async def _locked_placement(
+        self, session: AsyncSession, data: ItemInput
+    ) -> tuple[int, Any, str]:
+        """``_placement`` and ``tree.lock_project`` (counting one new item) at once: (project,
+        parent row or None, project key). The lock comes with finding the project
+        (``tree.lock_new_place``), so the parent is read once, after it (current), instead
+        of before it and again after. Where nothing was locked, ``_placement`` says why."""
+        if data.parent_item is not None and data.parent_project is None:
+            locked = await tree.lock_new_place(session, item=data.parent_item)
+        elif data.parent_item is None:
+            project = data.parent_project if data.parent_project is not None else data.project
+            if project is not None and data.project in (None, project):
+                locked = await tree.lock_new_place(session, project=project)
+            else:
+                locked = None
+        else:
+            locked = None
+        if locked is None:
+            await self._placement(session, data)  # raises what is wrong
+            raise InvalidArgument("location: there is no such place for a new item.")
+        project, key = locked
+        if data.parent_item is None:
+            return project, None, key
+        parent = (
+            await session.execute(
+                select(items).where(items.c.id == data.parent_item, items.c.active.is_(True))
+            )
+        ).one()
+        if data.project is not None and data.project != project:
+            raise InvalidArgument(
+                f"project {data.project} does not match the parent item's project {project}."
+            )
+        return project, parent, key
 
     async def _placement(self, session: AsyncSession, data: ItemInput) -> tuple[int, Any]:
         """(project, parent row or None) for a new item, checked."""

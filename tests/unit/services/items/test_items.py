@@ -13,6 +13,7 @@ from plumbline.services.items.idspace import IdSpace
 from plumbline.services.items.itemdoc import ItemInput
 from plumbline.services.items.items import Items
 from plumbline.services.items.models import items as items_table
+from plumbline.services.items.models import projects as projects_table
 from plumbline.services.items.models import relationships as relationships_table
 from plumbline.services.items.relationships import Relationships
 from plumbline.services.items.tree import GAP
@@ -155,3 +156,82 @@ async def test_a_patch_that_moves_the_item_runs_under_the_project_lock(
     assert len(events) == before + 1
     assert (moved.parent, moved.sequence, moved.version) == (first, "1.1", 2)
     assert events[-1].payload["snapshot"]["location"]["sequence"] == "1.1"
+
+
+async def test_a_single_create_goes_after_the_subtree_of_its_parent_at_any_depth(
+    world: tuple[Items, Relationships, int, dict[str, int]],
+) -> None:
+    items, _, project, types = world
+    with acting_as(ADMIN):
+        a = await items.create(_req(project, types, "A"))
+        a1 = await items.create(_req(project, types, "A1", parent=a))
+        a1a = await items.create(_req(project, types, "A1a", parent=a1))
+        b = await items.create(_req(project, types, "B"))
+        # A1a has no next sibling, nor has A1: A's (B) ends the subtree.
+        deep = await items.create(_req(project, types, "A1a x", parent=a1a))
+        # A1 has none: B ends A1's subtree, which now holds A1a and its child.
+        under_a1 = await items.create(_req(project, types, "A1b", parent=a1))
+        # B is the last at the root: nothing ends its subtree.
+        under_b = await items.create(_req(project, types, "B1", parent=b))
+        at_root = await items.create(_req(project, types, "C"))
+        rows = {
+            r.id: r for r in await items.get_many([a, a1, a1a, b, deep, under_a1, under_b, at_root])
+        }
+    walk = sorted(rows, key=lambda i: rows[i].global_sort_order)
+    assert walk == [a, a1, a1a, deep, under_a1, b, under_b, at_root]
+    assert [rows[i].sequence for i in walk] == [
+        "1",
+        "1.1",
+        "1.1.1",
+        "1.1.1.1",
+        "1.1.2",
+        "2",
+        "2.1",
+        "3",
+    ]
+
+
+async def test_a_single_create_says_what_is_wrong_with_its_place(
+    world: tuple[Items, Relationships, int, dict[str, int]],
+) -> None:
+    items, _, project, types = world
+    with acting_as(ADMIN):
+        parent = await items.create(_req(project, types, "P"))
+        other = ItemInput(project=project + 1000, item_type=types["REQ"], fields={"name": "x"})
+        with pytest.raises(InvalidArgument, match="no item with id 999999"):
+            await items.create(_req(project, types, "orphan", parent=999_999))
+        with pytest.raises(InvalidArgument, match=f"no project with id {project + 1000}"):
+            await items.create(other)
+        with pytest.raises(InvalidArgument, match="does not match the parent item's project"):
+            await items.create(
+                ItemInput(
+                    project=project + 1000,
+                    item_type=types["REQ"],
+                    fields={"name": "x"},
+                    parent_item=parent,
+                )
+            )
+        with pytest.raises(InvalidArgument, match="takes an item or a project, not both"):
+            await items.create(
+                ItemInput(
+                    item_type=types["REQ"],
+                    fields={"name": "x"},
+                    parent_item=parent,
+                    parent_project=project,
+                )
+            )
+        with pytest.raises(InvalidArgument, match=r"does not match location\.parent\.project"):
+            await items.create(
+                ItemInput(
+                    project=project + 1000,
+                    item_type=types["REQ"],
+                    fields={"name": "x"},
+                    parent_project=project,
+                )
+            )
+    # Nothing of the refused creates is left: the project counts the one item.
+    async with items.db.read() as session:
+        active = await session.scalar(
+            select(projects_table.c.active_items).where(projects_table.c.id == project)
+        )
+    assert active == 1
