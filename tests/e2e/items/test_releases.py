@@ -37,6 +37,14 @@ def test_releases_count_their_items(admin: httpx.Client, project: dict[str, Any]
         == 200
     )
     assert admin.get(f"/releases/{release}").json()["data"]["itemCount"] == 1
+    # A change that names the same release keeps it counted; one without it, not.
+    for operation, count in (
+        ({"op": "replace", "path": "/fields/name", "value": "I2"}, 1),
+        ({"op": "remove", "path": "/fields/release"}, 0),
+        ({"op": "add", "path": "/fields/release", "value": release}, 1),
+    ):
+        assert admin.patch(f"/items/{item}", json=[operation]).status_code == 200
+        assert admin.get(f"/releases/{release}").json()["data"]["itemCount"] == count
     with_release = admin.get(f"/items/{item}", params={"include": "data.fields.release"}).json()
     assert with_release["linked"]["releases"][str(release)]["name"] == "1.0"
     bad = admin.patch(

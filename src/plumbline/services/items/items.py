@@ -557,7 +557,10 @@ class Items:
             raise _MovesItem
         named = release_ids(item_type, fields)
         await check_releases(session, current.project, set(named), named)
-        await sync_item_releases(session, current.id, set(named))
+        if set(named) != set(release_ids(item_type, stored)):
+            # ``item_releases`` follows the fields: the same releases named, the same rows
+            # (most writes name none before and after, and send no statement for them).
+            await sync_item_releases(session, current.id, set(named))
         row: Row[Any] | None = (
             await session.execute(
                 update(items).where(items.c.id == current.id).values(**values).returning(*items.c)
