@@ -336,32 +336,22 @@ class Items:
         parent row or None, project key). The lock comes with finding the project
         (``tree.lock_new_place``), so the parent is read once, after it (current), instead
         of before it and again after. Where nothing was locked, ``_placement`` says why."""
-        if data.parent_item is not None and data.parent_project is None:
-            locked = await tree.lock_new_place(session, item=data.parent_item)
-        elif data.parent_item is None:
+        locked = None
+        if data.parent_item is not None:
+            if data.parent_project is None:
+                locked = await tree.lock_new_place(session, item=data.parent_item)
+        else:
             project = data.parent_project if data.parent_project is not None else data.project
             if project is not None and data.project in (None, project):
                 locked = await tree.lock_new_place(session, project=project)
-            else:
-                locked = None
-        else:
-            locked = None
         if locked is None:
             await self._placement(session, data)  # raises what is wrong
             raise InvalidArgument("location: there is no such place for a new item.")
         project, key = locked
         if data.parent_item is None:
             return project, None, key
-        parent = (
-            await session.execute(
-                select(items).where(items.c.id == data.parent_item, items.c.active.is_(True))
-            )
-        ).one()
-        if data.project is not None and data.project != project:
-            raise InvalidArgument(
-                f"project {data.project} does not match the parent item's project {project}."
-            )
-        return project, parent, key
+        _same_project(data, project)
+        return project, await self.active(session, data.parent_item), key
 
     async def _placement(self, session: AsyncSession, data: ItemInput) -> tuple[int, Any]:
         """(project, parent row or None) for a new item, checked."""
@@ -375,11 +365,7 @@ class Items:
             ).first()
             if parent is None:
                 raise InvalidArgument(f"location.parent.item: no item with id {data.parent_item}.")
-            if data.project is not None and data.project != parent.project:
-                raise InvalidArgument(
-                    f"project {data.project} does not match the parent item's project "
-                    f"{parent.project}."
-                )
+            _same_project(data, int(parent.project))
             return int(parent.project), parent
         project = data.parent_project if data.parent_project is not None else data.project
         if project is None:
@@ -753,6 +739,14 @@ def new_row(
         "modified_at": now,
         "last_activity_at": now,
     }
+
+
+def _same_project(data: ItemInput, parent_project: int) -> None:
+    """Refuses a new item whose ``project`` is not its parent item's."""
+    if data.project is not None and data.project != parent_project:
+        raise InvalidArgument(
+            f"project {data.project} does not match the parent item's project {parent_project}."
+        )
 
 
 def release_ids(item_type: ItemType, fields: dict[str, Any]) -> dict[int, str]:

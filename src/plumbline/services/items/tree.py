@@ -37,13 +37,7 @@ async def lock_project(session: AsyncSession, project: int, added: int = 0) -> s
     create needs no read of its own for it.
     """
     key = await session.scalar(
-        update(projects)
-        .where(projects.c.id == project)
-        .values(
-            active_items=projects.c.active_items + added,
-            tree_changes=projects.c.tree_changes + 1,
-        )
-        .returning(projects.c.project_key)
+        _locking(projects.c.id == project, added).returning(projects.c.project_key)
     )
     return None if key is None else str(key)
 
@@ -55,25 +49,33 @@ async def lock_new_place(
     under the active item ``item``: (the project, its key), or None when there is no such
     project or item. One statement finds and locks it."""
     if item is not None:
-        where = projects.c.id == (
-            select(items.c.project)
-            .where(items.c.id == item, items.c.active.is_(True))
-            .scalar_subquery()
-        )
+        where = projects.c.id == _project_of(item, active=True)
     else:
         where = and_(projects.c.id == project, projects.c.is_folder.is_(False))
     row = (
-        await session.execute(
-            update(projects)
-            .where(where)
-            .values(
-                active_items=projects.c.active_items + 1,
-                tree_changes=projects.c.tree_changes + 1,
-            )
-            .returning(projects.c.id, projects.c.project_key)
-        )
+        await session.execute(_locking(where, 1).returning(projects.c.id, projects.c.project_key))
     ).first()
     return None if row is None else (int(row[0]), str(row[1]))
+
+
+def _locking(where: Any, added: int) -> Any:
+    """The UPDATE of the project rows ``where`` picks that locks them (``lock_project``):
+    it counts the change, and ``added`` new active items."""
+    return (
+        update(projects)
+        .where(where)
+        .values(
+            active_items=projects.c.active_items + added,
+            tree_changes=projects.c.tree_changes + 1,
+        )
+    )
+
+
+def _project_of(item: int, active: bool = False) -> Any:
+    """The project of item ``item`` (an active one's only, with ``active``), as a scalar
+    subquery."""
+    query = select(items.c.project).where(items.c.id == item)
+    return (query.where(items.c.active.is_(True)) if active else query).scalar_subquery()
 
 
 async def count_items(session: AsyncSession, project: int, added: int) -> None:
@@ -107,13 +109,7 @@ async def count_relationships(session: AsyncSession, added: Mapping[int, int]) -
 async def lock_project_of(session: AsyncSession, item_id: int) -> None:
     """``lock_project`` for the project of item ``item_id`` (nothing when there is no such
     item), in one statement."""
-    await session.execute(
-        update(projects)
-        .where(
-            projects.c.id == select(items.c.project).where(items.c.id == item_id).scalar_subquery()
-        )
-        .values(tree_changes=projects.c.tree_changes + 1)
-    )
+    await session.execute(_locking(projects.c.id == _project_of(item_id), 0))
 
 
 def child_sequence(parent_sequence: str | None, sort_order: int) -> str:
@@ -157,37 +153,46 @@ _ACTIVE = items.c.active.is_(True)
 _ORDER = items.c.global_sort_order
 
 
-def _siblings(at_root: bool) -> Any:
-    """Active children of ``:parent``, or of ``:project``'s root."""
+def _siblings(at_root: bool, parent: Any = None) -> Any:
+    """Active children of ``parent`` (``:parent`` unless given), or of ``:project``'s
+    root."""
     if at_root:
         return and_(items.c.project == bindparam("project"), items.c.parent.is_(None), _ACTIVE)
-    return and_(items.c.parent == bindparam("parent"), _ACTIVE)
+    return and_(items.c.parent == (bindparam("parent") if parent is None else parent), _ACTIVE)
+
+
+def _last_child(siblings: Any) -> Any:
+    """The largest sort order among ``siblings``."""
+    return select(items.c.sort_order).where(siblings).order_by(items.c.sort_order.desc()).limit(1)
+
+
+def _next_sibling(siblings: Any) -> Any:
+    """The global order of the first of ``siblings`` after sort order ``:after``."""
+    return (
+        select(_ORDER)
+        .where(siblings, items.c.sort_order > bindparam("after"))
+        .order_by(items.c.sort_order)
+        .limit(1)
+    )
+
+
+def _last_before(high: Any) -> Any:
+    """The largest global order in ``:project`` below ``high``."""
+    return (
+        select(_ORDER)
+        .where(items.c.project == bindparam("project"), _ACTIVE, high > _ORDER)
+        .order_by(_ORDER.desc())
+        .limit(1)
+    )
 
 
 # The reads behind ``gap_after``, built once with bound parameters (building and keying a
 # statement costs about as much as running one). Each is a seek in an index
 # (ix_items_children, ix_items_root, ix_items_tree): none reads a subtree.
-_LAST_CHILD = {
-    at_root: select(items.c.sort_order)
-    .where(_siblings(at_root))
-    .order_by(items.c.sort_order.desc())
-    .limit(1)
-    for at_root in (False, True)
-}
-_NEXT_SIBLING = {
-    at_root: select(_ORDER)
-    .where(_siblings(at_root), items.c.sort_order > bindparam("after"))
-    .order_by(items.c.sort_order)
-    .limit(1)
-    for at_root in (False, True)
-}
+_LAST_CHILD = {at_root: _last_child(_siblings(at_root)) for at_root in (False, True)}
+_NEXT_SIBLING = {at_root: _next_sibling(_siblings(at_root)) for at_root in (False, True)}
 _UP = select(items.c.parent, items.c.sort_order).where(items.c.id == bindparam("item"))
-_LAST_BEFORE = (
-    select(_ORDER)
-    .where(items.c.project == bindparam("project"), _ACTIVE, bindparam("high") > _ORDER)
-    .order_by(_ORDER.desc())
-    .limit(1)
-)
+_LAST_BEFORE = _last_before(bindparam("high"))
 _LAST_IN_PROJECT = (
     select(_ORDER)
     .where(items.c.project == bindparam("project"), _ACTIVE)
@@ -202,36 +207,9 @@ def _first_level(parent_at_root: bool) -> Any:
     before that sibling (or in the whole project when none). Three seeks, one round trip;
     the subtree's end is right whenever the sibling was found or the parent is at the root.
     """
-    sibling_of = (
-        and_(items.c.project == bindparam("project"), items.c.parent.is_(None), _ACTIVE)
-        if parent_at_root
-        else and_(items.c.parent == bindparam("sibling_of"), _ACTIVE)
-    )
-    last = (
-        select(items.c.sort_order)
-        .where(items.c.parent == bindparam("child_of"), _ACTIVE)
-        .order_by(items.c.sort_order.desc())
-        .limit(1)
-        .scalar_subquery()
-    )
-    high = (
-        select(_ORDER)
-        .where(sibling_of, items.c.sort_order > bindparam("after"))
-        .order_by(items.c.sort_order)
-        .limit(1)
-        .scalar_subquery()
-    )
-    low = (
-        select(_ORDER)
-        .where(
-            items.c.project == bindparam("project"),
-            _ACTIVE,
-            func.coalesce(high, literal(_BEYOND, BigInteger)) > _ORDER,
-        )
-        .order_by(_ORDER.desc())
-        .limit(1)
-        .scalar_subquery()
-    )
+    last = _last_child(_siblings(False, bindparam("child_of"))).scalar_subquery()
+    high = _next_sibling(_siblings(parent_at_root, bindparam("sibling_of"))).scalar_subquery()
+    low = _last_before(func.coalesce(high, literal(_BEYOND, BigInteger))).scalar_subquery()
     return select(last, high, low)
 
 
