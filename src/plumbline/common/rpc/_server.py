@@ -99,7 +99,7 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):
         if handler.stream_unary is not None:
             streamed = cast(Callable[[Any, Context], Awaitable[Any]], handler.stream_unary)
             return grpc.stream_unary_rpc_method_handler(
-                _restoring(streamed, method, metadata),
+                _restoring(_draining(streamed), method, metadata),
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
@@ -160,6 +160,29 @@ def _restoring_stream(
                 await cast(Awaitable[None], streamed)
 
     return wrapper
+
+
+def _draining(
+    inner: Callable[[Any, Context], Awaitable[Any]],
+) -> Callable[[Any, Context], Awaitable[Any]]:
+    """``inner``, a client-streamed behaviour, that takes the caller's remaining messages
+    before it refuses the call. grpc's client reports a status that arrives while it is
+    still sending as INTERNAL ("Internal error from Core"): a refusal after the first of
+    many messages (no access to the project of an import or upload) would reach the
+    caller as a server error about one time in twenty."""
+
+    async def behaviour(requests: AsyncIterator[Any], context: Context) -> Any:
+        try:
+            return await inner(requests, context)
+        except PlumblineError:
+            # Nothing more to learn from the rest; a reader that broke off mid-way (the
+            # caller left) has already ended the call.
+            with contextlib.suppress(Exception):
+                async for _ in requests:
+                    pass
+            raise
+
+    return behaviour
 
 
 def _restoring(

@@ -9,11 +9,13 @@ from dataclasses import dataclass, field
 import grpc
 import pytest
 
+from plumbline.api.attachments.v1 import attachments_pb2, attachments_pb2_grpc
 from plumbline.api.core.v1 import core_pb2
 from plumbline.api.items.v1 import items_pb2, items_pb2_grpc
 from plumbline.common import errors
 from plumbline.common.context import ORG_ADMIN, Principal, principal_var
 from plumbline.common.rpc import (
+    NO_DEADLINE,
     ClientInterceptor,
     Context,
     GrpcServer,
@@ -28,6 +30,7 @@ from tests.unit.common.rpc.fakes import (
     HUGE,
     HUGE_REPLY,
     RAISES,
+    FakeFiles,
     FakeIdSpace,
     calling_as,
 )
@@ -322,3 +325,39 @@ async def test_connections_age_out_without_failing_calls(age: float, reconnects:
         await channel.close()
         await server.stop(0)
     assert (len(set(servicer.peers)) > 1) is reconnects
+
+
+async def test_a_refusal_after_the_first_of_many_messages_arrives_as_itself() -> None:
+    """A client-streamed call the service refuses at its first message, while the caller
+    still sends: grpc's client would report INTERNAL ("Internal error from Core") for a
+    status that arrives mid-send; the server takes the rest first, so every try gets the
+    refusal."""
+    files = FakeFiles()
+    server = GrpcServer("127.0.0.1", 0)
+    server.add(attachments_pb2_grpc.add_FilesServicer_to_server, files)
+    port = await server.start()
+    await server.set_serving(True)
+    channel = connect("attachments", f"127.0.0.1:{port}")
+    [denied] = [i for i, e in RAISES.items() if e is errors.PermissionDenied]
+    header = attachments_pb2.UploadHeader(attachment=denied, file_name="a.txt")
+    piece = b"x" * 32 * 1024
+
+    async def upload() -> AsyncIterator[attachments_pb2.UploadChunk]:
+        yield attachments_pb2.UploadChunk(header=header)
+        for _ in range(64):
+            yield attachments_pb2.UploadChunk(data=piece)
+
+    outcomes: list[str] = []
+    try:
+        await wait_ready(channel, "attachments", 5)
+        stub = attachments_pb2_grpc.FilesStub(channel)
+        for _ in range(100):
+            try:
+                await stub.Upload(upload(), timeout=NO_DEADLINE)
+                outcomes.append("answered")
+            except errors.PlumblineError as exc:
+                outcomes.append(type(exc).__name__)
+    finally:
+        await channel.close()
+        await server.stop(0)
+    assert set(outcomes) == {"PermissionDenied"}, outcomes
