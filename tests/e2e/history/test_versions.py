@@ -287,3 +287,15 @@ def test_categories_at_each_version(admin: httpx.Client, project: dict[str, Any]
         400,
         "versionNumber",
     )
+
+    # A later change of the item keeps its categories at its new version (the write
+    # returns them), two of them in order.
+    second = created_id(admin.post(f"{labs}/categories", json={"name": unique("Security")}))
+    response = admin.post(f"{labs}/items/{item}/categories", json={"add": [second]})
+    assert response.status_code == 201, response.text
+    put_item(admin, item, name="Categorised, renamed")
+    assert [v["versionNumber"] for v in versions_of(admin, "items", item)] == [1, 2, 3, 4]
+    assert at(4) == sorted([category, second])
+    assert at(2) == [category]
+    put_item(admin, item, name="Categorised, renamed again")
+    assert at(5) == sorted([category, second])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import String, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbline.common.catalog import Catalog
@@ -13,6 +13,15 @@ from plumbline.common.events import Event
 from plumbline.common.snapshots import snapshot_payload
 from plumbline.services.items.messages import item_message
 from plumbline.services.items.models import item_categories, items
+
+#: The item's categories as a comma list, for a statement that writes the item to return
+#: (``returning(*items.c, CATEGORIES)``): the event then needs no read of its own.
+CATEGORIES = (
+    select(func.aggregate_strings(cast(item_categories.c.category, String), ","))
+    .where(item_categories.c.item == items.c.id)
+    .scalar_subquery()
+    .label("categories")
+)
 
 
 async def item_event(
@@ -29,7 +38,7 @@ async def item_event(
     item as it is now, in this transaction, after the change (a new version).
 
     ``row`` is that item row when the caller has it already (an INSERT or UPDATE that
-    returned it); otherwise it is read.
+    returned it, with ``CATEGORIES`` too when it can); otherwise it is read.
     """
     if row is None:
         row = (await session.execute(select(items).where(items.c.id == item_id))).one()
@@ -45,19 +54,8 @@ async def item_event(
         payload["deleted"] = True
     else:
         payload.update(snapshot_payload(item_message(row, catalog, False, None)))
-        # The categories applied at this version (``/items/{id}/versioncategories``); a
-        # new item has none yet, so creation (bulk ones too) reads nothing more.
-        payload["categories"] = (
-            []
-            if action == "created"
-            else sorted(
-                (
-                    await session.scalars(
-                        select(item_categories.c.category).where(item_categories.c.item == item_id)
-                    )
-                ).all()
-            )
-        )
+        # The categories applied at this version (``/items/{id}/versioncategories``).
+        payload["categories"] = await _categories(session, action, row)
     return Event(
         f"items.item.{action}",
         actor=actor.user_id,
@@ -66,3 +64,14 @@ async def item_event(
         version=row.version,
         payload=payload,
     )
+
+
+async def _categories(session: AsyncSession, action: str, row: Any) -> list[int]:
+    if action == "created":
+        return []  # a new item has none yet: creation (bulk ones too) reads nothing more
+    mapping = row._mapping
+    if "categories" in mapping:  # returned by the write (``CATEGORIES``)
+        listed: str | None = mapping["categories"]
+        return sorted(int(c) for c in listed.split(",")) if listed else []
+    query = select(item_categories.c.category).where(item_categories.c.item == row.id)
+    return sorted((await session.scalars(query)).all())

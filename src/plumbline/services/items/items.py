@@ -34,7 +34,7 @@ from plumbline.common.idblocks import IdAllocator
 from plumbline.common.outbox import Outbox
 from plumbline.services.items import itemdoc, tree, workflow
 from plumbline.services.items.config import Configuration
-from plumbline.services.items.events import item_event
+from plumbline.services.items.events import CATEGORIES, item_event
 from plumbline.services.items.idspace import IdSpace, next_numbers
 from plumbline.services.items.itemdoc import ItemInput
 from plumbline.services.items.models import items, projects
@@ -549,7 +549,10 @@ class Items:
             await sync_item_releases(session, current.id, set(named))
         row: Row[Any] | None = (
             await session.execute(
-                update(items).where(items.c.id == current.id).values(**values).returning(*items.c)
+                update(items)
+                .where(items.c.id == current.id)
+                .values(**values)
+                .returning(*items.c, CATEGORIES)
             )
         ).one()
         if any(
