@@ -5,6 +5,9 @@ test records.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -115,3 +118,17 @@ def with_step_statuses(run: dict[str, Any], *statuses: str) -> list[dict[str, An
     for step, status in zip(run_steps, statuses, strict=True):
         step["status"] = status
     return run_steps
+
+
+def patch_fields_at_once(admin: httpx.Client, url: str, values: Mapping[str, object]) -> list[int]:
+    """A PATCH of ``url`` per field of ``values``, all sent at the same moment (each on its
+    own thread, released together): their statuses."""
+    barrier = threading.Barrier(len(values))
+
+    def add(field: str, value: object) -> int:
+        barrier.wait()
+        patch = [{"op": "add", "path": f"/fields/{field}", "value": value}]
+        return admin.patch(url, json=patch).status_code
+
+    with ThreadPoolExecutor(max_workers=len(values)) as pool:
+        return list(pool.map(add, values, values.values()))

@@ -18,7 +18,14 @@ from tests.e2e.api import (
     total_of,
     unique,
 )
-from tests.e2e.testrecords import add_cases, default_group, new_group, new_plan, new_test_case
+from tests.e2e.testrecords import (
+    add_cases,
+    default_group,
+    new_group,
+    new_plan,
+    new_test_case,
+    patch_fields_at_once,
+)
 
 
 def test_plan_lifecycle(admin: httpx.Client, project: dict[str, Any]) -> None:
@@ -237,3 +244,16 @@ def test_plans_by_role(team: Team, admin: httpx.Client) -> None:
             assert_error(writes["update"], 401, "READ_ONLY", "READ_WRITE", f"test plan {plan}")
         if role == "TEST_RUNNER":
             assert_error(writes["create"], 401, "TEST_RUNNER")
+
+
+def test_concurrent_patches_of_one_plan_all_land(
+    admin: httpx.Client, project: dict[str, Any]
+) -> None:
+    """Rounds of two PATCHes at once, one the name and one the description of one plan:
+    neither is lost to the other's write (each reads, patches and writes the row locked)."""
+    plan = new_plan(admin, project)
+    for n in range(10):
+        wanted = {"name": f"Name {n}", "description": f"Description {n}"}
+        assert patch_fields_at_once(admin, f"/testplans/{plan}", wanted) == [200, 200]
+        fields = admin.get(f"/testplans/{plan}").json()["data"]["fields"]
+        assert {k: fields[k] for k in wanted} == wanted
