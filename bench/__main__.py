@@ -483,7 +483,7 @@ def plumbline_peaks(system: System) -> dict[str, float]:
     """The peak resident set, MiB, of each of the system's own processes (PostgreSQL and
     NATS left out): what a process has held at most since it started."""
     own = {p.popen.pid for p in system.processes}
-    own |= {w for p in system.processes for w in p.workers}
+    own |= {w for p in system.processes for w in (*p.workers, *p.analytics)}
     return cpu.peak_memory(
         {pid: label for pid, label in serving_processes(system, []).items() if pid in own}
     )

@@ -119,6 +119,7 @@ def serving_processes(system: System, extra: list[Process]) -> dict[int, str]:
     }
     for process in [*system.processes, *extra]:
         labels.update(dict.fromkeys(process.workers, f"{process.name}: gateway workers"))
+        labels.update(dict.fromkeys(process.analytics, f"{process.name}: analytics process"))
     if system.topology == "distributed":
         tag = system.env["PLUMBLINE_BUS_STREAM"][3:]
         labels.update(cpu.outside_processes(f"pl_{tag}_"))

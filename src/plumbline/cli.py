@@ -12,7 +12,7 @@ from pathlib import Path
 from plumbline.common.errors import PlumblineError
 from plumbline.common.logs import setup as setup_logging
 from plumbline.common.settings import SERVICES, Settings
-from plumbline.modules import ALL, MODULES, resolve
+from plumbline.modules import MODULES, resolve
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -41,7 +41,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     setup_logging(settings.log_level, json_lines=args.json_logs)
     targets = resolve(args.target)
     inherited = None
-    if args.listen_fd is not None and args.parent_fd is not None:
+    if args.parent_fd is not None:
         inherited = Inherited(args.listen_fd, args.parent_fd)
     configure_pools(settings.db_pool_size, settings.db_max_overflow)
     asyncio.run(run(settings, targets, args.json_logs, inherited))
@@ -204,13 +204,16 @@ def parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run", help="run one or more targets (services, the gateway, or all) in this process"
     )
-    run.add_argument("--target", default="all", help=f"all, or a comma list of: {', '.join(ALL)}")
+    run.add_argument(
+        "--target", default="all", help=f"all, or a comma list of: {', '.join(MODULES)}"
+    )
     run.add_argument("--http-port", type=int, help="HTTP port (PLUMBLINE_HTTP_PORT, 8080)")
     run.add_argument("--grpc-port", type=int, help="gRPC port (PLUMBLINE_GRPC_PORT, 9090)")
     run.add_argument("--data-dir", type=Path, help=_DATA_DIR)
     run.add_argument("--ready-file", type=Path, help="write the bound ports here once ready")
     run.add_argument("--json-logs", action="store_true", help="log one JSON object a line")
-    # A gateway worker's, from the process that starts it (plumbline.workers).
+    # A child's (a gateway worker, the analytics process), from the process that starts
+    # it (plumbline.workers).
     run.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)
     run.add_argument("--parent-fd", type=int, help=argparse.SUPPRESS)
     run.set_defaults(func=_cmd_run)

@@ -62,6 +62,12 @@ def _reports() -> Module:
     return ReportsModule()
 
 
+def _trace() -> Module:
+    from plumbline.services.items.tracemodule import TraceModule
+
+    return TraceModule()
+
+
 def _gateway() -> Module:
     from plumbline.gateway.module import GatewayModule
 
@@ -82,10 +88,16 @@ MODULES: dict[str, tuple[Callable[[], Module], tuple[str, ...]]] = {
     "baselines": (_baselines, _PUBLISHERS),
     "hooks": (_hooks, _PUBLISHERS),
     "reports": (_reports, ("identity",)),
-    "gateway": (_gateway, SERVICES),
+    "trace": (_trace, ("identity", "items")),
+    "gateway": (_gateway, (*SERVICES, "trace")),
 }
 
-ALL = tuple(MODULES)
+#: Targets that are not services of their own but serve a part of one apart from it
+#: (``trace``: items' traceability reads, decision 0030); ``all`` leaves them to the
+#: service they are part of.
+APART = ("trace",)
+#: What ``--target all`` runs.
+ALL = tuple(name for name in MODULES if name not in APART)
 
 
 def resolve(spec: str) -> tuple[str, ...]:
@@ -100,7 +112,9 @@ def resolve(spec: str) -> tuple[str, ...]:
         elif name in MODULES:
             wanted.add(name)
         else:
-            raise InvalidArgument(f"unknown target {name!r}; targets are: all, {', '.join(ALL)}")
+            raise InvalidArgument(
+                f"unknown target {name!r}; targets are: all, {', '.join(MODULES)}"
+            )
     ordered: list[str] = []
 
     def visit(name: str) -> None:
@@ -111,7 +125,7 @@ def resolve(spec: str) -> tuple[str, ...]:
                 visit(dep)
         ordered.append(name)
 
-    for name in ALL:
+    for name in MODULES:
         if name in wanted:
             visit(name)
     return tuple(ordered)

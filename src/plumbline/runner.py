@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import gc
 import json
 import logging
@@ -29,9 +28,21 @@ from plumbline.common.settings import SERVICES, Settings
 from plumbline.gateway.logins import LoginsServicer, login_guard
 from plumbline.health import ProcessState, base_app
 from plumbline.httpproto import http_protocol
-from plumbline.modules import ALL, MODULES
+from plumbline.modules import ALL, APART, MODULES
 from plumbline.runtime import Module, Runtime
-from plumbline.workers import Inherited, Workers, loopback, usable_cores, worker_count
+from plumbline.workers import (
+    ANALYTICS,
+    Children,
+    Inherited,
+    analytics,
+    analytics_environment,
+    free_port,
+    gateway_workers,
+    loopback,
+    usable_cores,
+    worker_count,
+    worker_environment,
+)
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +80,7 @@ def check_topology(settings: Settings, targets: tuple[str, ...]) -> bool:
             "the memory:// bus only works when every target runs in one process "
             "(--target all); set PLUMBLINE_BUS_URL=nats://host:4222 to split the services"
         )
-    for service in SERVICES:
+    for service in (*SERVICES, *APART):
         address = settings.address_of(service)
         if address is not None:
             try:
@@ -125,13 +136,14 @@ async def run(
         logins = LoginsServicer(login_guard(settings))
         grpc_server.add(core_pb2_grpc.add_LoginsServicer_to_server, logins)
     runtime = Runtime(settings, targets, bus, grpc_server, base_app(state), embedded)
-    # With workers, this process runs the services and the workers the gateway.
-    local = tuple(t for t in targets if t != "gateway") if count else targets
+    # With workers, this process runs the services, the workers the gateway and the
+    # analytics process what takes seconds of CPU (decision 0030).
+    local = tuple(t for t in targets if t not in ("gateway", *ANALYTICS)) if count else targets
     modules: list[Module] = [MODULES[name][0]() for name in local]
     started: list[Module] = []
     http: _Server | None = None
     http_task: asyncio.Task[None] | None = None
-    workers: Workers | None = None
+    children = _Children()
     try:
         await bus.connect()
         for module in modules:
@@ -140,29 +152,63 @@ async def run(
         grpc_port = await grpc_server.start()
         for module in modules:
             await module.serve(runtime)
-        sock = inherited.socket() if inherited else _bind(host, settings.http_port)
+        sock = (inherited.socket() if inherited else None) or _bind(host, settings.http_port)
         http_port = _listening(runtime, sock, host)
-        ready = functools.partial(_write_ready, settings, targets, host, http_port, grpc_port)
+        ready = _Ready(settings, targets, host, http_port, grpc_port)
         if count:
             await grpc_server.set_serving(True)
-            address = f"{loopback(host)}:{grpc_port}"
-            workers = Workers(count, sock, address, host, json_logs, ready)
-            await workers.start()
+            await children.start(count, sock, host, grpc_port, runtime, json_logs, ready)
         else:
             http, http_task = await _serve_http(runtime, sock)
             await grpc_server.set_serving(True)
         _settle_memory(state)
-        pids = workers.pids if workers is not None else []
-        if inherited is None:  # a worker is announced by the process that started it
-            _announce(targets, host, http_port, grpc_port, pids)
-        ready(pids)
+        if inherited is None:  # a child is announced by the process that started it
+            _announce(targets, host, http_port, grpc_port, ready.workers)
+        ready.write()
         await stop.wait()
         log.info("stopping: draining")
     finally:
         state.ready = False
-        if workers is not None:
-            await workers.stop()
+        await children.stop()
         await _stop(runtime, started, http, http_task)
+
+
+class _Children:
+    """The embedded default's children: the analytics process, then the gateway workers
+    (told where it serves); stopped in reverse."""
+
+    def __init__(self) -> None:
+        self.workers: Children | None = None
+        self.analytics: Children | None = None
+
+    async def start(
+        self,
+        count: int,
+        sock: socket.socket,
+        host: str,
+        grpc_port: int,
+        runtime: Runtime,
+        json_logs: bool,
+        ready: _Ready,
+    ) -> None:
+        address = f"{loopback(host)}:{grpc_port}"
+        assert runtime.http_url is not None  # _listening set it
+        env = analytics_environment(os.environ, address, host, runtime.http_url)
+        port = free_port(host)
+        self.analytics = analytics(port, env, json_logs, ready.analytics_changed)
+        await self.analytics.start()
+        ready.analytics = self.analytics.pids
+        env = worker_environment(os.environ, address, host)
+        for target in ANALYTICS:
+            env[f"PLUMBLINE_{target.upper()}_ADDR"] = f"{loopback(host)}:{port}"
+        self.workers = gateway_workers(count, sock, env, json_logs, ready.workers_changed)
+        await self.workers.start()
+        ready.workers = self.workers.pids
+
+    async def stop(self) -> None:
+        for children in (self.workers, self.analytics):
+            if children is not None:
+                await children.stop()
 
 
 def _settle_memory(state: ProcessState) -> None:
@@ -288,31 +334,43 @@ def _announce(
     print(line, flush=True)
 
 
-def _write_ready(
-    settings: Settings,
-    targets: tuple[str, ...],
-    host: str,
-    http_port: int,
-    grpc_port: int,
-    workers: list[int],
-) -> None:
+class _Ready:
     """The ready file, when one is asked for: the ports, this process's pid and its
-    gateway workers' (written again when one is replaced)."""
-    if settings.ready_file is None:
-        return
-    path = Path(settings.ready_file)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(
-        json.dumps(
-            {
-                "targets": list(targets),
-                "host": host,
-                "http_port": http_port,
-                "grpc_port": grpc_port,
-                "pid": os.getpid(),
-                "workers": workers,
-            }
-        )
-    )
-    tmp.replace(path)
-    sys.stdout.flush()
+    children's (written again when one is replaced)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        targets: tuple[str, ...],
+        host: str,
+        http_port: int,
+        grpc_port: int,
+    ) -> None:
+        self.path = settings.ready_file
+        self.answer: dict[str, object] = {
+            "targets": list(targets),
+            "host": host,
+            "http_port": http_port,
+            "grpc_port": grpc_port,
+            "pid": os.getpid(),
+        }
+        self.workers: list[int] = []
+        self.analytics: list[int] = []
+
+    def workers_changed(self, pids: list[int]) -> None:
+        self.workers = pids
+        self.write()
+
+    def analytics_changed(self, pids: list[int]) -> None:
+        self.analytics = pids
+        self.write()
+
+    def write(self) -> None:
+        if self.path is None:
+            return
+        path = Path(self.path)
+        tmp = path.with_suffix(".tmp")
+        answer = {**self.answer, "workers": self.workers, "analytics": self.analytics}
+        tmp.write_text(json.dumps(answer))
+        tmp.replace(path)
+        sys.stdout.flush()

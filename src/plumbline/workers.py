@@ -1,4 +1,5 @@
-"""The embedded default's gateway workers: the API served from every core.
+"""The embedded default's children: gateway workers serving the API from every core, and
+the analytics process.
 
 One process runs the services (SQLite has one writer, the memory bus one list); the
 gateway's work (HTTP, JSON, authentication, the envelope) is a large part of a request's
@@ -11,9 +12,14 @@ connection to whichever worker takes it first, a busy one takes fewer. Each work
 port and whose bus follows its bus (``follow://``), as a gateway replica of the
 distributed topology reaches its services and NATS.
 
-A worker ends when the process that started it stops it, or when that process is gone (it
-holds the read end of a pipe whose write end only that process has). A worker that exits
-otherwise is started again.
+Beside them runs one more child, the analytics process (``ANALYTICS``: items' traceability
+reads and the reports service, decision 0030): the work that takes seconds of CPU, apart
+from the loop that answers the API. The workers find it at ``PLUMBLINE_TRACE_ADDR`` and
+``PLUMBLINE_REPORTS_ADDR``; it reads the items SQLite file, and the API for reports.
+
+A child ends when the process that started it stops it, or when that process is gone (it
+holds the read end of a pipe whose write end only that process has). A child that exits
+otherwise is started again (``Children``).
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import socket
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +48,9 @@ log = logging.getLogger(__name__)
 #: is the limit. On a 16-core machine, GET /items/{id} at 64 connections: one process 517
 #: req/s, 2 workers 654, 4 workers 885, 8 831, 12 827 (docs/performance.md).
 MAX_WORKERS = 4
+#: What the analytics process runs, apart from the services' process: the reads and the
+#: reports that take seconds of CPU, so they never queue beside the API's requests.
+ANALYTICS = ("trace", "reports")
 #: How long a worker may take to listen (its gateway waits up to 120 s for services that
 #: are already up here).
 READY_TIMEOUT = 60.0
@@ -83,14 +92,17 @@ def worker_count(setting: int | None, cores: int) -> int:
 
 @dataclass(frozen=True)
 class Inherited:
-    """What a worker gets from the process that started it: the listening HTTP socket
-    and the read end of the pipe that closes when that process is gone."""
+    """What a child gets from the process that started it: the read end of the pipe
+    that closes when that process is gone and, a gateway worker, the listening HTTP
+    socket."""
 
-    listen_fd: int
+    listen_fd: int | None
     parent_fd: int
 
-    def socket(self) -> socket.socket:
-        """The HTTP socket, ready for the event loop."""
+    def socket(self) -> socket.socket | None:
+        """The HTTP socket, ready for the event loop; None for a child that binds its own."""
+        if self.listen_fd is None:
+            return None
         sock = socket.socket(fileno=self.listen_fd)
         sock.setblocking(False)
         return sock
@@ -118,67 +130,93 @@ def worker_environment(environ: Mapping[str, str], grpc_address: str, host: str)
     return env
 
 
+def analytics_environment(
+    environ: Mapping[str, str], grpc_address: str, host: str, gateway_url: str
+) -> dict[str, str]:
+    """The analytics process's settings: a worker's, but its own targets in itself (not
+    at ``grpc_address``), its migrations run at start (reports' database is its alone),
+    and the API it reads reports through at ``gateway_url`` unless one is configured."""
+    env = worker_environment(environ, grpc_address, host)
+    for target in ANALYTICS:
+        env.pop(f"PLUMBLINE_{target.upper()}_ADDR", None)
+    env["PLUMBLINE_MIGRATE_ON_START"] = "true"
+    env.setdefault("PLUMBLINE_GATEWAY_URL", gateway_url)
+    return env
+
+
+def free_port(host: str) -> int:
+    """A port nothing listens on now at ``host``: the analytics process keeps it across
+    restarts, since the gateway workers were told it."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
 @dataclass
-class _Worker:
+class _Child:
     number: int
     process: asyncio.subprocess.Process
     started: float
 
 
-class Workers:
-    """Starts ``count`` gateway workers on ``sock``, restarts one that exits, stops them.
+class Children:
+    """Starts ``count`` ``plumbline run`` children of one kind, restarts one that
+    exits, and stops them.
 
-    ``grpc_address`` is where the services (and the bus) of this process answer;
-    ``changed`` is called with the workers' pids whenever one was replaced.
+    ``arguments`` are a child's after ``plumbline run`` (the targets, ports), ``env`` its
+    settings and ``pass_fds`` what it inherits besides the pipe that tells it this
+    process is gone; ``changed`` is called with the children's pids whenever one was
+    replaced. ``sock``, when given, is closed once they have stopped (the HTTP socket the
+    gateway workers share: a connection none took is refused, not left waiting).
     """
 
     def __init__(
         self,
+        kind: str,
         count: int,
-        sock: socket.socket,
-        grpc_address: str,
-        host: str,
+        arguments: Sequence[str],
+        env: Mapping[str, str],
         json_logs: bool = False,
+        pass_fds: Sequence[int] = (),
+        sock: socket.socket | None = None,
         changed: Callable[[list[int]], None] | None = None,
     ) -> None:
+        self.kind = kind
         self.count = count
-        self.sock = sock
-        self.grpc_address = grpc_address
-        self.host = host
+        self.arguments = list(arguments)
+        self.env = dict(env)
         self.json_logs = json_logs
+        self.pass_fds = tuple(pass_fds)
+        self.sock = sock
         self.changed = changed
-        self.workers: dict[int, _Worker] = {}
+        self.children: dict[int, _Child] = {}
         self.stopping = False
         self._folder = Path(tempfile.mkdtemp(prefix="plumbline-workers-"))
-        # Only this process holds the write end: when it is gone, the workers read EOF.
+        # Only this process holds the write end: when it is gone, the children read EOF.
         self._parent_read, self._parent_write = os.pipe()
         self._watching: set[asyncio.Task[None]] = set()
 
     @property
     def pids(self) -> list[int]:
-        """The running workers' process ids, by worker number."""
-        return [self.workers[n].process.pid for n in sorted(self.workers)]
+        """The running children's process ids, by number."""
+        return [self.children[n].process.pid for n in sorted(self.children)]
 
     async def start(self) -> None:
-        """Starts every worker and returns once each listens; raises when one does not."""
+        """Starts every child and returns once each is ready; raises when one is not."""
         await asyncio.gather(*(self._start(n) for n in range(1, self.count + 1)))
 
     async def _start(self, number: int) -> None:
-        ready = self._folder / f"worker-{number}.json"
+        ready = self._folder / f"{self.kind.replace(' ', '-')}-{number}.json"
         ready.unlink(missing_ok=True)
         command = [
             sys.executable,
             "-m",
             "plumbline.cli",
             "run",
-            "--target",
-            "gateway",
-            "--grpc-port",
-            "0",
+            *self.arguments,
             "--ready-file",
             str(ready),
-            "--listen-fd",
-            str(self.sock.fileno()),
             "--parent-fd",
             str(self._parent_read),
         ]
@@ -186,39 +224,39 @@ class Workers:
             command.append("--json-logs")
         process = await asyncio.create_subprocess_exec(
             *command,
-            env=worker_environment(os.environ, self.grpc_address, self.host),
-            pass_fds=(self.sock.fileno(), self._parent_read),
+            env=self.env,
+            pass_fds=(*self.pass_fds, self._parent_read),
             # Its own session: a terminal's Ctrl-C reaches this process, which stops it.
             start_new_session=True,
         )
-        self.workers[number] = _Worker(number, process, time.monotonic())
+        self.children[number] = _Child(number, process, time.monotonic())
         await self._wait_ready(ready, process)
-        watch = asyncio.create_task(self._watch(number), name=f"gateway-worker-{number}")
+        watch = asyncio.create_task(self._watch(number), name=f"{self.kind}-{number}")
         self._watching.add(watch)
         watch.add_done_callback(self._watching.discard)
 
-    @staticmethod
-    async def _wait_ready(ready: Path, process: asyncio.subprocess.Process) -> None:
+    async def _wait_ready(self, ready: Path, process: asyncio.subprocess.Process) -> None:
         deadline = time.monotonic() + READY_TIMEOUT
         while not ready.exists():
             if process.returncode is not None:
-                raise OSError(f"a gateway worker exited with {process.returncode} at start")
+                raise OSError(f"a {self.kind} exited with {process.returncode} at start")
             if time.monotonic() > deadline:
-                raise OSError(f"a gateway worker did not listen within {READY_TIMEOUT:g} s")
+                raise OSError(f"a {self.kind} was not ready within {READY_TIMEOUT:g} s")
             await asyncio.sleep(0.05)
-        json.loads(ready.read_text())  # complete: the worker writes it by renaming
+        json.loads(ready.read_text())  # complete: the child writes it by renaming
 
     async def _watch(self, number: int) -> None:
-        """Waits for worker ``number`` to exit; starts another unless stopping."""
-        worker = self.workers[number]
-        code = await worker.process.wait()
+        """Waits for child ``number`` to exit; starts another unless stopping."""
+        child = self.children[number]
+        code = await child.process.wait()
         if self.stopping:
             return
-        lived = time.monotonic() - worker.started
+        lived = time.monotonic() - child.started
         log.error(
-            "gateway worker %d (pid %d) exited with %d after %.0f s; starting another",
+            "%s %d (pid %d) exited with %d after %.0f s; starting another",
+            self.kind,
             number,
-            worker.process.pid,
+            child.process.pid,
             code,
             lived,
         )
@@ -228,7 +266,7 @@ class Workers:
             try:
                 await self._start(number)
             except OSError:
-                log.exception("gateway worker %d did not start; trying again", number)
+                log.exception("%s %d did not start; trying again", self.kind, number)
                 await asyncio.sleep(5.0)
                 continue
             if self.changed is not None and not self.stopping:
@@ -236,13 +274,12 @@ class Workers:
             return
 
     async def stop(self, timeout: float = 30.0) -> None:
-        """SIGTERM to every worker (each drains like a gateway), then waits; a worker
-        still running after ``timeout`` is killed. The socket is closed after them: a
-        connection the workers did not take is refused, not left waiting."""
+        """SIGTERM to every child (each drains as its targets do), then waits; a child
+        still running after ``timeout`` is killed."""
         self.stopping = True
         for task in list(self._watching):
             task.cancel()
-        running = [w.process for w in self.workers.values() if w.process.returncode is None]
+        running = [c.process for c in self.children.values() if c.process.returncode is None]
         for process in running:
             with contextlib.suppress(ProcessLookupError):
                 process.send_signal(signal.SIGTERM)
@@ -251,12 +288,47 @@ class Workers:
                 async with asyncio.timeout(timeout):
                     await process.wait()
             except TimeoutError:
-                log.error("gateway worker pid %d did not stop; killing it", process.pid)
+                log.error("%s pid %d did not stop; killing it", self.kind, process.pid)
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
                 await process.wait()
-        self.sock.close()
+        if self.sock is not None:
+            self.sock.close()
         for fd in (self._parent_read, self._parent_write):
             with contextlib.suppress(OSError):
                 os.close(fd)
         shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def gateway_workers(
+    count: int,
+    sock: socket.socket,
+    env: Mapping[str, str],
+    json_logs: bool = False,
+    changed: Callable[[list[int]], None] | None = None,
+) -> Children:
+    """``count`` gateway workers accepting from ``sock`` with ``env``
+    (``worker_environment``'s)."""
+    arguments = ["--target", "gateway", "--grpc-port", "0", "--listen-fd", str(sock.fileno())]
+    return Children(
+        "gateway worker", count, arguments, env, json_logs, (sock.fileno(),), sock, changed
+    )
+
+
+def analytics(
+    grpc_port: int,
+    env: Mapping[str, str],
+    json_logs: bool = False,
+    changed: Callable[[list[int]], None] | None = None,
+) -> Children:
+    """The analytics process: ``ANALYTICS`` on ``grpc_port``, with ``env``
+    (``analytics_environment``'s)."""
+    arguments = [
+        "--target",
+        ",".join(ANALYTICS),
+        "--grpc-port",
+        str(grpc_port),
+        "--http-port",
+        "0",
+    ]
+    return Children("analytics process", 1, arguments, env, json_logs, changed=changed)

@@ -126,11 +126,20 @@ class Process:
     def workers(self) -> list[int]:
         """The pids of its gateway workers (the embedded default's), as the ready file
         says now: a worker that exits is replaced."""
+        return self._children("workers")
+
+    @property
+    def analytics(self) -> list[int]:
+        """The pid of its analytics process (the embedded default's, with workers), as
+        the ready file says now."""
+        return self._children("analytics")
+
+    def _children(self, key: str) -> list[int]:
         ready = self.log.with_name(f"{self.name}.ready.json")
         if ready.exists():
             self.ready = dict(json.loads(ready.read_text()))
-        pids = self.ready.get("workers", [])
-        assert isinstance(pids, list), f"{self.name}: workers is {pids!r} in the ready file"
+        pids = self.ready.get(key, [])
+        assert isinstance(pids, list), f"{self.name}: {key} is {pids!r} in the ready file"
         return [int(pid) for pid in pids]
 
     def _port(self, key: str) -> int:
@@ -296,6 +305,8 @@ def start_distributed(workdir: Path, overrides: Mapping[str, str] | None = None)
                 process = start_process(name, ["--target", service], addresses, workdir)
                 system.processes.append(process)
             addresses[f"PLUMBLINE_{service.upper()}_ADDR"] = address_of(system, service)
+        # Items' traceability reads apart from items, as a deployment runs them.
+        system.processes.append(start_process("trace", ["--target", "trace"], addresses, workdir))
         system.processes.append(start_gateway(system, "gateway", http_port=gateway_port))
     except Exception:
         system.stop()
@@ -347,6 +358,8 @@ def service_env(system: System) -> dict[str, str]:
         env[f"PLUMBLINE_{service.upper()}_ADDR"] = address_of(system, service) or (
             f"127.0.0.1:{system.gateway.grpc_port}"
         )
+    if replicas_of(system, "trace"):
+        env["PLUMBLINE_TRACE_ADDR"] = address_of(system, "trace")
     return env
 
 

@@ -8,14 +8,14 @@ import pytest
 
 from plumbline.common.errors import InvalidArgument
 from plumbline.common.settings import SERVICES
-from plumbline.modules import ALL, MODULES, resolve
+from plumbline.modules import ALL, APART, MODULES, resolve
 
 
-def test_all_is_every_module_with_the_gateway_last() -> None:
+def test_all_is_every_module_but_those_apart_with_the_gateway_last() -> None:
     order = resolve("all")
     assert (
         set(order)
-        == set(MODULES)
+        == set(MODULES) - set(APART)
         == {
             "identity",
             "items",
@@ -63,7 +63,7 @@ def test_repeats_and_all_combine() -> None:
 
 @pytest.mark.parametrize("size", [1, 2, 3, 4])
 def test_every_subset_in_any_spelling_respects_dependencies(size: int) -> None:
-    for combination in itertools.permutations(ALL, size):
+    for combination in itertools.permutations(MODULES, size):
         order = resolve(",".join(combination))
         assert sorted(order) == sorted(combination)
         for name in order:
@@ -76,13 +76,21 @@ def test_services_are_the_modules_but_the_gateway() -> None:
     assert tuple(m for m in ALL if m != "gateway") == SERVICES
 
 
+def test_trace_runs_only_when_named_after_items_and_before_the_gateway() -> None:
+    assert APART == ("trace",)
+    assert "trace" not in resolve("all")
+    assert resolve("trace") == ("trace",)
+    assert resolve("gateway,trace,items") == ("items", "trace", "gateway")
+    assert resolve("all,trace")[-2:] == ("trace", "gateway")
+
+
 def test_an_unknown_target_lists_the_valid_ones() -> None:
     with pytest.raises(InvalidArgument) as info:
         resolve("items,dashboards")
     assert "'dashboards'" in info.value.message
     assert (
         "all, identity, items, testmgmt, attachments, activity, baselines, hooks, reports, "
-        "gateway" in info.value.message
+        "trace, gateway" in info.value.message
     )
 
 

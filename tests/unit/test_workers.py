@@ -9,7 +9,9 @@ import pytest
 
 from plumbline.common.settings import SERVICES
 from plumbline.workers import (
+    ANALYTICS,
     MAX_WORKERS,
+    analytics_environment,
     cpu_limit,
     loopback,
     usable_cores,
@@ -82,3 +84,31 @@ def test_a_worker_is_a_gateway_with_the_services_and_the_bus_of_this_process() -
     assert env["PLUMBLINE_TENANT"] == "acme"  # every other setting as given
     assert env["PATH"] == "/usr/bin"
     assert "PLUMBLINE_READY_FILE" not in env  # its own comes as --ready-file
+
+
+def test_the_analytics_process_runs_its_own_targets_and_migrations() -> None:
+    given = {
+        "PLUMBLINE_READY_FILE": "/tmp/never.json",
+        "PLUMBLINE_BUS_URL": "memory://",
+        "PLUMBLINE_REPORTS_ADDR": "10.0.0.9:9090",
+        "PLUMBLINE_DATA_DIR": "/srv/plumbline",
+    }
+    env = analytics_environment(given, "127.0.0.1:9090", "127.0.0.1", "http://127.0.0.1:8080")
+    assert ANALYTICS == ("trace", "reports")
+    for target in ANALYTICS:  # served in itself, not asked of the services' process
+        assert f"PLUMBLINE_{target.upper()}_ADDR" not in env
+    for service in SERVICES:
+        if service not in ANALYTICS:
+            assert env[f"PLUMBLINE_{service.upper()}_ADDR"] == "127.0.0.1:9090"
+    assert env["PLUMBLINE_BUS_URL"] == "follow://127.0.0.1:9090"
+    assert env["PLUMBLINE_MIGRATE_ON_START"] == "true"  # reports' database is its alone
+    assert env["PLUMBLINE_GATEWAY_URL"] == "http://127.0.0.1:8080"  # reports read the API
+    assert env["PLUMBLINE_DATA_DIR"] == "/srv/plumbline"  # the same SQLite files
+    assert env["PLUMBLINE_WORKERS"] == "0"
+    assert "PLUMBLINE_READY_FILE" not in env
+
+
+def test_a_configured_gateway_url_stays_the_analytics_process_s() -> None:
+    given = {"PLUMBLINE_GATEWAY_URL": "https://plumbline.example.com"}
+    env = analytics_environment(given, "127.0.0.1:9090", "127.0.0.1", "http://127.0.0.1:8080")
+    assert env["PLUMBLINE_GATEWAY_URL"] == "https://plumbline.example.com"

@@ -88,6 +88,14 @@ class Settings(BaseSettings):
     baselines_addr: str | None = None
     hooks_addr: str | None = None
     reports_addr: str | None = None
+    trace_addr: str | None = Field(
+        default=None,
+        description=(
+            "Where the gateway finds items' traceability reads (traces, coverage, impact) "
+            "when a trace target serves them apart from the items service (decision "
+            "0030); unset, the items service answers them."
+        ),
+    )
     gateway_url: str | None = Field(
         default=None,
         description=(

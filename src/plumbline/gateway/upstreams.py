@@ -38,9 +38,10 @@ class IdentityClient:
 
 
 class ItemsClient:
-    """The items service's stubs."""
+    """The items service's stubs; its traceability reads at ``trace`` when a trace
+    target serves them apart (``plumbline.services.items.tracemodule``)."""
 
-    def __init__(self, channel: grpc.aio.Channel) -> None:
+    def __init__(self, channel: grpc.aio.Channel, trace: grpc.aio.Channel | None = None) -> None:
         self.channel = channel
         self.projects = items.ProjectsStub(channel)
         self.ids = items.IdSpaceStub(channel)
@@ -51,7 +52,7 @@ class ItemsClient:
         self.workflow = items.WorkflowStub(channel)
         self.sync = items.SyncStub(channel)
         self.relationships = items.RelationshipsStub(channel)
-        self.traceability = items.TraceabilityStub(channel)
+        self.traceability = items.TraceabilityStub(trace or channel)
         self.tags = items.TagsStub(channel)
         self.releases = items.ReleasesStub(channel)
         self.comments = items.CommentsStub(channel)
@@ -153,13 +154,18 @@ class Upstreams:
     reports: ReportsClient
     #: A channel to each replica of a service (``Runtime.replica_channels``).
     replicas: Callable[[str], Awaitable[list[grpc.aio.Channel]]]
+    #: Whether a trace target serves items' traceability reads apart (``separate_trace``).
+    trace_apart: bool = False
 
     @classmethod
     def connect(cls, runtime: Runtime) -> Upstreams:
         """Clients at the configured addresses (or in-process, for services run here)."""
+        apart = separate_trace(runtime)
         return cls(
             identity=IdentityClient(runtime.channel("identity")),
-            items=ItemsClient(runtime.channel("items")),
+            items=ItemsClient(
+                runtime.channel("items"), runtime.channel("trace") if apart else None
+            ),
             testmgmt=TestmgmtClient(runtime.channel("testmgmt")),
             attachments=AttachmentsClient(runtime.channel("attachments")),
             activity=ActivityClient(runtime.channel("activity")),
@@ -167,6 +173,7 @@ class Upstreams:
             hooks=HooksClient(runtime.channel("hooks")),
             reports=ReportsClient(runtime.channel("reports")),
             replicas=runtime.replica_channels,
+            trace_apart=apart,
         )
 
     async def watermarks(self) -> list[core_pb2.Watermark]:
@@ -188,11 +195,18 @@ class Upstreams:
         so each replica is called on its own channel.
         """
         mark = await self.identity.watermarks.GetWatermark(core_pb2.Watermark(source="identity"))
-        channels = [c for service in GUARDED for c in await self.replicas(service)]
+        guarded = (*GUARDED, "trace") if self.trace_apart else GUARDED
+        channels = [c for service in guarded for c in await self.replicas(service)]
         await asyncio.gather(*(core.AccessStub(c).Settle(mark) for c in channels))
 
     @staticmethod
     async def wait_ready(runtime: Runtime, timeout: float) -> None:
-        """Waits until every service answers SERVING."""
-        for service in SERVICES:
+        """Waits until every service answers SERVING (and the trace target, when apart)."""
+        for service in (*SERVICES, "trace") if separate_trace(runtime) else SERVICES:
             await runtime.wait_ready(service, timeout)
+
+
+def separate_trace(runtime: Runtime) -> bool:
+    """Whether items' traceability reads are served apart from the items service: at
+    ``PLUMBLINE_TRACE_ADDR``, or by a trace target in this process."""
+    return runtime.settings.trace_addr is not None or "trace" in runtime.targets

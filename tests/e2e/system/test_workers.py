@@ -1,6 +1,6 @@
 """The embedded default's gateway workers: every one serves the API, hears identity's
 events as soon as the others, is replaced when it dies, and ends with the process that
-started it.
+started it; and its analytics process, which alone answers traces and reports.
 
 Which worker takes a new connection is the kernel's choice; to reach one worker alone,
 the tests stop the others (SIGSTOP): a stopped process accepts nothing, so every new
@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.api import api_credentials, assert_error, eventually
+from tests.e2e.api import api_credentials, assert_error, eventually, new_project, type_ids
 from tests.e2e.topology import System, start_embedded
 
 WORKERS = 2
@@ -118,8 +118,43 @@ def test_a_worker_that_dies_is_replaced_and_the_api_keeps_answering(workers: Sys
 
 def test_workers_end_with_the_process_that_started_them(tmp_path: Path) -> None:
     system = start_embedded(tmp_path, {"PLUMBLINE_WORKERS": str(WORKERS)})
-    pids = system.gateway.workers
+    pids = system.gateway.workers + system.gateway.analytics
+    assert len(pids) == WORKERS + 1
     assert all(_running(pid) for pid in pids)
     system.gateway.popen.kill()  # no chance to stop them: they notice it is gone
     system.gateway.popen.wait(30)
     assert eventually(lambda: not any(_running(pid) for pid in pids), 30.0)
+
+
+def test_traces_and_reports_are_answered_by_the_analytics_process(workers: System) -> None:
+    """The analytics process alone answers traces and reports: stopped, they wait while
+    everything else answers; killed, it is replaced on the same port and they answer."""
+    [analytics] = workers.gateway.analytics
+    assert analytics != workers.gateway.popen.pid
+    assert analytics not in workers.gateway.workers
+    with workers.client(("admin", workers.admin_password), version="labs") as admin:
+        project = new_project(admin)
+        requirement = type_ids(admin)["REQ"]
+        trace = {"project": project, "itemType": requirement}
+
+        def answers(path: str, params: dict[str, int]) -> bool:
+            try:
+                return admin.get(path, params=params, timeout=1.5).status_code == 200
+            except httpx.TimeoutException:
+                return False
+
+        assert answers("/trace", trace)
+        assert answers("/reports/metadata", {"project": project})
+        os.kill(analytics, signal.SIGSTOP)
+        try:
+            assert not answers("/trace", trace)
+            assert not answers("/reports/metadata", {"project": project})
+            assert answers(f"/projects/{project}", {})  # the API does not wait for it
+        finally:
+            os.kill(analytics, signal.SIGCONT)
+        os.kill(analytics, signal.SIGKILL)
+        assert eventually(lambda: workers.gateway.analytics not in ([], [analytics]), 30.0)
+        assert eventually(lambda: answers("/trace", trace), 10.0)
+        assert answers("/reports/metadata", {"project": project})
+    log = workers.gateway.log.read_text()
+    assert f"analytics process 1 (pid {analytics}) exited with -9" in log

@@ -115,10 +115,11 @@ class ItemsModule(Module):
         grpc.add(rpc.add_LinksServicer_to_server, LinksServicer(links))
         filters = Filters(self.db, self.access)
         grpc.add(rpc.add_FiltersServicer_to_server, FiltersServicer(filters, items, render))
-        grpc.add(
-            rpc.add_TraceabilityServicer_to_server,
-            TraceabilityServicer(Tracing(self.db, self.config, filters, self.access)),
-        )
+        if "trace" not in runtime.targets:  # else that target serves them (tracemodule)
+            grpc.add(
+                rpc.add_TraceabilityServicer_to_server,
+                TraceabilityServicer(Tracing(self.db, self.config, filters, self.access)),
+            )
         baselining = Baselining(self.db, self.config, filters, self.access)
         grpc.add(rpc.add_BaseliningServicer_to_server, BaseliningServicer(baselining))
         snapshots = OwnerSnapshots(
