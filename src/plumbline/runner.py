@@ -32,16 +32,11 @@ from plumbline.modules import ALL, APART, MODULES
 from plumbline.runtime import Module, Runtime
 from plumbline.workers import (
     ANALYTICS,
-    Children,
+    EmbeddedChildren,
     Inherited,
-    analytics,
-    analytics_environment,
-    free_port,
-    gateway_workers,
     loopback,
     usable_cores,
     worker_count,
-    worker_environment,
 )
 
 log = logging.getLogger(__name__)
@@ -143,7 +138,7 @@ async def run(
     started: list[Module] = []
     http: _Server | None = None
     http_task: asyncio.Task[None] | None = None
-    children = _Children()
+    children = EmbeddedChildren(json_logs)
     try:
         await bus.connect()
         for module in modules:
@@ -157,13 +152,13 @@ async def run(
         ready = _Ready(settings, targets, host, http_port, grpc_port)
         if count:
             await grpc_server.set_serving(True)
-            await children.start(count, sock, host, grpc_port, runtime, json_logs, ready)
+            await children.start(count, sock, host, grpc_port, ready.changed)
         else:
             http, http_task = await _serve_http(runtime, sock)
             await grpc_server.set_serving(True)
         _settle_memory(state)
         if inherited is None:  # a child is announced by the process that started it
-            _announce(targets, host, http_port, grpc_port, ready.workers)
+            _announce(targets, host, http_port, grpc_port, ready.children["workers"])
         ready.write()
         await stop.wait()
         log.info("stopping: draining")
@@ -171,44 +166,6 @@ async def run(
         state.ready = False
         await children.stop()
         await _stop(runtime, started, http, http_task)
-
-
-class _Children:
-    """The embedded default's children: the analytics process, then the gateway workers
-    (told where it serves); stopped in reverse."""
-
-    def __init__(self) -> None:
-        self.workers: Children | None = None
-        self.analytics: Children | None = None
-
-    async def start(
-        self,
-        count: int,
-        sock: socket.socket,
-        host: str,
-        grpc_port: int,
-        runtime: Runtime,
-        json_logs: bool,
-        ready: _Ready,
-    ) -> None:
-        address = f"{loopback(host)}:{grpc_port}"
-        assert runtime.http_url is not None  # _listening set it
-        env = analytics_environment(os.environ, address, host, runtime.http_url)
-        port = free_port(host)
-        self.analytics = analytics(port, env, json_logs, ready.analytics_changed)
-        await self.analytics.start()
-        ready.analytics = self.analytics.pids
-        env = worker_environment(os.environ, address, host)
-        for target in ANALYTICS:
-            env[f"PLUMBLINE_{target.upper()}_ADDR"] = f"{loopback(host)}:{port}"
-        self.workers = gateway_workers(count, sock, env, json_logs, ready.workers_changed)
-        await self.workers.start()
-        ready.workers = self.workers.pids
-
-    async def stop(self) -> None:
-        for children in (self.workers, self.analytics):
-            if children is not None:
-                await children.stop()
 
 
 def _settle_memory(state: ProcessState) -> None:
@@ -354,23 +311,24 @@ class _Ready:
             "grpc_port": grpc_port,
             "pid": os.getpid(),
         }
-        self.workers: list[int] = []
-        self.analytics: list[int] = []
+        self.children: dict[str, list[int]] = {"workers": [], "analytics": []}
+        self.ready = False
 
-    def workers_changed(self, pids: list[int]) -> None:
-        self.workers = pids
-        self.write()
-
-    def analytics_changed(self, pids: list[int]) -> None:
-        self.analytics = pids
-        self.write()
+    def changed(self, kind: str, pids: list[int]) -> None:
+        """The children of ``kind`` (``workers``, ``analytics``) are now ``pids``: the
+        file says so at once once the process is ready (a child replaced), else when it
+        is (the file's existence says the process is ready)."""
+        self.children[kind] = pids
+        if self.ready:
+            self.write()
 
     def write(self) -> None:
+        """The process is ready: the file says so."""
+        self.ready = True
         if self.path is None:
             return
         path = Path(self.path)
         tmp = path.with_suffix(".tmp")
-        answer = {**self.answer, "workers": self.workers, "analytics": self.analytics}
-        tmp.write_text(json.dumps(answer))
+        tmp.write_text(json.dumps({**self.answer, **self.children}))
         tmp.replace(path)
         sys.stdout.flush()

@@ -14,8 +14,9 @@ distributed topology reaches its services and NATS.
 
 Beside them runs one more child, the analytics process (``ANALYTICS``: items' traceability
 reads and the reports service, decision 0030): the work that takes seconds of CPU, apart
-from the loop that answers the API. The workers find it at ``PLUMBLINE_TRACE_ADDR`` and
-``PLUMBLINE_REPORTS_ADDR``; it reads the items SQLite file, and the API for reports.
+from the loops that answer the API. The workers find it at ``PLUMBLINE_TRACE_ADDR`` and
+``PLUMBLINE_REPORTS_ADDR``; it reads the items SQLite file, and its reports read the API
+through a gateway of its own (on a port of its own, not the API's).
 
 A child ends when the process that started it stops it, or when that process is gone (it
 holds the read end of a pipe whose write end only that process has). A child that exits
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import math
@@ -117,6 +119,14 @@ def loopback(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+def loopback_host(host: str) -> str:
+    """The loopback address of ``host``'s family, to bind to: what only this machine
+    reaches (the analytics process's ports are nobody else's business)."""
+    if ":" in host:
+        return "::1"
+    return "127.0.0.1" if host in ("", "0.0.0.0") or host.startswith("127.") else host
+
+
 def worker_environment(environ: Mapping[str, str], grpc_address: str, host: str) -> dict[str, str]:
     """A worker's settings: ``environ``'s, with the services and the bus at
     ``grpc_address`` (the process that starts it) and no workers of its own."""
@@ -131,22 +141,22 @@ def worker_environment(environ: Mapping[str, str], grpc_address: str, host: str)
 
 
 def analytics_environment(
-    environ: Mapping[str, str], grpc_address: str, host: str, gateway_url: str
+    environ: Mapping[str, str], grpc_address: str, host: str, http_port: int
 ) -> dict[str, str]:
     """The analytics process's settings: a worker's, but its own targets in itself (not
     at ``grpc_address``), its migrations run at start (reports' database is its alone),
-    and the API it reads reports through at ``gateway_url`` unless one is configured."""
+    and the API that reports read at its own gateway, on ``http_port``."""
     env = worker_environment(environ, grpc_address, host)
     for target in ANALYTICS:
         env.pop(f"PLUMBLINE_{target.upper()}_ADDR", None)
     env["PLUMBLINE_MIGRATE_ON_START"] = "true"
-    env.setdefault("PLUMBLINE_GATEWAY_URL", gateway_url)
+    env["PLUMBLINE_GATEWAY_URL"] = f"http://{loopback(host)}:{http_port}"
     return env
 
 
 def free_port(host: str) -> int:
-    """A port nothing listens on now at ``host``: the analytics process keeps it across
-    restarts, since the gateway workers were told it."""
+    """A port nothing listens on now at ``host``: the analytics process keeps its ports
+    across restarts, since the gateway workers and its own settings name them."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.bind((host, 0))
@@ -317,18 +327,68 @@ def gateway_workers(
 
 def analytics(
     grpc_port: int,
+    http_port: int,
     env: Mapping[str, str],
     json_logs: bool = False,
     changed: Callable[[list[int]], None] | None = None,
 ) -> Children:
-    """The analytics process: ``ANALYTICS`` on ``grpc_port``, with ``env``
+    """The analytics process: ``ANALYTICS`` on ``grpc_port``, and a gateway of its own on
+    ``http_port`` that its reports read the API through, so that a report's reading never
+    queues beside the API's requests in the workers; with ``env``
     (``analytics_environment``'s)."""
     arguments = [
         "--target",
-        ",".join(ANALYTICS),
+        ",".join((*ANALYTICS, "gateway")),
         "--grpc-port",
         str(grpc_port),
         "--http-port",
-        "0",
+        str(http_port),
     ]
     return Children("analytics process", 1, arguments, env, json_logs, changed=changed)
+
+
+class EmbeddedChildren:
+    """The embedded default's children: the analytics process first, then the gateway
+    workers (told where it serves); stopped in reverse. ``changed(kind, pids)`` hears
+    their pids (``workers``, ``analytics``) once started and whenever one is replaced."""
+
+    def __init__(self, json_logs: bool = False) -> None:
+        self.json_logs = json_logs
+        self.workers: Children | None = None
+        self.analytics: Children | None = None
+
+    async def start(
+        self,
+        count: int,
+        sock: socket.socket,
+        host: str,
+        grpc_port: int,
+        changed: Callable[[str, list[int]], None],
+    ) -> None:
+        """``count`` workers on ``sock`` and the analytics process, for the services at
+        ``grpc_port`` of this process."""
+        address = f"{loopback(host)}:{grpc_port}"
+        local = loopback_host(host)
+        port, http_port = free_port(local), free_port(local)
+        self.analytics = analytics(
+            port,
+            http_port,
+            analytics_environment(os.environ, address, local, http_port),
+            self.json_logs,
+            functools.partial(changed, "analytics"),
+        )
+        await self.analytics.start()
+        changed("analytics", self.analytics.pids)
+        env = worker_environment(os.environ, address, host)
+        for target in ANALYTICS:
+            env[f"PLUMBLINE_{target.upper()}_ADDR"] = f"{loopback(local)}:{port}"
+        self.workers = gateway_workers(
+            count, sock, env, self.json_logs, functools.partial(changed, "workers")
+        )
+        await self.workers.start()
+        changed("workers", self.workers.pids)
+
+    async def stop(self) -> None:
+        for children in (self.workers, self.analytics):
+            if children is not None:
+                await children.stop()

@@ -14,6 +14,7 @@ from plumbline.workers import (
     analytics_environment,
     cpu_limit,
     loopback,
+    loopback_host,
     usable_cores,
     worker_count,
     worker_environment,
@@ -93,7 +94,7 @@ def test_the_analytics_process_runs_its_own_targets_and_migrations() -> None:
         "PLUMBLINE_REPORTS_ADDR": "10.0.0.9:9090",
         "PLUMBLINE_DATA_DIR": "/srv/plumbline",
     }
-    env = analytics_environment(given, "127.0.0.1:9090", "127.0.0.1", "http://127.0.0.1:8080")
+    env = analytics_environment(given, "127.0.0.1:9090", "127.0.0.1", 8181)
     assert ANALYTICS == ("trace", "reports")
     for target in ANALYTICS:  # served in itself, not asked of the services' process
         assert f"PLUMBLINE_{target.upper()}_ADDR" not in env
@@ -102,13 +103,23 @@ def test_the_analytics_process_runs_its_own_targets_and_migrations() -> None:
             assert env[f"PLUMBLINE_{service.upper()}_ADDR"] == "127.0.0.1:9090"
     assert env["PLUMBLINE_BUS_URL"] == "follow://127.0.0.1:9090"
     assert env["PLUMBLINE_MIGRATE_ON_START"] == "true"  # reports' database is its alone
-    assert env["PLUMBLINE_GATEWAY_URL"] == "http://127.0.0.1:8080"  # reports read the API
+    assert env["PLUMBLINE_GATEWAY_URL"] == "http://127.0.0.1:8181"  # reports read its own
     assert env["PLUMBLINE_DATA_DIR"] == "/srv/plumbline"  # the same SQLite files
     assert env["PLUMBLINE_WORKERS"] == "0"
     assert "PLUMBLINE_READY_FILE" not in env
 
 
-def test_a_configured_gateway_url_stays_the_analytics_process_s() -> None:
+def test_the_analytics_process_reads_the_api_through_its_own_gateway() -> None:
+    """Its reports read the API at its own port, not the workers' (nor a configured URL,
+    which the workers' requests also reach)."""
     given = {"PLUMBLINE_GATEWAY_URL": "https://plumbline.example.com"}
-    env = analytics_environment(given, "127.0.0.1:9090", "127.0.0.1", "http://127.0.0.1:8080")
-    assert env["PLUMBLINE_GATEWAY_URL"] == "https://plumbline.example.com"
+    env = analytics_environment(given, "[::1]:9090", "::1", 8181)
+    assert env["PLUMBLINE_GATEWAY_URL"] == "http://[::1]:8181"
+
+
+@pytest.mark.parametrize(
+    ("host", "local"),
+    [("0.0.0.0", "127.0.0.1"), ("127.0.0.1", "127.0.0.1"), ("::", "::1"), ("::1", "::1")],
+)
+def test_the_analytics_process_listens_on_loopback_only(host: str, local: str) -> None:
+    assert loopback_host(host) == local

@@ -5,6 +5,7 @@ declared status codes)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -550,6 +551,31 @@ def test_schemathesis_reads(system: System, admin: httpx.Client, tmp_path: Path)
     records = _seed(admin)
     _schemathesis(
         system, "v1", tmp_path, records, "--include-method", "GET", "--max-examples", "10"
+    )
+
+
+@pytest.mark.slow
+def test_schemathesis_labs_reads(system: System, admin: httpx.Client, tmp_path: Path) -> None:
+    """Every GET that labs adds to v1 (traces, reports, the change feed, webhooks,
+    baseline comparison...), in each topology."""
+    v1 = {path for method, path in _operations(_document(system, "v1")) if method == "get"}
+    labs = {path for method, path in _operations(_document(system, "labs")) if method == "get"}
+    added = sorted(labs - v1)
+    assert "/reports/metadata" in added
+    assert "/trace" in added
+    only = "^/rest/labs(" + "|".join(re.escape(path) for path in added) + ")$"
+    records = _seed(admin)
+    _schemathesis(
+        system,
+        "labs",
+        tmp_path,
+        records,
+        "--include-method",
+        "GET",
+        "--include-path-regex",
+        only,
+        "--max-examples",
+        "10",
     )
 
 

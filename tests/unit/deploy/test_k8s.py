@@ -36,8 +36,10 @@ APP_SERVICES = (
     "baselines",
     "hooks",
     "reports",
+    "trace",
     "gateway",
 )
+#: What reaches PostgreSQL: every service, and trace (the items database, read only).
 WITH_DATABASE = (
     "identity",
     "items",
@@ -47,7 +49,11 @@ WITH_DATABASE = (
     "baselines",
     "hooks",
     "reports",
+    "trace",
 )
+#: What migrates a database of its own (an init container): all but trace, which reads
+#: items'.
+MIGRATING = tuple(name for name in WITH_DATABASE if name != "trace")
 #: The gRPC services each one calls (its ``runtime.channel``s, set by PLUMBLINE_<SVC>_ADDR):
 #: its egress reaches exactly these, and each of these admits it.
 UPSTREAMS = {
@@ -60,6 +66,7 @@ UPSTREAMS = {
     "baselines": {"identity", "items", "testmgmt", "attachments"},
     "hooks": {"identity"},  # project access only
     "reports": {"identity"},  # project access, and the tokens it reads the REST API with
+    "trace": {"identity"},  # project access
     "gateway": {
         "identity",
         "items",
@@ -69,13 +76,14 @@ UPSTREAMS = {
         "baselines",
         "hooks",
         "reports",
+        "trace",
     },
 }
 #: The event consumers: replicas share the events' partitions under leases.
 CONSUMERS = ("activity", "baselines", "hooks")
 #: Deployments an HPA scales (the stateless ones; reports' replicas share a queue of
 #: reports in its database, not the events' partitions).
-AUTOSCALED = ("gateway", "testmgmt", "reports", *CONSUMERS)
+AUTOSCALED = ("gateway", "testmgmt", "reports", "trace", *CONSUMERS)
 #: Where the gateway finds each service (testmgmt: every pod, round robin).
 GATEWAY_UPSTREAMS = {
     "identity": "identity:9090",
@@ -87,6 +95,8 @@ GATEWAY_UPSTREAMS = {
     "hooks": "hooks:9090",
     # Any pod: the reports are queued in its database and every pod's worker takes them.
     "reports": "reports:9090",
+    # Traces, coverage and impact, apart from items (decision 0030).
+    "trace": "trace:9090",
 }
 #: The services that call the REST API through the gateway (PLUMBLINE_GATEWAY_URL), and
 #: where they find it: hooks reads the changed records it delivers, as a webhook's owner,
@@ -212,7 +222,7 @@ def test_one_deployment_per_service_running_its_target(
         assert container["args"] == ["run", "--target", name]
         assert container["image"].split(":")[0].endswith("plumbline")
         init = deployment["spec"]["template"]["spec"].get("initContainers", [])
-        if name in WITH_DATABASE:
+        if name in MIGRATING:
             assert [c["args"] for c in init] == [["migrate", "--target", name]]
         else:
             assert init == []
@@ -365,7 +375,7 @@ def test_no_secret_is_inline(rendered: tuple[str, list[dict[str, Any]]]) -> None
         assert "PLUMBLINE_WEBHOOKS_KEY" not in {e["name"] for e in container["env"]}, name
     for name in WITH_DATABASE:
         pod = _of_kind(docs, "Deployment")[name]["spec"]["template"]["spec"]
-        for container in pod["containers"] + pod["initContainers"]:
+        for container in pod["containers"] + pod.get("initContainers", []):
             env = {e["name"]: e for e in container["env"]}
             reference = env["PLUMBLINE_DATABASE_URL"]["valueFrom"]["secretKeyRef"]
             assert reference["key"] == "url"
