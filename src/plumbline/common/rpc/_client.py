@@ -91,7 +91,10 @@ class _Context:
                 f"A message to or from the {self.service} service is larger than the "
                 "services accept; ask for fewer records (a smaller maxResults)."
             )
-        return from_grpc(code, details)
+        error = from_grpc(code, details)
+        if error.grpc_code == grpc.StatusCode.INTERNAL:  # what the caller will see as 500
+            log.warning("the %s service's call ended %s: %s", self.service, code.name, details)
+        return error
 
 
 class ClientInterceptor(_Context, grpc.aio.UnaryUnaryClientInterceptor):
@@ -176,17 +179,22 @@ class ServerStreamingClientInterceptor(_Context, grpc.aio.UnaryStreamClientInter
 
 #: What gRPC's transport says, as INTERNAL or UNKNOWN, when the connection to the service
 #: broke mid-call (its process died or was cut off): the service's own failures never
-#: read so ("The server could not complete the request.").
+#: read so ("The server could not complete the request."). "Internal error from Core" is
+#: the C core's word for a message it could not send on a stream that is gone.
 _CONNECTION_LOST = re.compile(
     r"Stream removed|RST_STREAM|Socket closed|Connection reset|Broken pipe|GOAWAY"
-    r"|Transport closed|Connection lost",
+    r"|Transport closed|Connection lost|Internal error from Core",
     re.IGNORECASE,
 )
 
 
 def _connection_lost(code: grpc.StatusCode, details: str) -> bool:
     """Whether a call ended because its connection broke, not by the service's answer: a
-    reason to try again (503), not a server error."""
+    reason to try again (503), not a server error. A call cancelled from the other end
+    (this side's own cancelling surfaces as ``asyncio.CancelledError``, not a status) is
+    one too: a service that went away mid-stream can end it so."""
+    if code == grpc.StatusCode.CANCELLED:
+        return True
     lost = code in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
     return lost and _CONNECTION_LOST.search(details) is not None
 

@@ -161,6 +161,8 @@ async def test_a_stopped_server_is_unavailable(rig: Rig) -> None:
         (grpc.StatusCode.UNKNOWN, "Stream removed"),
         (grpc.StatusCode.INTERNAL, "Received RST_STREAM with error code 2"),
         (grpc.StatusCode.INTERNAL, "Socket closed"),
+        (grpc.StatusCode.INTERNAL, "Internal error from Core"),
+        (grpc.StatusCode.CANCELLED, "Cancelled"),
     ],
 )
 def test_a_connection_lost_mid_call_is_unavailable_not_internal(
