@@ -110,21 +110,19 @@ class Inherited:
         return sock
 
 
-def loopback(host: str) -> str:
-    """The address this machine reaches a server bound to ``host`` at."""
+def loopback_host(host: str) -> str:
+    """The address this machine reaches a server bound to ``host`` at, as a socket binds
+    it: the loopback of its family when ``host`` is every address (the analytics
+    process's ports are nobody else's business), else ``host`` itself."""
     if host in ("", "0.0.0.0"):
         return "127.0.0.1"
-    if host == "::":
-        return "[::1]"
-    return f"[{host}]" if ":" in host else host
+    return "::1" if host == "::" else host
 
 
-def loopback_host(host: str) -> str:
-    """The loopback address of ``host``'s family, to bind to: what only this machine
-    reaches (the analytics process's ports are nobody else's business)."""
-    if ":" in host:
-        return "::1"
-    return "127.0.0.1" if host in ("", "0.0.0.0") or host.startswith("127.") else host
+def loopback(host: str) -> str:
+    """``loopback_host(host)`` as a URL or gRPC address writes it (IPv6 in brackets)."""
+    reached = loopback_host(host)
+    return f"[{reached}]" if ":" in reached else reached
 
 
 def worker_environment(environ: Mapping[str, str], grpc_address: str, host: str) -> dict[str, str]:
