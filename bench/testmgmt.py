@@ -49,6 +49,7 @@ from plumbline.api.items.v1 import items_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.common.context import to_metadata
 from plumbline.common.rpc import connect
+from plumbline.gateway.bodies import MAX_GROUP_CASES
 from plumbline.gateway.upstreams import TestmgmtClient
 from tests.e2e.topology import Process, System, address_of, start_gateway
 
@@ -60,8 +61,6 @@ INGEST_CASES = {"small": 2_000, "normal": 10_000, "large": 10_000}
 MORE_CYCLES = {"small": 0, "normal": 0, "large": 9}
 GENERATED = 500
 REPETITIONS = 5
-#: AddGroupCase calls in flight (each locks the plan, so more would only queue).
-PARALLEL = 8
 PACED_SECONDS = 20.0
 CHUNK = 64 * 1024
 PUT = "PUT /testruns/{id}"
@@ -148,23 +147,20 @@ async def seed(seeder: Seeder, tm: TestmgmtClient, big: int) -> Plans:
             testmgmt_pb2.PlanInput(project=project, fields_json=json.dumps({"name": name}).encode())
         )
         plans.append(created.id)
-    semaphore = asyncio.Semaphore(PARALLEL)
-
-    async def add(plan: int, group: int, case: int) -> None:
-        async with semaphore:
-            await tm.groups.AddGroupCase(
-                testmgmt_pb2.GroupCase(plan=plan, group=group, test_case=case)
-            )
-
     started = time.monotonic()
-    adds = []
     for plan, members in zip(plans, (cases[:GENERATED], cases[GENERATED:]), strict=True):
         # A new plan starts with one group.
         groups = await tm.groups.ListGroups(
             testmgmt_pb2.ListGroupsRequest(plan=plan, page=core_pb2.Page(max_results=1))
         )
-        adds += [add(plan, groups.groups[0].id, case) for case in members]
-    await asyncio.gather(*adds)
+        group = groups.groups[0].id
+        for start in range(0, len(members), MAX_GROUP_CASES):
+            await tm.groups.AddGroupCases(
+                testmgmt_pb2.GroupCases(
+                    plan=plan, group=group, test_cases=members[start : start + MAX_GROUP_CASES]
+                ),
+                timeout=600,
+            )
     groups_s = time.monotonic() - started
     return Plans(project, plans[0], plans[1], cases[GENERATED:], GENERATED, cases_s, groups_s)
 

@@ -37,6 +37,8 @@ from typing import Any
 import httpx
 import orjson
 
+from plumbline.gateway.bodies import MAX_GROUP_CASES
+
 REQUIREMENTS = 10_000
 REQUIREMENTS_LARGE = 25_000
 DEPENDANTS = 1_000
@@ -129,10 +131,12 @@ def _seed(client: httpx.Client, requirements: int) -> dict[str, Any]:
         "/rest/v1/testplans", json={"project": project, "fields": {"name": "Plan"}}
     ).json()["meta"]["id"]
     group = client.get(f"/rest/v1/testplans/{plan}/testgroups").json()["data"][0]["id"]
-    for case in cases:
+    for start in range(0, len(cases), MAX_GROUP_CASES):
         client.post(
-            f"/rest/v1/testplans/{plan}/testgroups/{group}/testcases", json={"testCase": case}
-        )
+            f"/rest/labs/testplans/{plan}/testgroups/{group}/testcases/batch",
+            json={"testCases": cases[start : start + MAX_GROUP_CASES]},
+            timeout=600,
+        ).raise_for_status()
     made = client.post(
         f"/rest/v1/testplans/{plan}/testcycles",
         json={"fields": {"name": "Cycle", "startDate": "2026-11-01", "endDate": "2026-11-30"}},

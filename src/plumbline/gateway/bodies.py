@@ -543,6 +543,18 @@ class TestGroupTestCaseBody(Strict):
     testCase: RecordId
 
 
+#: The most test cases one request adds to a group.
+MAX_GROUP_CASES = 1000
+
+
+class TestGroupTestCasesBody(Strict):
+    """Existing test cases to add to a group at its end, in this order (labs)."""
+
+    __test__ = False
+
+    testCases: list[RecordId] = Field(min_length=1, max_length=MAX_GROUP_CASES)
+
+
 class ArchivedBody(Strict):
     """RequestArchivedStatus."""
 

@@ -209,6 +209,55 @@ def test_test_cases_of_a_group_in_order(admin: httpx.Client, project: dict[str, 
     assert ids_of(admin.get(f"/testplans/{plan}/testgroups/{other}/testcases")) == [one]
 
 
+def test_many_test_cases_added_at_once(admin: httpx.Client, labs: httpx.Client, team: Team) -> None:
+    """``POST /rest/labs/…/testcases/batch``: in the order given, after the cases there,
+    each in the plan's feed as a single add; a bad one anywhere adds none."""
+    project = team.project
+    plan = new_plan(admin, project)
+    group = default_group(admin, plan)
+    cases = [new_test_case(admin, project, f"Case {n}") for n in range(4)]
+    add_cases(admin, plan, group, cases[0])
+    path = f"/testplans/{plan}/testgroups/{group}/testcases"
+    batch = f"{path}/batch"
+    feed = f"/testplans/{plan}/activities"
+    before = total_of(admin.get(feed))
+    answer = labs.post(batch, json={"testCases": [cases[3], cases[1], cases[2]]})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["data"] == {"added": 3}
+    assert ids_of(admin.get(path)) == [cases[0], cases[3], cases[1], cases[2]]
+    assert total_of(admin.get(feed)) == before + 3
+
+    requirement = create_item(admin, project, "Not a test case")
+    fresh = [new_test_case(admin, project, f"Fresh {n}") for n in range(2)]
+    for body, status, named in (
+        ({"testCases": [fresh[0], requirement]}, 400, str(requirement)),
+        ({"testCases": [fresh[0], cases[1]]}, 400, f"{cases[1]} already exists"),
+        ({"testCases": [fresh[0], fresh[1], fresh[0]]}, 400, "more than once"),
+        ({"testCases": []}, 400, "testCases"),
+        ({"testCases": [fresh[0]] * 1001}, 400, "testCases"),
+        ({"testCase": fresh[0]}, 400, "testCases"),
+    ):
+        assert_error(labs.post(batch, json=body), status, named)
+    assert ids_of(admin.get(path)) == [cases[0], cases[3], cases[1], cases[2]]
+    # Offered under /rest/labs only.
+    assert_error(admin.post(batch, json={"testCases": [fresh[0]]}), 404, "/rest/labs")
+    # Who may add one may add many; a reader may not.
+    labs_of = {
+        role: httpx.Client(
+            base_url=str(client.base_url).rstrip("/").rsplit("/", 1)[0] + "/labs",
+            auth=client.auth,
+            timeout=client.timeout,
+        )
+        for role, client in team.clients.items()
+        if role in ("READ_ONLY", "READ_WRITE")
+    }
+    with labs_of["READ_ONLY"] as reader, labs_of["READ_WRITE"] as writer:
+        assert_error(reader.post(batch, json={"testCases": [fresh[0]]}), 401, "READ_ONLY")
+        added = writer.post(batch, json={"testCases": fresh})
+        assert added.status_code == 200, added.text
+    assert ids_of(admin.get(path, params={"startAt": 4})) == fresh
+
+
 def test_plans_by_role(team: Team, admin: httpx.Client) -> None:
     """Reading a plan needs READ on its project; creating or changing one, WRITE."""
     project = team.project

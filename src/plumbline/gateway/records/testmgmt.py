@@ -71,6 +71,12 @@ class TestRunResult(TypedDict):
     testRunStatus: str
 
 
+class TestCasesAdded(TypedDict):
+    """How many test cases a batch added to a test group."""
+
+    added: int
+
+
 class IngestMatch(TypedDict):
     """A report's test case and the run it set."""
 

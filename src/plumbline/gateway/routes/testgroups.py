@@ -11,8 +11,14 @@ from starlette.responses import Response
 from plumbline.api.items.v1 import items_pb2
 from plumbline.api.testmgmt.v1 import testmgmt_pb2
 from plumbline.gateway import records, representations, schemas
-from plumbline.gateway.bodies import TestGroupBody, TestGroupTestCaseBody
+from plumbline.gateway.bodies import (
+    MAX_GROUP_CASES,
+    TestGroupBody,
+    TestGroupTestCaseBody,
+    TestGroupTestCasesBody,
+)
 from plumbline.gateway.deps import (
+    LABS_ONLY,
     Gateway,
     Gw,
     Paging,
@@ -143,6 +149,22 @@ async def add_case(
     )
     path = f"testplans/{id}/testgroups/{testGroupId}/testcases/{body.testCase}"
     return created(body.testCase, view.location(path))
+
+
+@router.post(
+    "/testplans/{id}/testgroups/{testGroupId}/testcases/batch",
+    summary="Add many test cases to a test group",
+    description=f"At most {MAX_GROUP_CASES} test cases, appended in the order given, each "
+    "checked as a single add checks it; all of them are added or none.",
+    responses=schemas.updated(records.TestCasesAdded),
+    dependencies=[LABS_ONLY],
+)
+async def add_cases(id: int, testGroupId: int, body: TestGroupTestCasesBody, gw: Gw) -> Response:
+    await gw.upstreams.testmgmt.groups.AddGroupCases(
+        testmgmt_pb2.GroupCases(plan=id, group=testGroupId, test_cases=body.testCases)
+    )
+    added: records.TestCasesAdded = {"added": len(body.testCases)}
+    return updated(added)
 
 
 @router.get(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from sqlalchemy import Row, delete, func, select, update
@@ -110,51 +111,83 @@ class Groups(store.Domain):
 
     async def add_case(self, plan: int, group: int, test_case: int) -> None:
         """``POST …/testgroups/{groupId}/testcases``: a test case at the group's end."""
+        await self.add_cases(plan, group, [test_case])
+
+    async def add_cases(self, plan: int, group: int, test_cases: list[int]) -> None:
+        """Test cases at the group's end in the order given, in one transaction: all of
+        them or none. Each is checked, written and announced (``testCaseAdded``) as if it
+        had been added alone."""
+        if not test_cases:
+            raise InvalidArgument("testCases: at least one test case is needed.")
+        twice = sorted(case for case, n in Counter(test_cases).items() if n > 1)
+        if twice:
+            raise InvalidArgument(
+                f"testCases: {_ids(twice)} given more than once; each test case can be "
+                "in a group once."
+            )
         access = await self.access.current()
         case_type = await self.items.item_type(remote.CASE)
-        found = (await self.items.test_cases([test_case])).get(test_case)
-        if found is None:
-            raise NotFound(f"No item with id {test_case}.")
-        if found.item_type != case_type.id:
-            catalog = await self.items.catalog()
-            kind = catalog.item_types.get(found.item_type)
-            raise InvalidArgument(
-                f"testCase: item {test_case} is of item type "
-                f"{kind.type_key if kind else found.item_type}, not a test case "
-                f"({case_type.type_key}); only test cases can be added to a test group."
-            )
+        found = await self.items.test_cases(test_cases)
+        for test_case in test_cases:
+            item = found.get(test_case)
+            if item is None:
+                raise NotFound(f"No item with id {test_case}.")
+            if item.item_type != case_type.id:
+                catalog = await self.items.catalog()
+                kind = catalog.item_types.get(item.item_type)
+                raise InvalidArgument(
+                    f"testCase: item {test_case} is of item type "
+                    f"{kind.type_key if kind else item.item_type}, not a test case "
+                    f"({case_type.type_key}); only test cases can be added to a test group."
+                )
         try:
             async with self.outbox.transaction() as session:
                 row = await store.load(session, plan, PLAN, access, Action.WRITE, for_update=True)
                 store.check_lock(row, access.principal)
-                if found.project != row.project:
-                    # Its runs would copy another project's test case into this one, where
-                    # its readers may not see it.
-                    raise InvalidArgument(
-                        f"testCase: test case {test_case} is in project {found.project}; "
-                        f"test plan {plan} of project {row.project} takes only test cases "
-                        f"of its own project."
-                    )
+                for test_case in test_cases:
+                    if found[test_case].project != row.project:
+                        # Its runs would copy another project's test case into this one,
+                        # where its readers may not see it.
+                        raise InvalidArgument(
+                            f"testCase: test case {test_case} is in project "
+                            f"{found[test_case].project}; test plan {plan} of project "
+                            f"{row.project} takes only test cases of its own project."
+                        )
                 found_group = await group_of(session, plan, group)
+                there = await session.scalars(
+                    select(group_cases.c.test_case).where(
+                        group_cases.c.test_group == group,
+                        group_cases.c.test_case.in_(test_cases),
+                    )
+                )
+                _refuse_present(sorted(there), group)
                 last = await session.scalar(
                     select(func.max(group_cases.c.sort_order)).where(
                         group_cases.c.test_group == group
                     )
                 )
+                after = -1 if last is None else last
                 await session.execute(
-                    group_cases.insert().values(
-                        test_group=group,
-                        test_case=test_case,
-                        sort_order=0 if last is None else last + 1,
-                    )
+                    group_cases.insert(),
+                    [
+                        {"test_group": group, "test_case": case, "sort_order": after + 1 + n}
+                        for n, case in enumerate(test_cases)
+                    ],
                 )
-                event = _event(
-                    "updated", row, group, found_group.name, access, testCaseAdded=test_case
-                )
-                await self.outbox.add(session, event)
+                events = [
+                    _event("updated", row, group, found_group.name, access, testCaseAdded=case)
+                    for case in test_cases
+                ]
+                await self.outbox.add_all(session, events)
         except IntegrityError:
+            # Another request added one of them at the same moment.
+            if len(test_cases) == 1:
+                raise AlreadyExists(
+                    f"Test case {test_cases[0]} already exists in test group {group}."
+                ) from None
             raise AlreadyExists(
-                f"Test case {test_case} already exists in test group {group}."
+                f"A test case of {_ids(test_cases)} was added to test group {group} at the "
+                "same moment; nothing of this request was added."
             ) from None
 
     async def remove_case(self, plan: int, group: int, test_case: int) -> None:
@@ -198,6 +231,20 @@ async def _case_in(session: AsyncSession, group: int, test_case: int) -> None:
         ),
         f"Test case {test_case} is not in test group {group}.",
     )
+
+
+def _refuse_present(present: list[int], group: int) -> None:
+    """AlreadyExists naming the test cases already in ``group``, if any."""
+    if len(present) == 1:
+        raise AlreadyExists(f"Test case {present[0]} already exists in test group {group}.")
+    if present:
+        raise AlreadyExists(f"Test cases {_ids(present)} already exist in test group {group}.")
+
+
+def _ids(ids: list[int]) -> str:
+    """Ids for a message: the first ten, and how many more."""
+    shown = ", ".join(str(i) for i in ids[:10])
+    return shown if len(ids) <= 10 else f"{shown} and {len(ids) - 10} more"
 
 
 def _name(name: str) -> str:

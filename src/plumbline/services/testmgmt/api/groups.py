@@ -59,6 +59,10 @@ class TestGroupsServicer(testmgmt_pb2_grpc.TestGroupsServicer):
         await self.groups.add_case(request.plan, request.group, request.test_case)
         return core_pb2.Empty()
 
+    async def AddGroupCases(self, request: pb.GroupCases, context: Context) -> core_pb2.Empty:
+        await self.groups.add_cases(request.plan, request.group, list(request.test_cases))
+        return core_pb2.Empty()
+
     async def RemoveGroupCase(self, request: pb.GroupCase, context: Context) -> core_pb2.Empty:
         await self.groups.remove_case(request.plan, request.group, request.test_case)
         return core_pb2.Empty()
