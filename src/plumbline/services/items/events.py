@@ -41,7 +41,9 @@ async def item_event(
     returned it, with ``CATEGORIES`` too when it can); otherwise it is read.
     """
     if row is None:
-        row = (await session.execute(select(items).where(items.c.id == item_id))).one()
+        # With its categories in the same statement where the event lists them.
+        wanted = (items,) if action in ("created", "deleted") else (items, CATEGORIES)
+        row = (await session.execute(select(*wanted).where(items.c.id == item_id))).one()
     payload: dict[str, Any] = {
         "itemType": row.item_type,
         "name": row.name,
