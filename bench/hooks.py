@@ -35,7 +35,7 @@ from bench.drive import wait_for_feed
 from tests.e2e.topology import System
 
 RATE = 200
-SECONDS = 10.0
+SECONDS = 6.0
 WEBHOOKS = 8
 BACKLOG = 1_000
 DRAIN_LIMIT = 120.0

@@ -36,6 +36,7 @@ from bench import lag
 from bench.drive import (
     REQUESTS,
     analyze,
+    bare_beside,
     drive,
     median_seconds,
     open_loop,
@@ -61,7 +62,6 @@ INGEST_CASES = {"small": 2_000, "normal": 10_000, "large": 10_000}
 MORE_CYCLES = {"small": 0, "normal": 0, "large": 9}
 GENERATED = 500
 REPETITIONS = 5
-PACED_SECONDS = 20.0
 CHUNK = 64 * 1024
 PUT = "PUT /testruns/{id}"
 PUT_BODY = json.dumps(
@@ -380,8 +380,7 @@ def _measure_runs(
         )
     put = "/rest/v1/testruns/{id}"
     for c in REQUESTS:
-        # The bare endpoint right before: the ratio is fair between neighbours in time.
-        neighbour = drive(bare[0], "/bare/items/{id}", c, bare[1]) if bare else None
+        neighbour = bare_beside(bare[0], c, bare[1]) if bare else None
         watched: dict[str, Any] = {}
         with lag.watching(system.url, auth, watched):  # the consumers keep up, or not
             result, used = timed_cpu(

@@ -209,6 +209,12 @@ def test_test_cases_of_a_group_in_order(admin: httpx.Client, project: dict[str, 
     assert ids_of(admin.get(f"/testplans/{plan}/testgroups/{other}/testcases")) == [one]
 
 
+def _at_labs(client: httpx.Client) -> httpx.Client:
+    """A client as ``client`` (its credentials) at ``/rest/labs``."""
+    base = str(client.base_url).rstrip("/").rsplit("/", 1)[0]
+    return httpx.Client(base_url=f"{base}/labs", auth=client.auth, timeout=client.timeout)
+
+
 def test_many_test_cases_added_at_once(admin: httpx.Client, labs: httpx.Client, team: Team) -> None:
     """``POST /rest/labs/…/testcases/batch``: in the order given, after the cases there,
     each in the plan's feed as a single add; a bad one anywhere adds none."""
@@ -242,16 +248,8 @@ def test_many_test_cases_added_at_once(admin: httpx.Client, labs: httpx.Client, 
     # Offered under /rest/labs only.
     assert_error(admin.post(batch, json={"testCases": [fresh[0]]}), 404, "/rest/labs")
     # Who may add one may add many; a reader may not.
-    labs_of = {
-        role: httpx.Client(
-            base_url=str(client.base_url).rstrip("/").rsplit("/", 1)[0] + "/labs",
-            auth=client.auth,
-            timeout=client.timeout,
-        )
-        for role, client in team.clients.items()
-        if role in ("READ_ONLY", "READ_WRITE")
-    }
-    with labs_of["READ_ONLY"] as reader, labs_of["READ_WRITE"] as writer:
+    reader, writer = (_at_labs(team.clients[role]) for role in ("READ_ONLY", "READ_WRITE"))
+    with reader, writer:
         assert_error(reader.post(batch, json={"testCases": [fresh[0]]}), 401, "READ_ONLY")
         added = writer.post(batch, json={"testCases": fresh})
         assert added.status_code == 200, added.text
