@@ -18,6 +18,7 @@ import pytest
 from openapi_spec_validator import validate
 
 from plumbline.common.dates import format_datetime, utcnow
+from plumbline.gateway.routes.events import MAX_WAIT
 from tests.e2e.api import assert_error, new_project, unique
 from tests.e2e.topology import System, start_embedded
 
@@ -526,7 +527,9 @@ def _schemathesis(
         "--generation-database",
         "none",
         "--request-timeout",
-        "30",
+        # Above the longest a request may take by design: a long poll of the change feed
+        # (``wait`` up to MAX_WAIT, which the coverage phase sends) past the newest change.
+        str(int(MAX_WAIT + 30)),
         *options,
     ]
     started = time.monotonic()
